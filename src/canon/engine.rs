@@ -1,0 +1,1 @@
+//! Compiled per-host rule engine (being written).

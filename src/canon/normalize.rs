@@ -1,0 +1,1 @@
+//! Static normalization (owned by the static-canonicalization work; being written).

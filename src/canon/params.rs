@@ -1,0 +1,1 @@
+//! Tracking and session parameter lists (being written).

@@ -1,0 +1,1 @@
+//! Learned rule data model and rule files (being written).

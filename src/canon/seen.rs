@@ -1,0 +1,1 @@
+//! The seen-set (being written).

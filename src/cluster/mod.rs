@@ -1,0 +1,1 @@
+//! Near-duplicate index and duplicate clusters (being written).

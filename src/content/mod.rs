@@ -1,0 +1,1 @@
+//! Content fingerprints: pagelets, templates, simhash (being written).

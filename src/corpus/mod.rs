@@ -1,0 +1,1 @@
+//! Synthetic multi-site crawls (being written).

@@ -1,0 +1,1 @@
+//! The pattern-tree learner (being written).

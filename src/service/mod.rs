@@ -1,0 +1,1 @@
+//! gRPC services (being written).

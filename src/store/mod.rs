@@ -1,0 +1,1 @@
+//! The embedded store (being written).
