@@ -1,1 +1,425 @@
-//! Configuration (being written).
+//! Every knob of the sidecar and its default, in one place.
+//!
+//! A knob can be set three ways, the first one found winning: a command-line flag (or its
+//! `UNDUST_*` environment variable, which clap reads as the flag's value), the TOML file given by
+//! `--config`, and the embedded default. [`Knobs`] is both the clap argument group and the TOML
+//! schema, so a knob is declared once; [`ServeConfig::from_knobs`] validates the layered result
+//! into typed configuration. Invalid configuration is reported before any port is bound and makes
+//! `undust serve` exit with code 64 (EX_USAGE).
+//!
+//! Tests build [`Knobs`] values directly instead of mutating the process environment.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::canon::normalize::StaticConfig;
+
+/// gRPC address of the frontier-facing services (canonicalizer, ingest, health).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:50051";
+/// gRPC address of the admin service; loopback because it can change what the crawler does.
+pub const DEFAULT_ADMIN_LISTEN: &str = "127.0.0.1:50052";
+/// Prometheus text exposition address.
+pub const DEFAULT_METRICS_ADDR: &str = "127.0.0.1:9464";
+/// Where the embedded store lives (relative paths are relative to the working directory).
+pub const DEFAULT_DATA_DIR: &str = "undust-data";
+/// Most URLs in one `Canonicalize` request.
+pub const DEFAULT_MAX_BATCH: usize = 10_000;
+/// Largest accepted gRPC message, in bytes (a batch of URLs, or one observed page with its body).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
+/// Longest URL accepted, in bytes; longer ones are INVALID.
+pub const DEFAULT_MAX_URL_BYTES: usize = 8 * 1024;
+/// Canonical forms the exact seen-set holds before its oldest generation is dropped. At about
+/// 10 bytes per entry (see BENCHMARKS.md) this is about 200 MB.
+pub const DEFAULT_SEEN_SET_MAX_ENTRIES: u64 = 20_000_000;
+/// Target false-positive rate of each Bloom layer in `bloom` mode.
+pub const DEFAULT_SEEN_SET_BLOOM_FP_RATE: f64 = 0.000_1;
+/// How many first occurrences (canonical form → URL first enqueued) are remembered, so that a
+/// duplicate can be answered with the URL the frontier actually enqueued.
+pub const DEFAULT_FIRST_OCCURRENCE_CACHE: usize = 250_000;
+/// How long in-flight calls may take to finish after SIGTERM/SIGINT.
+pub const DEFAULT_SHUTDOWN_GRACE_SECS: u64 = 10;
+/// A host is relearned when this many new pages entered its sample since its last learning.
+pub const DEFAULT_RELEARN_MIN_NEW_SAMPLES: u64 = 500;
+/// A host with new samples is relearned at least this often.
+pub const DEFAULT_RELEARN_INTERVAL_SECS: u64 = 3600;
+/// Hosts learned at the same time (learning is CPU-bound; this keeps cores for Canonicalize).
+pub const DEFAULT_RELEARN_CONCURRENCY: usize = 1;
+/// Pages kept in one host's learning sample.
+pub const DEFAULT_SAMPLE_PAGES_PER_HOST: usize = 20_000;
+/// Bytes all hosts' samples may use together.
+pub const DEFAULT_SAMPLE_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
+/// Largest page body ingest fingerprints; larger pages are rejected (and counted).
+pub const DEFAULT_INGEST_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// How the seen-set behaves once it is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SeenSetMode {
+    /// Exact 64-bit hashes; when full, the oldest generation (half the limit) is forgotten, so an
+    /// old URL may be answered NEW again but a new URL is never answered DUPLICATE by mistake.
+    Exact,
+    /// Layered Bloom filters in bounded memory: never forgets, but answers DUPLICATE for a never-seen
+    /// URL with the configured false-positive probability.
+    Bloom,
+}
+
+impl SeenSetMode {
+    /// The name used in flags, stats and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SeenSetMode::Exact => "exact",
+            SeenSetMode::Bloom => "bloom",
+        }
+    }
+}
+
+/// The raw knobs of `undust serve`: command-line flags (with `UNDUST_*` environment variables) and,
+/// with the same names, the keys of the TOML configuration file. Every field is optional; unset
+/// fields fall through to the next layer and finally to the `DEFAULT_*` constants.
+#[derive(Debug, Clone, Default, Deserialize, clap::Args)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Knobs {
+    /// Address of the canonicalizer, ingest and health services [default: 127.0.0.1:50051].
+    #[arg(long, env = "UNDUST_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Address of the admin service [default: 127.0.0.1:50052].
+    #[arg(long, env = "UNDUST_ADMIN_LISTEN")]
+    pub admin_listen: Option<SocketAddr>,
+    /// Address of the Prometheus metrics endpoint [default: 127.0.0.1:9464].
+    #[arg(long, env = "UNDUST_METRICS_ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
+    /// Directory of the embedded store [default: undust-data].
+    #[arg(long, env = "UNDUST_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Most URLs in one Canonicalize request [default: 10000].
+    #[arg(long, env = "UNDUST_MAX_BATCH")]
+    pub max_batch: Option<usize>,
+    /// Largest gRPC message in bytes [default: 33554432].
+    #[arg(long, env = "UNDUST_MAX_MESSAGE_BYTES")]
+    pub max_message_bytes: Option<usize>,
+    /// Longest URL in bytes; longer URLs are INVALID [default: 8192].
+    #[arg(long, env = "UNDUST_MAX_URL_BYTES")]
+    pub max_url_bytes: Option<usize>,
+    /// Remove well-known tracking parameters (utm_*, gclid, fbclid, ...) [default: true].
+    #[arg(long, env = "UNDUST_REMOVE_TRACKING_PARAMS", num_args = 0..=1, default_missing_value = "true")]
+    pub remove_tracking_params: Option<bool>,
+    /// More tracking parameter names to remove; `name*` matches a prefix. Comma-separated.
+    #[arg(long, env = "UNDUST_EXTRA_TRACKING_PARAMS", value_delimiter = ',')]
+    pub extra_tracking_params: Option<Vec<String>>,
+    /// Remove well-known session ids (jsessionid, PHPSESSID, sid=<token>, ...) [default: true].
+    #[arg(long, env = "UNDUST_REMOVE_SESSION_IDS", num_args = 0..=1, default_missing_value = "true")]
+    pub remove_session_ids: Option<bool>,
+    /// Sort query parameters (order matters on some sites) [default: false].
+    #[arg(long, env = "UNDUST_SORT_QUERY", num_args = 0..=1, default_missing_value = "true")]
+    pub sort_query: Option<bool>,
+    /// Strip a leading `www.` from hosts [default: false].
+    #[arg(long, env = "UNDUST_STRIP_WWW", num_args = 0..=1, default_missing_value = "true")]
+    pub strip_www: Option<bool>,
+    /// Seen-set behaviour when full: exact or bloom [default: exact].
+    #[arg(long, env = "UNDUST_SEEN_SET_MODE", value_enum)]
+    pub seen_set_mode: Option<SeenSetMode>,
+    /// Canonical forms held by the seen-set [default: 20000000].
+    #[arg(long, env = "UNDUST_SEEN_SET_MAX_ENTRIES")]
+    pub seen_set_max_entries: Option<u64>,
+    /// False-positive rate of each Bloom layer in bloom mode [default: 0.0001].
+    #[arg(long, env = "UNDUST_SEEN_SET_BLOOM_FP_RATE")]
+    pub seen_set_bloom_fp_rate: Option<f64>,
+    /// First occurrences remembered for answering duplicates with the enqueued URL [default: 250000].
+    #[arg(long, env = "UNDUST_FIRST_OCCURRENCE_CACHE")]
+    pub first_occurrence_cache: Option<usize>,
+    /// Seconds in-flight calls may take to finish on shutdown [default: 10].
+    #[arg(long, env = "UNDUST_SHUTDOWN_GRACE_SECS")]
+    pub shutdown_grace_secs: Option<u64>,
+    /// Serve gRPC reflection on the main listener [default: false].
+    #[arg(long, env = "UNDUST_REFLECTION", num_args = 0..=1, default_missing_value = "true")]
+    pub reflection: Option<bool>,
+    /// File holding the admin read token (one line). Without token files the admin service
+    /// refuses every call.
+    #[arg(long, env = "UNDUST_ADMIN_READ_TOKEN_FILE")]
+    pub admin_read_token_file: Option<PathBuf>,
+    /// File holding the admin write token (one line); it also grants read.
+    #[arg(long, env = "UNDUST_ADMIN_WRITE_TOKEN_FILE")]
+    pub admin_write_token_file: Option<PathBuf>,
+    /// Relearn a host once this many new pages entered its sample [default: 500].
+    #[arg(long, env = "UNDUST_RELEARN_MIN_NEW_SAMPLES")]
+    pub relearn_min_new_samples: Option<u64>,
+    /// Relearn a host with new samples at least every this many seconds [default: 3600].
+    #[arg(long, env = "UNDUST_RELEARN_INTERVAL_SECS")]
+    pub relearn_interval_secs: Option<u64>,
+    /// Hosts learned concurrently [default: 1].
+    #[arg(long, env = "UNDUST_RELEARN_CONCURRENCY")]
+    pub relearn_concurrency: Option<usize>,
+    /// Pages kept in each host's learning sample [default: 20000].
+    #[arg(long, env = "UNDUST_SAMPLE_PAGES_PER_HOST")]
+    pub sample_pages_per_host: Option<usize>,
+    /// Bytes all samples may use together [default: 536870912].
+    #[arg(long, env = "UNDUST_SAMPLE_BUDGET_BYTES")]
+    pub sample_budget_bytes: Option<u64>,
+    /// Largest page body ingest accepts, in bytes [default: 8388608].
+    #[arg(long, env = "UNDUST_INGEST_MAX_BODY_BYTES")]
+    pub ingest_max_body_bytes: Option<usize>,
+}
+
+/// Fills every unset field of `$self` from `$lower`.
+macro_rules! layer {
+    ($self:ident, $lower:ident; $($field:ident),* $(,)?) => {
+        Knobs { $($field: $self.$field.or($lower.$field)),* }
+    };
+}
+
+impl Knobs {
+    /// These knobs, with unset fields taken from `lower` (a lower-priority layer).
+    pub fn over(self, lower: Knobs) -> Knobs {
+        layer!(self, lower;
+            listen, admin_listen, metrics_addr, data_dir, max_batch, max_message_bytes,
+            max_url_bytes, remove_tracking_params, extra_tracking_params, remove_session_ids,
+            sort_query, strip_www, seen_set_mode, seen_set_max_entries, seen_set_bloom_fp_rate,
+            first_occurrence_cache, shutdown_grace_secs, reflection, admin_read_token_file,
+            admin_write_token_file, relearn_min_new_samples, relearn_interval_secs,
+            relearn_concurrency, sample_pages_per_host, sample_budget_bytes,
+            ingest_max_body_bytes,
+        )
+    }
+
+    /// Reads knobs from a TOML file; keys are the flag names without `--`.
+    pub fn from_toml_file(path: &Path) -> Result<Knobs, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|err| ConfigError::File { path: path.to_owned(), message: err.to_string() })?;
+        toml::from_str(&text)
+            .map_err(|err| ConfigError::File { path: path.to_owned(), message: err.to_string() })
+    }
+}
+
+/// Why configuration was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The configuration file could not be read or parsed.
+    #[error("configuration file {}: {message}", path.display())]
+    File { path: PathBuf, message: String },
+    /// A knob's value is out of its range.
+    #[error("--{knob}: {message}")]
+    Invalid { knob: &'static str, message: String },
+}
+
+fn invalid(knob: &'static str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { knob, message: message.into() }
+}
+
+/// Validated configuration of the seen-set.
+#[derive(Debug, Clone)]
+pub struct SeenSetConfig {
+    pub mode: SeenSetMode,
+    pub max_entries: u64,
+    pub bloom_fp_rate: f64,
+    pub first_occurrence_cache: usize,
+}
+
+/// Validated configuration of relearning and sampling.
+#[derive(Debug, Clone)]
+pub struct LearningConfig {
+    pub relearn_min_new_samples: u64,
+    pub relearn_interval: Duration,
+    pub relearn_concurrency: usize,
+    pub sample_pages_per_host: usize,
+    pub sample_budget_bytes: u64,
+    pub ingest_max_body_bytes: usize,
+}
+
+/// The validated configuration of `undust serve`.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub listen: SocketAddr,
+    pub admin_listen: SocketAddr,
+    pub metrics_addr: SocketAddr,
+    pub data_dir: PathBuf,
+    pub max_batch: usize,
+    pub max_message_bytes: usize,
+    pub static_config: StaticConfig,
+    pub seen_set: SeenSetConfig,
+    pub shutdown_grace: Duration,
+    pub reflection: bool,
+    pub admin_read_token_file: Option<PathBuf>,
+    pub admin_write_token_file: Option<PathBuf>,
+    pub learning: LearningConfig,
+}
+
+fn parse_addr(text: &str) -> SocketAddr {
+    // The DEFAULT_* address constants are literals checked by `defaults_are_valid`.
+    text.parse().unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+}
+
+impl ServeConfig {
+    /// Validates layered knobs; unset knobs take their defaults.
+    pub fn from_knobs(knobs: Knobs) -> Result<ServeConfig, ConfigError> {
+        let max_batch = knobs.max_batch.unwrap_or(DEFAULT_MAX_BATCH);
+        if !(1..=1_000_000).contains(&max_batch) {
+            return Err(invalid("max-batch", format!("{max_batch} is not in 1..=1000000")));
+        }
+        let max_message_bytes = knobs.max_message_bytes.unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
+        if !(64 * 1024..=1024 * 1024 * 1024).contains(&max_message_bytes) {
+            return Err(invalid(
+                "max-message-bytes",
+                format!("{max_message_bytes} is not in 65536..=1073741824"),
+            ));
+        }
+        let max_url_bytes = knobs.max_url_bytes.unwrap_or(DEFAULT_MAX_URL_BYTES);
+        if !(16..=1024 * 1024).contains(&max_url_bytes) {
+            return Err(invalid("max-url-bytes", format!("{max_url_bytes} is not in 16..=1048576")));
+        }
+        let extra = knobs.extra_tracking_params.unwrap_or_default();
+        if let Some(bad) = extra.iter().find(|name| name.trim().is_empty() || name.len() > 256) {
+            return Err(invalid(
+                "extra-tracking-params",
+                format!("{bad:?} is not a parameter name (1 to 256 bytes)"),
+            ));
+        }
+        let static_config = StaticConfig {
+            max_url_bytes,
+            remove_tracking_params: knobs.remove_tracking_params.unwrap_or(true),
+            extra_tracking_params: extra,
+            remove_session_ids: knobs.remove_session_ids.unwrap_or(true),
+            sort_query: knobs.sort_query.unwrap_or(false),
+            strip_www: knobs.strip_www.unwrap_or(false),
+            ..StaticConfig::default()
+        };
+        let max_entries = knobs.seen_set_max_entries.unwrap_or(DEFAULT_SEEN_SET_MAX_ENTRIES);
+        if !(1_000..=10_000_000_000).contains(&max_entries) {
+            return Err(invalid(
+                "seen-set-max-entries",
+                format!("{max_entries} is not in 1000..=10000000000"),
+            ));
+        }
+        let bloom_fp_rate = knobs.seen_set_bloom_fp_rate.unwrap_or(DEFAULT_SEEN_SET_BLOOM_FP_RATE);
+        if !(bloom_fp_rate > 0.0 && bloom_fp_rate < 0.5) {
+            return Err(invalid(
+                "seen-set-bloom-fp-rate",
+                format!("{bloom_fp_rate} is not in the open interval (0, 0.5)"),
+            ));
+        }
+        let relearn_concurrency =
+            knobs.relearn_concurrency.unwrap_or(DEFAULT_RELEARN_CONCURRENCY);
+        if !(1..=64).contains(&relearn_concurrency) {
+            return Err(invalid(
+                "relearn-concurrency",
+                format!("{relearn_concurrency} is not in 1..=64"),
+            ));
+        }
+        let sample_pages_per_host =
+            knobs.sample_pages_per_host.unwrap_or(DEFAULT_SAMPLE_PAGES_PER_HOST);
+        if !(10..=1_000_000).contains(&sample_pages_per_host) {
+            return Err(invalid(
+                "sample-pages-per-host",
+                format!("{sample_pages_per_host} is not in 10..=1000000"),
+            ));
+        }
+        let relearn_interval_secs =
+            knobs.relearn_interval_secs.unwrap_or(DEFAULT_RELEARN_INTERVAL_SECS);
+        if relearn_interval_secs == 0 {
+            return Err(invalid("relearn-interval-secs", "must be at least 1"));
+        }
+        for (knob, path) in [
+            ("admin-read-token-file", &knobs.admin_read_token_file),
+            ("admin-write-token-file", &knobs.admin_write_token_file),
+        ] {
+            if let Some(path) = path {
+                if !path.is_file() {
+                    return Err(invalid(knob, format!("{} is not a readable file", path.display())));
+                }
+            }
+        }
+        Ok(ServeConfig {
+            listen: knobs.listen.unwrap_or_else(|| parse_addr(DEFAULT_LISTEN)),
+            admin_listen: knobs.admin_listen.unwrap_or_else(|| parse_addr(DEFAULT_ADMIN_LISTEN)),
+            metrics_addr: knobs.metrics_addr.unwrap_or_else(|| parse_addr(DEFAULT_METRICS_ADDR)),
+            data_dir: knobs.data_dir.unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
+            max_batch,
+            max_message_bytes,
+            static_config,
+            seen_set: SeenSetConfig {
+                mode: knobs.seen_set_mode.unwrap_or(SeenSetMode::Exact),
+                max_entries,
+                bloom_fp_rate,
+                first_occurrence_cache: knobs
+                    .first_occurrence_cache
+                    .unwrap_or(DEFAULT_FIRST_OCCURRENCE_CACHE),
+            },
+            shutdown_grace: Duration::from_secs(
+                knobs.shutdown_grace_secs.unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECS),
+            ),
+            reflection: knobs.reflection.unwrap_or(false),
+            admin_read_token_file: knobs.admin_read_token_file,
+            admin_write_token_file: knobs.admin_write_token_file,
+            learning: LearningConfig {
+                relearn_min_new_samples: knobs
+                    .relearn_min_new_samples
+                    .unwrap_or(DEFAULT_RELEARN_MIN_NEW_SAMPLES)
+                    .max(1),
+                relearn_interval: Duration::from_secs(relearn_interval_secs),
+                relearn_concurrency,
+                sample_pages_per_host,
+                sample_budget_bytes: knobs
+                    .sample_budget_bytes
+                    .unwrap_or(DEFAULT_SAMPLE_BUDGET_BYTES),
+                ingest_max_body_bytes: knobs
+                    .ingest_max_body_bytes
+                    .unwrap_or(DEFAULT_INGEST_MAX_BODY_BYTES),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        for text in [DEFAULT_LISTEN, DEFAULT_ADMIN_LISTEN, DEFAULT_METRICS_ADDR] {
+            assert!(text.parse::<SocketAddr>().is_ok(), "{text}");
+        }
+        let config = ServeConfig::from_knobs(Knobs::default()).expect("defaults validate");
+        assert_eq!(config.listen.to_string(), DEFAULT_LISTEN);
+        assert_eq!(config.max_batch, DEFAULT_MAX_BATCH);
+        assert!(!config.static_config.sort_query);
+        assert!(config.static_config.remove_tracking_params);
+        assert_eq!(config.seen_set.mode, SeenSetMode::Exact);
+    }
+
+    #[test]
+    fn flags_win_over_file() {
+        let flags = Knobs { max_batch: Some(5), ..Knobs::default() };
+        let file: Knobs = toml::from_str("max-batch = 7\nsort-query = true\n").expect("toml");
+        let config = ServeConfig::from_knobs(flags.over(file)).expect("valid");
+        assert_eq!(config.max_batch, 5);
+        assert!(config.static_config.sort_query);
+    }
+
+    #[test]
+    fn the_shipped_example_file_is_valid_and_matches_the_defaults() {
+        let file: Knobs = toml::from_str(include_str!("../deploy/undust.toml")).expect("deploy/undust.toml parses");
+        let from_file = ServeConfig::from_knobs(file).expect("deploy/undust.toml validates");
+        let defaults = ServeConfig::from_knobs(Knobs::default()).expect("defaults validate");
+        assert_eq!(format!("{from_file:?}"), format!("{defaults:?}"), "the example file lists the defaults");
+    }
+
+    #[test]
+    fn unknown_file_keys_are_refused() {
+        assert!(toml::from_str::<Knobs>("max-batchh = 7\n").is_err());
+    }
+
+    #[test]
+    fn out_of_range_values_name_the_knob() {
+        let err = ServeConfig::from_knobs(Knobs { max_batch: Some(0), ..Knobs::default() })
+            .expect_err("0 is refused");
+        assert!(err.to_string().contains("--max-batch"), "{err}");
+        let err = ServeConfig::from_knobs(Knobs {
+            seen_set_bloom_fp_rate: Some(0.9),
+            ..Knobs::default()
+        })
+        .expect_err("0.9 is refused");
+        assert!(err.to_string().contains("--seen-set-bloom-fp-rate"), "{err}");
+    }
+}

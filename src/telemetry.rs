@@ -1,1 +1,205 @@
-//! Metrics (being written).
+//! Every metric undust exports, with its unit and help text, and the Prometheus endpoint.
+//!
+//! Metric names are constants here and nowhere else. No label holds a URL or a host: label values
+//! come from small fixed sets (RPC names, outcomes), so the series count is bounded whatever the
+//! crawl looks like. Per-host figures are available through the admin `ListHosts` call instead.
+//!
+//! The `metrics` facade has one global recorder per process; [`install`] sets it once (later calls
+//! return the same handle), and [`serve`] exposes it as Prometheus text on `GET /metrics`.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::{Request, Response, StatusCode};
+use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use tokio::net::TcpListener;
+
+/// URLs that went through Canonicalize (valid or not), dry runs included.
+pub const URLS_CANONICALIZED: &str = "undust_urls_canonicalized_total";
+/// URLs whose static normalization differs from the input.
+pub const URLS_CHANGED_STATIC: &str = "undust_urls_changed_static_total";
+/// URLs rewritten by a learned rule.
+pub const URLS_CHANGED_LEARNED: &str = "undust_urls_changed_learned_total";
+/// URLs answered DUPLICATE: the savings.
+pub const DUPLICATES_SUPPRESSED: &str = "undust_duplicates_suppressed_total";
+/// URLs answered INVALID.
+pub const URLS_INVALID: &str = "undust_urls_invalid_total";
+/// Suppressed duplicates times the average page size observed for their host.
+pub const ESTIMATED_BYTES_SAVED: &str = "undust_estimated_bytes_saved_total";
+/// Time to answer one Canonicalize request (or one request of a stream). Label `rpc`.
+pub const CANONICALIZE_DURATION: &str = "undust_canonicalize_duration_seconds";
+/// URLs per Canonicalize request.
+pub const CANONICALIZE_BATCH_SIZE: &str = "undust_canonicalize_batch_urls";
+/// Requests refused as a whole (batch too large). Label `reason`.
+pub const REQUESTS_REFUSED: &str = "undust_requests_refused_total";
+/// Canonical forms held by the seen-set.
+pub const SEEN_SET_ENTRIES: &str = "undust_seen_set_entries";
+/// Generations (exact mode) or layers (bloom mode) the seen-set dropped to stay in its bound.
+pub const SEEN_SET_EVICTIONS: &str = "undust_seen_set_evictions_total";
+/// Pages received by ObservePages.
+pub const PAGES_OBSERVED: &str = "undust_pages_observed_total";
+/// Pages that entered a host's sample.
+pub const PAGES_SAMPLED: &str = "undust_pages_sampled_total";
+/// Pages skipped as no evidence (non-2xx, not HTML).
+pub const PAGES_SKIPPED: &str = "undust_pages_skipped_total";
+/// Pages rejected as invalid.
+pub const PAGES_REJECTED: &str = "undust_pages_rejected_total";
+/// Samples dropped from a reservoir (replaced, or evicted to stay in budget).
+pub const SAMPLES_DROPPED: &str = "undust_samples_dropped_total";
+/// ObservePages calls refused because ingest was saturated.
+pub const INGEST_BACKPRESSURE: &str = "undust_ingest_backpressure_total";
+/// Pages held in all hosts' samples.
+pub const SAMPLES: &str = "undust_samples";
+/// Hosts known to the sidecar.
+pub const HOSTS: &str = "undust_hosts";
+/// Host relearn runs. Label `outcome`: `succeeded`, `failed`, `rejected`.
+pub const RELEARN_RUNS: &str = "undust_relearn_runs_total";
+/// Time to relearn one host.
+pub const RELEARN_DURATION: &str = "undust_relearn_duration_seconds";
+/// Live learned rules over all hosts.
+pub const RULES_ACTIVE: &str = "undust_rules_active";
+/// Duplicate clusters (two or more URLs) found by the latest learning of every host, summed.
+pub const CLUSTERS: &str = "undust_clusters";
+/// Admin calls. Labels `method` and `outcome` (`ok`, `unauthenticated`, `denied`, `error`).
+pub const ADMIN_CALLS: &str = "undust_admin_calls_total";
+
+/// Registers help text and units, once per process.
+fn describe() {
+    describe_counter!(URLS_CANONICALIZED, Unit::Count, "URLs that went through Canonicalize.");
+    describe_counter!(
+        URLS_CHANGED_STATIC,
+        Unit::Count,
+        "URLs whose static normalization differs from the input."
+    );
+    describe_counter!(URLS_CHANGED_LEARNED, Unit::Count, "URLs rewritten by a learned rule.");
+    describe_counter!(
+        DUPLICATES_SUPPRESSED,
+        Unit::Count,
+        "URLs answered DUPLICATE (kept out of the crawl queue)."
+    );
+    describe_counter!(URLS_INVALID, Unit::Count, "URLs answered INVALID.");
+    describe_counter!(
+        ESTIMATED_BYTES_SAVED,
+        Unit::Bytes,
+        "Suppressed duplicates times the average page size observed for their host."
+    );
+    describe_histogram!(
+        CANONICALIZE_DURATION,
+        Unit::Seconds,
+        "Time to answer one Canonicalize request (label rpc: unary or stream)."
+    );
+    describe_histogram!(CANONICALIZE_BATCH_SIZE, Unit::Count, "URLs per Canonicalize request.");
+    describe_counter!(REQUESTS_REFUSED, Unit::Count, "Requests refused as a whole (label reason).");
+    describe_gauge!(SEEN_SET_ENTRIES, Unit::Count, "Canonical forms held by the seen-set.");
+    describe_counter!(
+        SEEN_SET_EVICTIONS,
+        Unit::Count,
+        "Seen-set generations or Bloom layers dropped to stay within the memory bound."
+    );
+    describe_counter!(PAGES_OBSERVED, Unit::Count, "Pages received by ObservePages.");
+    describe_counter!(PAGES_SAMPLED, Unit::Count, "Pages that entered a host's sample.");
+    describe_counter!(PAGES_SKIPPED, Unit::Count, "Pages skipped as no evidence (non-2xx, not HTML).");
+    describe_counter!(PAGES_REJECTED, Unit::Count, "Pages rejected as invalid.");
+    describe_counter!(SAMPLES_DROPPED, Unit::Count, "Samples dropped from a host's reservoir.");
+    describe_counter!(
+        INGEST_BACKPRESSURE,
+        Unit::Count,
+        "ObservePages calls refused with RESOURCE_EXHAUSTED because ingest was saturated."
+    );
+    describe_gauge!(SAMPLES, Unit::Count, "Pages held in all hosts' learning samples.");
+    describe_gauge!(HOSTS, Unit::Count, "Hosts known to the sidecar.");
+    describe_counter!(RELEARN_RUNS, Unit::Count, "Host relearn runs (label outcome).");
+    describe_histogram!(RELEARN_DURATION, Unit::Seconds, "Time to relearn one host.");
+    describe_gauge!(RULES_ACTIVE, Unit::Count, "Live learned rules over all hosts.");
+    describe_gauge!(CLUSTERS, Unit::Count, "Duplicate clusters found by the latest learning, summed over hosts.");
+    describe_counter!(ADMIN_CALLS, Unit::Count, "Admin calls (labels method and outcome).");
+}
+
+/// Latency buckets (seconds): from 50 µs (a small batch) to 5 s (a huge batch under load).
+const DURATION_BUCKETS: &[f64] = &[
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+    0.5, 1.0, 2.5, 5.0,
+];
+/// Relearn duration buckets (seconds).
+const RELEARN_BUCKETS: &[f64] = &[0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0];
+/// Batch size buckets (URLs).
+const BATCH_BUCKETS: &[f64] = &[1.0, 10.0, 100.0, 1_000.0, 10_000.0, 100_000.0];
+
+static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+
+/// Installs the process-wide Prometheus recorder (once) and returns its handle. `None` when another
+/// recorder was installed first (an embedding application's own); metrics then go there.
+pub fn install() -> Option<PrometheusHandle> {
+    HANDLE
+        .get_or_init(|| {
+            let builder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Full(CANONICALIZE_DURATION.into()), DURATION_BUCKETS)
+                .and_then(|b| {
+                    b.set_buckets_for_metric(Matcher::Full(RELEARN_DURATION.into()), RELEARN_BUCKETS)
+                })
+                .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full(CANONICALIZE_BATCH_SIZE.into()),
+                        BATCH_BUCKETS,
+                    )
+                });
+            let handle = match builder {
+                Ok(builder) => builder.install_recorder().ok(),
+                Err(_) => None,
+            };
+            if handle.is_some() {
+                describe();
+            }
+            handle
+        })
+        .clone()
+}
+
+/// Serves `GET /metrics` (Prometheus text format) on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: TcpListener,
+    handle: PrometheusHandle,
+    shutdown: impl Future<Output = ()>,
+) {
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => return,
+        };
+        let Ok((stream, _peer)) = accepted else { continue };
+        let handle = handle.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+                let handle = handle.clone();
+                async move { Ok::<_, Infallible>(respond(&request, &handle)) }
+            });
+            // A scraper that hangs up mid-response is not an error worth logging.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+fn respond(request: &Request<hyper::body::Incoming>, handle: &PrometheusHandle) -> Response<Full<Bytes>> {
+    let (status, content_type, body) = match (request.method(), request.uri().path()) {
+        (&hyper::Method::GET, "/metrics") => {
+            (StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", handle.render())
+        }
+        (_, "/metrics") => {
+            (StatusCode::METHOD_NOT_ALLOWED, "text/plain", "only GET is allowed\n".to_owned())
+        }
+        _ => (StatusCode::NOT_FOUND, "text/plain", "metrics are at /metrics\n".to_owned()),
+    };
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    if let Ok(value) = hyper::header::HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(hyper::header::CONTENT_TYPE, value);
+    }
+    response
+}

@@ -1,11 +1,32 @@
 //! The `undust` command line: one submodule per subcommand.
+//!
+//! - `undust serve`: the sidecar ([`serve`]).
+//! - `undust canonicalize`: stdin to stdout, one line out per line in ([`canonicalize`]).
+//! - `undust clusters`: pages in, duplicate clusters out ([`clusters`]).
+//! - `undust learn`: pages or labelled clusters in, a rule file out ([`learn`]).
+//! - `undust eval`: the paper's evaluation protocol on a user's crawl ([`eval`]).
+//! - `undust corpus`: writes a synthetic multi-site crawl to try the others on ([`corpus`]).
+//! - `undust load`: a bounded load generator for a running sidecar on loopback ([`load`]).
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod canonicalize;
+pub mod clusters;
+pub mod corpus;
+pub mod eval;
+pub mod learn;
+pub mod load;
+pub mod pipeline;
+pub mod serve;
+
 /// Exit code for bad usage or configuration (EX_USAGE from sysexits.h).
 pub const EXIT_USAGE: u8 = 64;
+/// Exit code for unreadable input (EX_DATAERR / EX_NOINPUT family: EX_NOINPUT).
+pub const EXIT_NO_INPUT: u8 = 66;
+/// Exit code for an internal failure (EX_SOFTWARE).
+pub const EXIT_SOFTWARE: u8 = 70;
 
 /// undust: learn URL normalization rules from duplicate content and canonicalize crawl URLs.
 #[derive(Debug, Parser)]
@@ -16,7 +37,22 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Run the sidecar: gRPC canonicalizer, ingest and admin services, Prometheus metrics.
+    Serve(serve::ServeArgs),
+    /// Canonicalize URLs from stdin to stdout, one output line per input line, in order.
+    Canonicalize(canonicalize::CanonicalizeArgs),
+    /// Fingerprint pages and print their duplicate clusters as JSON lines.
+    Clusters(clusters::ClustersArgs),
+    /// Learn per-host normalization rules from pages or labelled clusters.
+    Learn(learn::LearnArgs),
+    /// Evaluate learned rules with the pattern-tree paper's protocol.
+    Eval(eval::EvalArgs),
+    /// Write a synthetic multi-site crawl (JSON lines) to try undust on.
+    Corpus(corpus::CorpusArgs),
+    /// Drive a running sidecar on loopback with bounded load and report throughput and latency.
+    Load(load::LoadArgs),
+}
 
 /// Parses the command line and runs the chosen subcommand.
 pub fn main() -> ExitCode {
@@ -27,5 +63,20 @@ pub fn main() -> ExitCode {
             return if err.use_stderr() { ExitCode::from(EXIT_USAGE) } else { ExitCode::SUCCESS };
         }
     };
-    match cli.command {}
+    match cli.command {
+        Command::Serve(args) => serve::run(args),
+        Command::Canonicalize(args) => canonicalize::run(args),
+        Command::Clusters(args) => clusters::run(args),
+        Command::Learn(args) => learn::run(args),
+        Command::Eval(args) => eval::run(args),
+        Command::Corpus(args) => corpus::run(args),
+        Command::Load(args) => load::run(args),
+    }
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`).
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }

@@ -1,1 +1,21 @@
-//! gRPC services (being written).
+//! The sidecar: gRPC services over the pure algorithms, and their lifecycle.
+//!
+//! - [`server`]: [`run`] binds nothing itself; it restores state, serves, and drains on shutdown.
+//! - [`canonicalize`]: the frontier's hot path (`Canonicalize`, `CanonicalizeStream`).
+//! - [`ingest`]: fetched pages in (`ObservePages`), validated, analysed, sampled, acknowledged once
+//!   durable.
+//! - [`learning`]: per-host samples and template models, the relearn scheduler and jobs, rule
+//!   versions and rollback, persistence of samples, rules and the seen-set.
+//! - [`admin`] and [`auth`]: the operators' service and its bearer tokens.
+//! - [`state`]: what the services share; [`rules_pb`]: rules as protobuf messages.
+
+pub mod admin;
+pub mod auth;
+pub mod canonicalize;
+pub mod ingest;
+pub mod learning;
+pub mod rules_pb;
+pub mod server;
+pub mod state;
+
+pub use server::{run, Listeners, ServeError};

@@ -1,0 +1,135 @@
+//! `undust learn`: pages (or pre-labelled clusters) in, a rule file out.
+//!
+//! With `--pages`, pages are clustered per host by the content pipeline first; with
+//! `--clusters`, `{"url", "cluster"}` lines are the training set as they are. Rules are learned
+//! per host with the pattern-tree learner and written as one versioned JSON rule file. Progress
+//! goes to stderr.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use super::canonicalize::StaticArgs;
+use super::pipeline::{cluster_host, labelled, read_hosts, read_labelled};
+use super::{EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
+use crate::canon::rules::RuleFile;
+use crate::content::ContentConfig;
+use crate::learn::{learn_host, LabelledUrl, LearnConfig, Strategy};
+
+/// Flags of `undust learn`.
+#[derive(Debug, clap::Args)]
+pub struct LearnArgs {
+    /// Page files: JSON lines or WARC, optionally `.gz`.
+    #[arg(long, num_args = 1.., required_unless_present = "clusters", conflicts_with = "clusters")]
+    pages: Vec<PathBuf>,
+    /// Pre-labelled training data: `{"url": ..., "cluster": ...}` lines.
+    #[arg(long, num_args = 1..)]
+    clusters: Vec<PathBuf>,
+    /// Where to write the rule file.
+    #[arg(long)]
+    out: PathBuf,
+    /// Rule selection strategy: graph (the paper's random walk) or naive.
+    #[arg(long, value_enum, default_value_t = StrategyArg::Graph)]
+    strategy: StrategyArg,
+    #[command(flatten)]
+    normalization: StaticArgs,
+}
+
+/// `--strategy` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum StrategyArg {
+    Graph,
+    Naive,
+}
+
+impl From<StrategyArg> for Strategy {
+    fn from(arg: StrategyArg) -> Strategy {
+        match arg {
+            StrategyArg::Graph => Strategy::Graph,
+            StrategyArg::Naive => Strategy::Naive,
+        }
+    }
+}
+
+/// Training sets per host from either input kind.
+pub fn training_sets(
+    pages: &[PathBuf],
+    clusters: &[PathBuf],
+    normalization: &StaticArgs,
+) -> Result<Vec<(String, Vec<LabelledUrl>)>, (u8, String)> {
+    let normalizer = normalization.normalizer().map_err(|err| (EXIT_USAGE, err))?;
+    if !clusters.is_empty() {
+        let hosts = read_labelled(clusters, &normalizer).map_err(|err| (EXIT_NO_INPUT, err))?;
+        return Ok(hosts.into_iter().collect());
+    }
+    let config = ContentConfig::default();
+    let (hosts, summary) = read_hosts(pages, &normalizer, &config, true).map_err(|err| (EXIT_NO_INPUT, err))?;
+    eprintln!(
+        "read {} records: {} pages, {} non-2xx skipped, {} malformed, {} invalid URLs, {} hosts",
+        summary.records,
+        summary.pages,
+        summary.skipped_status,
+        summary.malformed,
+        summary.invalid_url,
+        hosts.len()
+    );
+    Ok(hosts
+        .into_iter()
+        .map(|(host, pages)| {
+            let (clustering, _) = cluster_host(&pages, &config);
+            let set = labelled(&host, &clustering);
+            (host, set)
+        })
+        .collect())
+}
+
+/// Runs `undust learn`.
+pub fn run(args: LearnArgs) -> ExitCode {
+    let started = Instant::now();
+    let hosts = match training_sets(&args.pages, &args.clusters, &args.normalization) {
+        Ok(hosts) => hosts,
+        Err((code, err)) => {
+            eprintln!("undust learn: {err}");
+            return ExitCode::from(code);
+        }
+    };
+    let config = LearnConfig { strategy: args.strategy.into(), ..LearnConfig::default() };
+    let mut sets = Vec::new();
+    for (index, (host, training)) in hosts.iter().enumerate() {
+        let clusters = training.iter().map(|l| l.cluster).collect::<std::collections::HashSet<_>>().len();
+        match learn_host(host, training, &config) {
+            Ok(outcome) => {
+                eprintln!(
+                    "[{}/{}] {host}: {} URLs, {clusters} clusters -> {} rules",
+                    index + 1,
+                    hosts.len(),
+                    training.len(),
+                    outcome.rules.rules.len()
+                );
+                if !outcome.rules.rules.is_empty() {
+                    sets.push(outcome.rules);
+                }
+            }
+            Err(err) => eprintln!("[{}/{}] {host}: not learned: {err}", index + 1, hosts.len()),
+        }
+    }
+    let file = RuleFile::new(sets);
+    let json = match file.to_json_pretty() {
+        Ok(json) => json,
+        Err(err) => {
+            eprintln!("undust learn: {err}");
+            return ExitCode::from(EXIT_SOFTWARE);
+        }
+    };
+    if let Err(err) = std::fs::write(&args.out, json) {
+        eprintln!("undust learn: {}: {err}", args.out.display());
+        return ExitCode::from(EXIT_NO_INPUT);
+    }
+    eprintln!(
+        "undust learn: {} hosts with rules written to {} in {:.1} s",
+        file.hosts.len(),
+        args.out.display(),
+        started.elapsed().as_secs_f64()
+    );
+    ExitCode::SUCCESS
+}

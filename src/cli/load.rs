@@ -1,0 +1,293 @@
+//! `undust load`: a bounded load generator for a running sidecar, on loopback only.
+//!
+//! It drives `Canonicalize` with batches of generated URLs (forum, shop and news shapes with
+//! tracking and session parameters, a share of repeats) from several connections for a bounded
+//! time and request count, and reports URLs per second and batch latency percentiles. With
+//! `--probe`, a concurrent single-URL caller measures the latency a frontier sees for one URL.
+//! With `--relearn-pages N`, it first streams N generated pages of one host to Ingest and forces a
+//! relearn of that host in the middle of the run, so the probe measures latency while learning
+//! runs. Targets other than loopback addresses are refused.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use tonic::transport::Endpoint;
+
+use super::{EXIT_SOFTWARE, EXIT_USAGE};
+use crate::corpus::{self, CorpusConfig, SiteKind};
+use crate::pb::admin_client::AdminClient;
+use crate::pb::canonicalizer_client::CanonicalizerClient;
+use crate::pb::ingest_client::IngestClient;
+use crate::pb::{CanonicalizeRequest, ObservedPage, RelearnRequest};
+
+/// Longest run allowed.
+const MAX_SECONDS: u64 = 600;
+
+/// Flags of `undust load`.
+#[derive(Debug, clap::Args)]
+pub struct LoadArgs {
+    /// Canonicalizer address (loopback only).
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    addr: SocketAddr,
+    /// Admin address (for `--relearn-pages`).
+    #[arg(long, default_value = "127.0.0.1:50052")]
+    admin_addr: SocketAddr,
+    /// File holding the admin write token (for `--relearn-pages`).
+    #[arg(long)]
+    admin_token_file: Option<PathBuf>,
+    /// How long to run, in seconds (at most 600).
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// Stop after this many batches in all.
+    #[arg(long, default_value_t = 1_000_000)]
+    max_batches: u64,
+    /// URLs per batch.
+    #[arg(long, default_value_t = 1_000)]
+    batch: usize,
+    /// Concurrent batch callers (each on its own connection).
+    #[arg(long, default_value_t = 4)]
+    connections: usize,
+    /// Distinct URLs generated (batches cycle through them; repeats become duplicates).
+    #[arg(long, default_value_t = 2_000_000)]
+    distinct_urls: usize,
+    /// Also measure single-URL call latency, this many calls per second.
+    #[arg(long, default_value_t = 0)]
+    probe: u64,
+    /// Stream this many pages of one generated host before the run and relearn it mid-run.
+    #[arg(long, default_value_t = 0)]
+    relearn_pages: usize,
+    /// Dry-run batches (record nothing).
+    #[arg(long)]
+    dry_run: bool,
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+/// Deterministic URL mix in the shapes crawlers meet.
+fn url_mix(count: usize) -> Vec<String> {
+    let mut urls = Vec::with_capacity(count);
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for i in 0..count {
+        let r = next();
+        let host = r % 500;
+        let url = match i % 4 {
+            0 => format!("https://forum{host}.example/showthread.php?t={}&sid={:032x}", r % 100_000, next()),
+            1 => format!("https://shop{host}.example/product/{}?utm_source=news&utm_medium=email&ref={}", r % 1_000_000, r % 7),
+            2 => format!("http://www.news{host}.example/2024/05/{:02}/story-{}/?output=amp#comments", r % 28 + 1, r % 50_000),
+            _ => format!("https://docs{host}.example/v{}/guide/Page-{}.html?lang=en&fbclid={:x}", r % 3, r % 20_000, next()),
+        };
+        urls.push(url);
+    }
+    urls
+}
+
+/// Runs `undust load`.
+pub fn run(args: LoadArgs) -> ExitCode {
+    for addr in [args.addr, args.admin_addr] {
+        if !addr.ip().is_loopback() {
+            eprintln!("undust load: {addr} is not a loopback address; the load tool only targets this machine");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    }
+    if args.seconds == 0 || args.seconds > MAX_SECONDS || args.batch == 0 || args.connections == 0 || args.distinct_urls == 0 {
+        eprintln!("undust load: --seconds must be 1..={MAX_SECONDS}; --batch, --connections, --distinct-urls at least 1");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("undust load: {err}");
+            return ExitCode::from(EXIT_SOFTWARE);
+        }
+    };
+    match runtime.block_on(drive(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("undust load: {err}");
+            ExitCode::from(EXIT_SOFTWARE)
+        }
+    }
+}
+
+async fn drive(args: LoadArgs) -> Result<(), String> {
+    let endpoint = Endpoint::from_shared(format!("http://{}", args.addr)).map_err(|e| e.to_string())?;
+    let relearn_host = if args.relearn_pages > 0 { Some(prepare_relearn(&args, &endpoint).await?) } else { None };
+    let urls = Arc::new(url_mix(args.distinct_urls));
+    eprintln!("undust load: {} distinct URLs, batches of {}, {} connections, {} s", urls.len(), args.batch, args.connections, args.seconds);
+    let deadline = Instant::now() + Duration::from_secs(args.seconds);
+    let batches = Arc::new(AtomicU64::new(0));
+    let sent_urls = Arc::new(AtomicU64::new(0));
+    let latencies = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let mut callers = Vec::new();
+    for worker in 0..args.connections {
+        let channel = endpoint.connect().await.map_err(|e| format!("connect {}: {e}", args.addr))?;
+        let mut client = CanonicalizerClient::new(channel).max_decoding_message_size(256 * 1024 * 1024);
+        let (urls, batches, sent_urls, latencies, stop) =
+            (Arc::clone(&urls), Arc::clone(&batches), Arc::clone(&sent_urls), Arc::clone(&latencies), Arc::clone(&stop));
+        let (batch, max_batches, dry_run) = (args.batch, args.max_batches, args.dry_run);
+        callers.push(tokio::spawn(async move {
+            let mut offset = worker * batch;
+            let mut local = Vec::new();
+            while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+                if batches.fetch_add(1, Ordering::Relaxed) >= max_batches {
+                    break;
+                }
+                let chunk: Vec<String> = (0..batch).map(|i| urls[(offset + i) % urls.len()].clone()).collect();
+                offset = (offset + batch * 7 + 1) % urls.len();
+                let at = Instant::now();
+                match client.canonicalize(CanonicalizeRequest { urls: chunk, dry_run, sequence: 0 }).await {
+                    Ok(_) => {
+                        local.push(at.elapsed());
+                        sent_urls.fetch_add(batch as u64, Ordering::Relaxed);
+                    }
+                    Err(status) => {
+                        eprintln!("undust load: batch failed: {status}");
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+            latencies.lock().extend(local);
+        }));
+    }
+    let probe = if args.probe > 0 {
+        let channel = endpoint.connect().await.map_err(|e| e.to_string())?;
+        let mut client = CanonicalizerClient::new(channel);
+        let (urls, every) = (Arc::clone(&urls), Duration::from_micros(1_000_000 / args.probe.max(1)));
+        Some(tokio::spawn(async move {
+            let mut samples = Vec::new();
+            let mut ticker = tokio::time::interval(every);
+            let mut i = 0usize;
+            while Instant::now() < deadline {
+                ticker.tick().await;
+                let at = Instant::now();
+                let request = CanonicalizeRequest { urls: vec![urls[i % urls.len()].clone()], dry_run: true, sequence: 0 };
+                if client.canonicalize(request).await.is_ok() {
+                    samples.push(at.elapsed());
+                }
+                i += 7919;
+            }
+            samples
+        }))
+    } else {
+        None
+    };
+    let relearn = match relearn_host {
+        Some(host) => {
+            let token = read_token(args.admin_token_file.as_ref())?;
+            let admin_addr = args.admin_addr;
+            let half = Duration::from_secs(args.seconds) / 3;
+            Some(tokio::spawn(async move {
+                tokio::time::sleep(half).await;
+                let at = Instant::now();
+                let result = relearn(admin_addr, &token, &host).await;
+                (result, at.elapsed())
+            }))
+        }
+        None => None,
+    };
+    for caller in callers {
+        let _ = caller.await;
+    }
+    let elapsed = started.elapsed();
+    let mut batch_latencies = std::mem::take(&mut *latencies.lock());
+    batch_latencies.sort_unstable();
+    let total = sent_urls.load(Ordering::Relaxed);
+    println!("urls: {total} in {:.2} s = {:.0} URLs/s", elapsed.as_secs_f64(), total as f64 / elapsed.as_secs_f64());
+    println!(
+        "batch latency: p50 {:?}, p99 {:?}, max {:?} over {} batches",
+        percentile(&batch_latencies, 0.5),
+        percentile(&batch_latencies, 0.99),
+        batch_latencies.last().copied().unwrap_or_default(),
+        batch_latencies.len()
+    );
+    if let Some(probe) = probe {
+        let mut samples = probe.await.map_err(|e| e.to_string())?;
+        samples.sort_unstable();
+        println!(
+            "single-URL latency: p50 {:?}, p99 {:?}, max {:?} over {} calls",
+            percentile(&samples, 0.5),
+            percentile(&samples, 0.99),
+            samples.last().copied().unwrap_or_default(),
+            samples.len()
+        );
+    }
+    if let Some(relearn) = relearn {
+        let (result, took) = relearn.await.map_err(|e| e.to_string())?;
+        match result {
+            Ok(summary) => println!("relearn during the run: {summary} in {took:?}"),
+            Err(err) => println!("relearn during the run failed: {err}"),
+        }
+    }
+    Ok(())
+}
+
+fn read_token(path: Option<&PathBuf>) -> Result<String, String> {
+    let path = path.ok_or("--relearn-pages needs --admin-token-file (the write token)")?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(text.lines().next().unwrap_or_default().trim().to_owned())
+}
+
+/// Streams a generated host's pages to Ingest; returns the host.
+async fn prepare_relearn(args: &LoadArgs, endpoint: &Endpoint) -> Result<String, String> {
+    let corpus = corpus::generate(&CorpusConfig::new(7, 1).with_kinds(&[SiteKind::Shop]).with_pages(args.relearn_pages, args.relearn_pages));
+    let site = corpus.sites.first().ok_or("the generator made no site")?;
+    let channel = endpoint.connect().await.map_err(|e| e.to_string())?;
+    let mut ingest = IngestClient::new(channel);
+    let mut sampled = 0;
+    for chunk in site.pages.chunks(5_000) {
+        let pages: Vec<ObservedPage> = chunk
+            .iter()
+            .map(|page| ObservedPage {
+                url: page.url.clone(),
+                http_status: 200,
+                content_type: "text/html".into(),
+                body: corpus::render_html(site, page).into_bytes(),
+                ..ObservedPage::default()
+            })
+            .collect();
+        let summary = ingest.observe_pages(tokio_stream::iter(pages)).await.map_err(|e| e.to_string())?.into_inner();
+        sampled += summary.sampled;
+    }
+    eprintln!("undust load: streamed {} pages of {} ({sampled} sampled)", site.pages.len(), site.host);
+    Ok(site.host.clone())
+}
+
+async fn relearn(admin: SocketAddr, token: &str, host: &str) -> Result<String, String> {
+    let channel = Endpoint::from_shared(format!("http://{admin}")).map_err(|e| e.to_string())?.connect().await.map_err(|e| e.to_string())?;
+    let value: tonic::metadata::MetadataValue<_> = format!("Bearer {token}").parse().map_err(|_| "bad token".to_owned())?;
+    let mut client = AdminClient::with_interceptor(channel, move |mut request: tonic::Request<()>| {
+        request.metadata_mut().insert("authorization", value.clone());
+        Ok(request)
+    });
+    let response = client
+        .relearn(RelearnRequest { host: host.to_owned(), wait: true })
+        .await
+        .map_err(|status| status.to_string())?
+        .into_inner();
+    let job = response.job.unwrap_or_default();
+    Ok(job
+        .hosts
+        .iter()
+        .map(|h| format!("{}: state {} v{} {} rules from {} samples, {} clusters {}", h.host, h.state, h.rules_version, h.rules, h.samples, h.clusters, h.error))
+        .collect::<Vec<_>>()
+        .join("; "))
+}

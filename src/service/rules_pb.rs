@@ -1,0 +1,16 @@
+//! Learned rules as protobuf messages (admin `GetRules` and `Explain`).
+
+use crate::canon::rules::Rule;
+use crate::pb;
+
+/// One rule as the admin API shows it; operations are their human-readable form.
+pub fn rule_to_pb(rule: &Rule) -> pb::Rule {
+    pb::Rule {
+        id: rule.id.clone(),
+        source_pattern: rule.source_pattern.clone(),
+        target_pattern: rule.target_pattern.clone(),
+        operations: rule.operations.iter().map(ToString::to_string).collect(),
+        support: rule.support,
+        false_positive_rate: rule.false_positive_rate,
+    }
+}

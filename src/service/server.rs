@@ -1,0 +1,194 @@
+//! Starting, running and stopping the sidecar.
+//!
+//! [`run`] takes listeners that are already bound (so `main` can refuse bad configuration before
+//! binding, and tests can bind `127.0.0.1:0`) and a shutdown future. The life of a sidecar:
+//!
+//! 1. Health starts NOT_SERVING (tonic-health's default for the overall status is SERVING, which
+//!    would lie while state is restored).
+//! 2. The store in `--data-dir` is opened and everything it holds is restored: learned rules are
+//!    compiled and live, samples and template models are back, the seen-set is refilled.
+//! 3. Health turns SERVING (a latch: it never turns back until shutdown).
+//! 4. When `shutdown` completes: health turns NOT_SERVING, listeners stop accepting, in-flight calls
+//!    get `--shutdown-grace-secs` to finish, background work (relearning, persistence) is told to
+//!    stop and its last writes are flushed. A drain that exceeds the grace period is logged and
+//!    abandoned (tonic's `serve_with_shutdown` has no deadline of its own).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::Server;
+use tonic_health::ServingStatus;
+
+use super::admin::AdminService;
+use super::auth::Tokens;
+use super::canonicalize::CanonicalizerService;
+use super::ingest::IngestService;
+use super::learning::Learning;
+use super::state::Sidecar;
+use crate::canon::normalize::StaticNormalizer;
+use crate::canon::Canonicalizer;
+use crate::config::ServeConfig;
+use crate::pb::admin_server::AdminServer;
+use crate::pb::canonicalizer_server::CanonicalizerServer;
+use crate::pb::ingest_server::IngestServer;
+use crate::store::Store;
+use crate::telemetry;
+
+/// The sockets a sidecar serves on, bound by the caller.
+pub struct Listeners {
+    /// Canonicalizer, Ingest, health (and reflection when enabled).
+    pub main: TcpListener,
+    /// Admin.
+    pub admin: TcpListener,
+    /// Prometheus `/metrics`; `None` to not serve metrics.
+    pub metrics: Option<TcpListener>,
+}
+
+impl Listeners {
+    /// Binds the configured addresses.
+    pub async fn bind(config: &ServeConfig) -> std::io::Result<Listeners> {
+        Ok(Listeners {
+            main: TcpListener::bind(config.listen).await?,
+            admin: TcpListener::bind(config.admin_listen).await?,
+            metrics: Some(TcpListener::bind(config.metrics_addr).await?),
+        })
+    }
+}
+
+/// Why the sidecar could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("static normalization configuration: {0}")]
+    Static(#[from] crate::canon::normalize::ConfigError),
+    #[error("{0}")]
+    Tokens(#[from] super::auth::TokenError),
+    #[error("store: {0}")]
+    Store(#[from] crate::store::StoreError),
+    #[error("gRPC server: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Runs the sidecar until `shutdown` completes and the drain ends.
+pub async fn run(
+    config: ServeConfig,
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_service_status("", ServingStatus::NotServing).await;
+    for name in SERVICE_NAMES {
+        health.set_service_status(name, ServingStatus::NotServing).await;
+    }
+
+    let normalizer = StaticNormalizer::new(config.static_config.clone())?;
+    std::fs::create_dir_all(&config.data_dir).map_err(|err| {
+        crate::store::StoreError::Io { path: config.data_dir.clone(), message: err.to_string() }
+    })?;
+    let tokens = Tokens::load(
+        config.admin_read_token_file.as_deref(),
+        config.admin_write_token_file.as_deref(),
+        &config.data_dir,
+    )?;
+    let store = Arc::new(Store::open(&config.data_dir)?);
+    let sidecar = Arc::new(Sidecar::new(config.clone(), Canonicalizer::new(normalizer)));
+    let learning = Learning::restore(Arc::clone(&sidecar), Arc::clone(&store))?;
+
+    let (stop_sender, stop) = watch::channel(false);
+    let stopped = |mut stop: watch::Receiver<bool>| async move {
+        // Either a send of `true` or the sender going away means stop.
+        let _ = stop.wait_for(|stopping| *stopping).await;
+    };
+    let background = learning.start(stop.clone());
+
+    let canonicalizer = CanonicalizerServer::new(CanonicalizerService::new(Arc::clone(&sidecar)))
+        .max_decoding_message_size(config.max_message_bytes)
+        .max_encoding_message_size(config.max_message_bytes.saturating_mul(4))
+        .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
+        .send_compressed(tonic::codec::CompressionEncoding::Gzip);
+    let ingest = IngestServer::new(IngestService::new(Arc::clone(&sidecar), Arc::clone(&learning)))
+        .max_decoding_message_size(config.max_message_bytes)
+        .accept_compressed(tonic::codec::CompressionEncoding::Gzip);
+    let admin = AdminServer::new(AdminService::new(Arc::clone(&sidecar), Arc::clone(&learning), tokens))
+        .max_decoding_message_size(1024 * 1024);
+
+    let mut main_router = Server::builder().add_service(health_service).add_service(canonicalizer).add_service(ingest);
+    if config.reflection {
+        let reflection = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .build_v1()
+            .map_err(|err| crate::store::StoreError::Io { path: "reflection".into(), message: err.to_string() })?;
+        main_router = main_router.add_service(reflection);
+    }
+    let main_addr = listeners.main.local_addr().ok();
+    let admin_addr = listeners.admin.local_addr().ok();
+    let main_server = main_router
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listeners.main), stopped(stop.clone()));
+    let admin_server = Server::builder()
+        .add_service(admin)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listeners.admin), stopped(stop.clone()));
+    let metrics_task = match (listeners.metrics, telemetry::install()) {
+        (Some(listener), Some(handle)) => {
+            tracing::info!(addr = ?listener.local_addr().ok(), "metrics listening");
+            Some(tokio::spawn(telemetry::serve(listener, handle, stopped(stop.clone()))))
+        }
+        (Some(_), None) => {
+            tracing::warn!("another metrics recorder is installed; /metrics is not served");
+            None
+        }
+        (None, _) => None,
+    };
+    tracing::info!(addr = ?main_addr, "canonicalizer and ingest listening");
+    tracing::info!(addr = ?admin_addr, "admin listening");
+
+    sidecar.set_ready();
+    health.set_service_status("", ServingStatus::Serving).await;
+    for name in SERVICE_NAMES {
+        health.set_service_status(name, ServingStatus::Serving).await;
+    }
+    tracing::info!(
+        rules_hosts = sidecar.canonicalizer.rules().len(),
+        seen = sidecar.seen.len(),
+        samples = learning.sample_count(),
+        "undust is serving"
+    );
+
+    let main_task = tokio::spawn(main_server);
+    let admin_task = tokio::spawn(admin_server);
+    shutdown.await;
+    tracing::info!(grace = ?config.shutdown_grace, "shutting down: draining in-flight calls");
+    health.set_service_status("", ServingStatus::NotServing).await;
+    for name in SERVICE_NAMES {
+        health.set_service_status(name, ServingStatus::NotServing).await;
+    }
+    let _ = stop_sender.send(true);
+    let drain = async {
+        let main = main_task.await;
+        let admin = admin_task.await;
+        if let Some(task) = metrics_task {
+            let _ = task.await;
+        }
+        let _ = background.await;
+        (main, admin)
+    };
+    match tokio::time::timeout(config.shutdown_grace, drain).await {
+        Ok((main, admin)) => {
+            for result in [main, admin] {
+                if let Ok(Err(err)) = result {
+                    tracing::error!(%err, "gRPC server ended with an error");
+                }
+            }
+        }
+        Err(_) => tracing::warn!(grace = ?config.shutdown_grace, "drain exceeded the grace period; stopping anyway"),
+    }
+    // Whatever the drain did, acknowledged state is flushed before returning.
+    learning.flush();
+    tracing::info!("undust stopped");
+    Ok(())
+}
+
+/// Fully qualified names of the services health reports on.
+const SERVICE_NAMES: [&str; 2] = ["undust.v1.Canonicalizer", "undust.v1.Ingest"];

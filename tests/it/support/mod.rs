@@ -1,0 +1,185 @@
+//! Shared helpers: a real sidecar on `127.0.0.1:0` and real gRPC clients for it.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+use undust::config::{Knobs, ServeConfig};
+use undust::pb::admin_client::AdminClient;
+use undust::pb::canonicalizer_client::CanonicalizerClient;
+use undust::pb::ingest_client::IngestClient;
+use undust::service::{run, Listeners, ServeError};
+
+pub const READ_TOKEN: &str = "read-token-for-tests-0123456789";
+pub const WRITE_TOKEN: &str = "write-token-for-tests-0123456789";
+
+/// Where the third-party test data lives, if it does.
+pub fn testdata() -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata");
+    if path.is_dir() {
+        Some(path)
+    } else {
+        eprintln!("skipping: ../shared/testdata not found");
+        None
+    }
+}
+
+/// A running sidecar.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub admin_addr: SocketAddr,
+    pub metrics_addr: SocketAddr,
+    pub data_dir: PathBuf,
+    shutdown: Option<oneshot::Sender<()>>,
+    handle: Option<JoinHandle<Result<(), ServeError>>>,
+    /// Keeps a temporary data directory alive when the test did not give one.
+    _temp: Option<tempfile::TempDir>,
+}
+
+/// Writes the test tokens into `dir` and returns knobs pointing at them.
+pub fn token_knobs(dir: &Path) -> Knobs {
+    let read = dir.join("read.token");
+    let write = dir.join("write.token");
+    std::fs::write(&read, READ_TOKEN).expect("write read token");
+    std::fs::write(&write, WRITE_TOKEN).expect("write write token");
+    Knobs { admin_read_token_file: Some(read), admin_write_token_file: Some(write), ..Knobs::default() }
+}
+
+impl TestServer {
+    /// A sidecar with default configuration in a fresh temporary data directory.
+    pub async fn start() -> TestServer {
+        TestServer::start_with(None, Knobs::default()).await
+    }
+
+    /// A sidecar with `knobs` (over the defaults) on `data_dir` (a fresh one when `None`).
+    pub async fn start_with(data_dir: Option<&Path>, knobs: Knobs) -> TestServer {
+        let temp = match data_dir {
+            Some(_) => None,
+            None => Some(tempfile::tempdir().expect("tempdir")),
+        };
+        let dir = data_dir.map(Path::to_path_buf).unwrap_or_else(|| temp.as_ref().map(|t| t.path().to_path_buf()).unwrap_or_default());
+        let tokens_dir = dir.join("test-tokens");
+        std::fs::create_dir_all(&tokens_dir).expect("tokens dir");
+        let knobs = knobs.over(Knobs { data_dir: Some(dir.join("store")), ..token_knobs(&tokens_dir) });
+        let config = ServeConfig::from_knobs(knobs).expect("valid test configuration");
+        let main = TcpListener::bind("127.0.0.1:0").await.expect("bind main");
+        let admin = TcpListener::bind("127.0.0.1:0").await.expect("bind admin");
+        let metrics = TcpListener::bind("127.0.0.1:0").await.expect("bind metrics");
+        let addr = main.local_addr().expect("addr");
+        let admin_addr = admin.local_addr().expect("addr");
+        let metrics_addr = metrics.local_addr().expect("addr");
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let handle = tokio::spawn(run(config, Listeners { main, admin, metrics: Some(metrics) }, async move {
+            let _ = stopped.await;
+        }));
+        let server = TestServer {
+            addr,
+            admin_addr,
+            metrics_addr,
+            data_dir: dir,
+            shutdown: Some(shutdown),
+            handle: Some(handle),
+            _temp: temp,
+        };
+        server.wait_serving().await;
+        server
+    }
+
+    /// Waits (bounded) until health reports SERVING.
+    pub async fn wait_serving(&self) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(channel) = Endpoint::from_shared(format!("http://{}", self.addr)).expect("uri").connect().await {
+                let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+                let request = tonic_health::pb::HealthCheckRequest { service: String::new() };
+                if let Ok(response) = health.check(request).await {
+                    if response.into_inner().status == tonic_health::pb::health_check_response::ServingStatus::Serving as i32 {
+                        return;
+                    }
+                }
+            }
+            assert!(tokio::time::Instant::now() < deadline, "the sidecar did not become SERVING within 30 s");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub async fn channel(&self) -> Channel {
+        Endpoint::from_shared(format!("http://{}", self.addr)).expect("uri").connect().await.expect("connect")
+    }
+
+    pub async fn canonicalizer(&self) -> CanonicalizerClient<Channel> {
+        CanonicalizerClient::new(self.channel().await).max_decoding_message_size(64 * 1024 * 1024)
+    }
+
+    pub async fn ingest(&self) -> IngestClient<Channel> {
+        IngestClient::new(self.channel().await)
+    }
+
+    /// An admin client sending `token` (none when `None`).
+    pub async fn admin_with(
+        &self,
+        token: Option<&'static str>,
+    ) -> AdminClient<InterceptedService<Channel, impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone>> {
+        let channel = Endpoint::from_shared(format!("http://{}", self.admin_addr)).expect("uri").connect().await.expect("connect admin");
+        AdminClient::with_interceptor(channel, move |mut request: tonic::Request<()>| {
+            if let Some(token) = token {
+                let value = format!("Bearer {token}").parse().map_err(|_| tonic::Status::internal("bad token"))?;
+                request.metadata_mut().insert("authorization", value);
+            }
+            Ok(request)
+        })
+    }
+
+    /// An admin client with the write token.
+    pub async fn admin(
+        &self,
+    ) -> AdminClient<InterceptedService<Channel, impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone>> {
+        self.admin_with(Some(WRITE_TOKEN)).await
+    }
+
+    /// Asks the sidecar to stop and waits (bounded) for it to finish.
+    pub async fn stop(mut self) {
+        self.stop_in_place().await;
+    }
+
+    async fn stop_in_place(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(handle) = self.handle.take() {
+            let result = tokio::time::timeout(Duration::from_secs(30), handle).await.expect("the sidecar stopped within 30 s");
+            result.expect("the server task did not panic").expect("the sidecar stopped cleanly");
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+    }
+}
+
+/// Reads `GET path` from an HTTP/1.1 endpoint on loopback, returning status line and body.
+pub async fn http_get(addr: SocketAddr, path: &str) -> (String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect http");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("write request");
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut response))
+        .await
+        .expect("response within 10 s")
+        .expect("read response");
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (head.lines().next().unwrap_or_default().to_owned(), body.to_owned())
+}
