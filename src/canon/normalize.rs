@@ -187,20 +187,26 @@ impl Edits {
         self.host.is_none() && self.path.is_none() && self.query.is_none() && !self.drop_fragment
     }
 
-    fn apply(self, url: &mut Url) {
+    /// Applies the edits; false when none of them took effect (a host the parser refuses, such
+    /// as `foo.09` after stripping the dots of `foo.09..`, is left as it was).
+    fn apply(self, url: &mut Url) -> bool {
+        let mut changed = false;
         if self.drop_fragment {
             url.set_fragment(None);
+            changed = true;
         }
         if let Some(host) = self.host {
-            // A host that the parser refuses is simply not applied: the URL stays as it was.
-            let _ = url.set_host(Some(&host));
+            changed |= url.set_host(Some(&host)).is_ok();
         }
         if let Some(path) = self.path {
             url.set_path(&path);
+            changed = true;
         }
         if let Some(query) = self.query {
             url.set_query(query.as_deref());
+            changed = true;
         }
+        changed
     }
 }
 
@@ -374,7 +380,9 @@ impl StaticNormalizer {
                 continue;
             }
             let before = trace.as_ref().map(|_| url.as_str().to_owned());
-            edits.apply(url);
+            if !edits.apply(url) {
+                continue;
+            }
             changed = true;
             if let Some(steps) = trace.as_deref_mut() {
                 if before.as_deref() != Some(url.as_str()) {

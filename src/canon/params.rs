@@ -83,6 +83,9 @@ pub const TRACKING_PARAMS: &[&str] = &[
     "_branch_match_id",
     "_bta_tid",
     "_bta_c",
+    // Publisher and e-mail tools: Echobox social posts, Drip e-mail.
+    "echobox",
+    "__s",
     // Piwik/Matomo campaign names that are not covered by a prefix below.
     "pk_campaign",
     "pk_cpn",
