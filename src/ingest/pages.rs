@@ -1,0 +1,1 @@
+//! Page readers (being written).

@@ -1,0 +1,1 @@
+//! Reservoir sampler (being written).
