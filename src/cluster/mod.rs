@@ -1,1 +1,12 @@
-//! Near-duplicate index and duplicate clusters (being written).
+//! Near-duplicate detection and duplicate clusters for one host.
+//!
+//! - [`index`]: the permuted-table simhash index (Manku et al.) answering "which fingerprints are
+//!   within Hamming distance k of this one?" with incremental insert and removal.
+//! - [`clusters`]: union-find over a host's pages, built from near-duplicate fingerprints, exact
+//!   content hashes, redirects and `rel=canonical`, with stable cluster ids.
+
+pub mod clusters;
+pub mod index;
+
+pub use clusters::{ClusterBuilder, ClusterConfig, ClusterId, Clustering, PageEvidence};
+pub use index::{IndexError, Layout, SimhashIndex, DEFAULT_MAX_DISTANCE};

@@ -1,1 +1,3 @@
-//! Pages in: readers for JSON lines and WARC, and per-host sampling (being written).
+//! Pages in: readers for JSON lines and WARC crawl dumps, and per-host reservoir sampling.
+pub mod pages;
+pub mod sample;

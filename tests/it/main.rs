@@ -1,3 +1,13 @@
 //! All integration tests compile into this one binary (faster builds than one binary per file).
 //! One module per area; shared helpers live in `support`.
+
+mod cluster;
+mod crash;
+mod pages;
+mod serve_admin;
+mod serve_canonicalize;
+mod serve_ingest;
+mod serve_lifecycle;
+mod sidecar_e2e;
 mod static_canon;
+mod support;

@@ -1,0 +1,535 @@
+//! Per-host reservoir sampling: keeps a bounded, uniformly random sample of each host's pages.
+//!
+//! The sidecar sees an unbounded stream of pages per host but can only keep (and fingerprint,
+//! cluster and learn from) a bounded number. [`ReservoirSampler`] keeps, per host, a uniform
+//! random sample of everything offered for that host (Vitter's Algorithm R), under four bounds:
+//!
+//! - **items per host** ([`SamplerConfig::per_host_items`]): the reservoir size;
+//! - **bytes per host** ([`SamplerConfig::per_host_bytes`]): when a sample pushes a host over,
+//!   items chosen uniformly at random from that host's reservoir (possibly the new one) are
+//!   evicted and the host's reservoir size drops to what is left;
+//! - **bytes overall** ([`SamplerConfig::global_bytes`]): when the total goes over, the host
+//!   holding the most bytes gives up one uniformly random item at a time (its reservoir size
+//!   shrinking accordingly) until the total fits. Big hosts shrink first, so small hosts keep
+//!   their samples and the budget tends towards an even split;
+//! - **hosts** ([`SamplerConfig::max_hosts`]): offers for new hosts beyond this are refused and
+//!   counted ([`SamplerStats::hosts_refused`]).
+//!
+//! Shrinking a reservoir by uniform random eviction keeps it a uniform sample of everything seen
+//! (a uniform subsample of a uniform sample is uniform, and Algorithm R continues correctly from
+//! any reservoir size), so every bound preserves uniformity. A reservoir never shrinks below one
+//! slot, so a host squeezed by the global budget can still take new samples later.
+//!
+//! Items larger than the per-host or global budget are rejected outright. The RNG is seeded
+//! ([`SamplerConfig::seed`]), so the same sequence of offers gives the same sample. Everything
+//! evicted is returned to the caller, which removes it from its indexes.
+
+use std::collections::{BTreeSet, HashMap};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// Byte size of a sample, used for the byte budgets.
+pub trait SampleBytes {
+    /// Approximate heap plus inline bytes this sample keeps alive.
+    fn sample_bytes(&self) -> usize;
+}
+
+impl SampleBytes for Vec<u8> {
+    fn sample_bytes(&self) -> usize {
+        self.len() + std::mem::size_of::<Self>()
+    }
+}
+
+impl SampleBytes for String {
+    fn sample_bytes(&self) -> usize {
+        self.len() + std::mem::size_of::<Self>()
+    }
+}
+
+/// Sampler bounds and seed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SamplerConfig {
+    /// Reservoir size per host (default 2,000 samples: enough for the pattern-tree learner's
+    /// support thresholds on a host's main URL patterns).
+    pub per_host_items: usize,
+    /// Byte budget per host (default 16 MiB).
+    pub per_host_bytes: usize,
+    /// Byte budget over all hosts (default 1 GiB).
+    pub global_bytes: usize,
+    /// Maximum number of hosts sampled (default 100,000); later new hosts are refused.
+    pub max_hosts: usize,
+    /// RNG seed (default 0).
+    pub seed: u64,
+}
+
+impl Default for SamplerConfig {
+    fn default() -> Self {
+        SamplerConfig {
+            per_host_items: 2_000,
+            per_host_bytes: 16 << 20,
+            global_bytes: 1 << 30,
+            max_hosts: 100_000,
+            seed: 0,
+        }
+    }
+}
+
+/// What happened to an offered sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Added while the reservoir was filling.
+    Added,
+    /// Replaced a random earlier sample (which is in [`Offer::evicted`]).
+    Replaced,
+    /// Not selected by the reservoir draw, or selected and then dropped again by a byte budget.
+    NotSelected,
+    /// Larger than the per-host or global byte budget.
+    TooLarge,
+    /// A new host beyond [`SamplerConfig::max_hosts`].
+    HostRefused,
+}
+
+/// Outcome of [`ReservoirSampler::offer`].
+#[derive(Debug)]
+pub struct Offer<T> {
+    /// What happened to the offered sample.
+    pub decision: Decision,
+    /// The offered sample, handed back when it was not kept.
+    pub returned: Option<T>,
+    /// Samples evicted to make room, with their host (possibly other hosts, through the global
+    /// budget). Never contains the offered sample.
+    pub evicted: Vec<(String, T)>,
+}
+
+impl<T> Offer<T> {
+    /// True when the offered sample is now in the reservoir.
+    pub fn kept(&self) -> bool {
+        matches!(self.decision, Decision::Added | Decision::Replaced)
+    }
+}
+
+/// Counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SamplerStats {
+    /// Samples offered.
+    pub offered: u64,
+    /// Samples kept when offered.
+    pub kept: u64,
+    /// Samples rejected as larger than a budget.
+    pub too_large: u64,
+    /// Offers refused because the host limit was reached.
+    pub hosts_refused: u64,
+    /// Evictions caused by per-host byte budgets.
+    pub host_budget_evictions: u64,
+    /// Evictions caused by the global byte budget.
+    pub global_budget_evictions: u64,
+}
+
+#[derive(Debug)]
+struct Reservoir<T> {
+    items: Vec<T>,
+    bytes: usize,
+    seen: u64,
+    capacity: usize,
+}
+
+/// Per-host reservoirs under per-host and global bounds (see the module docs).
+#[derive(Debug)]
+pub struct ReservoirSampler<T> {
+    config: SamplerConfig,
+    names: Vec<String>,
+    reservoirs: Vec<Reservoir<T>>,
+    host_index: HashMap<String, usize>,
+    /// (bytes, host) for finding the largest host when the global budget is exceeded.
+    by_bytes: BTreeSet<(usize, usize)>,
+    total_bytes: usize,
+    rng: SmallRng,
+    stats: SamplerStats,
+}
+
+impl<T: SampleBytes> ReservoirSampler<T> {
+    /// An empty sampler. A per-host item count of 0 is raised to 1.
+    pub fn new(config: SamplerConfig) -> Self {
+        let rng = SmallRng::seed_from_u64(config.seed);
+        ReservoirSampler {
+            config: SamplerConfig {
+                per_host_items: config.per_host_items.max(1),
+                ..config
+            },
+            names: Vec::new(),
+            reservoirs: Vec::new(),
+            host_index: HashMap::new(),
+            by_bytes: BTreeSet::new(),
+            total_bytes: 0,
+            rng,
+            stats: SamplerStats::default(),
+        }
+    }
+
+    /// Offers one sample for `host`.
+    pub fn offer(&mut self, host: &str, item: T) -> Offer<T> {
+        self.stats.offered += 1;
+        let size = item.sample_bytes();
+        let reject = |decision, item| Offer {
+            decision,
+            returned: Some(item),
+            evicted: Vec::new(),
+        };
+        if size > self.config.per_host_bytes || size > self.config.global_bytes {
+            self.stats.too_large += 1;
+            return reject(Decision::TooLarge, item);
+        }
+        let h = match self.host_index.get(host) {
+            Some(&h) => h,
+            None => {
+                if self.reservoirs.len() >= self.config.max_hosts {
+                    self.stats.hosts_refused += 1;
+                    return reject(Decision::HostRefused, item);
+                }
+                let h = self.reservoirs.len();
+                self.reservoirs.push(Reservoir {
+                    items: Vec::new(),
+                    bytes: 0,
+                    seen: 0,
+                    capacity: self.config.per_host_items,
+                });
+                self.names.push(host.to_string());
+                self.host_index.insert(host.to_string(), h);
+                self.by_bytes.insert((0, h));
+                h
+            }
+        };
+
+        // Algorithm R.
+        let mut evicted = Vec::new();
+        let r = &mut self.reservoirs[h];
+        r.seen += 1;
+        let (decision, new_pos) = if r.items.len() < r.capacity {
+            r.items.push(item);
+            (Decision::Added, r.items.len() - 1)
+        } else {
+            let j = self.rng.random_range(0..r.seen);
+            if j >= r.items.len() as u64 {
+                return reject(Decision::NotSelected, item);
+            }
+            let old = std::mem::replace(&mut r.items[j as usize], item);
+            let old_size = old.sample_bytes();
+            self.set_bytes(h, self.reservoirs[h].bytes - old_size);
+            evicted.push((self.names[h].clone(), old));
+            (Decision::Replaced, j as usize)
+        };
+        self.set_bytes(h, self.reservoirs[h].bytes + size);
+        let mut new_pos = Some(new_pos);
+        let mut dropped = None;
+
+        // Per-host byte budget: uniform random evictions from this host.
+        while self.reservoirs[h].bytes > self.config.per_host_bytes {
+            self.stats.host_budget_evictions += 1;
+            match self.evict_random(h, &mut new_pos) {
+                Some(Evicted::Old(old)) => evicted.push((self.names[h].clone(), old)),
+                Some(Evicted::New(new)) => dropped = Some(new),
+                None => break,
+            }
+        }
+        // Global byte budget: the largest host gives up random samples.
+        while self.total_bytes > self.config.global_bytes {
+            let Some(&(bytes, largest)) = self.by_bytes.last() else {
+                break;
+            };
+            if bytes == 0 {
+                break;
+            }
+            self.stats.global_budget_evictions += 1;
+            let mut other = None;
+            let pos = if largest == h { &mut new_pos } else { &mut other };
+            match self.evict_random(largest, pos) {
+                Some(Evicted::Old(old)) => evicted.push((self.names[largest].clone(), old)),
+                Some(Evicted::New(new)) => dropped = Some(new),
+                None => break,
+            }
+        }
+        match dropped {
+            // The offered sample was itself drawn for eviction: hand it back, not as evicted.
+            Some(item) => Offer {
+                decision: Decision::NotSelected,
+                returned: Some(item),
+                evicted,
+            },
+            None => {
+                self.stats.kept += 1;
+                Offer {
+                    decision,
+                    returned: None,
+                    evicted,
+                }
+            }
+        }
+    }
+
+    /// Removes a uniformly random sample of host `h` and shrinks its reservoir size to what is
+    /// left (never below one slot). `new_pos` tracks where the just-offered sample sits.
+    fn evict_random(&mut self, h: usize, new_pos: &mut Option<usize>) -> Option<Evicted<T>> {
+        let len = self.reservoirs[h].items.len();
+        if len == 0 {
+            return None;
+        }
+        let i = self.rng.random_range(0..len);
+        let r = &mut self.reservoirs[h];
+        let item = r.items.swap_remove(i);
+        r.capacity = r.items.len().max(1);
+        let size = item.sample_bytes();
+        let was_new = *new_pos == Some(i);
+        if was_new {
+            *new_pos = None;
+        } else if *new_pos == Some(len - 1) {
+            // swap_remove moved the last element (the new sample) into slot i.
+            *new_pos = Some(i);
+        }
+        self.set_bytes(h, self.reservoirs[h].bytes.saturating_sub(size));
+        Some(if was_new {
+            Evicted::New(item)
+        } else {
+            Evicted::Old(item)
+        })
+    }
+
+    fn set_bytes(&mut self, h: usize, bytes: usize) {
+        let old = self.reservoirs[h].bytes;
+        self.by_bytes.remove(&(old, h));
+        self.by_bytes.insert((bytes, h));
+        self.total_bytes = self.total_bytes - old + bytes;
+        self.reservoirs[h].bytes = bytes;
+    }
+
+    /// The current sample of `host`.
+    pub fn samples(&self, host: &str) -> Option<&[T]> {
+        let &h = self.host_index.get(host)?;
+        Some(&self.reservoirs[h].items)
+    }
+
+    /// How many samples were offered for `host` (selected or not).
+    pub fn seen(&self, host: &str) -> u64 {
+        self.host_index
+            .get(host)
+            .map_or(0, |&h| self.reservoirs[h].seen)
+    }
+
+    /// The current reservoir size of `host` (lower than the configured count after byte-budget
+    /// shrinking).
+    pub fn capacity(&self, host: &str) -> Option<usize> {
+        let &h = self.host_index.get(host)?;
+        Some(self.reservoirs[h].capacity)
+    }
+
+    /// Bytes held for `host`.
+    pub fn host_bytes(&self, host: &str) -> usize {
+        self.host_index
+            .get(host)
+            .map_or(0, |&h| self.reservoirs[h].bytes)
+    }
+
+    /// Hosts sampled so far, in order of first appearance.
+    pub fn hosts(&self) -> impl Iterator<Item = &str> + '_ {
+        self.names.iter().map(String::as_str)
+    }
+
+    /// Number of hosts sampled.
+    pub fn host_count(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Bytes held over all hosts.
+    pub fn total_bytes(&self) -> usize {
+        self.total_bytes
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &SamplerStats {
+        &self.stats
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &SamplerConfig {
+        &self.config
+    }
+}
+
+enum Evicted<T> {
+    Old(T),
+    New(T),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sample with a chosen byte size.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Item {
+        id: u32,
+        size: usize,
+    }
+
+    impl SampleBytes for Item {
+        fn sample_bytes(&self) -> usize {
+            self.size
+        }
+    }
+
+    /// Pearson chi-square statistic of observed counts against equal expected counts.
+    fn chi_square(counts: &[u64]) -> f64 {
+        let total: u64 = counts.iter().sum();
+        let expected = total as f64 / counts.len() as f64;
+        counts
+            .iter()
+            .map(|&c| (c as f64 - expected).powi(2) / expected)
+            .sum()
+    }
+
+    /// Inclusion counts per group of 100 stream positions over many seeded runs.
+    fn inclusion(config: impl Fn(u64) -> SamplerConfig, size: impl Fn(u32) -> usize) -> Vec<u64> {
+        let mut groups = vec![0u64; 10];
+        for seed in 0..600u64 {
+            let mut s = ReservoirSampler::new(config(seed));
+            for id in 0..1000u32 {
+                s.offer("h", Item { id, size: size(id) });
+            }
+            for item in s.samples("h").unwrap_or(&[]) {
+                groups[item.id as usize / 100] += 1;
+            }
+        }
+        groups
+    }
+
+    #[test]
+    fn algorithm_r_is_uniform() {
+        let groups = inclusion(
+            |seed| SamplerConfig {
+                per_host_items: 100,
+                seed,
+                ..SamplerConfig::default()
+            },
+            |_| 10,
+        );
+        assert_eq!(groups.iter().sum::<u64>(), 600 * 100);
+        // 9 degrees of freedom: 27.88 is the 0.1% critical value.
+        let chi = chi_square(&groups);
+        assert!(chi < 27.88, "chi-square {chi}, groups {groups:?}");
+        // And it can fail: a sampler keeping the first 100 would be maximally non-uniform.
+        assert!(chi_square(&[60_000, 0, 0, 0, 0, 0, 0, 0, 0, 0]) > 27.88);
+    }
+
+    #[test]
+    fn byte_budget_shrinking_stays_uniform() {
+        // Sizes vary (independently of position); 100 slots would need ~3,450 bytes on average,
+        // the budget allows 2,000, so the reservoir shrinks.
+        let size = |id: u32| 10 + (id as usize * 7919) % 50;
+        let groups = inclusion(
+            |seed| SamplerConfig {
+                per_host_items: 100,
+                per_host_bytes: 2_000,
+                seed,
+                ..SamplerConfig::default()
+            },
+            size,
+        );
+        let chi = chi_square(&groups);
+        assert!(chi < 27.88, "chi-square {chi}, groups {groups:?}");
+        let mut s = ReservoirSampler::new(SamplerConfig {
+            per_host_items: 100,
+            per_host_bytes: 2_000,
+            ..SamplerConfig::default()
+        });
+        for id in 0..1000u32 {
+            s.offer("h", Item { id, size: size(id) });
+        }
+        assert!(s.host_bytes("h") <= 2_000);
+        assert!(s.capacity("h").unwrap_or(0) < 100);
+        assert!(s.stats().host_budget_evictions > 0);
+    }
+
+    #[test]
+    fn bounds_hold_and_evictions_account_for_everything() {
+        let config = SamplerConfig {
+            per_host_items: 20,
+            per_host_bytes: 500,
+            global_bytes: 3_000,
+            max_hosts: 8,
+            seed: 3,
+        };
+        let mut s = ReservoirSampler::new(config.clone());
+        let mut rng = SmallRng::seed_from_u64(99);
+        let mut held: HashMap<(String, u32), usize> = HashMap::new();
+        for id in 0..20_000u32 {
+            let host = format!("h{}", rng.random_range(0..12u32));
+            let size = rng.random_range(1..120usize);
+            let offer = s.offer(&host, Item { id, size });
+            if offer.kept() {
+                assert!(offer.returned.is_none());
+                held.insert((host.clone(), id), size);
+            } else {
+                assert_eq!(offer.returned.as_ref().map(|i| i.id), Some(id));
+            }
+            for (h, item) in offer.evicted {
+                assert_ne!(item.id, id, "the offered sample is never reported as evicted");
+                assert!(held.remove(&(h, item.id)).is_some(), "evicted something not held");
+            }
+            assert!(s.total_bytes() <= config.global_bytes);
+            assert!(s.host_count() <= config.max_hosts);
+            assert!(s.host_bytes(&host) <= config.per_host_bytes);
+            assert!(s.samples(&host).map_or(0, <[Item]>::len) <= config.per_host_items);
+        }
+        // What the caller believes is held is exactly what the sampler holds.
+        let held_total: usize = held.values().sum();
+        assert_eq!(held_total, s.total_bytes());
+        let sampled: usize = s.hosts().map(|h| s.samples(h).map_or(0, <[Item]>::len)).sum();
+        assert_eq!(sampled, held.len());
+        assert!(s.stats().hosts_refused > 0);
+        assert!(s.stats().global_budget_evictions > 0);
+        let too_big = s.offer("h0", Item { id: 0, size: 501 });
+        assert_eq!(too_big.decision, Decision::TooLarge);
+    }
+
+    #[test]
+    fn global_budget_shrinks_the_largest_host_first() {
+        let mut s = ReservoirSampler::new(SamplerConfig {
+            per_host_items: 1_000,
+            per_host_bytes: 10_000,
+            global_bytes: 1_000,
+            max_hosts: 10,
+            seed: 1,
+        });
+        for id in 0..90 {
+            s.offer("big", Item { id, size: 10 });
+        }
+        for id in 0..10 {
+            s.offer("small", Item { id, size: 10 });
+        }
+        assert_eq!(s.total_bytes(), 1_000);
+        let offer = s.offer("small", Item { id: 10, size: 10 });
+        assert!(offer.kept());
+        assert_eq!(offer.evicted.len(), 1);
+        assert_eq!(offer.evicted[0].0, "big");
+        assert_eq!(s.samples("small").map(<[Item]>::len), Some(11));
+        assert_eq!(s.capacity("big"), Some(89));
+    }
+
+    #[test]
+    fn same_seed_same_sample() {
+        let run = |seed| {
+            let mut s = ReservoirSampler::new(SamplerConfig {
+                per_host_items: 10,
+                seed,
+                ..SamplerConfig::default()
+            });
+            for id in 0..500u32 {
+                s.offer(["a", "b"][id as usize % 2], Item { id, size: 1 });
+            }
+            let ids = |h| s.samples(h).unwrap_or(&[]).iter().map(|i| i.id).collect::<Vec<_>>();
+            (ids("a"), ids("b"))
+        };
+        assert_eq!(run(5), run(5));
+        assert_ne!(run(5), run(6));
+    }
+}
