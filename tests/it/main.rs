@@ -2,6 +2,7 @@
 //! One module per area; shared helpers live in `support`.
 
 mod cluster;
+mod content;
 mod crash;
 mod pages;
 mod serve_admin;

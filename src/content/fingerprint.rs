@@ -1,0 +1,173 @@
+//! Page fingerprints: the simhash and exact hash of a page's content once its template and
+//! boilerplate are removed.
+//!
+//! # Which pagelets count
+//!
+//! 1. Pagelets the host's [`TemplateModel`] calls template are removed (none while the model has
+//!    seen fewer than `template_min_pages` pages).
+//! 2. Boilerplate cues, the fallback that makes a lone page (1–2 pages of a host) yield mostly its
+//!    main text, and that also drops per-page boilerplate a template model cannot see (related
+//!    links, tag lists): a pagelet is kept when its link density (link-text tokens / tokens) is at
+//!    most [`ContentConfig::boilerplate_max_link_density`] (default 0.5) and it has at least
+//!    [`ContentConfig::boilerplate_min_tokens`] tokens (default 10) and at least
+//!    [`ContentConfig::boilerplate_min_share_of_largest`] (default 0.1) of the tokens of the largest
+//!    such pagelet (a 15-word ad or copyright line beside a 300-word article goes; the paragraphs
+//!    of an article split into pagelets by their inline links stay).
+//! 3. If what the cues keep is less than [`ContentConfig::weak_tokens`], the cues are dropped and
+//!    every non-template pagelet counts (listing and index pages are mostly links, and their links
+//!    are their content).
+//!
+//! The simhash is the sign of the sum of the kept pagelets' simhash vectors, exactly the simhash of
+//! their 3-shingle features (see [`super::simhash`]); the exact hash is the xxh3 of the kept
+//! pagelets' exact hashes in document order.
+//!
+//! # Strength
+//!
+//! A page whose kept content has fewer than [`ContentConfig::weak_tokens`] tokens (default 40:
+//! soft-404s, empty listings, login walls, pages that are all template) is [`Strength::Weak`]: its
+//! simhash is no evidence of duplication, and its `exact` is the hash of the *whole* page's text
+//! (template included), so the cluster stage merges Weak pages only when their full text is
+//! identical.
+
+use serde::{Deserialize, Serialize};
+
+use super::simhash::SimhashVector;
+use super::{ContentConfig, PageAnalysis, PageDigest, PageletDigest, TemplateModel};
+use xxhash_rust::xxh3::Xxh3;
+
+/// Whether a fingerprint is evidence on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Strength {
+    /// Enough content: near-equal simhashes mean near-duplicate pages.
+    Strong,
+    /// Too little content: only exact equality of the whole page's text means duplicate.
+    Weak,
+}
+
+/// A page's content fingerprint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// 64-bit Charikar simhash of the kept content.
+    pub simhash: u64,
+    /// Exact hash: of the kept content when Strong, of the whole page's text when Weak.
+    pub exact: u64,
+    /// Tokens of kept content.
+    pub tokens: u32,
+    /// Strong or Weak (see the module documentation).
+    pub strength: Strength,
+}
+
+/// Fingerprints an analysed page against its host's template model.
+pub fn fingerprint(
+    page: &PageAnalysis,
+    template: &TemplateModel,
+    config: &ContentConfig,
+) -> Fingerprint {
+    fingerprint_digest(&page.digest, template, config)
+}
+
+/// Fingerprints a kept [`PageDigest`] (same result as [`fingerprint`] on the page it came from).
+pub fn fingerprint_digest(
+    digest: &PageDigest,
+    template: &TemplateModel,
+    config: &ContentConfig,
+) -> Fingerprint {
+    let content: Vec<&PageletDigest> = digest
+        .pagelets
+        .iter()
+        .filter(|p| !template.is_template(p.identity))
+        .collect();
+    let textual = |p: &PageletDigest| p.link_density() <= config.boilerplate_max_link_density;
+    let largest = content
+        .iter()
+        .filter(|p| textual(p))
+        .map(|p| p.tokens)
+        .max()
+        .unwrap_or(0);
+    let min_tokens = config
+        .boilerplate_min_tokens
+        .max((config.boilerplate_min_share_of_largest * f64::from(largest)) as u32);
+    let cued: Vec<&PageletDigest> = content
+        .iter()
+        .copied()
+        .filter(|p| textual(p) && p.tokens >= min_tokens)
+        .collect();
+    let total = |ps: &[&PageletDigest]| ps.iter().map(|p| u64::from(p.tokens)).sum::<u64>();
+    let kept = if total(&cued) >= u64::from(config.weak_tokens) {
+        cued
+    } else {
+        content
+    };
+    let tokens = total(&kept).min(u64::from(u32::MAX)) as u32;
+    let mut vector = SimhashVector::default();
+    let mut exact = Xxh3::new();
+    for p in &kept {
+        let mut v = [0i32; 64];
+        for (slot, &x) in v.iter_mut().zip(&p.vector) {
+            *slot = i32::from(x);
+        }
+        vector.add(&v);
+        exact.update(&p.exact.to_le_bytes());
+    }
+    if tokens >= config.weak_tokens {
+        Fingerprint {
+            simhash: vector.finish(),
+            exact: exact.digest(),
+            tokens,
+            strength: Strength::Strong,
+        }
+    } else {
+        Fingerprint {
+            simhash: vector.finish(),
+            exact: digest.page_exact,
+            tokens,
+            strength: Strength::Weak,
+        }
+    }
+}
+
+/// The offline, whole-batch case: all sampled pages of one host.
+#[derive(Clone, Debug)]
+pub struct HostFingerprints {
+    /// The host's template model, learnt from every page.
+    pub model: TemplateModel,
+    /// One fingerprint per page, in input order.
+    pub fingerprints: Vec<Fingerprint>,
+}
+
+/// Two passes over one host's pages: learn the template model from all of them, then fingerprint
+/// each against it.
+pub fn fingerprint_host(pages: &[PageAnalysis], config: &ContentConfig) -> HostFingerprints {
+    let mut model = TemplateModel::new(config);
+    for p in pages {
+        model.observe(p);
+    }
+    let fingerprints = pages
+        .iter()
+        .map(|p| fingerprint(p, &model, config))
+        .collect();
+    HostFingerprints {
+        model,
+        fingerprints,
+    }
+}
+
+/// Like [`fingerprint_host`] with page URLs, so that the connectivity test
+/// ([`ContentConfig::template_connectivity`]) can use the host's link graph.
+pub fn fingerprint_host_linked(
+    pages: &[(String, PageAnalysis)],
+    config: &ContentConfig,
+) -> HostFingerprints {
+    let mut model = TemplateModel::new(config);
+    for (url, p) in pages {
+        model.observe_linked(url, p);
+    }
+    let fingerprints = pages
+        .iter()
+        .map(|(_, p)| fingerprint(p, &model, config))
+        .collect();
+    HostFingerprints {
+        model,
+        fingerprints,
+    }
+}

@@ -1,0 +1,241 @@
+//! Per-host template model: which pagelets recur across a host's pages.
+//!
+//! # Local algorithm (default)
+//!
+//! Bar-Yossef & Rajagopalan's local template detection groups pagelets by their shingle and calls
+//! a group with several owner pages a template. Here it runs incrementally: [`TemplateModel::observe`]
+//! counts, per pagelet identity (see [`super::PageletDigest::identity`]), how many observed pages
+//! carry it (once per page). An identity is template when
+//!
+//! - the model has seen at least [`ContentConfig::template_min_pages`] pages (default 3; below,
+//!   nothing is template and fingerprints rely on the per-pagelet boilerplate cues alone), and
+//! - at least `max(2, ⌈template_min_share × pages⌉)` pages carry it (default share 0.4).
+//!
+//! The share is a fraction, not an absolute count, so that a few duplicates of one article in a
+//! large sample do not turn its text into "template"; 0.4 still catches navigation, footers and
+//! sidebars, which sit on nearly every page of a site.
+//!
+//! # Bounded memory
+//!
+//! Counts are kept for at most [`ContentConfig::template_capacity`] identities (default 1024) with
+//! the Space-Saving heavy-hitters algorithm (Metwally et al. 2005): when full, a new identity
+//! replaces the least counted one and inherits its count as overestimation error. Any identity
+//! carried by more than `pages / capacity` pages is guaranteed to be tracked, far below the 0.4
+//! share; decisions use the guaranteed count (count − error). About 56 bytes per tracked identity:
+//! ≈ 56 KiB per host at the default capacity.
+//!
+//! # Global algorithm's connectivity test (option)
+//!
+//! With [`ContentConfig::template_connectivity`] and pages observed through
+//! [`TemplateModel::observe_linked`], the model also keeps the host's link graph (at most 512
+//! pages with at most 64 same-host links each: ≈ 0.3 MiB per host) and, per tracked identity, up to
+//! 64 owner pages. An identity is then template only if, in addition, the largest connected
+//! component of its recorded owners in the undirected link graph among them holds at least half of
+//! them: templatized pages of one authority link to each other, mirrored or accidentally similar
+//! pages do not (the paper's Definition 4, relaxed to a sample).
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::{ContentConfig, PageAnalysis, PageDigest};
+
+/// Maximum pages kept in the link graph.
+const GRAPH_MAX_PAGES: usize = 512;
+/// Maximum same-host links kept per graph page.
+const GRAPH_MAX_LINKS: usize = 64;
+/// Maximum owner pages recorded per identity.
+const MAX_OWNERS: usize = 64;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Counter {
+    count: u64,
+    error: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    owners: Vec<u32>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct LinkGraph {
+    /// Per page (graph index): hash of its URL and hashes of its same-host link targets.
+    pages: Vec<(u64, Vec<u64>)>,
+}
+
+/// Incremental, serde-serializable template model of one host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TemplateModel {
+    pages: u64,
+    min_share: f64,
+    min_pages: u64,
+    capacity: usize,
+    connectivity: bool,
+    counters: HashMap<u64, Counter>,
+    #[serde(default)]
+    graph: LinkGraph,
+}
+
+impl TemplateModel {
+    /// An empty model with the thresholds of `config`.
+    pub fn new(config: &ContentConfig) -> Self {
+        TemplateModel {
+            pages: 0,
+            min_share: config.template_min_share.clamp(0.0, 1.0),
+            min_pages: config.template_min_pages,
+            capacity: config.template_capacity.max(1),
+            connectivity: config.template_connectivity,
+            counters: HashMap::new(),
+            graph: LinkGraph::default(),
+        }
+    }
+
+    /// Counts one page's pagelets (each identity once per page).
+    pub fn observe(&mut self, page: &PageAnalysis) {
+        self.observe_digest(&page.digest, None);
+    }
+
+    /// Counts one page from its digest (e.g. a page kept by the sidecar).
+    pub fn observe_digest(&mut self, digest: &PageDigest, owner: Option<u32>) {
+        self.pages += 1;
+        let mut seen = HashSet::with_capacity(digest.pagelets.len());
+        for p in &digest.pagelets {
+            if seen.insert(p.identity) {
+                self.count(p.identity, owner);
+            }
+        }
+    }
+
+    /// Counts one page and records its links for the connectivity test: `url` is the page's URL,
+    /// against which its `href`s are resolved (links to other hosts are dropped). When the graph
+    /// is full or `url` does not parse, the page is counted without graph data.
+    pub fn observe_linked(&mut self, url: &str, page: &PageAnalysis) {
+        let owner = if self.connectivity && self.graph.pages.len() < GRAPH_MAX_PAGES {
+            url::Url::parse(url).ok().map(|base| {
+                let mut links: Vec<u64> = page
+                    .links
+                    .iter()
+                    .filter_map(|href| base.join(href).ok())
+                    .filter(|u| u.host_str() == base.host_str())
+                    .map(|u| url_hash(&u))
+                    .collect();
+                links.sort_unstable();
+                links.dedup();
+                links.truncate(GRAPH_MAX_LINKS);
+                self.graph.pages.push((url_hash(&base), links));
+                (self.graph.pages.len() - 1) as u32
+            })
+        } else {
+            None
+        };
+        self.observe_digest(&page.digest, owner);
+    }
+
+    fn count(&mut self, identity: u64, owner: Option<u32>) {
+        if !self.counters.contains_key(&identity) && self.counters.len() >= self.capacity {
+            // Space-Saving: replace the least counted identity, inheriting its count as error.
+            let victim = self
+                .counters
+                .iter()
+                .min_by_key(|(id, c)| (c.count, **id))
+                .map(|(id, c)| (*id, c.count));
+            if let Some((id, floor)) = victim {
+                self.counters.remove(&id);
+                self.counters.insert(
+                    identity,
+                    Counter {
+                        count: floor,
+                        error: floor,
+                        owners: Vec::new(),
+                    },
+                );
+            }
+        }
+        let c = self.counters.entry(identity).or_default();
+        c.count += 1;
+        if let Some(o) = owner {
+            if c.owners.len() < MAX_OWNERS {
+                c.owners.push(o);
+            }
+        }
+    }
+
+    /// Pages observed.
+    pub fn pages(&self) -> u64 {
+        self.pages
+    }
+
+    /// True once enough pages were observed for template decisions.
+    pub fn is_mature(&self) -> bool {
+        self.pages >= self.min_pages.max(2)
+    }
+
+    /// Pages that must carry an identity for it to be template.
+    pub fn threshold(&self) -> u64 {
+        ((self.min_share * self.pages as f64).ceil() as u64).max(2)
+    }
+
+    /// Whether pagelets with this identity are template on this host.
+    pub fn is_template(&self, identity: u64) -> bool {
+        if !self.is_mature() {
+            return false;
+        }
+        let Some(c) = self.counters.get(&identity) else {
+            return false;
+        };
+        if c.count.saturating_sub(c.error) < self.threshold() {
+            return false;
+        }
+        !self.connectivity || c.owners.len() < 2 || self.owners_connected(&c.owners)
+    }
+
+    /// Number of identities currently tracked.
+    pub fn tracked(&self) -> usize {
+        self.counters.len()
+    }
+
+    /// The connectivity test: the largest component of `owners` in the undirected link graph
+    /// among them holds at least half of them.
+    fn owners_connected(&self, owners: &[u32]) -> bool {
+        let n = owners.len();
+        let by_url: HashMap<u64, usize> = owners
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &o)| self.graph.pages.get(o as usize).map(|p| (p.0, i)))
+            .collect();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(parent: &mut [usize], mut x: usize) -> usize {
+            while parent[x] != x {
+                parent[x] = parent[parent[x]];
+                x = parent[x];
+            }
+            x
+        }
+        for (i, &o) in owners.iter().enumerate() {
+            let Some((_, links)) = self.graph.pages.get(o as usize) else {
+                continue;
+            };
+            for l in links {
+                if let Some(&j) = by_url.get(l) {
+                    let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                    if a != b {
+                        parent[a] = b;
+                    }
+                }
+            }
+        }
+        let mut sizes = vec![0usize; n];
+        for i in 0..n {
+            let r = find(&mut parent, i);
+            sizes[r] += 1;
+        }
+        let largest = sizes.into_iter().max().unwrap_or(0);
+        largest >= 2 && largest * 2 >= n
+    }
+}
+
+/// Hash of a URL without its fragment (what a link graph node is).
+fn url_hash(u: &url::Url) -> u64 {
+    let s = u.as_str();
+    let s = s.split('#').next().unwrap_or(s);
+    xxh3_64(s.as_bytes())
+}

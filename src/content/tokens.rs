@@ -1,0 +1,159 @@
+//! Text normalization: visible text → hashed word tokens.
+//!
+//! Rules (documented because fingerprints depend on them):
+//! - Words are maximal runs of alphanumeric characters (`char::is_alphanumeric`); everything else
+//!   (punctuation, symbols, whitespace) separates words, so `"Hello, World!"` and `"hello world"`
+//!   give the same tokens.
+//! - Lowercasing is Unicode-aware (`char::to_lowercase`), with an ASCII fast path.
+//! - Scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) are cut
+//!   into overlapping character bigrams (a lone character is a unigram), the usual choice for
+//!   near-duplicate detection in CJK text; Hangul is spaced and is treated as words.
+//! - A token is identified by the 64-bit xxh3 of its lowercased UTF-8 bytes; token strings are
+//!   never kept.
+
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Maximum bytes of one word; longer runs (base64 blobs, minified junk) are cut so one token never
+/// costs more than this to hash.
+const MAX_WORD_BYTES: usize = 64;
+
+/// True for characters of scripts written without spaces between words.
+fn is_unspaced(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF      // Thai, Lao
+        | 0x1000..=0x109F    // Myanmar
+        | 0x1780..=0x17FF    // Khmer
+        | 0x3040..=0x30FF    // Hiragana, Katakana
+        | 0x31F0..=0x31FF    // Katakana extensions
+        | 0x3400..=0x4DBF    // CJK extension A
+        | 0x4E00..=0x9FFF    // CJK unified ideographs
+        | 0xF900..=0xFAFF    // CJK compatibility ideographs
+        | 0xFF66..=0xFF9F    // half-width Katakana
+        | 0x20000..=0x3FFFF) // CJK extensions B..
+}
+
+/// Streaming tokenizer: feed text, receive token hashes through a callback.
+///
+/// Keeps one reusable buffer so tokenizing allocates nothing per token.
+#[derive(Default)]
+pub(crate) struct Tokenizer {
+    word: String,
+    /// Previous character of the current unspaced (CJK) run, for bigrams.
+    cjk_prev: Option<char>,
+    /// Whether the current CJK run has emitted a bigram yet (a run of one char emits a unigram).
+    cjk_emitted: bool,
+}
+
+impl Tokenizer {
+    /// Tokenizes `text`, calling `emit` with each token hash, in order, and ends the last word:
+    /// callers only pass text that ends at a word boundary.
+    pub(crate) fn feed(&mut self, text: &str, emit: &mut impl FnMut(u64)) {
+        for c in text.chars() {
+            if c.is_ascii() {
+                self.end_cjk(emit);
+                if c.is_ascii_alphanumeric() {
+                    if self.word.len() < MAX_WORD_BYTES {
+                        self.word.push(c.to_ascii_lowercase());
+                    }
+                } else {
+                    self.end_word(emit);
+                }
+            } else if is_unspaced(c) {
+                self.end_word(emit);
+                if let Some(prev) = self.cjk_prev {
+                    let mut buf = [0u8; 8];
+                    let a = prev.encode_utf8(&mut buf[..4]).len();
+                    let b = c.encode_utf8(&mut buf[a..]).len();
+                    emit(xxh3_64(&buf[..a + b]));
+                    self.cjk_emitted = true;
+                }
+                self.cjk_prev = Some(c);
+            } else if c.is_alphanumeric() {
+                self.end_cjk(emit);
+                if self.word.len() < MAX_WORD_BYTES {
+                    self.word.extend(c.to_lowercase());
+                }
+            } else {
+                self.end_cjk(emit);
+                self.end_word(emit);
+            }
+        }
+        self.end_cjk(emit);
+        self.end_word(emit);
+    }
+
+    fn end_word(&mut self, emit: &mut impl FnMut(u64)) {
+        if !self.word.is_empty() {
+            emit(xxh3_64(self.word.as_bytes()));
+            self.word.clear();
+        }
+    }
+
+    fn end_cjk(&mut self, emit: &mut impl FnMut(u64)) {
+        if let Some(prev) = self.cjk_prev.take() {
+            if !self.cjk_emitted {
+                let mut buf = [0u8; 4];
+                emit(xxh3_64(prev.encode_utf8(&mut buf).as_bytes()));
+            }
+            self.cjk_emitted = false;
+        }
+    }
+}
+
+/// Tokenizes a whole text into token hashes (same rules as the HTML path).
+pub fn tokenize(text: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    Tokenizer::default().feed(text, &mut |h| out.push(h));
+    out
+}
+
+/// Index of the byte after the last word boundary in `text`: the prefix `..idx` can be tokenized
+/// now, the suffix may be the first half of a word continued by the next text chunk.
+pub(crate) fn complete_prefix(text: &str) -> usize {
+    match text.char_indices().next_back() {
+        None => 0,
+        Some((_, c)) if !c.is_alphanumeric() => text.len(),
+        Some(_) => text
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !c.is_alphanumeric())
+            .map_or(0, |(i, c)| i + c.len_utf8()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_case_and_punctuation_insensitive() {
+        assert_eq!(tokenize("Hello, World!"), tokenize("hello   world"));
+        assert_eq!(tokenize("ÉCOLE Straße"), tokenize("école straße"));
+        assert_eq!(tokenize("a-b").len(), 2);
+        assert_ne!(tokenize("hello"), tokenize("help"));
+    }
+
+    #[test]
+    fn cjk_is_cut_into_bigrams() {
+        // 4 characters → 3 overlapping bigrams; a lone character is one unigram.
+        assert_eq!(tokenize("東京大学").len(), 3);
+        assert_eq!(tokenize("東").len(), 1);
+        assert_eq!(tokenize("東京 abc 大学").len(), 3);
+        assert_eq!(tokenize("東京大学")[0], tokenize("東京")[0]);
+    }
+
+    #[test]
+    fn long_runs_are_capped() {
+        let junk = "x".repeat(10_000);
+        assert_eq!(tokenize(&junk).len(), 1);
+    }
+
+    #[test]
+    fn complete_prefix_keeps_partial_word() {
+        assert_eq!(complete_prefix("foo bar"), 4);
+        assert_eq!(complete_prefix("foo bar "), 8);
+        assert_eq!(complete_prefix("foo"), 0);
+        assert_eq!(complete_prefix(""), 0);
+        assert_eq!(complete_prefix("a é"), 2);
+    }
+}
