@@ -1,1 +1,495 @@
-//! Compiled per-host rule engine (being written).
+//! Compiled per-host rule engine: learned rules applied after static normalization.
+//!
+//! [`HostRules::compile`] indexes a host's rules so that a URL finds its rule without trying
+//! each rule in turn:
+//!
+//! 1. the URL's *shape* (the set of its keys, hashed order-independently) selects the few rules
+//!    whose source pattern has exactly those keys (patterns are closed: see
+//!    [`crate::canon::rules::pattern`]);
+//! 2. within a shape, rules are indexed by the value of the key most of them fix to a literal
+//!    (usually a directory or script name), plus a short list of rules that leave that key open;
+//! 3. among the matching rules the most specific (most literals) wins, ties by rule order.
+//!
+//! Applying costs one key-value decomposition (no allocation beyond a small key buffer), a hash
+//! lookup or two, literal comparisons, and the output string.
+//!
+//! Learned rule sets are built so that a canonical form matches no rule (see
+//! `learn::select`); the engine itself never loops: it applies one rule, once.
+
+use std::borrow::Cow;
+use rustc_hash::FxHashMap;
+use url::Url;
+
+use crate::canon::rules::key::{decompose, escape_for, Key, KeyRef, MAX_KEYS_PER_URL};
+use crate::canon::rules::pattern::{write_url, ValuePattern};
+use crate::canon::rules::{HostRuleSet, Operation, RuleError};
+
+/// A URL rewritten by a rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rewrite {
+    /// The canonical URL text.
+    pub canonical: String,
+    /// Index of the rule in the host's rule set ([`HostRules::rule_id`] names it).
+    pub rule_index: usize,
+}
+
+/// Why a URL was rewritten: the rule, the pattern it matched and the result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleMatch {
+    /// Index of the rule in the host's rule set.
+    pub rule_index: usize,
+    /// The rule's id.
+    pub rule_id: String,
+    /// The source pattern (tree node) the URL matched.
+    pub source_pattern: String,
+    /// The pattern of the result.
+    pub target_pattern: String,
+    /// The operations, as text (`ignore query:sid`, ...).
+    pub operations: Vec<String>,
+    /// The canonical URL.
+    pub canonical: String,
+}
+
+#[derive(Debug)]
+enum COp {
+    /// Literal value (keep, or ignore with fill).
+    Literal(Key, String),
+    /// Value of the source entry at this index.
+    Replace {
+        key: Key,
+        from: usize,
+        lowercase: bool,
+    },
+}
+
+#[derive(Debug)]
+struct CompiledRule {
+    id: String,
+    source_text: String,
+    target_text: String,
+    ops_text: Vec<String>,
+    /// Source entries: key, its hash, literal value if any.
+    source: Vec<(Key, u64, Option<String>)>,
+    ops: Vec<COp>,
+    literals: usize,
+}
+
+#[derive(Debug, Default)]
+struct ShapeIndex {
+    /// Discriminating key (hash, key) and rules by its literal value.
+    disc: Option<(u64, Key)>,
+    by_value: FxHashMap<String, Vec<u32>>,
+    /// Rules that leave the discriminating key open (or all, without one).
+    rest: Vec<u32>,
+}
+
+/// A host's rules, compiled. `Send + Sync`; share behind an `Arc`.
+#[derive(Debug)]
+pub struct HostRules {
+    host: String,
+    version: u64,
+    rules: Vec<CompiledRule>,
+    shapes: FxHashMap<u64, ShapeIndex>,
+}
+
+/// Finalizer of splitmix64: spreads key hashes before they are summed into a shape hash.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn shape_of<'a>(keys: impl Iterator<Item = KeyRef<'a>>) -> u64 {
+    keys.fold(0u64, |acc, k| acc.wrapping_add(mix(k.hash64())))
+}
+
+impl HostRules {
+    /// Validates and compiles a host's rules.
+    pub fn compile(set: &HostRuleSet) -> Result<Self, RuleError> {
+        let validated = set.validate()?;
+        let mut rules = Vec::with_capacity(set.rules.len());
+        let mut shapes: FxHashMap<u64, ShapeIndex> = FxHashMap::default();
+        let mut members: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+        for (i, (rule, v)) in set.rules.iter().zip(&validated).enumerate() {
+            let source: Vec<(Key, u64, Option<String>)> = v
+                .source
+                .entries
+                .iter()
+                .map(|(k, val)| {
+                    let lit = match val {
+                        ValuePattern::Any => None,
+                        ValuePattern::Literal(l) => Some(l.clone()),
+                    };
+                    (k.clone(), k.as_ref().hash64(), lit)
+                })
+                .collect();
+            let mut ops = Vec::new();
+            for op in &rule.operations {
+                match op {
+                    Operation::Keep { key, value }
+                    | Operation::Ignore {
+                        key,
+                        fill: Some(value),
+                    } => ops.push(COp::Literal(key.clone(), value.clone())),
+                    Operation::Replace {
+                        key,
+                        from,
+                        lowercase,
+                    } => {
+                        let from = source.iter().position(|(k, _, _)| k == from).ok_or_else(|| {
+                            RuleError::BadOperations {
+                                rule: rule.id.clone(),
+                                reason: format!("{from} not in source"),
+                            }
+                        })?;
+                        ops.push(COp::Replace {
+                            key: key.clone(),
+                            from,
+                            lowercase: *lowercase,
+                        });
+                    }
+                    Operation::Ignore { fill: None, .. } => {}
+                }
+            }
+            let shape = shape_of(v.source.entries.iter().map(|(k, _)| k.as_ref()));
+            members.entry(shape).or_default().push(i as u32);
+            rules.push(CompiledRule {
+                id: rule.id.clone(),
+                source_text: rule.source_pattern.clone(),
+                target_text: rule.target_pattern.clone(),
+                ops_text: rule.operations.iter().map(ToString::to_string).collect(),
+                literals: v.source.literal_count(),
+                source,
+                ops,
+            });
+        }
+        for (shape, mut ids) in members {
+            ids.sort_by_key(|&i| (std::cmp::Reverse(rules[i as usize].literals), i));
+            // The key fixed to a literal by most rules of this shape discriminates best.
+            let mut counts: FxHashMap<&Key, usize> = FxHashMap::default();
+            for &i in &ids {
+                for (k, _, lit) in &rules[i as usize].source {
+                    if lit.is_some() {
+                        *counts.entry(k).or_default() += 1;
+                    }
+                }
+            }
+            let disc = counts
+                .into_iter()
+                .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
+                .map(|(k, _)| k.clone());
+            let mut index = ShapeIndex::default();
+            for &i in &ids {
+                let lit = disc.as_ref().and_then(|d| {
+                    rules[i as usize]
+                        .source
+                        .iter()
+                        .find(|(k, _, _)| k == d)
+                        .and_then(|(_, _, l)| l.clone())
+                });
+                match lit {
+                    Some(l) => index.by_value.entry(l).or_default().push(i),
+                    None => index.rest.push(i),
+                }
+            }
+            index.disc = disc.map(|k| (k.as_ref().hash64(), k));
+            shapes.insert(shape, index);
+        }
+        Ok(HostRules {
+            host: set.host.clone(),
+            version: set.version,
+            rules,
+            shapes,
+        })
+    }
+
+    /// The rule set's version.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The host these rules are for.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// Number of rules.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether there are no rules.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The id of rule `index`.
+    pub fn rule_id(&self, index: usize) -> Option<&str> {
+        self.rules.get(index).map(|r| r.id.as_str())
+    }
+
+    /// Rewrites `url` with the most specific matching rule, if any.
+    pub fn apply(&self, url: &Url) -> Option<Rewrite> {
+        let mut kv = Vec::with_capacity(24);
+        let mut slots = [0u8; MAX_KEYS_PER_URL];
+        let index = self.find(url, &mut kv, &mut slots)?;
+        let canonical = self.build(index, &kv, &slots)?;
+        Some(Rewrite {
+            canonical,
+            rule_index: index,
+        })
+    }
+
+    /// Like [`HostRules::apply`], with the rule and pattern that explain the rewrite.
+    pub fn explain(&self, url: &Url) -> Option<RuleMatch> {
+        let rewrite = self.apply(url)?;
+        let rule = self.rules.get(rewrite.rule_index)?;
+        Some(RuleMatch {
+            rule_index: rewrite.rule_index,
+            rule_id: rule.id.clone(),
+            source_pattern: rule.source_text.clone(),
+            target_pattern: rule.target_text.clone(),
+            operations: rule.ops_text.clone(),
+            canonical: rewrite.canonical,
+        })
+    }
+
+    /// Finds the matching rule; fills `slots[j]` with the index in `kv` of source entry `j`.
+    fn find<'u>(
+        &self,
+        url: &'u Url,
+        kv: &mut Vec<(KeyRef<'u>, &'u str)>,
+        slots: &mut [u8; MAX_KEYS_PER_URL],
+    ) -> Option<usize> {
+        if self.rules.is_empty() {
+            return None;
+        }
+        decompose(url, kv).ok()?;
+        let mut hashes = [0u64; MAX_KEYS_PER_URL];
+        for (h, (k, _)) in hashes.iter_mut().zip(kv.iter()) {
+            *h = k.hash64();
+        }
+        let hashes = &hashes[..kv.len()];
+        let shape = hashes.iter().fold(0u64, |acc, &h| acc.wrapping_add(mix(h)));
+        let index = self.shapes.get(&shape)?;
+        let first_match = |ids: &[u32], slots: &mut [u8; MAX_KEYS_PER_URL]| -> Option<u32> {
+            ids.iter()
+                .copied()
+                .find(|&i| self.matches(i as usize, kv, hashes, slots))
+        };
+        let from_value = index.disc.as_ref().and_then(|(dh, dk)| {
+            let pos = hashes
+                .iter()
+                .zip(kv.iter())
+                .position(|(h, (k, _))| h == dh && *k == dk.as_ref())?;
+            index.by_value.get(kv[pos].1)
+        });
+        let mut scratch = [0u8; MAX_KEYS_PER_URL];
+        let a = from_value.and_then(|ids| first_match(ids, slots));
+        let b = first_match(&index.rest, &mut scratch);
+        let pick = match (a, b) {
+            (Some(a), Some(b)) => {
+                let (ra, rb) = (&self.rules[a as usize], &self.rules[b as usize]);
+                if (std::cmp::Reverse(rb.literals), b) < (std::cmp::Reverse(ra.literals), a) {
+                    *slots = scratch;
+                    b
+                } else {
+                    a
+                }
+            }
+            (Some(a), None) => a,
+            (None, Some(b)) => {
+                *slots = scratch;
+                b
+            }
+            (None, None) => return None,
+        };
+        Some(pick as usize)
+    }
+
+    fn matches(&self, i: usize, kv: &[(KeyRef<'_>, &str)], hashes: &[u64], slots: &mut [u8; MAX_KEYS_PER_URL]) -> bool {
+        let rule = &self.rules[i];
+        if rule.source.len() != kv.len() {
+            return false;
+        }
+        for (j, (key, h, lit)) in rule.source.iter().enumerate() {
+            let Some(pos) = hashes
+                .iter()
+                .zip(kv)
+                .position(|(uh, (uk, _))| uh == h && *uk == key.as_ref())
+            else {
+                return false;
+            };
+            if let Some(l) = lit {
+                if kv[pos].1 != l {
+                    return false;
+                }
+            }
+            slots[j] = pos as u8;
+        }
+        true
+    }
+
+    fn build(&self, i: usize, kv: &[(KeyRef<'_>, &str)], slots: &[u8; MAX_KEYS_PER_URL]) -> Option<String> {
+        let rule = self.rules.get(i)?;
+        let mut out: Vec<(KeyRef<'_>, Cow<'_, str>)> = Vec::with_capacity(rule.ops.len());
+        for op in &rule.ops {
+            match op {
+                COp::Literal(k, v) => out.push((k.as_ref(), Cow::Borrowed(v.as_str()))),
+                COp::Replace {
+                    key,
+                    from,
+                    lowercase,
+                } => {
+                    let (fk, v) = kv.get(usize::from(*slots.get(*from)?))?;
+                    let comp = key.component();
+                    let mut val: Cow<'_, str> = Cow::Borrowed(v);
+                    if *lowercase && val.bytes().any(|b| b.is_ascii_uppercase()) {
+                        val = Cow::Owned(val.to_ascii_lowercase());
+                    }
+                    if fk.component() != comp {
+                        if let Some(e) = escape_for(comp, &val) {
+                            val = Cow::Owned(e);
+                        }
+                    }
+                    out.push((key.as_ref(), val));
+                }
+            }
+        }
+        let refs: Vec<(KeyRef<'_>, &str)> = out.iter().map(|(k, v)| (*k, v.as_ref())).collect();
+        let mut s = String::with_capacity(128);
+        write_url(&mut s, &refs).ok()?;
+        Some(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canon::rules::Rule;
+
+    fn op(text: &str) -> Operation {
+        // Test helper: "keep k=v" / "replace k <- f" / "ignore k" / "ignore k -> v".
+        let parts: Vec<&str> = text.split(' ').collect();
+        match parts.as_slice() {
+            ["keep", kv] => {
+                let (k, v) = kv.split_once('=').unwrap();
+                Operation::Keep { key: k.parse().unwrap(), value: v.into() }
+            }
+            ["replace", k, "<-", f] => match f.strip_prefix("lower(").and_then(|f| f.strip_suffix(')')) {
+                Some(f) => Operation::Replace { key: k.parse().unwrap(), from: f.parse().unwrap(), lowercase: true },
+                None => Operation::Replace { key: k.parse().unwrap(), from: f.parse().unwrap(), lowercase: false },
+            },
+            ["ignore", k] => Operation::Ignore { key: k.parse().unwrap(), fill: None },
+            ["ignore", k, "->", v] => Operation::Ignore { key: k.parse().unwrap(), fill: Some((*v).into()) },
+            _ => panic!("bad op {text}"),
+        }
+    }
+
+    fn rule(id: &str, src: &str, dst: &str, ops: &[&str]) -> Rule {
+        Rule {
+            id: id.into(),
+            source_pattern: src.into(),
+            target_pattern: dst.into(),
+            operations: ops.iter().map(|o| op(o)).collect(),
+            support: 1,
+            false_positive_rate: 0.0,
+            support_clusters: 1,
+        }
+    }
+
+    fn host(rules: Vec<Rule>) -> HostRules {
+        HostRules::compile(&HostRuleSet {
+            host: "example.com".into(),
+            version: 7,
+            learned_at_unix_ms: 0,
+            rules,
+        })
+        .unwrap()
+    }
+
+    const HOST_KEEP: [&str; 3] = ["keep scheme=http", "keep auth_0=example", "keep auth_1=com"];
+
+    fn ops(extra: &[&'static str]) -> Vec<&'static str> {
+        HOST_KEEP.iter().copied().chain(extra.iter().copied()).collect()
+    }
+
+    #[test]
+    fn figure_4_rule_rewrites_and_is_idempotent() {
+        // Node A (forum.php?pageid=*&sid=* on any mirror) to node B (/*/<pageid>/display).
+        let r = rule(
+            "example.com#1",
+            "http://example.com/*/forum.php?pageid=*&sid=*",
+            "http://example.com/archive/*/display",
+            &ops(&[
+                "ignore path_0 -> archive",
+                "replace path_1 <- query:pageid",
+                "keep path_2=display",
+                "ignore query:sid",
+            ]),
+        );
+        let h = host(vec![r]);
+        assert_eq!(h.version(), 7);
+        let u = Url::parse("http://example.com/archive3/forum.php?pageid=21&sid=9f8e").unwrap();
+        let rw = h.apply(&u).unwrap();
+        assert_eq!(rw.canonical, "http://example.com/archive/21/display");
+        assert_eq!(h.rule_id(rw.rule_index), Some("example.com#1"));
+        let again = Url::parse(&rw.canonical).unwrap();
+        assert_eq!(h.apply(&again), None, "canonical form is a fixpoint");
+        let ex = h.explain(&u).unwrap();
+        assert_eq!(ex.source_pattern, "http://example.com/*/forum.php?pageid=*&sid=*");
+        assert!(ex.operations.contains(&"ignore query:sid".to_string()));
+        // Extra key: closed-world pattern does not match.
+        let u = Url::parse("http://example.com/a/forum.php?pageid=21&sid=9&page=2").unwrap();
+        assert_eq!(h.apply(&u), None);
+    }
+
+    #[test]
+    fn most_specific_rule_wins_and_index_finds_by_literal() {
+        let general = rule(
+            "g",
+            "http://example.com/*?sid=*",
+            "http://example.com/*",
+            &ops(&["replace path_0 <- path_0", "ignore query:sid"]),
+        );
+        let specific = rule(
+            "s",
+            "http://example.com/cart?sid=*",
+            "http://example.com/cart?sid=*",
+            &ops(&["keep path_0=cart", "replace query:sid <- query:sid"]),
+        );
+        let h = host(vec![general, specific]);
+        let u = Url::parse("http://example.com/cart?sid=1").unwrap();
+        assert_eq!(h.explain(&u).unwrap().rule_id, "s");
+        let u = Url::parse("http://example.com/news?sid=1").unwrap();
+        assert_eq!(h.apply(&u).unwrap().canonical, "http://example.com/news");
+    }
+
+    #[test]
+    fn moved_values_are_escaped_and_lowercase_applies() {
+        let r = rule(
+            "m",
+            "http://example.com/item.php?id=*",
+            "http://example.com/item/*",
+            &ops(&["keep path_0=item", "replace path_1 <- query:id", "ignore path_0"]),
+        );
+        let err = HostRules::compile(&HostRuleSet {
+            host: "example.com".into(),
+            version: 1,
+            learned_at_unix_ms: 0,
+            rules: vec![r],
+        });
+        assert!(err.is_err(), "two operations on path_0 are rejected");
+        let r = rule(
+            "m",
+            "http://example.com/item.php?id=*",
+            "http://example.com/item/*",
+            &ops(&["keep path_0=item", "replace path_1 <- lower(query:id)"]),
+        );
+        let h = host(vec![r]);
+        let u = Url::parse("http://example.com/item.php?id=A/B?C").unwrap();
+        let c = h.apply(&u).unwrap().canonical;
+        assert_eq!(c, "http://example.com/item/a%2Fb%3Fc");
+        assert_eq!(Url::parse(&c).unwrap().as_str(), c);
+    }
+}

@@ -1,1 +1,0 @@
-//! Learned rule data model and rule files (being written).

@@ -1,0 +1,429 @@
+//! Learned rule data model and the versioned, human-readable rule file format.
+//!
+//! A rule file looks like this (JSON):
+//!
+//! ```json
+//! {"format": "undust-rules", "version": 1, "hosts": [{
+//!   "host": "example.com", "version": 3, "learned_at_unix_ms": 1700000000000,
+//!   "rules": [{
+//!     "id": "example.com#1",
+//!     "source_pattern": "http://example.com/item.php?id=*&sid=*",
+//!     "target_pattern": "http://example.com/item.php?id=*",
+//!     "operations": [
+//!       {"op": "keep", "key": "scheme", "value": "http"},
+//!       {"op": "replace", "key": "query:id", "from": "query:id"},
+//!       {"op": "ignore", "key": "query:sid"}],
+//!     "support": 812, "false_positive_rate": 0.0}]}]}
+//! ```
+//!
+//! Reading a rule: a URL with exactly the keys of `source_pattern` and its literal values is
+//! rewritten to `target_pattern`, each output key set by one operation:
+//!
+//! - `keep K=V`: the output's `K` is the literal `V`;
+//! - `replace K <- F`: the output's `K` is the input's value of `F` (`lower(F)`: lower-cased);
+//! - `ignore K`: the input's `K` does not matter. Query keys and path parameters are dropped;
+//!   host labels, path segments, scheme and port cannot be dropped without changing the URL's
+//!   shape, so they are set to the `fill` value (`ignore path_0 -> archive`).
+//!
+//! Loading validates everything ([`RuleFile::from_json`]): unknown format or version, bad
+//! patterns, operations that do not produce the target pattern are errors naming the rule.
+
+pub mod key;
+pub mod pattern;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+pub use key::{decompose, Component, Key, KeyRef};
+pub use pattern::{Pattern, PatternError, ValuePattern};
+
+/// The `format` marker of rule files.
+pub const RULE_FILE_FORMAT: &str = "undust-rules";
+/// The rule file version this build reads and writes.
+pub const RULE_FILE_VERSION: u32 = 1;
+/// Most rules one host may carry (bounds compile time and memory).
+pub const MAX_RULES_PER_HOST: usize = 10_000;
+
+/// One rewrite operation, setting (or dropping) one output key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum Operation {
+    /// The output key takes a literal value.
+    Keep {
+        /// Output key.
+        key: Key,
+        /// Its value.
+        value: String,
+    },
+    /// The output key takes the value of an input key.
+    Replace {
+        /// Output key.
+        key: Key,
+        /// Input key the value comes from.
+        from: Key,
+        /// Lower-case the value (case-insensitive paths).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        lowercase: bool,
+    },
+    /// The key's value does not matter: dropped, or set to `fill` where it cannot be dropped.
+    Ignore {
+        /// The ignored key.
+        key: Key,
+        /// Value written instead (host labels, path segments, scheme, port).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fill: Option<String>,
+    },
+}
+
+impl Operation {
+    /// The key this operation is about.
+    pub fn key(&self) -> &Key {
+        match self {
+            Operation::Keep { key, .. }
+            | Operation::Replace { key, .. }
+            | Operation::Ignore { key, .. } => key,
+        }
+    }
+
+    /// Whether this operation puts its key in the output.
+    pub fn outputs(&self) -> bool {
+        !matches!(self, Operation::Ignore { fill: None, .. })
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Operation::Keep { key, value } => write!(f, "keep {key}={value}"),
+            Operation::Replace {
+                key,
+                from,
+                lowercase: false,
+            } => write!(f, "replace {key} <- {from}"),
+            Operation::Replace {
+                key,
+                from,
+                lowercase: true,
+            } => write!(f, "replace {key} <- lower({from})"),
+            Operation::Ignore { key, fill: None } => write!(f, "ignore {key}"),
+            Operation::Ignore {
+                key,
+                fill: Some(v),
+            } => write!(f, "ignore {key} -> {v}"),
+        }
+    }
+}
+
+/// One learned rule.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rule {
+    /// Stable identifier (`host#n`).
+    pub id: String,
+    /// URLs this rule rewrites.
+    pub source_pattern: String,
+    /// What the rewritten URLs look like.
+    pub target_pattern: String,
+    /// One operation per output key, plus `ignore` for dropped input keys.
+    pub operations: Vec<Operation>,
+    /// Training URLs the rule rewrote.
+    pub support: u64,
+    /// False-positive pairs / support pairs on the training set (Lei et al., eq. 3).
+    pub false_positive_rate: f64,
+    /// Distinct duplicate clusters backing the rule.
+    #[serde(default)]
+    pub support_clusters: u64,
+}
+
+/// The rules of one host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostRuleSet {
+    /// Host name.
+    pub host: String,
+    /// Increases every time the host's rules are re-learned.
+    pub version: u64,
+    /// When the rules were learned.
+    pub learned_at_unix_ms: i64,
+    /// The rules.
+    pub rules: Vec<Rule>,
+}
+
+/// A rule file: rules for many hosts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RuleFile {
+    /// Always [`RULE_FILE_FORMAT`].
+    pub format: String,
+    /// Always [`RULE_FILE_VERSION`] for files this build writes.
+    pub version: u32,
+    /// Per-host rule sets.
+    pub hosts: Vec<HostRuleSet>,
+}
+
+/// Why rules cannot be loaded or compiled.
+#[derive(Debug, Error)]
+pub enum RuleError {
+    /// Not JSON, or JSON of the wrong shape.
+    #[error("rule file is not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The `format` marker is not [`RULE_FILE_FORMAT`].
+    #[error("not an undust rule file (format {0:?})")]
+    UnknownFormat(String),
+    /// A version this build does not read.
+    #[error("unsupported rule file version {0} (this build reads {RULE_FILE_VERSION})")]
+    UnsupportedVersion(u32),
+    /// A pattern does not parse.
+    #[error("rule {rule}: bad {which} pattern {pattern:?}: {reason}")]
+    BadPattern {
+        /// Rule id.
+        rule: String,
+        /// `source` or `target`.
+        which: &'static str,
+        /// The pattern text.
+        pattern: String,
+        /// Why.
+        reason: PatternError,
+    },
+    /// Operations inconsistent with the patterns.
+    #[error("rule {rule}: {reason}")]
+    BadOperations {
+        /// Rule id.
+        rule: String,
+        /// Why.
+        reason: String,
+    },
+    /// Too many rules for one host.
+    #[error("host {host}: {count} rules exceed the limit of {MAX_RULES_PER_HOST}")]
+    TooManyRules {
+        /// Host.
+        host: String,
+        /// Rule count.
+        count: usize,
+    },
+}
+
+impl RuleFile {
+    /// A file of the current version.
+    pub fn new(hosts: Vec<HostRuleSet>) -> Self {
+        RuleFile {
+            format: RULE_FILE_FORMAT.to_owned(),
+            version: RULE_FILE_VERSION,
+            hosts,
+        }
+    }
+
+    /// Parses and validates a rule file.
+    pub fn from_json(text: &str) -> Result<Self, RuleError> {
+        let file: RuleFile = serde_json::from_str(text)?;
+        if file.format != RULE_FILE_FORMAT {
+            return Err(RuleError::UnknownFormat(file.format));
+        }
+        if file.version != RULE_FILE_VERSION {
+            return Err(RuleError::UnsupportedVersion(file.version));
+        }
+        for h in &file.hosts {
+            h.validate()?;
+        }
+        Ok(file)
+    }
+
+    /// Pretty-printed JSON.
+    pub fn to_json_pretty(&self) -> Result<String, RuleError> {
+        Ok(serde_json::to_string_pretty(self)?)
+    }
+}
+
+/// A rule with parsed, cross-checked patterns.
+#[derive(Clone, Debug)]
+pub struct ValidatedRule {
+    /// Parsed source pattern.
+    pub source: Pattern,
+    /// Parsed target pattern.
+    pub target: Pattern,
+}
+
+impl HostRuleSet {
+    /// Validates every rule; returns the parsed patterns in rule order.
+    pub fn validate(&self) -> Result<Vec<ValidatedRule>, RuleError> {
+        if self.rules.len() > MAX_RULES_PER_HOST {
+            return Err(RuleError::TooManyRules {
+                host: self.host.clone(),
+                count: self.rules.len(),
+            });
+        }
+        self.rules.iter().map(Rule::validate).collect()
+    }
+}
+
+impl Rule {
+    /// Parses the patterns and checks that the operations turn a source URL into a target URL.
+    pub fn validate(&self) -> Result<ValidatedRule, RuleError> {
+        let bad_pattern = |which, pattern: &str, reason| RuleError::BadPattern {
+            rule: self.id.clone(),
+            which,
+            pattern: pattern.to_owned(),
+            reason,
+        };
+        let source = Pattern::parse(&self.source_pattern)
+            .map_err(|e| bad_pattern("source", &self.source_pattern, e))?;
+        let target = Pattern::parse(&self.target_pattern)
+            .map_err(|e| bad_pattern("target", &self.target_pattern, e))?;
+        let bad = |reason: String| RuleError::BadOperations {
+            rule: self.id.clone(),
+            reason,
+        };
+        if !(0.0..=1.0).contains(&self.false_positive_rate) {
+            return Err(bad(format!(
+                "false_positive_rate {} outside [0, 1]",
+                self.false_positive_rate
+            )));
+        }
+        for (i, op) in self.operations.iter().enumerate() {
+            if self.operations[..i].iter().any(|o| o.key() == op.key()) {
+                return Err(bad(format!("two operations on {}", op.key())));
+            }
+            match op {
+                Operation::Keep { key, value } => {
+                    if target.get(key) != Some(&ValuePattern::Literal(value.clone())) {
+                        return Err(bad(format!("`{op}` but the target has {key}={:?}", target.get(key))));
+                    }
+                }
+                Operation::Replace { key, from, .. } => {
+                    if source.get(from).is_none() {
+                        return Err(bad(format!("`{op}`: {from} is not in the source pattern")));
+                    }
+                    if target.get(key) != Some(&ValuePattern::Any) {
+                        return Err(bad(format!("`{op}`: target must have {key}=*")));
+                    }
+                    let (tc, fc) = (key.component(), from.component());
+                    let host_like = |c| matches!(c, Component::Host | Component::Scheme | Component::Port);
+                    if (host_like(tc) || host_like(fc)) && tc != fc {
+                        return Err(bad(format!("`{op}`: cannot move a value into or out of {tc:?}")));
+                    }
+                }
+                Operation::Ignore { key, fill: None } => {
+                    if target.get(key).is_some() {
+                        return Err(bad(format!("`{op}` drops {key} but the target has it")));
+                    }
+                    if !matches!(key.component(), Component::Query | Component::PathParam)
+                        && source.get(key).is_none()
+                    {
+                        return Err(bad(format!("`{op}`: {key} is not in the source pattern")));
+                    }
+                }
+                Operation::Ignore { key, fill: Some(v) } => {
+                    if target.get(key) != Some(&ValuePattern::Literal(v.clone())) {
+                        return Err(bad(format!("`{op}` but the target has {key}={:?}", target.get(key))));
+                    }
+                }
+            }
+        }
+        for (k, _) in &target.entries {
+            if !self.operations.iter().any(|o| o.key() == k && o.outputs()) {
+                return Err(bad(format!("no operation produces target key {k}")));
+            }
+        }
+        // Keys of the source that no operation mentions would silently vanish: make the
+        // file say so.
+        for (k, _) in &source.entries {
+            let mentioned = self.operations.iter().any(|o| {
+                o.key() == k || matches!(o, Operation::Replace { from, .. } if from == k)
+            });
+            if !mentioned {
+                return Err(bad(format!("source key {k} is neither kept, replaced nor ignored")));
+            }
+        }
+        Ok(ValidatedRule { source, target })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample_rule() -> Rule {
+        Rule {
+            id: "example.com#1".into(),
+            source_pattern: "http://example.com/item.php?id=*&sid=*".into(),
+            target_pattern: "http://example.com/item.php?id=*".into(),
+            operations: vec![
+                Operation::Keep { key: Key::Scheme, value: "http".into() },
+                Operation::Keep { key: Key::Auth(0), value: "example".into() },
+                Operation::Keep { key: Key::Auth(1), value: "com".into() },
+                Operation::Keep { key: Key::Path(0), value: "item.php".into() },
+                Operation::Replace {
+                    key: "query:id".parse().unwrap(),
+                    from: "query:id".parse().unwrap(),
+                    lowercase: false,
+                },
+                Operation::Ignore { key: "query:sid".parse().unwrap(), fill: None },
+            ],
+            support: 10,
+            false_positive_rate: 0.0,
+            support_clusters: 4,
+        }
+    }
+
+    #[test]
+    fn operations_display_as_documented() {
+        let ops = [
+            (Operation::Keep { key: Key::Path(2), value: "display".into() }, "keep path_2=display"),
+            (
+                Operation::Replace {
+                    key: Key::Path(1),
+                    from: "query:pageid".parse().unwrap(),
+                    lowercase: false,
+                },
+                "replace path_1 <- query:pageid",
+            ),
+            (Operation::Ignore { key: "query:sid".parse().unwrap(), fill: None }, "ignore query:sid"),
+            (
+                Operation::Ignore { key: Key::Path(0), fill: Some("archive".into()) },
+                "ignore path_0 -> archive",
+            ),
+        ];
+        for (op, text) in ops {
+            assert_eq!(op.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn file_round_trips_and_validates() {
+        let set = HostRuleSet {
+            host: "example.com".into(),
+            version: 1,
+            learned_at_unix_ms: 0,
+            rules: vec![sample_rule()],
+        };
+        let file = RuleFile::new(vec![set]);
+        let text = file.to_json_pretty().unwrap();
+        assert!(text.contains("\"format\": \"undust-rules\""));
+        assert_eq!(RuleFile::from_json(&text).unwrap(), file);
+    }
+
+    #[test]
+    fn loading_rejects_bad_files_naming_the_rule() {
+        let mut file = RuleFile::new(vec![HostRuleSet {
+            host: "example.com".into(),
+            version: 1,
+            learned_at_unix_ms: 0,
+            rules: vec![sample_rule()],
+        }]);
+        file.version = 2;
+        let text = serde_json::to_string(&file).unwrap();
+        assert!(matches!(RuleFile::from_json(&text), Err(RuleError::UnsupportedVersion(2))));
+        file.version = 1;
+        file.format = "other".into();
+        let text = serde_json::to_string(&file).unwrap();
+        assert!(matches!(RuleFile::from_json(&text), Err(RuleError::UnknownFormat(_))));
+        file.format = RULE_FILE_FORMAT.into();
+        file.hosts[0].rules[0].source_pattern = "not a pattern".into();
+        let err = RuleFile::from_json(&serde_json::to_string(&file).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("example.com#1"), "{err}");
+        let mut rule = sample_rule();
+        rule.operations.pop();
+        let err = rule.validate().unwrap_err();
+        assert!(err.to_string().contains("query:sid"), "{err}");
+        assert!(RuleFile::from_json("{}").is_err());
+    }
+}
