@@ -21,6 +21,7 @@ use super::auth::{Role, Tokens};
 use super::learning::Learning;
 use super::state::Sidecar;
 use crate::canon::seen::{key_of, Seen};
+use crate::pb;
 use crate::pb::admin_server::Admin as AdminRpc;
 use crate::pb::{
     ExplainRequest, ExplainResponse, ExplainStep, GetRelearnJobRequest, GetRulesRequest,
@@ -90,10 +91,18 @@ impl AdminService {
             }
         };
         let seen = sidecar.seen.check(key_of(&explanation.canonical), false, "") == Seen::Duplicate;
-        let rule = match (&explanation.rules, &explanation.matched) {
-            (Some(rules), Some(matched)) => Some(super::rules_pb::rule_to_pb(rules.rule(matched.rule_index))),
-            _ => None,
-        };
+        let rule = explanation.matched.as_ref().map(|matched| {
+            let host = explanation.rules.as_ref().map(|rules| rules.host().to_owned()).unwrap_or_default();
+            let learned = self.learning.live_rule(&host, matched.rule_index);
+            pb::Rule {
+                id: matched.rule_id.clone(),
+                source_pattern: matched.source_pattern.clone(),
+                target_pattern: matched.target_pattern.clone(),
+                operations: matched.operations.clone(),
+                support: learned.as_ref().map_or(0, |rule| rule.support),
+                false_positive_rate: learned.as_ref().map_or(0.0, |rule| rule.false_positive_rate),
+            }
+        });
         Ok(ExplainResponse {
             input: request.url,
             static_result: explanation.static_result,

@@ -93,7 +93,7 @@ impl CanonicalizerService {
             changed_static += u64::from(canonical.changed_static);
             let (rule_id, rules_version) = match &host.rules {
                 Some(rules) => {
-                    let id = canonical.rule_index.map(|i| rules.rule_id(i).to_owned()).unwrap_or_default();
+                    let id = canonical.rule_index.and_then(|i| rules.rule_id(i)).unwrap_or_default().to_owned();
                     (id, rules.version())
                 }
                 None => (String::new(), 0),

@@ -654,6 +654,13 @@ impl Learning {
         })
     }
 
+    /// A rule of a host's live rule set, by index (for Explain's support and false-positive rate).
+    pub fn live_rule(&self, host: &str, index: usize) -> Option<crate::canon::rules::Rule> {
+        let state = self.hosts.get(host).map(|entry| Arc::clone(entry.value()))?;
+        let state = state.lock();
+        state.history.live_set().and_then(|set| set.rules.get(index).cloned())
+    }
+
     /// A job by id.
     pub fn job(&self, id: &str) -> Option<RelearnJob> {
         self.jobs.lock().by_id.get(id).map(|job| job.record.lock().clone())
