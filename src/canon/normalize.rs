@@ -212,21 +212,74 @@ impl Edits {
 
 type StepFn = fn(&StaticNormalizer, &Url) -> Edits;
 
-/// The passes, in order. Percent-encoding comes before the parameter steps so that `utm%5Fsource`
-/// is recognized as `utm_source`.
-const STEPS: [(&str, StepFn); 9] = [
-    ("remove-fragment", StaticNormalizer::step_fragment),
-    ("strip-trailing-dot", StaticNormalizer::step_trailing_dot),
-    ("strip-www", StaticNormalizer::step_www),
+/// Whether a step may act, judged from the scan.
+type NeededFn = fn(&Scan) -> bool;
+
+/// What a cheap read-only scan of the URL found: which steps can possibly change it. The common
+/// URL needs no step at all and costs one scan; a step runs only when its flag is set.
+#[derive(Debug, Default, Clone, Copy)]
+struct Scan {
+    fragment: bool,
+    host_trailing_dot: bool,
+    host_www: bool,
+    percent: bool,
+    session: bool,
+    tracking: bool,
+    empty_params: bool,
+    unsorted: bool,
+    empty_query: bool,
+}
+
+impl Scan {
+    fn any(&self) -> bool {
+        self.fragment
+            || self.host_trailing_dot
+            || self.host_www
+            || self.percent
+            || self.session
+            || self.tracking
+            || self.empty_params
+            || self.unsorted
+            || self.empty_query
+    }
+}
+
+/// The passes, in order, each with the scan flag that says it may act. Percent-encoding comes
+/// before the parameter steps so that `utm%5Fsource` is recognized as `utm_source`.
+const STEPS: [(&str, StepFn, NeededFn); 9] = [
+    ("remove-fragment", StaticNormalizer::step_fragment, |s| {
+        s.fragment
+    }),
+    (
+        "strip-trailing-dot",
+        StaticNormalizer::step_trailing_dot,
+        |s| s.host_trailing_dot,
+    ),
+    ("strip-www", StaticNormalizer::step_www, |s| s.host_www),
     (
         "normalize-percent-encoding",
         StaticNormalizer::step_percent,
+        |s| s.percent,
     ),
-    ("remove-session-ids", StaticNormalizer::step_session),
-    ("remove-tracking-params", StaticNormalizer::step_tracking),
-    ("remove-empty-params", StaticNormalizer::step_empty_params),
-    ("sort-query", StaticNormalizer::step_sort),
-    ("drop-empty-query", StaticNormalizer::step_empty_query),
+    ("remove-session-ids", StaticNormalizer::step_session, |s| {
+        s.session
+    }),
+    (
+        "remove-tracking-params",
+        StaticNormalizer::step_tracking,
+        |s| s.tracking,
+    ),
+    (
+        "remove-empty-params",
+        StaticNormalizer::step_empty_params,
+        |s| s.empty_params,
+    ),
+    ("sort-query", StaticNormalizer::step_sort, |s| s.unsorted),
+    (
+        "drop-empty-query",
+        StaticNormalizer::step_empty_query,
+        |s| s.empty_query,
+    ),
 ];
 
 /// The static normalizer: immutable after construction, `Send + Sync`, cheap to share in an `Arc`.
@@ -237,11 +290,11 @@ pub struct StaticNormalizer {
     exact: HashMap<Box<[u8]>, Class>,
     /// Parameter name prefixes (lowercase) and their class.
     prefixes: Vec<(Box<[u8]>, Class)>,
-    /// First bytes (lowercase) of every exact name and prefix: most parameters are rejected by
-    /// this table without hashing.
-    first_byte: [bool; 256],
-    /// Longest exact name, so longer keys skip the hash lookup.
-    max_exact_len: usize,
+    /// Per lowercase first byte, a bit per length (0..=63) of the exact names starting with it:
+    /// most parameters (`id`, `page`, `q`) are rejected by this table without hashing.
+    exact_lengths: [u64; 256],
+    /// Per lowercase first byte, whether a prefix starts with it.
+    prefix_first: [bool; 256],
 }
 
 impl StaticNormalizer {
@@ -302,19 +355,24 @@ impl StaticNormalizer {
                 exact.insert(lower, Class::Tracking);
             }
         }
-        let mut first_byte = [false; 256];
-        for key in exact.keys().chain(prefixes.iter().map(|(p, _)| p)) {
+        let mut exact_lengths = [0u64; 256];
+        for key in exact.keys() {
             if let Some(&b) = key.first() {
-                first_byte[usize::from(b)] = true;
+                exact_lengths[usize::from(b)] |= length_bit(key.len());
             }
         }
-        let max_exact_len = exact.keys().map(|k| k.len()).max().unwrap_or(0);
+        let mut prefix_first = [false; 256];
+        for (prefix, _) in &prefixes {
+            if let Some(&b) = prefix.first() {
+                prefix_first[usize::from(b)] = true;
+            }
+        }
         Ok(Self {
             config,
             exact,
             prefixes,
-            first_byte,
-            max_exact_len,
+            exact_lengths,
+            prefix_first,
         })
     }
 
@@ -346,7 +404,7 @@ impl StaticNormalizer {
                 max,
             });
         }
-        if input.trim_matches(is_c0_or_space).is_empty() {
+        if input.bytes().all(|b| b <= b' ') {
             return Err(InvalidUrl::Empty);
         }
         let mut url = Url::parse(input).map_err(|e| InvalidUrl::Unparseable(e.to_string()))?;
@@ -371,10 +429,17 @@ impl StaticNormalizer {
         Err(InvalidUrl::Unstable)
     }
 
-    /// Runs every step once; true when one of them changed the URL.
+    /// Runs every step that the scan says may act, once; true when one of them changed the URL.
     fn pass(&self, url: &mut Url, mut trace: Option<&mut Vec<StaticStep>>) -> bool {
+        let mut scan = self.scan(url);
+        if !scan.any() {
+            return false;
+        }
         let mut changed = false;
-        for (name, step) in STEPS {
+        for (name, step, needed) in STEPS {
+            if !needed(&scan) {
+                continue;
+            }
             let edits = step(self, url);
             if edits.is_empty() {
                 continue;
@@ -384,6 +449,8 @@ impl StaticNormalizer {
                 continue;
             }
             changed = true;
+            // The URL changed: later steps decide on what it is now.
+            scan = self.scan(url);
             if let Some(steps) = trace.as_deref_mut() {
                 if before.as_deref() != Some(url.as_str()) {
                     steps.push(StaticStep {
@@ -545,11 +612,10 @@ impl StaticNormalizer {
     /// The class of a parameter name, if it is one of ours (ASCII case-insensitive).
     fn classify(&self, key: &str) -> Option<Class> {
         let key = key.as_bytes();
-        let first = key.first()?.to_ascii_lowercase();
-        if !self.first_byte[usize::from(first)] {
-            return None;
-        }
-        if key.len() <= self.max_exact_len {
+        let first = usize::from(key.first()?.to_ascii_lowercase());
+        if self.exact_lengths[first] & length_bit(key.len()) != 0
+            && key.len() <= MAX_PARAM_NAME_BYTES
+        {
             let mut buf = [0u8; MAX_PARAM_NAME_BYTES];
             let lower = buf.get_mut(..key.len())?;
             for (dst, src) in lower.iter_mut().zip(key) {
@@ -559,12 +625,61 @@ impl StaticNormalizer {
                 return Some(class);
             }
         }
+        if !self.prefix_first[first] {
+            return None;
+        }
         self.prefixes
             .iter()
             .find(|(prefix, _)| {
                 key.len() > prefix.len() && key[..prefix.len()].eq_ignore_ascii_case(prefix)
             })
             .map(|&(_, class)| class)
+    }
+
+    /// One read-only look at the URL deciding which steps may act.
+    fn scan(&self, url: &Url) -> Scan {
+        let config = &self.config;
+        let mut scan = Scan {
+            fragment: url.fragment().is_some(),
+            ..Scan::default()
+        };
+        if let Some(Host::Domain(host)) = url.host() {
+            scan.host_trailing_dot = config.strip_trailing_dot && host.ends_with('.');
+            scan.host_www = config.strip_www && host.starts_with("www.");
+        }
+        let path = url.path().as_bytes();
+        scan.percent = path.contains(&b'%');
+        scan.session = config.remove_session_ids && path.iter().any(|&b| b == b';' || b == b'(');
+        let Some(query) = url.query() else {
+            return scan;
+        };
+        scan.empty_query = query.is_empty();
+        scan.percent |= query.as_bytes().contains(&b'%');
+        let mut previous: Option<&str> = None;
+        for param in query.split('&') {
+            if param.is_empty() {
+                scan.empty_params |= config.remove_empty_params;
+            }
+            let (key, value) = split_param(param);
+            match self.classify(key) {
+                Some(Class::Tracking) => scan.tracking = true,
+                Some(Class::Session) => scan.session = true,
+                Some(Class::SessionIfToken) => {
+                    scan.session |= params::looks_like_session_token(value);
+                }
+                None => {}
+            }
+            if config.remove_session_ids && !scan.session && param.as_bytes().contains(&b';') {
+                scan.session = self.session_suffix(param).is_some();
+            }
+            if config.sort_query && !scan.unsorted {
+                if let Some(prev) = previous {
+                    scan.unsorted = split_param(prev) > (key, value);
+                }
+                previous = Some(param);
+            }
+        }
+        scan
     }
 
     /// Whether a `name=value` path (or `;`-glued) parameter is a session id.
@@ -624,6 +739,11 @@ impl StaticNormalizer {
         }
         Some(out)
     }
+}
+
+/// The bit standing for a name length in `exact_lengths` (lengths of 63 and more share a bit).
+fn length_bit(len: usize) -> u64 {
+    1u64 << len.min(63)
 }
 
 /// WHATWG strips leading and trailing C0 controls and spaces before parsing.
@@ -693,7 +813,8 @@ fn escape_at(bytes: &[u8], i: usize) -> (bool, Option<u8>) {
     ) {
         (Some(hi), Some(lo)) => {
             let value = hi * 16 + lo;
-            let lowercase_hex = bytes[i + 1].is_ascii_lowercase() || bytes[i + 2].is_ascii_lowercase();
+            let lowercase_hex =
+                bytes[i + 1].is_ascii_lowercase() || bytes[i + 2].is_ascii_lowercase();
             (is_unreserved(value) || lowercase_hex, Some(value))
         }
         _ => (true, None),
@@ -799,7 +920,10 @@ fn explain_parse(input: &str, parsed: &Url, steps: &mut Vec<StaticStep>) {
         }
     }
     if let Some((host, _)) = raw_authority(&current) {
-        if current[host.clone()].bytes().any(|b| b.is_ascii_uppercase()) {
+        if current[host.clone()]
+            .bytes()
+            .any(|b| b.is_ascii_uppercase())
+        {
             let candidate = format!(
                 "{}{}{}",
                 &current[..host.start],
@@ -841,17 +965,26 @@ mod tests {
 
     fn norm(input: &str) -> String {
         StaticNormalizer::new(StaticConfig::default())
-            .and_then(|n| Ok(n.normalize(input)))
+            .map(|n| n.normalize(input))
             .map(|r| r.map(String::from).unwrap_or_else(|e| format!("ERR {e}")))
             .unwrap_or_else(|e| format!("CONFIG {e}"))
     }
 
     #[test]
     fn basic_normalizations() {
-        assert_eq!(norm("HTTP://Example.COM:80/a/./b/../c#frag"), "http://example.com/a/c");
+        assert_eq!(
+            norm("HTTP://Example.COM:80/a/./b/../c#frag"),
+            "http://example.com/a/c"
+        );
         assert_eq!(norm("https://example.com:443/?"), "https://example.com/");
-        assert_eq!(norm("http://example.com/%7euser/%41%2f%3a"), "http://example.com/~user/A%2F%3A");
-        assert_eq!(norm("http://example.com/a%zz%"), "http://example.com/a%25zz%25");
+        assert_eq!(
+            norm("http://example.com/%7euser/%41%2f%3a"),
+            "http://example.com/~user/A%2F%3A"
+        );
+        assert_eq!(
+            norm("http://example.com/a%zz%"),
+            "http://example.com/a%25zz%25"
+        );
         assert_eq!(norm("http://bücher.de./x"), "http://xn--bcher-kva.de/x");
     }
 
