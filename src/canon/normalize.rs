@@ -485,22 +485,30 @@ impl StaticNormalizer {
 
     fn step_www(&self, url: &Url) -> Edits {
         let mut edits = Edits::default();
-        if self.config.strip_www {
-            if let Some(Host::Domain(host)) = url.host() {
-                if let Some(rest) = host.strip_prefix("www.") {
-                    // Keep `www.com`, and never turn a name into something the parser would
-                    // read as an IPv4 address (last label starting with a digit).
-                    let last_label_alpha = rest
-                        .trim_end_matches('.')
-                        .rsplit('.')
-                        .next()
-                        .and_then(|label| label.bytes().next())
-                        .is_some_and(|b| b.is_ascii_alphabetic());
-                    if rest.contains('.') && last_label_alpha {
-                        edits.host = Some(rest.to_owned());
-                    }
-                }
+        if !self.config.strip_www {
+            return edits;
+        }
+        let Some(Host::Domain(host)) = url.host() else {
+            return edits;
+        };
+        // All leading `www.` labels go at once (`www.www.example.com` happens), so one pass
+        // reaches the fixpoint. Keep `www.com`, and never turn a name into something the parser
+        // would read as an IPv4 address (last label starting with a digit).
+        let mut stripped = host;
+        while let Some(rest) = stripped.strip_prefix("www.") {
+            let last_label_alpha = rest
+                .trim_end_matches('.')
+                .rsplit('.')
+                .next()
+                .and_then(|label| label.bytes().next())
+                .is_some_and(|b| b.is_ascii_alphabetic());
+            if !rest.contains('.') || !last_label_alpha {
+                break;
             }
+            stripped = rest;
+        }
+        if stripped.len() != host.len() {
+            edits.host = Some(stripped.to_owned());
         }
         edits
     }

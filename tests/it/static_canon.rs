@@ -903,6 +903,22 @@ fn percent_encoding_never_decodes_reserved_characters() {
 }
 
 #[test]
+fn normalizer_is_shareable() {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<StaticNormalizer>();
+    let shared = std::sync::Arc::new(default_normalizer());
+    let handles: Vec<_> = (0..2)
+        .map(|i| {
+            let n = std::sync::Arc::clone(&shared);
+            std::thread::spawn(move || ours(&n, &format!("http://a.example/{i}?utm_source=x")))
+        })
+        .collect();
+    for (i, h) in handles.into_iter().enumerate() {
+        assert_eq!(h.join().ok(), Some(format!("http://a.example/{i}")));
+    }
+}
+
+#[test]
 fn host_options() {
     let www = normalizer(StaticConfig {
         strip_www: true,
@@ -913,6 +929,11 @@ fn host_options() {
         "http://example.com/x"
     );
     assert_eq!(ours(&www, "http://www.com/x"), "http://www.com/x");
+    assert_eq!(
+        ours(&www, "http://www.www.www.www.www.www.example.com/"),
+        "http://example.com/"
+    );
+    assert_eq!(ours(&www, "http://www.www.com/"), "http://www.com/");
     assert_eq!(
         ours(&www, "http://www.localhost/x"),
         "http://www.localhost/x"
@@ -944,6 +965,7 @@ fn url_strategy() -> impl Strategy<Value = String> {
         "127.0.0.1",
         "[::1]",
         "www.com",
+        "www.www.www.www.www.example.net",
         "a_b.example",
     ]);
     let port = prop::sample::select(vec!["", ":80", ":443", ":8080", ":0080", ":"]);
