@@ -58,10 +58,19 @@ fn aggressive_normalizer() -> StaticNormalizer {
     })
 }
 
-/// Our result as text: the URL, or `ERR <reason>`.
+/// Our result as text: the URL, or `ERR <reason>`. Every accepted URL is also checked to be a
+/// fixpoint, so each peer suite doubles as an idempotence test.
 fn ours(n: &StaticNormalizer, input: &str) -> String {
     match n.normalize(input) {
-        Ok(url) => url.into(),
+        Ok(url) => {
+            let again = n.normalize(url.as_str());
+            assert_eq!(
+                again.as_ref().map(url::Url::as_str),
+                Ok(url.as_str()),
+                "not idempotent on {input:?}"
+            );
+            url.into()
+        }
         Err(e) => format!("ERR {e}"),
     }
 }
@@ -1083,4 +1092,76 @@ proptest! {
             }
         }
     }
+}
+
+/// Absolute http(s) links in the real pages of the test data (`href`/`src` values), capped.
+fn real_page_links(dir: &Path, cap: usize) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.join("readability-test-pages")];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "html") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut seen = HashSet::new();
+    let mut links = Vec::new();
+    for file in files {
+        let Ok(text) = fs::read_to_string(&file) else {
+            continue;
+        };
+        for quoted in text.split(['"', '\'']) {
+            if (quoted.starts_with("http://") || quoted.starts_with("https://"))
+                && !quoted.contains(['<', '>', '\n', ' '])
+                && seen.insert(quoted.replace("&amp;", "&"))
+            {
+                links.push(quoted.replace("&amp;", "&"));
+                if links.len() >= cap {
+                    return links;
+                }
+            }
+        }
+    }
+    links
+}
+
+#[test]
+fn real_links_are_fixpoints_and_explained_consistently() {
+    let Some(dir) = testdata() else { return };
+    let links = real_page_links(&dir, 20_000);
+    assert!(links.len() > 1000, "only {} links found", links.len());
+    let mut accepted = 0;
+    let mut changed = 0;
+    for n in [default_normalizer(), aggressive_normalizer()] {
+        for (i, link) in links.iter().enumerate() {
+            let Ok(once) = n.normalize(link) else {
+                continue;
+            };
+            accepted += 1;
+            changed += usize::from(url::Url::parse(link).is_ok_and(|p| p != once));
+            let twice = n.normalize(once.as_str());
+            assert_eq!(
+                twice.as_ref().map(url::Url::as_str),
+                Ok(once.as_str()),
+                "{link}"
+            );
+            if i % 10 == 0 {
+                let (explained, steps) = n.explain(link).expect("accepted above");
+                assert_eq!(explained, once, "{link}");
+                if let Some(last) = steps.last() {
+                    assert_eq!(last.result, once.as_str(), "{link}");
+                }
+            }
+        }
+    }
+    eprintln!(
+        "real links: {} links, {accepted} accepted over two profiles, {changed} changed beyond parsing",
+        links.len()
+    );
+    assert!(changed > 0);
 }
