@@ -144,7 +144,8 @@ pub enum InvalidUrl {
 /// One normalization step that changed the URL, as reported by [`StaticNormalizer::explain`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StaticStep {
-    /// Step name: `lowercase-scheme`, `lowercase-host`, `remove-default-port`, `parse`,
+    /// Step name: `lowercase-scheme`, `lowercase-host`, `remove-default-port`,
+    /// `resolve-dot-segments`, `parse`,
     /// `remove-fragment`, `strip-trailing-dot`, `strip-www`, `normalize-percent-encoding`,
     /// `remove-session-ids`, `remove-tracking-params`, `remove-empty-params`, `sort-query`,
     /// `drop-empty-query`.
@@ -387,8 +388,8 @@ impl StaticNormalizer {
     }
 
     /// Canonicalizes `input` and reports every step that changed it, in order, with the URL after
-    /// each. Parser work is attributed to `lowercase-scheme`, `lowercase-host` and
-    /// `remove-default-port` where it can be, the rest of it to `parse`. The URL returned is the
+    /// each. Parser work is attributed to `lowercase-scheme`, `lowercase-host`,
+    /// `remove-default-port` and `resolve-dot-segments` where it can be, the rest of it to `parse`. The URL returned is the
     /// one [`normalize`](Self::normalize) returns.
     pub fn explain(&self, input: &str) -> Result<(Url, Vec<StaticStep>), InvalidUrl> {
         let mut steps = Vec::new();
@@ -906,6 +907,49 @@ fn raw_authority(raw: &str) -> Option<(std::ops::Range<usize>, Option<std::ops::
     Some((host, port))
 }
 
+/// The raw URL with `.` and `..` path segments (also `%2e` spellings) resolved as RFC 3986
+/// section 5.2.4 does; `None` when the path has none or uses `\\` separators.
+fn without_dot_segments(raw: &str) -> Option<String> {
+    let (host, port) = raw_authority(raw)?;
+    let path_start = port.map_or(host.end, |p| p.end);
+    let path_len = raw[path_start..]
+        .find(['?', '#'])
+        .unwrap_or(raw.len() - path_start);
+    let path = &raw[path_start..path_start + path_len];
+    if !path.starts_with('/') || path.contains('\\') {
+        return None;
+    }
+    let is_dot = |s: &str| s == "." || s.eq_ignore_ascii_case("%2e");
+    let is_dot_dot = |s: &str| {
+        matches!(s.len(), 2 | 4 | 6) && s.to_ascii_lowercase().replace("%2e", ".") == ".."
+    };
+    let segments: Vec<&str> = path[1..].split('/').collect();
+    if !segments.iter().any(|s| is_dot(s) || is_dot_dot(s)) {
+        return None;
+    }
+    let mut out: Vec<&str> = Vec::with_capacity(segments.len());
+    let last = segments.len() - 1;
+    for (i, segment) in segments.into_iter().enumerate() {
+        if is_dot(segment) || is_dot_dot(segment) {
+            if is_dot_dot(segment) {
+                out.pop();
+            }
+            // A final dot segment leaves the directory: `/a/b/..` is `/a/`.
+            if i == last {
+                out.push("");
+            }
+        } else {
+            out.push(segment);
+        }
+    }
+    Some(format!(
+        "{}/{}{}",
+        &raw[..path_start],
+        out.join("/"),
+        &raw[path_start + path_len..]
+    ))
+}
+
 /// Attributes the parser's own normalizations to named steps where a simple edit of the raw
 /// input reproduces the parse exactly; whatever is left is reported as `parse`.
 fn explain_parse(input: &str, parsed: &Url, steps: &mut Vec<StaticStep>) {
@@ -957,6 +1001,15 @@ fn explain_parse(input: &str, parsed: &Url, steps: &mut Vec<StaticStep>) {
                     result: current.clone(),
                 });
             }
+        }
+    }
+    if let Some(candidate) = without_dot_segments(&current) {
+        if same_parse(&candidate) {
+            current = candidate;
+            steps.push(StaticStep {
+                step: "resolve-dot-segments",
+                result: current.clone(),
+            });
         }
     }
     if current != parsed.as_str() {

@@ -759,7 +759,7 @@ fn explain_names_each_changing_step() {
             "lowercase-scheme",
             "lowercase-host",
             "remove-default-port",
-            "parse",
+            "resolve-dot-segments",
             "remove-fragment",
             "strip-www",
             "normalize-percent-encoding",
@@ -773,7 +773,16 @@ fn explain_names_each_changing_step() {
     assert_eq!(steps.last().map(|s| s.result.as_str()), Some(url.as_str()));
     assert_eq!(steps[0].result, "http://WWW.Example.COM:80/a/./b/%7euser;jsessionid=0123456789ABCDEF0123?z=1&utm_source=x&a=%41&&#top");
     assert_eq!(steps[2].result, "http://www.example.com/a/./b/%7euser;jsessionid=0123456789ABCDEF0123?z=1&utm_source=x&a=%41&&#top");
+    assert_eq!(steps[3].result, "http://www.example.com/a/b/%7euser;jsessionid=0123456789ABCDEF0123?z=1&utm_source=x&a=%41&&#top");
     assert_eq!(n.normalize(input).as_ref(), Ok(&url));
+    // Parser work that no named edit reproduces (IDNA here) is reported as `parse`.
+    let (_, steps) = n
+        .explain("http://bücher.example/x/../y")
+        .expect("valid URL");
+    let names: Vec<&str> = steps.iter().map(|s| s.step).collect();
+    assert_eq!(names, ["resolve-dot-segments", "parse"]);
+    assert_eq!(steps[0].result, "http://bücher.example/y");
+    assert_eq!(steps[1].result, "http://xn--bcher-kva.example/y");
 
     // A URL that is already canonical has nothing to explain.
     let (_, steps) = n.explain("http://example.com/a?b=1").expect("valid URL");
