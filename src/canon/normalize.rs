@@ -213,6 +213,15 @@ impl Edits {
 
 type StepFn = fn(&StaticNormalizer, &Url) -> Edits;
 
+/// What a pass left behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Nothing further can change: the URL is canonical.
+    Fixpoint,
+    /// The parser re-normalized a component; run another pass to confirm.
+    Again,
+}
+
 /// Whether a step may act, judged from the scan.
 type NeededFn = fn(&Scan) -> bool;
 
@@ -419,24 +428,25 @@ impl StaticNormalizer {
             explain_parse(input, &url, steps);
         }
         for _ in 0..MAX_PASSES {
-            if !self.pass(&mut url, trace.as_deref_mut()) {
-                let len = url.as_str().len();
-                if len > max {
-                    return Err(InvalidUrl::TooLong { len, max });
-                }
-                return Ok(url);
+            if self.pass(&mut url, trace.as_deref_mut()) == Outcome::Again {
+                continue;
             }
+            let len = url.as_str().len();
+            if len > max {
+                return Err(InvalidUrl::TooLong { len, max });
+            }
+            return Ok(url);
         }
         Err(InvalidUrl::Unstable)
     }
 
-    /// Runs every step that the scan says may act, once; true when one of them changed the URL.
-    fn pass(&self, url: &mut Url, mut trace: Option<&mut Vec<StaticStep>>) -> bool {
+    /// Runs every step that the scan says may act, once.
+    fn pass(&self, url: &mut Url, mut trace: Option<&mut Vec<StaticStep>>) -> Outcome {
         let mut scan = self.scan(url);
         if !scan.any() {
-            return false;
+            return Outcome::Fixpoint;
         }
-        let mut changed = false;
+        let mut outcome = Outcome::Fixpoint;
         for (name, step, needed) in STEPS {
             if !needed(&scan) {
                 continue;
@@ -445,11 +455,18 @@ impl StaticNormalizer {
             if edits.is_empty() {
                 continue;
             }
+            // Host and path edits go through the parser again (IDNA, dot segments), so only a
+            // further pass can confirm the fixpoint. Fragment and query edits only remove or
+            // reorder already-normalized text, and the rescan below lets the later steps see
+            // them, so after them the URL is final.
+            let reparsed = edits.host.is_some() || edits.path.is_some();
             let before = trace.as_ref().map(|_| url.as_str().to_owned());
             if !edits.apply(url) {
                 continue;
             }
-            changed = true;
+            if reparsed {
+                outcome = Outcome::Again;
+            }
             // The URL changed: later steps decide on what it is now.
             scan = self.scan(url);
             if let Some(steps) = trace.as_deref_mut() {
@@ -461,7 +478,7 @@ impl StaticNormalizer {
                 }
             }
         }
-        changed
+        outcome
     }
 
     fn step_fragment(&self, url: &Url) -> Edits {
