@@ -188,26 +188,33 @@ impl Edits {
         self.host.is_none() && self.path.is_none() && self.query.is_none() && !self.drop_fragment
     }
 
-    /// Applies the edits; false when none of them took effect (a host the parser refuses, such
-    /// as `foo.09` after stripping the dots of `foo.09..`, is left as it was).
-    fn apply(self, url: &mut Url) -> bool {
+    /// Applies the edits. `None` when none of them took effect (a host the parser refuses, such
+    /// as `foo.09` after stripping the dots of `foo.09..`, is left as it was); otherwise whether
+    /// the parser stored every component exactly as given.
+    fn apply(self, url: &mut Url) -> Option<bool> {
         let mut changed = false;
+        let mut exact = true;
         if self.drop_fragment {
             url.set_fragment(None);
             changed = true;
         }
         if let Some(host) = self.host {
-            changed |= url.set_host(Some(&host)).is_ok();
+            if url.set_host(Some(&host)).is_ok() {
+                changed = true;
+                exact &= url.host_str() == Some(host.as_str());
+            }
         }
         if let Some(path) = self.path {
             url.set_path(&path);
             changed = true;
+            exact &= url.path() == path;
         }
         if let Some(query) = self.query {
             url.set_query(query.as_deref());
             changed = true;
+            exact &= url.query() == query.as_deref();
         }
-        changed
+        changed.then_some(exact)
     }
 }
 
@@ -455,16 +462,17 @@ impl StaticNormalizer {
             if edits.is_empty() {
                 continue;
             }
-            // Host and path edits go through the parser again (IDNA, dot segments), so only a
-            // further pass can confirm the fixpoint. Fragment and query edits only remove or
-            // reorder already-normalized text, and the rescan below lets the later steps see
-            // them, so after them the URL is final.
-            let reparsed = edits.host.is_some() || edits.path.is_some();
+            // When the parser stores exactly what a step computed, the pass's own result stands:
+            // no step creates work for an earlier one (removals and decoding of unreserved
+            // characters never produce a new fragment, host change, escape or parameter), and
+            // the rescan below shows later steps the new state. When the parser re-normalized
+            // something (dot segments exposed by a removed path parameter, say), only another
+            // pass can confirm the fixpoint.
             let before = trace.as_ref().map(|_| url.as_str().to_owned());
-            if !edits.apply(url) {
+            let Some(exact) = edits.apply(url) else {
                 continue;
-            }
-            if reparsed {
+            };
+            if !exact {
                 outcome = Outcome::Again;
             }
             // The URL changed: later steps decide on what it is now.
@@ -547,17 +555,14 @@ impl StaticNormalizer {
         edits.path = self.strip_path_sessions(url.path());
         if let Some(query) = url.query() {
             edits.query = rewrite_query(query, |param| {
-                let (key, value) = split_param(param);
-                match self.classify(key) {
-                    Some(Class::Session) => return Action::Drop,
-                    Some(Class::SessionIfToken) if params::looks_like_session_token(value) => {
-                        return Action::Drop
-                    }
-                    _ => {}
+                if self.is_session_param(param) {
+                    return Action::Drop;
                 }
-                // `a=1;jsessionid=...`: a servlet path parameter glued to a query value.
+                // `a=1;jsessionid=...`: a servlet path parameter glued to a query value. What is
+                // left can itself be a session id (`sid=<token>;jsessionid=...`): drop it too,
+                // so one pass is enough.
                 match self.session_suffix(param) {
-                    Some(0) => Action::Drop,
+                    Some(at) if at == 0 || self.is_session_param(&param[..at]) => Action::Drop,
                     Some(at) => Action::Truncate(at),
                     None => Action::Keep,
                 }
@@ -741,10 +746,7 @@ impl StaticNormalizer {
         let mut out = String::with_capacity(path.len());
         let mut changed = false;
         for segment in path.split('/').skip(1) {
-            if params::is_aspnet_cookieless_segment(segment) {
-                changed = true;
-                continue;
-            }
+            let start = out.len();
             out.push('/');
             let mut pieces = segment.split(';');
             out.push_str(pieces.next().unwrap_or(""));
@@ -755,6 +757,11 @@ impl StaticNormalizer {
                     out.push(';');
                     out.push_str(piece);
                 }
+            }
+            // Checked on what is left of the segment, so `(S(x));jsessionid=y` goes in one pass.
+            if params::is_aspnet_cookieless_segment(&out[start + 1..]) {
+                out.truncate(start);
+                changed = true;
             }
         }
         if !changed {

@@ -1019,6 +1019,10 @@ fn url_strategy() -> impl Strategy<Value = String> {
         "%252e",
         "",
         "foo(bar)",
+        "(S(4hqa0555fwsecu455xqckv45));jsessionid=x1",
+        "..;jsessionid=AB12",
+        "%2e;sid=x",
+        "www.example.com",
     ]);
     let param = prop::sample::select(vec![
         "",
@@ -1045,6 +1049,10 @@ fn url_strategy() -> impl Strategy<Value = String> {
         "sessionid=ABCDEF0123456789ABCD",
         "c=%26",
         "d=é",
+        "sid=9682993c8daa2c5497996114facdc805;jsessionid=x",
+        "utm_source;jsessionid=1=2",
+        ";jsessionid=abc",
+        "q=%25%34%31",
     ]);
     let fragment = prop::sample::select(vec!["", "#", "#top", "#a%20b", "#?q=1"]);
     (
