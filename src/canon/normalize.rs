@@ -144,7 +144,8 @@ pub enum InvalidUrl {
 /// One normalization step that changed the URL, as reported by [`StaticNormalizer::explain`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StaticStep {
-    /// Step name: `lowercase-scheme`, `lowercase-host`, `remove-default-port`, `parse`,
+    /// Step name: `lowercase-scheme`, `lowercase-host`, `remove-default-port`,
+    /// `resolve-dot-segments`, `parse`,
     /// `remove-fragment`, `strip-trailing-dot`, `strip-www`, `normalize-percent-encoding`,
     /// `remove-session-ids`, `remove-tracking-params`, `remove-empty-params`, `sort-query`,
     /// `drop-empty-query`.
@@ -187,46 +188,115 @@ impl Edits {
         self.host.is_none() && self.path.is_none() && self.query.is_none() && !self.drop_fragment
     }
 
-    /// Applies the edits; false when none of them took effect (a host the parser refuses, such
-    /// as `foo.09` after stripping the dots of `foo.09..`, is left as it was).
-    fn apply(self, url: &mut Url) -> bool {
+    /// Applies the edits. `None` when none of them took effect (a host the parser refuses, such
+    /// as `foo.09` after stripping the dots of `foo.09..`, is left as it was); otherwise whether
+    /// the parser stored every component exactly as given.
+    fn apply(self, url: &mut Url) -> Option<bool> {
         let mut changed = false;
+        let mut exact = true;
         if self.drop_fragment {
             url.set_fragment(None);
             changed = true;
         }
         if let Some(host) = self.host {
-            changed |= url.set_host(Some(&host)).is_ok();
+            if url.set_host(Some(&host)).is_ok() {
+                changed = true;
+                exact &= url.host_str() == Some(host.as_str());
+            }
         }
         if let Some(path) = self.path {
             url.set_path(&path);
             changed = true;
+            exact &= url.path() == path;
         }
         if let Some(query) = self.query {
             url.set_query(query.as_deref());
             changed = true;
+            exact &= url.query() == query.as_deref();
         }
-        changed
+        changed.then_some(exact)
     }
 }
 
 type StepFn = fn(&StaticNormalizer, &Url) -> Edits;
 
-/// The passes, in order. Percent-encoding comes before the parameter steps so that `utm%5Fsource`
-/// is recognized as `utm_source`.
-const STEPS: [(&str, StepFn); 9] = [
-    ("remove-fragment", StaticNormalizer::step_fragment),
-    ("strip-trailing-dot", StaticNormalizer::step_trailing_dot),
-    ("strip-www", StaticNormalizer::step_www),
+/// What a pass left behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Nothing further can change: the URL is canonical.
+    Fixpoint,
+    /// The parser re-normalized a component; run another pass to confirm.
+    Again,
+}
+
+/// Whether a step may act, judged from the scan.
+type NeededFn = fn(&Scan) -> bool;
+
+/// What a cheap read-only scan of the URL found: which steps can possibly change it. The common
+/// URL needs no step at all and costs one scan; a step runs only when its flag is set.
+#[derive(Debug, Default, Clone, Copy)]
+struct Scan {
+    fragment: bool,
+    host_trailing_dot: bool,
+    host_www: bool,
+    percent: bool,
+    session: bool,
+    tracking: bool,
+    empty_params: bool,
+    unsorted: bool,
+    empty_query: bool,
+}
+
+impl Scan {
+    fn any(&self) -> bool {
+        self.fragment
+            || self.host_trailing_dot
+            || self.host_www
+            || self.percent
+            || self.session
+            || self.tracking
+            || self.empty_params
+            || self.unsorted
+            || self.empty_query
+    }
+}
+
+/// The passes, in order, each with the scan flag that says it may act. Percent-encoding comes
+/// before the parameter steps so that `utm%5Fsource` is recognized as `utm_source`.
+const STEPS: [(&str, StepFn, NeededFn); 9] = [
+    ("remove-fragment", StaticNormalizer::step_fragment, |s| {
+        s.fragment
+    }),
+    (
+        "strip-trailing-dot",
+        StaticNormalizer::step_trailing_dot,
+        |s| s.host_trailing_dot,
+    ),
+    ("strip-www", StaticNormalizer::step_www, |s| s.host_www),
     (
         "normalize-percent-encoding",
         StaticNormalizer::step_percent,
+        |s| s.percent,
     ),
-    ("remove-session-ids", StaticNormalizer::step_session),
-    ("remove-tracking-params", StaticNormalizer::step_tracking),
-    ("remove-empty-params", StaticNormalizer::step_empty_params),
-    ("sort-query", StaticNormalizer::step_sort),
-    ("drop-empty-query", StaticNormalizer::step_empty_query),
+    ("remove-session-ids", StaticNormalizer::step_session, |s| {
+        s.session
+    }),
+    (
+        "remove-tracking-params",
+        StaticNormalizer::step_tracking,
+        |s| s.tracking,
+    ),
+    (
+        "remove-empty-params",
+        StaticNormalizer::step_empty_params,
+        |s| s.empty_params,
+    ),
+    ("sort-query", StaticNormalizer::step_sort, |s| s.unsorted),
+    (
+        "drop-empty-query",
+        StaticNormalizer::step_empty_query,
+        |s| s.empty_query,
+    ),
 ];
 
 /// The static normalizer: immutable after construction, `Send + Sync`, cheap to share in an `Arc`.
@@ -237,11 +307,11 @@ pub struct StaticNormalizer {
     exact: HashMap<Box<[u8]>, Class>,
     /// Parameter name prefixes (lowercase) and their class.
     prefixes: Vec<(Box<[u8]>, Class)>,
-    /// First bytes (lowercase) of every exact name and prefix: most parameters are rejected by
-    /// this table without hashing.
-    first_byte: [bool; 256],
-    /// Longest exact name, so longer keys skip the hash lookup.
-    max_exact_len: usize,
+    /// Per lowercase first byte, a bit per length (0..=63) of the exact names starting with it:
+    /// most parameters (`id`, `page`, `q`) are rejected by this table without hashing.
+    exact_lengths: [u64; 256],
+    /// Per lowercase first byte, whether a prefix starts with it.
+    prefix_first: [bool; 256],
 }
 
 impl StaticNormalizer {
@@ -302,19 +372,24 @@ impl StaticNormalizer {
                 exact.insert(lower, Class::Tracking);
             }
         }
-        let mut first_byte = [false; 256];
-        for key in exact.keys().chain(prefixes.iter().map(|(p, _)| p)) {
+        let mut exact_lengths = [0u64; 256];
+        for key in exact.keys() {
             if let Some(&b) = key.first() {
-                first_byte[usize::from(b)] = true;
+                exact_lengths[usize::from(b)] |= length_bit(key.len());
             }
         }
-        let max_exact_len = exact.keys().map(|k| k.len()).max().unwrap_or(0);
+        let mut prefix_first = [false; 256];
+        for (prefix, _) in &prefixes {
+            if let Some(&b) = prefix.first() {
+                prefix_first[usize::from(b)] = true;
+            }
+        }
         Ok(Self {
             config,
             exact,
             prefixes,
-            first_byte,
-            max_exact_len,
+            exact_lengths,
+            prefix_first,
         })
     }
 
@@ -329,8 +404,8 @@ impl StaticNormalizer {
     }
 
     /// Canonicalizes `input` and reports every step that changed it, in order, with the URL after
-    /// each. Parser work is attributed to `lowercase-scheme`, `lowercase-host` and
-    /// `remove-default-port` where it can be, the rest of it to `parse`. The URL returned is the
+    /// each. Parser work is attributed to `lowercase-scheme`, `lowercase-host`,
+    /// `remove-default-port` and `resolve-dot-segments` where it can be, the rest of it to `parse`. The URL returned is the
     /// one [`normalize`](Self::normalize) returns.
     pub fn explain(&self, input: &str) -> Result<(Url, Vec<StaticStep>), InvalidUrl> {
         let mut steps = Vec::new();
@@ -346,7 +421,7 @@ impl StaticNormalizer {
                 max,
             });
         }
-        if input.trim_matches(is_c0_or_space).is_empty() {
+        if input.bytes().all(|b| b <= b' ') {
             return Err(InvalidUrl::Empty);
         }
         let mut url = Url::parse(input).map_err(|e| InvalidUrl::Unparseable(e.to_string()))?;
@@ -360,30 +435,48 @@ impl StaticNormalizer {
             explain_parse(input, &url, steps);
         }
         for _ in 0..MAX_PASSES {
-            if !self.pass(&mut url, trace.as_deref_mut()) {
-                let len = url.as_str().len();
-                if len > max {
-                    return Err(InvalidUrl::TooLong { len, max });
-                }
-                return Ok(url);
+            if self.pass(&mut url, trace.as_deref_mut()) == Outcome::Again {
+                continue;
             }
+            let len = url.as_str().len();
+            if len > max {
+                return Err(InvalidUrl::TooLong { len, max });
+            }
+            return Ok(url);
         }
         Err(InvalidUrl::Unstable)
     }
 
-    /// Runs every step once; true when one of them changed the URL.
-    fn pass(&self, url: &mut Url, mut trace: Option<&mut Vec<StaticStep>>) -> bool {
-        let mut changed = false;
-        for (name, step) in STEPS {
+    /// Runs every step that the scan says may act, once.
+    fn pass(&self, url: &mut Url, mut trace: Option<&mut Vec<StaticStep>>) -> Outcome {
+        let mut scan = self.scan(url);
+        if !scan.any() {
+            return Outcome::Fixpoint;
+        }
+        let mut outcome = Outcome::Fixpoint;
+        for (name, step, needed) in STEPS {
+            if !needed(&scan) {
+                continue;
+            }
             let edits = step(self, url);
             if edits.is_empty() {
                 continue;
             }
+            // When the parser stores exactly what a step computed, the pass's own result stands:
+            // no step creates work for an earlier one (removals and decoding of unreserved
+            // characters never produce a new fragment, host change, escape or parameter), and
+            // the rescan below shows later steps the new state. When the parser re-normalized
+            // something (dot segments exposed by a removed path parameter, say), only another
+            // pass can confirm the fixpoint.
             let before = trace.as_ref().map(|_| url.as_str().to_owned());
-            if !edits.apply(url) {
+            let Some(exact) = edits.apply(url) else {
                 continue;
+            };
+            if !exact {
+                outcome = Outcome::Again;
             }
-            changed = true;
+            // The URL changed: later steps decide on what it is now.
+            scan = self.scan(url);
             if let Some(steps) = trace.as_deref_mut() {
                 if before.as_deref() != Some(url.as_str()) {
                     steps.push(StaticStep {
@@ -393,7 +486,7 @@ impl StaticNormalizer {
                 }
             }
         }
-        changed
+        outcome
     }
 
     fn step_fragment(&self, url: &Url) -> Edits {
@@ -418,22 +511,30 @@ impl StaticNormalizer {
 
     fn step_www(&self, url: &Url) -> Edits {
         let mut edits = Edits::default();
-        if self.config.strip_www {
-            if let Some(Host::Domain(host)) = url.host() {
-                if let Some(rest) = host.strip_prefix("www.") {
-                    // Keep `www.com`, and never turn a name into something the parser would
-                    // read as an IPv4 address (last label starting with a digit).
-                    let last_label_alpha = rest
-                        .trim_end_matches('.')
-                        .rsplit('.')
-                        .next()
-                        .and_then(|label| label.bytes().next())
-                        .is_some_and(|b| b.is_ascii_alphabetic());
-                    if rest.contains('.') && last_label_alpha {
-                        edits.host = Some(rest.to_owned());
-                    }
-                }
+        if !self.config.strip_www {
+            return edits;
+        }
+        let Some(Host::Domain(host)) = url.host() else {
+            return edits;
+        };
+        // All leading `www.` labels go at once (`www.www.example.com` happens), so one pass
+        // reaches the fixpoint. Keep `www.com`, and never turn a name into something the parser
+        // would read as an IPv4 address (last label starting with a digit).
+        let mut stripped = host;
+        while let Some(rest) = stripped.strip_prefix("www.") {
+            let last_label_alpha = rest
+                .trim_end_matches('.')
+                .rsplit('.')
+                .next()
+                .and_then(|label| label.bytes().next())
+                .is_some_and(|b| b.is_ascii_alphabetic());
+            if !rest.contains('.') || !last_label_alpha {
+                break;
             }
+            stripped = rest;
+        }
+        if stripped.len() != host.len() {
+            edits.host = Some(stripped.to_owned());
         }
         edits
     }
@@ -454,17 +555,14 @@ impl StaticNormalizer {
         edits.path = self.strip_path_sessions(url.path());
         if let Some(query) = url.query() {
             edits.query = rewrite_query(query, |param| {
-                let (key, value) = split_param(param);
-                match self.classify(key) {
-                    Some(Class::Session) => return Action::Drop,
-                    Some(Class::SessionIfToken) if params::looks_like_session_token(value) => {
-                        return Action::Drop
-                    }
-                    _ => {}
+                if self.is_session_param(param) {
+                    return Action::Drop;
                 }
-                // `a=1;jsessionid=...`: a servlet path parameter glued to a query value.
+                // `a=1;jsessionid=...`: a servlet path parameter glued to a query value. What is
+                // left can itself be a session id (`sid=<token>;jsessionid=...`): drop it too,
+                // so one pass is enough.
                 match self.session_suffix(param) {
-                    Some(0) => Action::Drop,
+                    Some(at) if at == 0 || self.is_session_param(&param[..at]) => Action::Drop,
                     Some(at) => Action::Truncate(at),
                     None => Action::Keep,
                 }
@@ -545,11 +643,10 @@ impl StaticNormalizer {
     /// The class of a parameter name, if it is one of ours (ASCII case-insensitive).
     fn classify(&self, key: &str) -> Option<Class> {
         let key = key.as_bytes();
-        let first = key.first()?.to_ascii_lowercase();
-        if !self.first_byte[usize::from(first)] {
-            return None;
-        }
-        if key.len() <= self.max_exact_len {
+        let first = usize::from(key.first()?.to_ascii_lowercase());
+        if self.exact_lengths[first] & length_bit(key.len()) != 0
+            && key.len() <= MAX_PARAM_NAME_BYTES
+        {
             let mut buf = [0u8; MAX_PARAM_NAME_BYTES];
             let lower = buf.get_mut(..key.len())?;
             for (dst, src) in lower.iter_mut().zip(key) {
@@ -559,12 +656,61 @@ impl StaticNormalizer {
                 return Some(class);
             }
         }
+        if !self.prefix_first[first] {
+            return None;
+        }
         self.prefixes
             .iter()
             .find(|(prefix, _)| {
                 key.len() > prefix.len() && key[..prefix.len()].eq_ignore_ascii_case(prefix)
             })
             .map(|&(_, class)| class)
+    }
+
+    /// One read-only look at the URL deciding which steps may act.
+    fn scan(&self, url: &Url) -> Scan {
+        let config = &self.config;
+        let mut scan = Scan {
+            fragment: url.fragment().is_some(),
+            ..Scan::default()
+        };
+        if let Some(Host::Domain(host)) = url.host() {
+            scan.host_trailing_dot = config.strip_trailing_dot && host.ends_with('.');
+            scan.host_www = config.strip_www && host.starts_with("www.");
+        }
+        let path = url.path().as_bytes();
+        scan.percent = path.contains(&b'%');
+        scan.session = config.remove_session_ids && path.iter().any(|&b| b == b';' || b == b'(');
+        let Some(query) = url.query() else {
+            return scan;
+        };
+        scan.empty_query = query.is_empty();
+        scan.percent |= query.as_bytes().contains(&b'%');
+        let mut previous: Option<&str> = None;
+        for param in query.split('&') {
+            if param.is_empty() {
+                scan.empty_params |= config.remove_empty_params;
+            }
+            let (key, value) = split_param(param);
+            match self.classify(key) {
+                Some(Class::Tracking) => scan.tracking = true,
+                Some(Class::Session) => scan.session = true,
+                Some(Class::SessionIfToken) => {
+                    scan.session |= params::looks_like_session_token(value);
+                }
+                None => {}
+            }
+            if config.remove_session_ids && !scan.session && param.as_bytes().contains(&b';') {
+                scan.session = self.session_suffix(param).is_some();
+            }
+            if config.sort_query && !scan.unsorted {
+                if let Some(prev) = previous {
+                    scan.unsorted = split_param(prev) > (key, value);
+                }
+                previous = Some(param);
+            }
+        }
+        scan
     }
 
     /// Whether a `name=value` path (or `;`-glued) parameter is a session id.
@@ -600,10 +746,7 @@ impl StaticNormalizer {
         let mut out = String::with_capacity(path.len());
         let mut changed = false;
         for segment in path.split('/').skip(1) {
-            if params::is_aspnet_cookieless_segment(segment) {
-                changed = true;
-                continue;
-            }
+            let start = out.len();
             out.push('/');
             let mut pieces = segment.split(';');
             out.push_str(pieces.next().unwrap_or(""));
@@ -615,6 +758,11 @@ impl StaticNormalizer {
                     out.push_str(piece);
                 }
             }
+            // Checked on what is left of the segment, so `(S(x));jsessionid=y` goes in one pass.
+            if params::is_aspnet_cookieless_segment(&out[start + 1..]) {
+                out.truncate(start);
+                changed = true;
+            }
         }
         if !changed {
             return None;
@@ -624,6 +772,11 @@ impl StaticNormalizer {
         }
         Some(out)
     }
+}
+
+/// The bit standing for a name length in `exact_lengths` (lengths of 63 and more share a bit).
+fn length_bit(len: usize) -> u64 {
+    1u64 << len.min(63)
 }
 
 /// WHATWG strips leading and trailing C0 controls and spaces before parsing.
@@ -693,7 +846,8 @@ fn escape_at(bytes: &[u8], i: usize) -> (bool, Option<u8>) {
     ) {
         (Some(hi), Some(lo)) => {
             let value = hi * 16 + lo;
-            let lowercase_hex = bytes[i + 1].is_ascii_lowercase() || bytes[i + 2].is_ascii_lowercase();
+            let lowercase_hex =
+                bytes[i + 1].is_ascii_lowercase() || bytes[i + 2].is_ascii_lowercase();
             (is_unreserved(value) || lowercase_hex, Some(value))
         }
         _ => (true, None),
@@ -777,6 +931,49 @@ fn raw_authority(raw: &str) -> Option<(std::ops::Range<usize>, Option<std::ops::
     Some((host, port))
 }
 
+/// The raw URL with `.` and `..` path segments (also `%2e` spellings) resolved as RFC 3986
+/// section 5.2.4 does; `None` when the path has none or uses `\\` separators.
+fn without_dot_segments(raw: &str) -> Option<String> {
+    let (host, port) = raw_authority(raw)?;
+    let path_start = port.map_or(host.end, |p| p.end);
+    let path_len = raw[path_start..]
+        .find(['?', '#'])
+        .unwrap_or(raw.len() - path_start);
+    let path = &raw[path_start..path_start + path_len];
+    if !path.starts_with('/') || path.contains('\\') {
+        return None;
+    }
+    let is_dot = |s: &str| s == "." || s.eq_ignore_ascii_case("%2e");
+    let is_dot_dot = |s: &str| {
+        matches!(s.len(), 2 | 4 | 6) && s.to_ascii_lowercase().replace("%2e", ".") == ".."
+    };
+    let segments: Vec<&str> = path[1..].split('/').collect();
+    if !segments.iter().any(|s| is_dot(s) || is_dot_dot(s)) {
+        return None;
+    }
+    let mut out: Vec<&str> = Vec::with_capacity(segments.len());
+    let last = segments.len() - 1;
+    for (i, segment) in segments.into_iter().enumerate() {
+        if is_dot(segment) || is_dot_dot(segment) {
+            if is_dot_dot(segment) {
+                out.pop();
+            }
+            // A final dot segment leaves the directory: `/a/b/..` is `/a/`.
+            if i == last {
+                out.push("");
+            }
+        } else {
+            out.push(segment);
+        }
+    }
+    Some(format!(
+        "{}/{}{}",
+        &raw[..path_start],
+        out.join("/"),
+        &raw[path_start + path_len..]
+    ))
+}
+
 /// Attributes the parser's own normalizations to named steps where a simple edit of the raw
 /// input reproduces the parse exactly; whatever is left is reported as `parse`.
 fn explain_parse(input: &str, parsed: &Url, steps: &mut Vec<StaticStep>) {
@@ -799,7 +996,10 @@ fn explain_parse(input: &str, parsed: &Url, steps: &mut Vec<StaticStep>) {
         }
     }
     if let Some((host, _)) = raw_authority(&current) {
-        if current[host.clone()].bytes().any(|b| b.is_ascii_uppercase()) {
+        if current[host.clone()]
+            .bytes()
+            .any(|b| b.is_ascii_uppercase())
+        {
             let candidate = format!(
                 "{}{}{}",
                 &current[..host.start],
@@ -827,6 +1027,15 @@ fn explain_parse(input: &str, parsed: &Url, steps: &mut Vec<StaticStep>) {
             }
         }
     }
+    if let Some(candidate) = without_dot_segments(&current) {
+        if same_parse(&candidate) {
+            current = candidate;
+            steps.push(StaticStep {
+                step: "resolve-dot-segments",
+                result: current.clone(),
+            });
+        }
+    }
     if current != parsed.as_str() {
         steps.push(StaticStep {
             step: "parse",
@@ -841,17 +1050,26 @@ mod tests {
 
     fn norm(input: &str) -> String {
         StaticNormalizer::new(StaticConfig::default())
-            .and_then(|n| Ok(n.normalize(input)))
+            .map(|n| n.normalize(input))
             .map(|r| r.map(String::from).unwrap_or_else(|e| format!("ERR {e}")))
             .unwrap_or_else(|e| format!("CONFIG {e}"))
     }
 
     #[test]
     fn basic_normalizations() {
-        assert_eq!(norm("HTTP://Example.COM:80/a/./b/../c#frag"), "http://example.com/a/c");
+        assert_eq!(
+            norm("HTTP://Example.COM:80/a/./b/../c#frag"),
+            "http://example.com/a/c"
+        );
         assert_eq!(norm("https://example.com:443/?"), "https://example.com/");
-        assert_eq!(norm("http://example.com/%7euser/%41%2f%3a"), "http://example.com/~user/A%2F%3A");
-        assert_eq!(norm("http://example.com/a%zz%"), "http://example.com/a%25zz%25");
+        assert_eq!(
+            norm("http://example.com/%7euser/%41%2f%3a"),
+            "http://example.com/~user/A%2F%3A"
+        );
+        assert_eq!(
+            norm("http://example.com/a%zz%"),
+            "http://example.com/a%25zz%25"
+        );
         assert_eq!(norm("http://bücher.de./x"), "http://xn--bcher-kva.de/x");
     }
 

@@ -195,11 +195,7 @@ pub fn is_aspnet_cookieless_segment(segment: &str) -> bool {
         return false;
     };
     let bytes = inner.as_bytes();
-    if bytes.len() == 24
-        && bytes
-            .iter()
-            .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'5'))
-    {
+    if bytes.len() == 24 && bytes.iter().all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'5')) {
         return true;
     }
     // One or more `L(token)` groups, L one of the ASP.NET markers S, A, F (any case).
@@ -266,7 +262,9 @@ mod tests {
 
     #[test]
     fn aspnet_segments() {
-        assert!(is_aspnet_cookieless_segment("(S(4hqa0555fwsecu455xqckv45))"));
+        assert!(is_aspnet_cookieless_segment(
+            "(S(4hqa0555fwsecu455xqckv45))"
+        ));
         assert!(is_aspnet_cookieless_segment("(4hqa0555fwsecu455xqckv45)"));
         assert!(is_aspnet_cookieless_segment(
             "(a(4hqa0555fwsecu455xqckv45)S(4hqa0555fwsecu455xqckv45)f(x-y_z))"
