@@ -707,11 +707,12 @@ fn dechunk(body: &[u8], max: usize) -> Result<Result<Vec<u8>, ()>, String> {
         if size == 0 {
             return Ok(Ok(out));
         }
+        if size > rest.len() {
+            // Chunk sizes that overrun the stored body: not chunked after all.
+            return Ok(Err(()));
+        }
         if out.len().saturating_add(size) > max {
             return Err(format!("chunked body exceeds the {max}-byte limit"));
-        }
-        if size > rest.len() {
-            return Ok(Err(()));
         }
         out.extend_from_slice(&rest[..size]);
         rest = &rest[size..];
@@ -820,6 +821,7 @@ mod tests {
     fn dechunk_cases() {
         assert_eq!(dechunk(b"5\r\nhello\r\n6;x=y\r\n world\r\n0\r\n\r\n", 100), Ok(Ok(b"hello world".to_vec())));
         assert_eq!(dechunk(b"<html>not chunked</html>", 100), Ok(Err(())));
-        assert!(dechunk(b"ff\r\n", 10).is_err());
+        assert_eq!(dechunk(b"ff\r\nshort", 10), Ok(Err(())));
+        assert!(dechunk(b"b\r\nhello world\r\n0\r\n", 10).is_err());
     }
 }
