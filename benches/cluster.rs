@@ -3,6 +3,9 @@
 //! - `index/query_1m`: one k = 3 query against 1,000,000 fingerprints (900k random, 100k planted
 //!   near-duplicates 1–3 bits from earlier ones); half the queries are near-duplicates of stored
 //!   fingerprints, half random.
+//! - `index/query_1m_blocksB`: the same with the other k = 3 layouts (B = 4, 5, 6 blocks: 4, 10,
+//!   20 tables), to check the layout the cost model picks.
+//! - `index/query_10k`: the same against an index of 10,000 (a large per-host sample).
 //! - `index/linear_scan_10k`: the baseline, a popcount scan over 10,000 fingerprints with the same
 //!   queries (same run, so the ratio is meaningful).
 //! - `index/insert_10k_empty`: building an index of 10,000 from empty (throughput per element).
@@ -57,20 +60,39 @@ fn queries(stored: &[u64], rng: &mut SmallRng) -> Vec<u64> {
 fn index_benches(c: &mut Criterion) {
     let mut rng = SmallRng::seed_from_u64(42);
     let fps = fingerprints(1_000_000, &mut rng);
-    let mut index = SimhashIndex::new(3);
-    for (id, &fp) in fps.iter().enumerate() {
-        index.insert(id as u32, fp);
-    }
-    eprintln!(
-        "index: {} fingerprints, {} tables, {} bytes ({:.0} bytes/fingerprint)",
-        index.len(),
-        index.layout().tables(),
-        index.memory_bytes(),
-        index.memory_bytes() as f64 / index.len() as f64
-    );
+    let build = |index: &mut SimhashIndex| {
+        for (id, &fp) in fps.iter().enumerate() {
+            index.insert(id as u32, fp);
+        }
+        eprintln!(
+            "index: {} fingerprints, {} blocks, {} tables, {} bytes ({:.0} bytes/fingerprint)",
+            index.len(),
+            index.layout().blocks,
+            index.layout().tables(),
+            index.memory_bytes(),
+            index.memory_bytes() as f64 / index.len() as f64
+        );
+    };
     let qs = queries(&fps, &mut rng);
     let mut group = c.benchmark_group("index");
     let mut out = Vec::new();
+    // The other k = 3 layouts, for the record (the default is chosen by the cost model).
+    for blocks in [4u32, 5, 6] {
+        let Ok(mut alt) = SimhashIndex::with_blocks(3, blocks) else {
+            continue;
+        };
+        build(&mut alt);
+        let mut i = 0usize;
+        group.bench_function(format!("query_1m_blocks{blocks}"), |b| {
+            b.iter(|| {
+                i = (i + 1) % qs.len();
+                alt.query(black_box(qs[i]), &mut out);
+                black_box(out.len())
+            })
+        });
+    }
+    let mut index = SimhashIndex::new(3);
+    build(&mut index);
     let mut i = 0usize;
     group.bench_function("query_1m", |b| {
         b.iter(|| {
@@ -80,6 +102,18 @@ fn index_benches(c: &mut Criterion) {
         })
     });
     let small = &fps[..10_000];
+    let mut small_index = SimhashIndex::new(3);
+    for (id, &fp) in small.iter().enumerate() {
+        small_index.insert(id as u32, fp);
+    }
+    let mut m = 0usize;
+    group.bench_function("query_10k", |b| {
+        b.iter(|| {
+            m = (m + 1) % qs.len();
+            small_index.query(black_box(qs[m]), &mut out);
+            black_box(out.len())
+        })
+    });
     let mut j = 0usize;
     group.bench_function("linear_scan_10k", |b| {
         b.iter(|| {
@@ -126,7 +160,11 @@ fn cluster_benches(c: &mut Criterion) {
         for v in 0..5 {
             let bits = rng.random_range(0..=2);
             let simhash = flip(centre, &mut rng, bits);
-            let ev = PageEvidence { simhash, exact: simhash ^ 0xabc, strong: v != 4 };
+            let ev = PageEvidence {
+                simhash,
+                exact: simhash ^ 0xabc,
+                strong: v != 4,
+            };
             pages.push((format!("https://bench.test/item/{g}?variant={v}"), ev));
         }
     }

@@ -9,18 +9,22 @@
 //! There is one table per choice of `b - k` blocks (`C(b, k)` tables); a table is keyed by the bits
 //! of its chosen blocks, which is what the paper's "permuted leading bits" are. Only exact equality
 //! of the key is ever needed, so instead of permuting and sorting, each table hashes the masked bits
-//! into an open-addressing table (same candidates, O(1) instead of O(log n) per table, and O(1)
-//! inserts and removals where a sorted array needs O(n)). Every candidate is verified
-//! with a popcount of the XOR, so the answer is exact: every stored fingerprint within `k` is
-//! reported once, nothing beyond `k` is ever reported.
+//! into chained buckets (same candidates, O(1) instead of O(log n) per table, and O(1) inserts
+//! and removals where a sorted array needs O(n)). Open addressing and a sorted run plus delta
+//! were also measured; both were slower at 10^6 (longer probe runs, or an extra miss per table).
+//! Every candidate is verified with a popcount of the XOR, so the answer is exact: every stored
+//! fingerprint within `k` is reported once, nothing beyond `k` is ever reported.
 //!
 //! # Layout chosen from `k`
 //!
-//! Query cost is roughly `tables × (1 + n / 2^key_bits)` (a bucket probe per table, plus random
-//! candidates whose key collides), memory is roughly proportional to `tables`. For each `k` the
-//! layout with the lowest `tables × (2 + DESIGN_SIZE / 2^key_bits)` is used, where
-//! [`DESIGN_SIZE`] = 2^20 fingerprints is the largest per-host index we design for, `key_bits` is the
-//! narrowest key over all tables, and at most [`MAX_TABLES`] tables are allowed:
+//! Query cost is roughly `tables × (P + n / 2^key_bits)`: one bucket probe per table (at scale
+//! a cache miss) plus the random candidates whose key hashes to the probed bucket (each also a
+//! miss, in a chain). With `P` ([`PROBE_COST`]) = 2, `n` = [`DESIGN_SIZE`] = 2^20 (the largest
+//! per-host index we design for) and `key_bits` the narrowest key over all tables, the layout with
+//! the lowest cost and at most [`MAX_TABLES`] tables is used (memory grows with the table count).
+//! The benchmark checks the choice for k = 3 at 10^6 fingerprints: 4 tables (16-bit keys, ~16
+//! random candidates per table) is ~16x slower than the chosen 10, and 20 tables is ~1.6x slower
+//! (more misses, twice the memory).
 //!
 //! | k | blocks | tables | min key bits |
 //! |---|--------|--------|--------------|
@@ -40,18 +44,19 @@
 //!
 //! # Memory
 //!
-//! Each table is an open-addressing array of 12-byte `(fingerprint, id)` cells kept between 3/8
-//! and 3/4 full (it doubles past 3/4), so 16–32 bytes per fingerprint per table, plus about
-//! 15–30 bytes for the id → fingerprint map. For the default `k = 3` (10 tables) that is about
-//! 175–350 bytes per fingerprint (measured: see [`SimhashIndex::memory_bytes`] and the
-//! benchmark's report). A per-host sample of a few thousand pages costs well under a megabyte.
+//! Per fingerprint: 8 bytes (fingerprint) + 4 (id) + 4 per table (chain link) + 8 to 16 per table
+//! (bucket heads; the bucket array doubles when the load passes 1/2) + about 10–20 for the
+//! id → slot map. For the default `k = 3` (10 tables): 155 bytes per fingerprint measured at
+//! 10^6 ([`SimhashIndex::memory_bytes`]); a per-host sample of a few thousand pages costs well
+//! under a megabyte. Removed slots are reused.
 //!
-//! # Updates
+//! # Updates and queries
 //!
-//! Inserts and removals are O(tables) (plus an amortised O(tables) when the arrays double);
-//! removal uses backward-shift deletion, so no tombstones accumulate under the reservoir's
-//! steady insert/evict churn. Query time depends on the number of tables, the load factor and
-//! the near-duplicates found, not on the number of stored fingerprints.
+//! Inserts and removals are O(tables) (plus an amortised O(tables) when the bucket array doubles);
+//! a removal unlinks the slot from one short chain per table. A query reads every table's bucket
+//! head, then every chain's first fingerprint, before walking any chain, so the cache misses of
+//! the tables overlap. Query time depends on the number of tables and the near-duplicates found,
+//! not on the number of stored fingerprints.
 
 use std::collections::HashMap;
 
@@ -64,11 +69,16 @@ pub const DEFAULT_MAX_DISTANCE: u32 = 3;
 pub const MAX_SUPPORTED_DISTANCE: u32 = 8;
 /// Index size the layout is optimised for (fingerprints per host index).
 pub const DESIGN_SIZE: u64 = 1 << 20;
+/// Marks the end of a bucket chain.
+const NIL: u32 = u32::MAX;
+/// Initial bucket bits per table (16 buckets): small hosts stay small.
+const INITIAL_BUCKET_BITS: u32 = 4;
+/// Layouts with at most this many tables get the overlapped first loads in queries.
+const PREFETCH_TABLES: usize = 16;
+/// Cost of one table probe in units of one candidate check (see the module docs).
+pub const PROBE_COST: f64 = 2.0;
 /// Upper bound on the number of tables a layout may use (memory guard).
 pub const MAX_TABLES: u64 = 200;
-
-/// Initial cells per table (2^4 = 16): small hosts stay small.
-const INITIAL_BUCKET_BITS: u32 = 4;
 
 /// Errors building an index.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -80,6 +90,15 @@ pub enum IndexError {
         requested: u32,
         /// The largest supported distance.
         max: u32,
+    },
+    /// A block count that cannot serve the distance (needs `k < blocks <= 64` and at most
+    /// [`MAX_TABLES`] tables).
+    #[error("{blocks} blocks cannot serve distance {k} (need k < blocks <= 64, at most {MAX_TABLES} tables)")]
+    BadBlocks {
+        /// The distance.
+        k: u32,
+        /// The block count asked for.
+        blocks: u32,
     },
 }
 
@@ -111,14 +130,29 @@ impl Layout {
             }
             let key_bits = min_key_bits(b, k);
             let random = DESIGN_SIZE as f64 / 2f64.powi(key_bits as i32);
-            let cost = tables as f64 * (2.0 + random);
+            let cost = tables as f64 * (PROBE_COST + random);
             if best.is_none_or(|(c, _)| cost < c) {
                 best = Some((cost, b));
             }
         }
         // k + 1 blocks always gives C(k+1, k) = k + 1 <= MAX_TABLES tables, so `best` is set;
         // fall back to it anyway rather than unwrap.
-        let blocks = best.map_or(k + 1, |(_, b)| b);
+        Self::with_blocks(k, best.map_or(k + 1, |(_, b)| b))
+    }
+
+    /// The layout for Hamming distance `k` with an explicit number of blocks (`k + 1 ..= 64`,
+    /// at most [`MAX_TABLES`] tables): fewer blocks use less memory, more blocks give wider
+    /// keys (fewer random candidates per probe).
+    pub fn with_blocks(k: u32, blocks: u32) -> Result<Self, IndexError> {
+        if k > MAX_SUPPORTED_DISTANCE {
+            return Err(IndexError::DistanceTooLarge {
+                requested: k,
+                max: MAX_SUPPORTED_DISTANCE,
+            });
+        }
+        if blocks <= k || blocks > 64 || binomial(u64::from(blocks), u64::from(k)) > MAX_TABLES {
+            return Err(IndexError::BadBlocks { k, blocks });
+        }
         let ranges = block_ranges(blocks);
         let keep = (blocks - k) as usize;
         let mut masks = Vec::new();
@@ -202,37 +236,25 @@ fn bucket_of(masked: u64, bits: u32) -> usize {
     (x >> (64 - bits)) as usize
 }
 
-/// One table cell: fingerprint (as two halves, so a cell is 12 bytes with no padding) and id.
-/// `id == EMPTY` marks a free cell.
-type Cell = [u32; 3];
-
-const EMPTY_CELL: Cell = [0, 0, EMPTY];
-
-#[inline]
-fn cell_fp(c: &Cell) -> u64 {
-    u64::from(c[0]) | (u64::from(c[1]) << 32)
-}
-
 /// Near-duplicate index: permuted (masked) tables over simhash fingerprints, one index per host.
-///
-/// Each table is an open-addressing hash table (linear probing) of `(fingerprint, id)` cells
-/// keyed by the table's masked bits, so a probe reads the candidates' fingerprints from the same
-/// cache line instead of chasing pointers, and the tables' first cells are loaded before any is
-/// examined so their cache misses overlap.
 #[derive(Debug, Clone)]
 pub struct SimhashIndex {
     max_distance: u32,
     layout: Layout,
-    /// All tables' cells, table `t` at `cells[t << bits .. (t + 1) << bits]`.
-    cells: Vec<Cell>,
-    bits: u32,
-    /// Id → fingerprint, for removal and replacement.
-    fp_of: HashMap<u32, u64>,
+    /// Slot → fingerprint.
+    fps: Vec<u64>,
+    /// Slot → caller id.
+    ids: Vec<u32>,
+    /// Chain links, `next[slot * tables + table]`; interleaved so one slot's links share a line.
+    next: Vec<u32>,
+    /// Bucket heads, `heads[(table << bucket_bits) | bucket]`.
+    heads: Vec<u32>,
+    bucket_bits: u32,
+    /// Slots freed by removals, reused by inserts.
+    free: Vec<u32>,
+    /// Caller id → slot.
+    slot_of: HashMap<u32, u32>,
 }
-
-/// Reserved id marking an empty cell; [`SimhashIndex::insert`] ignores it.
-pub const RESERVED_ID: u32 = u32::MAX;
-const EMPTY: u32 = RESERVED_ID;
 
 impl SimhashIndex {
     /// An empty index for Hamming distance `max_distance`. Distances above
@@ -251,6 +273,13 @@ impl SimhashIndex {
         Ok(Self::with_layout(max_distance))
     }
 
+    /// An empty index for distance `k` with an explicit number of blocks (see
+    /// [`Layout::with_blocks`]).
+    pub fn with_blocks(k: u32, blocks: u32) -> Result<Self, IndexError> {
+        let layout = Layout::with_blocks(k, blocks)?;
+        Ok(Self::from_layout(k, layout))
+    }
+
     fn with_layout(k: u32) -> Self {
         let k = k.min(MAX_SUPPORTED_DISTANCE);
         let layout = Layout::for_distance(k).unwrap_or(Layout {
@@ -258,13 +287,21 @@ impl SimhashIndex {
             masks: vec![u64::MAX],
             min_key_bits: 64,
         });
+        Self::from_layout(k, layout)
+    }
+
+    fn from_layout(k: u32, layout: Layout) -> Self {
         let tables = layout.tables();
         SimhashIndex {
             max_distance: k,
             layout,
-            cells: vec![EMPTY_CELL; tables << INITIAL_BUCKET_BITS],
-            bits: INITIAL_BUCKET_BITS,
-            fp_of: HashMap::new(),
+            fps: Vec::new(),
+            ids: Vec::new(),
+            next: Vec::new(),
+            heads: vec![NIL; tables << INITIAL_BUCKET_BITS],
+            bucket_bits: INITIAL_BUCKET_BITS,
+            free: Vec::new(),
+            slot_of: HashMap::new(),
         }
     }
 
@@ -280,150 +317,157 @@ impl SimhashIndex {
 
     /// Number of fingerprints stored.
     pub fn len(&self) -> usize {
-        self.fp_of.len()
+        self.slot_of.len()
     }
 
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.fp_of.is_empty()
+        self.slot_of.is_empty()
     }
 
     /// The fingerprint stored under `id`.
     pub fn get(&self, id: u32) -> Option<u64> {
-        self.fp_of.get(&id).copied()
+        self.slot_of.get(&id).map(|&s| self.fps[s as usize])
     }
 
     /// Stores `fp` under `id`, replacing (and returning) the fingerprint previously stored under
-    /// the same id. [`RESERVED_ID`] (`u32::MAX`) marks empty cells and is ignored.
+    /// the same id. The index addresses at most `u32::MAX - 1` slots; allocation fails long
+    /// before that, so in practice every insert succeeds.
     pub fn insert(&mut self, id: u32, fp: u64) -> Option<u64> {
-        if id == EMPTY {
-            return None;
-        }
         let previous = self.remove(id);
-        self.fp_of.insert(id, fp);
-        // Load factor at most 3/4: linear probing stays within a cache line or two.
-        if self.fp_of.len() * 4 > (3usize << self.bits) {
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.fps[slot as usize] = fp;
+                self.ids[slot as usize] = id;
+                slot
+            }
+            None => {
+                if self.fps.len() >= (NIL - 1) as usize {
+                    return previous;
+                }
+                let slot = self.fps.len() as u32;
+                self.fps.push(fp);
+                self.ids.push(id);
+                self.next
+                    .extend(std::iter::repeat_n(NIL, self.layout.tables()));
+                slot
+            }
+        };
+        self.slot_of.insert(id, slot);
+        if self.slot_of.len() * 2 > (1usize << self.bucket_bits) {
+            // Doubling relinks every live slot, including the new one.
             self.grow();
         } else {
-            self.place(id, fp);
+            self.link(slot);
         }
         previous
     }
 
-    fn place(&mut self, id: u32, fp: u64) {
-        let size_mask = (1usize << self.bits) - 1;
-        let cell = [fp as u32, (fp >> 32) as u32, id];
-        for (t, &mask) in self.layout.masks.iter().enumerate() {
-            let base = t << self.bits;
-            let mut i = bucket_of(fp & mask, self.bits);
-            // The load factor is below 1, so an empty cell exists.
-            while self.cells[base + i][2] != EMPTY {
-                i = (i + 1) & size_mask;
-            }
-            self.cells[base + i] = cell;
-        }
-    }
-
     /// Removes the fingerprint stored under `id`, returning it.
     pub fn remove(&mut self, id: u32) -> Option<u64> {
-        let fp = self.fp_of.remove(&id)?;
-        let size_mask = (1usize << self.bits) - 1;
-        for (t, &mask) in self.layout.masks.iter().enumerate() {
-            let base = t << self.bits;
-            let mut i = bucket_of(fp & mask, self.bits);
-            loop {
-                let c = self.cells[base + i];
-                if c[2] == id {
-                    break;
-                }
-                if c[2] == EMPTY {
-                    // Not reachable while the map and the tables agree; nothing to remove.
-                    i = usize::MAX;
-                    break;
-                }
-                i = (i + 1) & size_mask;
-            }
-            if i == usize::MAX {
+        let slot = self.slot_of.remove(&id)?;
+        let tables = self.layout.tables();
+        let fp = self.fps[slot as usize];
+        for t in 0..tables {
+            let head =
+                (t << self.bucket_bits) | bucket_of(fp & self.layout.masks[t], self.bucket_bits);
+            let after = self.next[slot as usize * tables + t];
+            if self.heads[head] == slot {
+                self.heads[head] = after;
                 continue;
             }
-            // Backward-shift deletion: pull later cells of the run into the hole when their
-            // home position allows, so probes never need tombstones.
-            let mut hole = i;
-            let mut j = i;
-            loop {
-                j = (j + 1) & size_mask;
-                let c = self.cells[base + j];
-                if c[2] == EMPTY {
+            let mut cur = self.heads[head];
+            while cur != NIL {
+                let link = cur as usize * tables + t;
+                if self.next[link] == slot {
+                    self.next[link] = after;
                     break;
                 }
-                let home = bucket_of(cell_fp(&c) & mask, self.bits);
-                let stays = if hole <= j {
-                    hole < home && home <= j
-                } else {
-                    hole < home || home <= j
-                };
-                if !stays {
-                    self.cells[base + hole] = c;
-                    hole = j;
-                }
+                cur = self.next[link];
             }
-            self.cells[base + hole] = EMPTY_CELL;
         }
+        for t in 0..tables {
+            self.next[slot as usize * tables + t] = NIL;
+        }
+        self.free.push(slot);
         Some(fp)
     }
 
     /// Removes everything, keeping the allocated capacity.
     pub fn clear(&mut self) {
-        self.fp_of.clear();
-        self.cells.iter_mut().for_each(|c| *c = EMPTY_CELL);
+        self.fps.clear();
+        self.ids.clear();
+        self.next.clear();
+        self.free.clear();
+        self.slot_of.clear();
+        self.heads.iter_mut().for_each(|h| *h = NIL);
+    }
+
+    fn link(&mut self, slot: u32) {
+        let tables = self.layout.tables();
+        let fp = self.fps[slot as usize];
+        for t in 0..tables {
+            let head =
+                (t << self.bucket_bits) | bucket_of(fp & self.layout.masks[t], self.bucket_bits);
+            self.next[slot as usize * tables + t] = self.heads[head];
+            self.heads[head] = slot;
+        }
     }
 
     fn grow(&mut self) {
-        self.bits += 1;
-        self.cells.clear();
-        self.cells.resize(self.layout.tables() << self.bits, EMPTY_CELL);
-        let mut all: Vec<(u32, u64)> = self.fp_of.iter().map(|(&id, &fp)| (id, fp)).collect();
-        // Place in id order so the layout (and so nothing observable) depends on hash-map
+        self.bucket_bits += 1;
+        self.heads.clear();
+        self.heads
+            .resize(self.layout.tables() << self.bucket_bits, NIL);
+        let mut live: Vec<u32> = self.slot_of.values().copied().collect();
+        // Relink in slot order so chain order (and so nothing observable) depends on hash-map
         // iteration order.
-        all.sort_unstable();
-        for (id, fp) in all {
-            self.place(id, fp);
+        live.sort_unstable();
+        for slot in live {
+            self.link(slot);
         }
     }
 
     /// Calls `f(id, distance)` once for every stored fingerprint within `max_distance` of `fp`
     /// (in no particular order). Allocation-free.
     pub fn for_each_near(&self, fp: u64, mut f: impl FnMut(u32, u32)) {
+        let tables = self.layout.tables();
         let masks = &self.layout.masks;
-        let size_mask = (1usize << self.bits) - 1;
-        let mut homes = [0usize; MAX_TABLES as usize];
-        // Issue every table's first load before examining any, so the misses overlap.
-        let mut touch = 0u32;
-        for (t, &mask) in masks.iter().enumerate() {
-            let home = bucket_of(fp & mask, self.bits);
-            homes[t] = home;
-            touch ^= self.cells[(t << self.bits) + home][2];
-        }
-        std::hint::black_box(touch);
-        for (t, &mask) in masks.iter().enumerate() {
-            let base = t << self.bits;
-            let mut i = homes[t];
-            loop {
-                let c = &self.cells[base + i];
-                if c[2] == EMPTY {
-                    break;
+        // Read every table's bucket head, then every chain's first fingerprint, before walking
+        // any chain: the loads of each phase are independent, so their cache misses overlap
+        // instead of queueing behind each other.
+        let mut heads = [NIL; PREFETCH_TABLES];
+        if tables <= PREFETCH_TABLES {
+            let mut touch = 0u64;
+            for (t, &mask) in masks.iter().enumerate() {
+                heads[t] =
+                    self.heads[(t << self.bucket_bits) | bucket_of(fp & mask, self.bucket_bits)];
+            }
+            for &h in &heads[..tables] {
+                if h != NIL {
+                    touch ^= self.fps[h as usize];
                 }
-                let diff = cell_fp(c) ^ fp;
+            }
+            std::hint::black_box(touch);
+        }
+        for (t, &mask) in masks.iter().enumerate() {
+            let mut slot = if tables <= PREFETCH_TABLES {
+                heads[t]
+            } else {
+                self.heads[(t << self.bucket_bits) | bucket_of(fp & mask, self.bucket_bits)]
+            };
+            while slot != NIL {
+                let s = slot as usize;
+                let diff = self.fps[s] ^ fp;
                 if diff & mask == 0 {
                     let distance = diff.count_ones();
                     // Report a match only from the first table whose key it shares, so each
                     // fingerprint is reported once without a dedup set.
-                    if distance <= self.max_distance && !masks[..t].iter().any(|&m| diff & m == 0)
-                    {
-                        f(c[2], distance);
+                    if distance <= self.max_distance && !masks[..t].iter().any(|&m| diff & m == 0) {
+                        f(self.ids[s], distance);
                     }
                 }
-                i = (i + 1) & size_mask;
+                slot = self.next[s * tables + t];
             }
         }
     }
@@ -444,10 +488,15 @@ impl SimhashIndex {
         out
     }
 
-    /// Approximate heap bytes in use (allocated capacities).
+    /// Approximate heap bytes in use (allocated capacities of all parts).
     pub fn memory_bytes(&self) -> usize {
-        let map_slot = std::mem::size_of::<(u32, u64)>() + 1;
-        self.cells.capacity() * std::mem::size_of::<Cell>() + self.fp_of.capacity() * map_slot
+        let map_slot = std::mem::size_of::<(u32, u32)>() + 1;
+        self.fps.capacity() * 8
+            + self.ids.capacity() * 4
+            + self.next.capacity() * 4
+            + self.heads.capacity() * 4
+            + self.free.capacity() * 4
+            + self.slot_of.capacity() * map_slot
     }
 }
 
@@ -491,6 +540,9 @@ mod tests {
             }
         }
         assert!(Layout::for_distance(9).is_err());
+        assert!(Layout::with_blocks(3, 3).is_err());
+        assert!(Layout::with_blocks(8, 13).is_err());
+        assert_eq!(Layout::with_blocks(3, 6).map(|l| l.tables()), Ok(20));
         assert!(SimhashIndex::try_new(9).is_err());
         assert_eq!(SimhashIndex::new(40).max_distance(), MAX_SUPPORTED_DISTANCE);
     }
@@ -511,8 +563,17 @@ mod tests {
     #[test]
     fn exact_against_brute_force_for_every_k() {
         let mut rng = SmallRng::seed_from_u64(7);
-        for k in 0..=MAX_SUPPORTED_DISTANCE {
-            let mut index = SimhashIndex::new(k);
+        let layouts = (0..=MAX_SUPPORTED_DISTANCE).map(|k| (k, None)).chain([
+            (3, Some(4)),
+            (3, Some(6)),
+            (2, Some(5)),
+            (5, Some(6)),
+        ]);
+        for (k, blocks) in layouts {
+            let mut index = match blocks {
+                None => SimhashIndex::new(k),
+                Some(b) => SimhashIndex::with_blocks(k, b).unwrap(),
+            };
             let mut stored = Vec::new();
             for id in 0..600u32 {
                 // Half random, half planted within 0..=k+2 bits of an earlier one, so there are
@@ -567,11 +628,12 @@ mod tests {
         index.query(far, &mut out);
         assert_eq!(out, vec![1]);
         assert_eq!(index.get(1), Some(far));
-        // Removal leaves no residue: the cells hold exactly the live fingerprints.
-        let live = index.cells.iter().filter(|c| c[2] != EMPTY).count();
-        assert_eq!(live, index.len() * index.layout().tables());
-        assert_eq!(index.insert(RESERVED_ID, 1), None);
-        assert_eq!(index.get(RESERVED_ID), None);
+        // Freed slots are reused rather than growing.
+        let slots = index.fps.len();
+        for id in 100..110u32 {
+            index.insert(id, rng.random());
+        }
+        assert_eq!(index.fps.len(), slots);
         index.clear();
         assert!(index.is_empty());
         index.query(far, &mut out);
