@@ -258,8 +258,7 @@ impl ClusterBuilder {
             if let Some(ev) = self.evidence[node as usize] {
                 if ev.strong {
                     let root = uf.find(node);
-                    if let std::collections::hash_map::Entry::Vacant(e) = unit_of_root.entry(root)
-                    {
+                    if let std::collections::hash_map::Entry::Vacant(e) = unit_of_root.entry(root) {
                         e.insert(unit_node.len() as u32);
                         unit_node.push(node);
                         unit_fp.push(ev.simhash);
@@ -312,10 +311,7 @@ impl ClusterBuilder {
             match (strong_fp(from), strong_fp(to)) {
                 (Some(fa), Some(fb)) => {
                     let exact_equal = matches!((ea, eb), (Some(a), Some(b)) if a.exact == b.exact);
-                    if uf.find(from) == uf.find(to)
-                        || exact_equal
-                        || (fa ^ fb).count_ones() <= k
-                    {
+                    if uf.find(from) == uf.find(to) || exact_equal || (fa ^ fb).count_ones() <= k {
                         accepted.push((from, to));
                     } else {
                         stats.canonicals_contradicted += 1;
@@ -429,7 +425,9 @@ impl Clustering {
 
     /// The `(url, cluster)` pairs the learner consumes (every URL, in URL order).
     pub fn labelled_pairs(&self) -> Vec<(String, ClusterId)> {
-        self.assignments().map(|(u, c)| (u.to_string(), c)).collect()
+        self.assignments()
+            .map(|(u, c)| (u.to_string(), c))
+            .collect()
     }
 
     /// Counters of evidence used and ignored.

@@ -9,17 +9,22 @@
 //! There is one table per choice of `b - k` blocks (`C(b, k)` tables); a table is keyed by the bits
 //! of its chosen blocks, which is what the paper's "permuted leading bits" are. Only exact equality
 //! of the key is ever needed, so instead of permuting and sorting, each table hashes the masked bits
-//! into buckets (same candidates, O(1) instead of O(log n) per table). Every candidate is verified
-//! with a popcount of the XOR, so the answer is exact: every stored fingerprint within `k` is
-//! reported once, nothing beyond `k` is ever reported.
+//! into chained buckets (same candidates, O(1) instead of O(log n) per table, and O(1) inserts
+//! and removals where a sorted array needs O(n)). Open addressing and a sorted run plus delta
+//! were also measured; both were slower at 10^6 (longer probe runs, or an extra miss per table).
+//! Every candidate is verified with a popcount of the XOR, so the answer is exact: every stored
+//! fingerprint within `k` is reported once, nothing beyond `k` is ever reported.
 //!
 //! # Layout chosen from `k`
 //!
-//! Query cost is roughly `tables × (1 + n / 2^key_bits)` (a bucket probe per table, plus random
-//! candidates whose key collides), memory is roughly proportional to `tables`. For each `k` the
-//! layout with the lowest `tables × (2 + DESIGN_SIZE / 2^key_bits)` is used, where
-//! [`DESIGN_SIZE`] = 2^20 fingerprints is the largest per-host index we design for, `key_bits` is the
-//! narrowest key over all tables, and at most [`MAX_TABLES`] tables are allowed:
+//! Query cost is roughly `tables × (P + n / 2^key_bits)`: one bucket probe per table (at scale
+//! a cache miss) plus the random candidates whose key hashes to the probed bucket (each also a
+//! miss, in a chain). With `P` ([`PROBE_COST`]) = 2, `n` = [`DESIGN_SIZE`] = 2^20 (the largest
+//! per-host index we design for) and `key_bits` the narrowest key over all tables, the layout with
+//! the lowest cost and at most [`MAX_TABLES`] tables is used (memory grows with the table count).
+//! The benchmark checks the choice for k = 3 at 10^6 fingerprints: 4 tables (16-bit keys, ~16
+//! random candidates per table) is ~16x slower than the chosen 10, and 20 tables is ~1.6x slower
+//! (more misses, twice the memory).
 //!
 //! | k | blocks | tables | min key bits |
 //! |---|--------|--------|--------------|
@@ -41,14 +46,17 @@
 //!
 //! Per fingerprint: 8 bytes (fingerprint) + 4 (id) + 4 per table (chain link) + 8 to 16 per table
 //! (bucket heads; the bucket array doubles when the load passes 1/2) + about 10–20 for the
-//! id → slot map. For the default `k = 3` (10 tables) that is about 150–230 bytes per fingerprint;
-//! [`SimhashIndex::memory_bytes`] reports the actual figure. Removed slots are reused.
+//! id → slot map. For the default `k = 3` (10 tables): 155 bytes per fingerprint measured at
+//! 10^6 ([`SimhashIndex::memory_bytes`]); a per-host sample of a few thousand pages costs well
+//! under a megabyte. Removed slots are reused.
 //!
-//! # Updates
+//! # Updates and queries
 //!
 //! Inserts and removals are O(tables) (plus an amortised O(tables) when the bucket array doubles);
-//! a removal unlinks the slot from one short chain per table. Query time depends on the number of
-//! tables and the near-duplicates found, not on the number of stored fingerprints.
+//! a removal unlinks the slot from one short chain per table. A query reads every table's bucket
+//! head, then every chain's first fingerprint, before walking any chain, so the cache misses of
+//! the tables overlap. Query time depends on the number of tables and the near-duplicates found,
+//! not on the number of stored fingerprints.
 
 use std::collections::HashMap;
 
@@ -61,13 +69,16 @@ pub const DEFAULT_MAX_DISTANCE: u32 = 3;
 pub const MAX_SUPPORTED_DISTANCE: u32 = 8;
 /// Index size the layout is optimised for (fingerprints per host index).
 pub const DESIGN_SIZE: u64 = 1 << 20;
-/// Upper bound on the number of tables a layout may use (memory guard).
-pub const MAX_TABLES: u64 = 200;
-
 /// Marks the end of a bucket chain.
 const NIL: u32 = u32::MAX;
 /// Initial bucket bits per table (16 buckets): small hosts stay small.
 const INITIAL_BUCKET_BITS: u32 = 4;
+/// Layouts with at most this many tables get the overlapped first loads in queries.
+const PREFETCH_TABLES: usize = 16;
+/// Cost of one table probe in units of one candidate check (see the module docs).
+pub const PROBE_COST: f64 = 2.0;
+/// Upper bound on the number of tables a layout may use (memory guard).
+pub const MAX_TABLES: u64 = 200;
 
 /// Errors building an index.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -79,6 +90,15 @@ pub enum IndexError {
         requested: u32,
         /// The largest supported distance.
         max: u32,
+    },
+    /// A block count that cannot serve the distance (needs `k < blocks <= 64` and at most
+    /// [`MAX_TABLES`] tables).
+    #[error("{blocks} blocks cannot serve distance {k} (need k < blocks <= 64, at most {MAX_TABLES} tables)")]
+    BadBlocks {
+        /// The distance.
+        k: u32,
+        /// The block count asked for.
+        blocks: u32,
     },
 }
 
@@ -110,14 +130,29 @@ impl Layout {
             }
             let key_bits = min_key_bits(b, k);
             let random = DESIGN_SIZE as f64 / 2f64.powi(key_bits as i32);
-            let cost = tables as f64 * (2.0 + random);
+            let cost = tables as f64 * (PROBE_COST + random);
             if best.is_none_or(|(c, _)| cost < c) {
                 best = Some((cost, b));
             }
         }
         // k + 1 blocks always gives C(k+1, k) = k + 1 <= MAX_TABLES tables, so `best` is set;
         // fall back to it anyway rather than unwrap.
-        let blocks = best.map_or(k + 1, |(_, b)| b);
+        Self::with_blocks(k, best.map_or(k + 1, |(_, b)| b))
+    }
+
+    /// The layout for Hamming distance `k` with an explicit number of blocks (`k + 1 ..= 64`,
+    /// at most [`MAX_TABLES`] tables): fewer blocks use less memory, more blocks give wider
+    /// keys (fewer random candidates per probe).
+    pub fn with_blocks(k: u32, blocks: u32) -> Result<Self, IndexError> {
+        if k > MAX_SUPPORTED_DISTANCE {
+            return Err(IndexError::DistanceTooLarge {
+                requested: k,
+                max: MAX_SUPPORTED_DISTANCE,
+            });
+        }
+        if blocks <= k || blocks > 64 || binomial(u64::from(blocks), u64::from(k)) > MAX_TABLES {
+            return Err(IndexError::BadBlocks { k, blocks });
+        }
         let ranges = block_ranges(blocks);
         let keep = (blocks - k) as usize;
         let mut masks = Vec::new();
@@ -238,15 +273,27 @@ impl SimhashIndex {
         Ok(Self::with_layout(max_distance))
     }
 
+    /// An empty index for distance `k` with an explicit number of blocks (see
+    /// [`Layout::with_blocks`]).
+    pub fn with_blocks(k: u32, blocks: u32) -> Result<Self, IndexError> {
+        let layout = Layout::with_blocks(k, blocks)?;
+        Ok(Self::from_layout(k, layout))
+    }
+
     fn with_layout(k: u32) -> Self {
-        let layout = Layout::for_distance(k.min(MAX_SUPPORTED_DISTANCE)).unwrap_or(Layout {
+        let k = k.min(MAX_SUPPORTED_DISTANCE);
+        let layout = Layout::for_distance(k).unwrap_or(Layout {
             blocks: 1,
             masks: vec![u64::MAX],
             min_key_bits: 64,
         });
+        Self::from_layout(k, layout)
+    }
+
+    fn from_layout(k: u32, layout: Layout) -> Self {
         let tables = layout.tables();
         SimhashIndex {
-            max_distance: k.min(MAX_SUPPORTED_DISTANCE),
+            max_distance: k,
             layout,
             fps: Vec::new(),
             ids: Vec::new(),
@@ -322,7 +369,8 @@ impl SimhashIndex {
         let tables = self.layout.tables();
         let fp = self.fps[slot as usize];
         for t in 0..tables {
-            let head = (t << self.bucket_bits) | bucket_of(fp & self.layout.masks[t], self.bucket_bits);
+            let head =
+                (t << self.bucket_bits) | bucket_of(fp & self.layout.masks[t], self.bucket_bits);
             let after = self.next[slot as usize * tables + t];
             if self.heads[head] == slot {
                 self.heads[head] = after;
@@ -359,7 +407,8 @@ impl SimhashIndex {
         let tables = self.layout.tables();
         let fp = self.fps[slot as usize];
         for t in 0..tables {
-            let head = (t << self.bucket_bits) | bucket_of(fp & self.layout.masks[t], self.bucket_bits);
+            let head =
+                (t << self.bucket_bits) | bucket_of(fp & self.layout.masks[t], self.bucket_bits);
             self.next[slot as usize * tables + t] = self.heads[head];
             self.heads[head] = slot;
         }
@@ -384,8 +433,29 @@ impl SimhashIndex {
     pub fn for_each_near(&self, fp: u64, mut f: impl FnMut(u32, u32)) {
         let tables = self.layout.tables();
         let masks = &self.layout.masks;
+        // Read every table's bucket head, then every chain's first fingerprint, before walking
+        // any chain: the loads of each phase are independent, so their cache misses overlap
+        // instead of queueing behind each other.
+        let mut heads = [NIL; PREFETCH_TABLES];
+        if tables <= PREFETCH_TABLES {
+            let mut touch = 0u64;
+            for (t, &mask) in masks.iter().enumerate() {
+                heads[t] =
+                    self.heads[(t << self.bucket_bits) | bucket_of(fp & mask, self.bucket_bits)];
+            }
+            for &h in &heads[..tables] {
+                if h != NIL {
+                    touch ^= self.fps[h as usize];
+                }
+            }
+            std::hint::black_box(touch);
+        }
         for (t, &mask) in masks.iter().enumerate() {
-            let mut slot = self.heads[(t << self.bucket_bits) | bucket_of(fp & mask, self.bucket_bits)];
+            let mut slot = if tables <= PREFETCH_TABLES {
+                heads[t]
+            } else {
+                self.heads[(t << self.bucket_bits) | bucket_of(fp & mask, self.bucket_bits)]
+            };
             while slot != NIL {
                 let s = slot as usize;
                 let diff = self.fps[s] ^ fp;
@@ -393,8 +463,7 @@ impl SimhashIndex {
                     let distance = diff.count_ones();
                     // Report a match only from the first table whose key it shares, so each
                     // fingerprint is reported once without a dedup set.
-                    if distance <= self.max_distance && !masks[..t].iter().any(|&m| diff & m == 0)
-                    {
+                    if distance <= self.max_distance && !masks[..t].iter().any(|&m| diff & m == 0) {
                         f(self.ids[s], distance);
                     }
                 }
@@ -471,6 +540,9 @@ mod tests {
             }
         }
         assert!(Layout::for_distance(9).is_err());
+        assert!(Layout::with_blocks(3, 3).is_err());
+        assert!(Layout::with_blocks(8, 13).is_err());
+        assert_eq!(Layout::with_blocks(3, 6).map(|l| l.tables()), Ok(20));
         assert!(SimhashIndex::try_new(9).is_err());
         assert_eq!(SimhashIndex::new(40).max_distance(), MAX_SUPPORTED_DISTANCE);
     }
@@ -491,8 +563,17 @@ mod tests {
     #[test]
     fn exact_against_brute_force_for_every_k() {
         let mut rng = SmallRng::seed_from_u64(7);
-        for k in 0..=MAX_SUPPORTED_DISTANCE {
-            let mut index = SimhashIndex::new(k);
+        let layouts = (0..=MAX_SUPPORTED_DISTANCE).map(|k| (k, None)).chain([
+            (3, Some(4)),
+            (3, Some(6)),
+            (2, Some(5)),
+            (5, Some(6)),
+        ]);
+        for (k, blocks) in layouts {
+            let mut index = match blocks {
+                None => SimhashIndex::new(k),
+                Some(b) => SimhashIndex::with_blocks(k, b).unwrap(),
+            };
             let mut stored = Vec::new();
             for id in 0..600u32 {
                 // Half random, half planted within 0..=k+2 bits of an earlier one, so there are

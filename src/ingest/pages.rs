@@ -233,7 +233,10 @@ impl PageReader {
             Box::new(raw)
         };
         Ok(PageReader {
-            input: Counting { inner: input, pos: 0 },
+            input: Counting {
+                inner: input,
+                pos: 0,
+            },
             format,
             limits,
             line_no: 0,
@@ -261,7 +264,8 @@ impl PageReader {
         loop {
             self.line_no += 1;
             let line = self.line_no;
-            let status = read_line_bounded(&mut self.input, &mut self.buf, self.limits.max_line_bytes);
+            let status =
+                read_line_bounded(&mut self.input, &mut self.buf, self.limits.max_line_bytes);
             let fail = |problem: String| Some(Err(RecordError::Line { line, problem }));
             match status {
                 Err(e) => {
@@ -283,9 +287,10 @@ impl PageReader {
             if self.buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            return Some(parse_json_page(&self.buf, &self.limits).map_err(|problem| {
-                RecordError::Line { line, problem }
-            }));
+            return Some(
+                parse_json_page(&self.buf, &self.limits)
+                    .map_err(|problem| RecordError::Line { line, problem }),
+            );
         }
     }
 
@@ -296,7 +301,8 @@ impl PageReader {
             return Ok((offset, LineStatus::Line));
         }
         let offset = self.input.pos;
-        let status = read_line_bounded(&mut self.input, &mut self.buf, self.limits.max_header_bytes)?;
+        let status =
+            read_line_bounded(&mut self.input, &mut self.buf, self.limits.max_header_bytes)?;
         Ok((offset, status))
     }
 
@@ -355,8 +361,11 @@ impl PageReader {
             let mut header_bytes = 0usize;
             let mut problem = None;
             loop {
-                match read_line_bounded(&mut self.input, &mut self.buf, self.limits.max_header_bytes)
-                {
+                match read_line_bounded(
+                    &mut self.input,
+                    &mut self.buf,
+                    self.limits.max_header_bytes,
+                ) {
                     Ok(LineStatus::Line) => {}
                     Ok(LineStatus::TooLong) => {
                         problem = Some("WARC header line too long".to_string());
@@ -387,9 +396,9 @@ impl PageReader {
             }
             let Some(length) = header.content_length else {
                 self.resync();
-                return fail(problem.unwrap_or_else(|| {
-                    "missing or invalid Content-Length".to_string()
-                }));
+                return fail(
+                    problem.unwrap_or_else(|| "missing or invalid Content-Length".to_string()),
+                );
             };
             if let Some(problem) = problem {
                 self.resync();
@@ -492,7 +501,11 @@ enum LineStatus {
 }
 
 /// Reads one `\n`-terminated line into `buf` (cleared first), holding at most `max` bytes.
-fn read_line_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<LineStatus> {
+fn read_line_bounded(
+    input: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<LineStatus> {
     buf.clear();
     let mut too_long = false;
     let mut any = false;
@@ -584,8 +597,12 @@ impl WarcHeader {
         let Some(colon) = memchr::memchr(b':', line) else {
             return;
         };
-        let name = String::from_utf8_lossy(&line[..colon]).trim().to_ascii_lowercase();
-        let value = String::from_utf8_lossy(&line[colon + 1..]).trim().to_string();
+        let name = String::from_utf8_lossy(&line[..colon])
+            .trim()
+            .to_ascii_lowercase();
+        let value = String::from_utf8_lossy(&line[colon + 1..])
+            .trim()
+            .to_string();
         match name.as_str() {
             "warc-type" => self.warc_type = Some(value.to_ascii_lowercase()),
             "warc-target-uri" => {
@@ -600,7 +617,11 @@ impl WarcHeader {
     }
 }
 
-fn parse_http_response(uri: String, block: &[u8], limits: &ReaderLimits) -> Result<PageRecord, String> {
+fn parse_http_response(
+    uri: String,
+    block: &[u8],
+    limits: &ReaderLimits,
+) -> Result<PageRecord, String> {
     // httparse speaks HTTP/1.x; browser-based crawlers record HTTP/2 and /3 responses with their
     // own version in the status line, which is rewritten (same framing otherwise).
     let rewritten;
@@ -629,7 +650,10 @@ fn parse_http_response(uri: String, block: &[u8], limits: &ReaderLimits) -> Resu
         Err(e) => return Err(format!("invalid HTTP response: {e}")),
     };
     if head_len > limits.max_header_bytes {
-        return Err(format!("HTTP headers over {} bytes", limits.max_header_bytes));
+        return Err(format!(
+            "HTTP headers over {} bytes",
+            limits.max_header_bytes
+        ));
     }
     let status = response.code;
     let header = |name: &str| -> Option<String> {
@@ -640,8 +664,12 @@ fn parse_http_response(uri: String, block: &[u8], limits: &ReaderLimits) -> Resu
             .map(|h| String::from_utf8_lossy(h.value).trim().to_string())
     };
     let content_type = header("content-type").filter(|s| !s.is_empty());
-    let transfer = header("transfer-encoding").unwrap_or_default().to_ascii_lowercase();
-    let encoding = header("content-encoding").unwrap_or_default().to_ascii_lowercase();
+    let transfer = header("transfer-encoding")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let encoding = header("content-encoding")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     let location = header("location");
     let links: Vec<String> = response
         .headers
@@ -676,7 +704,10 @@ fn parse_http_response(uri: String, block: &[u8], limits: &ReaderLimits) -> Resu
         (Some(300..=399), Some(loc)) if !loc.is_empty() => Some(resolve(&loc)),
         _ => None,
     };
-    let rel_canonical = links.iter().find_map(|l| canonical_from_link(l)).map(|c| resolve(&c));
+    let rel_canonical = links
+        .iter()
+        .find_map(|l| canonical_from_link(l))
+        .map(|c| resolve(&c));
     Ok(PageRecord {
         url: uri,
         final_url,
@@ -699,7 +730,9 @@ fn dechunk(body: &[u8], max: usize) -> Result<Result<Vec<u8>, ()>, String> {
         };
         let line = trim_eol(&rest[..=eol]);
         let size_text = line.split(|&c| c == b';').next().unwrap_or_default();
-        let size_text = std::str::from_utf8(size_text).map_err(|_| ()).map(str::trim);
+        let size_text = std::str::from_utf8(size_text)
+            .map_err(|_| ())
+            .map(str::trim);
         let Ok(Ok(size)) = size_text.map(|s| usize::from_str_radix(s, 16)) else {
             return Ok(Err(()));
         };
@@ -707,15 +740,19 @@ fn dechunk(body: &[u8], max: usize) -> Result<Result<Vec<u8>, ()>, String> {
         if size == 0 {
             return Ok(Ok(out));
         }
+        if size > rest.len() {
+            // Chunk sizes that overrun the stored body: not chunked after all.
+            return Ok(Err(()));
+        }
         if out.len().saturating_add(size) > max {
             return Err(format!("chunked body exceeds the {max}-byte limit"));
         }
-        if size > rest.len() {
-            return Ok(Err(()));
-        }
         out.extend_from_slice(&rest[..size]);
         rest = &rest[size..];
-        rest = rest.strip_prefix(b"\r\n").or_else(|| rest.strip_prefix(b"\n")).unwrap_or(rest);
+        rest = rest
+            .strip_prefix(b"\r\n")
+            .or_else(|| rest.strip_prefix(b"\n"))
+            .unwrap_or(rest);
     }
 }
 
@@ -770,9 +807,14 @@ fn decode_content(body: Vec<u8>, encoding: &str, max: usize) -> Result<Vec<u8>, 
 /// True when the start of `body` is plausibly text (HTML), i.e. not compressed bytes.
 fn looks_like_text(body: &[u8]) -> bool {
     let head = &body[..body.len().min(512)];
-    head.is_empty() || std::str::from_utf8(head).is_ok_and(|s| !s.contains('\0'))
+    head.is_empty()
+        || std::str::from_utf8(head).is_ok_and(|s| !s.contains('\0'))
         || head.iter().all(|&b| b >= 0x09)
-            && head.iter().filter(|&&b| b < 0x20 && !b"\t\r\n".contains(&b)).count() == 0
+            && head
+                .iter()
+                .filter(|&&b| b < 0x20 && !b"\t\r\n".contains(&b))
+                .count()
+                == 0
 }
 
 /// The target of a `rel="canonical"` entry in an HTTP `Link` header value.
@@ -812,14 +854,21 @@ mod tests {
             canonical_from_link(r#"<https://a.test/x?p=1>; rel="prev", </x>; rel="canonical""#),
             Some("/x".to_string())
         );
-        assert_eq!(canonical_from_link("<https://a.test/>; rel=alternate"), None);
+        assert_eq!(
+            canonical_from_link("<https://a.test/>; rel=alternate"),
+            None
+        );
         assert_eq!(canonical_from_link("garbage <unclosed"), None);
     }
 
     #[test]
     fn dechunk_cases() {
-        assert_eq!(dechunk(b"5\r\nhello\r\n6;x=y\r\n world\r\n0\r\n\r\n", 100), Ok(Ok(b"hello world".to_vec())));
+        assert_eq!(
+            dechunk(b"5\r\nhello\r\n6;x=y\r\n world\r\n0\r\n\r\n", 100),
+            Ok(Ok(b"hello world".to_vec()))
+        );
         assert_eq!(dechunk(b"<html>not chunked</html>", 100), Ok(Err(())));
-        assert!(dechunk(b"ff\r\n", 10).is_err());
+        assert_eq!(dechunk(b"ff\r\nshort", 10), Ok(Err(())));
+        assert!(dechunk(b"b\r\nhello world\r\n0\r\n", 10).is_err());
     }
 }

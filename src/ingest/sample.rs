@@ -242,7 +242,11 @@ impl<T: SampleBytes> ReservoirSampler<T> {
             }
             self.stats.global_budget_evictions += 1;
             let mut other = None;
-            let pos = if largest == h { &mut new_pos } else { &mut other };
+            let pos = if largest == h {
+                &mut new_pos
+            } else {
+                &mut other
+            };
             match self.evict_random(largest, pos) {
                 Some(Evicted::Old(old)) => evicted.push((self.names[largest].clone(), old)),
                 Some(Evicted::New(new)) => dropped = Some(new),
@@ -472,8 +476,14 @@ mod tests {
                 assert_eq!(offer.returned.as_ref().map(|i| i.id), Some(id));
             }
             for (h, item) in offer.evicted {
-                assert_ne!(item.id, id, "the offered sample is never reported as evicted");
-                assert!(held.remove(&(h, item.id)).is_some(), "evicted something not held");
+                assert_ne!(
+                    item.id, id,
+                    "the offered sample is never reported as evicted"
+                );
+                assert!(
+                    held.remove(&(h, item.id)).is_some(),
+                    "evicted something not held"
+                );
             }
             assert!(s.total_bytes() <= config.global_bytes);
             assert!(s.host_count() <= config.max_hosts);
@@ -483,7 +493,10 @@ mod tests {
         // What the caller believes is held is exactly what the sampler holds.
         let held_total: usize = held.values().sum();
         assert_eq!(held_total, s.total_bytes());
-        let sampled: usize = s.hosts().map(|h| s.samples(h).map_or(0, <[Item]>::len)).sum();
+        let sampled: usize = s
+            .hosts()
+            .map(|h| s.samples(h).map_or(0, <[Item]>::len))
+            .sum();
         assert_eq!(sampled, held.len());
         assert!(s.stats().hosts_refused > 0);
         assert!(s.stats().global_budget_evictions > 0);
@@ -526,7 +539,13 @@ mod tests {
             for id in 0..500u32 {
                 s.offer(["a", "b"][id as usize % 2], Item { id, size: 1 });
             }
-            let ids = |h| s.samples(h).unwrap_or(&[]).iter().map(|i| i.id).collect::<Vec<_>>();
+            let ids = |h| {
+                s.samples(h)
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|i| i.id)
+                    .collect::<Vec<_>>()
+            };
             (ids("a"), ids("b"))
         };
         assert_eq!(run(5), run(5));

@@ -37,7 +37,11 @@ fn index_matches_brute_force_at_scale() {
         let mut out = Vec::new();
         let mut total = 0;
         for q in 0..1_000usize {
-            let fp = if q % 2 == 0 { stored[q * 7] } else { flip(stored[q * 13], &mut rng, k) };
+            let fp = if q % 2 == 0 {
+                stored[q * 7]
+            } else {
+                flip(stored[q * 13], &mut rng, k)
+            };
             index.query(fp, &mut out);
             let want: Vec<u32> = stored
                 .iter()
@@ -48,7 +52,10 @@ fn index_matches_brute_force_at_scale() {
             assert_eq!(out, want, "k = {k}, query {q}");
             total += out.len();
         }
-        assert!(total > 1_000, "planted near-duplicates were found ({total})");
+        assert!(
+            total > 1_000,
+            "planted near-duplicates were found ({total})"
+        );
     }
 }
 
@@ -71,8 +78,11 @@ fn incremental_inserts_and_removals_match_a_model() {
             _ => {
                 let q = flip(centres[rng.random_range(0..centres.len())], &mut rng, 1);
                 index.query(q, &mut out);
-                let mut want: Vec<u32> =
-                    model.iter().filter(|(_, f)| (*f ^ q).count_ones() <= 3).map(|(i, _)| *i).collect();
+                let mut want: Vec<u32> = model
+                    .iter()
+                    .filter(|(_, f)| (*f ^ q).count_ones() <= 3)
+                    .map(|(i, _)| *i)
+                    .collect();
                 want.sort_unstable();
                 assert_eq!(out, want, "step {step}");
             }
@@ -83,11 +93,19 @@ fn incremental_inserts_and_removals_match_a_model() {
 }
 
 fn strong(simhash: u64) -> PageEvidence {
-    PageEvidence { simhash, exact: simhash.rotate_left(17) ^ 0x5555, strong: true }
+    PageEvidence {
+        simhash,
+        exact: simhash.rotate_left(17) ^ 0x5555,
+        strong: true,
+    }
 }
 
 fn weak(simhash: u64, exact: u64) -> PageEvidence {
-    PageEvidence { simhash, exact, strong: false }
+    PageEvidence {
+        simhash,
+        exact,
+        strong: false,
+    }
 }
 
 enum Ev {
@@ -124,14 +142,23 @@ fn clusters_are_stable_under_permutation() {
             evidence.push(Ev::Page(url, strong(flip(centre, &mut rng, bits))));
         }
         if c % 5 == 0 {
-            evidence.push(Ev::Redirect(format!("https://s.test/old/{c}"), format!("/item?id={c}&v=0")));
+            evidence.push(Ev::Redirect(
+                format!("https://s.test/old/{c}"),
+                format!("/item?id={c}&v=0"),
+            ));
         }
         if c % 7 == 0 {
-            evidence.push(Ev::Canonical(format!("https://s.test/item?id={c}&v=0"), format!("/item/{c}")));
+            evidence.push(Ev::Canonical(
+                format!("https://s.test/item?id={c}&v=0"),
+                format!("/item/{c}"),
+            ));
         }
     }
     for i in 0..30 {
-        evidence.push(Ev::Page(format!("https://s.test/tiny/{i}"), weak(rng.random(), i % 4)));
+        evidence.push(Ev::Page(
+            format!("https://s.test/tiny/{i}"),
+            weak(rng.random(), i % 4),
+        ));
     }
     let reference = build(&evidence);
     assert!(reference.clusters().len() >= 40);
@@ -143,7 +170,10 @@ fn clusters_are_stable_under_permutation() {
     }
     // Ids come from the smallest member URL.
     for cluster in reference.clusters() {
-        assert_eq!(cluster.id, xxhash_rust::xxh3::xxh3_64(cluster.members[0].as_bytes()));
+        assert_eq!(
+            cluster.id,
+            xxhash_rust::xxh3::xxh3_64(cluster.members[0].as_bytes())
+        );
     }
 }
 
@@ -184,7 +214,10 @@ fn redirect_and_canonical_evidence() {
         [u("/old?id=1"), u("/p/1"), u("/p?id=1"), u("/p?id=1&sort=a")]
     );
     let s = c.stats();
-    assert_eq!((s.redirects, s.cross_host_ignored, s.invalid_ignored), (1, 2, 1));
+    assert_eq!(
+        (s.redirects, s.cross_host_ignored, s.invalid_ignored),
+        (1, 2, 1)
+    );
     assert_eq!((s.canonicals, s.canonicals_fan_in), (2, 2));
 }
 
@@ -198,9 +231,12 @@ fn canonical_accepted_when_content_agrees_rejected_when_it_contradicts() {
     b.add_page(&u("/a?print=1"), weak(1, 2));
     b.add_canonical(&u("/a?print=1"), &u("/a")); // weak claimant: accepted
     b.add_canonical(&u("/a?utm=x"), &u("/a")); // both Strong and far apart: contradicted
-    // Paginated listing pages all pointing at page 1 (a common misuse), page 1 fetched.
+                                               // Paginated listing pages all pointing at page 1 (a common misuse), page 1 fetched.
     for p in 2..6u64 {
-        b.add_page(&u(&format!("/list?page={p}")), strong(p.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+        b.add_page(
+            &u(&format!("/list?page={p}")),
+            strong(p.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+        );
         b.add_canonical(&u(&format!("/list?page={p}")), &u("/list"));
     }
     b.add_page(&u("/list"), strong(0x0f0f_0f0f_0f0f_0f0f));
@@ -239,17 +275,27 @@ fn chaining_guard_splits_a_drifting_chain() {
         b.add_page(&format!("https://c.test/p{i:02}"), strong(f));
     }
     let c = b.finish();
-    assert!(c.clusters().len() >= 4, "chain split into {} clusters", c.clusters().len());
+    assert!(
+        c.clusters().len() >= 4,
+        "chain split into {} clusters",
+        c.clusters().len()
+    );
     // Every cluster has a diameter of at most 2k.
     let fp_of = |url: &str| chain[url[url.len() - 2..].parse::<usize>().unwrap()];
     for cluster in c.clusters() {
         for a in &cluster.members {
             for b in &cluster.members {
-                assert!((fp_of(a) ^ fp_of(b)).count_ones() <= 6, "{a} and {b} in one cluster");
+                assert!(
+                    (fp_of(a) ^ fp_of(b)).count_ones() <= 6,
+                    "{a} and {b} in one cluster"
+                );
             }
         }
     }
-    assert_ne!(c.cluster_of("https://c.test/p00"), c.cluster_of("https://c.test/p12"));
+    assert_ne!(
+        c.cluster_of("https://c.test/p00"),
+        c.cluster_of("https://c.test/p12")
+    );
 }
 
 #[test]
@@ -271,5 +317,8 @@ fn weak_pages_merge_only_on_exact_hash() {
     b2.add_page("https://w.test/b", weak(0, 11));
     b2.add_page("https://w.test/b", weak(0, 10));
     let c2 = b2.finish();
-    assert_eq!(c2.cluster_of("https://w.test/a"), c2.cluster_of("https://w.test/b"));
+    assert_eq!(
+        c2.cluster_of("https://w.test/a"),
+        c2.cluster_of("https://w.test/b")
+    );
 }

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use undust::ingest::pages::{read_pages, read_pages_with, PageRecord, ReadError, ReaderLimits, RecordError};
+use undust::ingest::pages::{
+    read_pages, read_pages_with, PageRecord, ReadError, ReaderLimits, RecordError,
+};
 
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut e = GzEncoder::new(Vec::new(), Compression::default());
@@ -46,11 +48,10 @@ fn jsonl_records_and_errors_with_line_numbers() {
     assert_eq!(items.len(), 6);
     let ok: Vec<&PageRecord> = items.iter().filter_map(|r| r.as_ref().ok()).collect();
     let errs: Vec<&RecordError> = items.iter().filter_map(|r| r.as_ref().err()).collect();
-    assert_eq!(ok.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(), [
-        "https://a.test/1",
-        "https://a.test/3",
-        "https://a.test/5"
-    ]);
+    assert_eq!(
+        ok.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(),
+        ["https://a.test/1", "https://a.test/3", "https://a.test/5"]
+    );
     assert_eq!(ok[0].body, b"<p>one</p>");
     assert_eq!(ok[1].final_url.as_deref(), Some("https://a.test/3/"));
     assert_eq!(ok[1].status, Some(301));
@@ -58,8 +59,15 @@ fn jsonl_records_and_errors_with_line_numbers() {
     assert_eq!(ok[1].content_type.as_deref(), Some("text/html"));
     assert_eq!(ok[2].body, b"<p>five</p>");
     // Line 2 is blank; the errors name lines 3, 4 and 6 and say what is wrong.
-    assert_eq!(errs.iter().map(|e| e.line()).collect::<Vec<_>>(), [Some(3), Some(4), Some(6)]);
-    assert!(errs[0].to_string().starts_with("line 3: invalid JSON"), "{}", errs[0]);
+    assert_eq!(
+        errs.iter().map(|e| e.line()).collect::<Vec<_>>(),
+        [Some(3), Some(4), Some(6)]
+    );
+    assert!(
+        errs[0].to_string().starts_with("line 3: invalid JSON"),
+        "{}",
+        errs[0]
+    );
     assert!(errs[1].to_string().contains("url"), "{}", errs[1]);
     assert!(errs[2].to_string().contains("70000"), "{}", errs[2]);
 }
@@ -73,7 +81,13 @@ fn jsonl_gzip_multi_member_and_bounds() {
     let path = write(dir.path(), "pages.ndjson.gz", &data);
     let items = read_all(&path);
     assert_eq!(items.iter().filter(|r| r.is_ok()).count(), 3);
-    assert_eq!(items.iter().filter_map(|r| r.as_ref().err()?.line()).collect::<Vec<_>>(), [3, 4, 6]);
+    assert_eq!(
+        items
+            .iter()
+            .filter_map(|r| r.as_ref().err()?.line())
+            .collect::<Vec<_>>(),
+        [3, 4, 6]
+    );
 
     // A line over the limit is reported and skipped; the next line is read.
     let long = format!(
@@ -81,15 +95,25 @@ fn jsonl_gzip_multi_member_and_bounds() {
         "x".repeat(5000)
     );
     let path = write(dir.path(), "long.jsonl", long.as_bytes());
-    let limits = ReaderLimits { max_line_bytes: 1000, ..ReaderLimits::default() };
+    let limits = ReaderLimits {
+        max_line_bytes: 1000,
+        ..ReaderLimits::default()
+    };
     let items: Vec<_> = read_pages_with(&path, limits).unwrap().collect();
     assert_eq!(items.len(), 2);
-    assert!(matches!(&items[0], Err(RecordError::Line { line: 1, problem }) if problem.contains("longer")));
+    assert!(
+        matches!(&items[0], Err(RecordError::Line { line: 1, problem }) if problem.contains("longer"))
+    );
     assert_eq!(items[1].as_ref().unwrap().url, "https://a.test/ok");
     // Body bound separate from line bound.
-    let limits = ReaderLimits { max_body_bytes: 100, ..ReaderLimits::default() };
+    let limits = ReaderLimits {
+        max_body_bytes: 100,
+        ..ReaderLimits::default()
+    };
     let items: Vec<_> = read_pages_with(&path, limits).unwrap().collect();
-    assert!(matches!(&items[0], Err(RecordError::Line { line: 1, problem }) if problem.contains("limit")));
+    assert!(
+        matches!(&items[0], Err(RecordError::Line { line: 1, problem }) if problem.contains("limit"))
+    );
     assert!(items[1].is_ok());
 }
 
@@ -97,10 +121,23 @@ fn jsonl_gzip_multi_member_and_bounds() {
 fn unknown_format_and_json_array_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "pages.txt", b"{}");
-    assert!(matches!(read_pages(&path), Err(ReadError::UnknownFormat { .. })));
-    let path = write(dir.path(), "pages.json", b"  [{\"url\":\"https://a.test/\"}]");
-    assert!(matches!(read_pages(&path), Err(ReadError::JsonArray { .. })));
-    assert!(matches!(read_pages(&dir.path().join("missing.warc")), Err(ReadError::Io { .. })));
+    assert!(matches!(
+        read_pages(&path),
+        Err(ReadError::UnknownFormat { .. })
+    ));
+    let path = write(
+        dir.path(),
+        "pages.json",
+        b"  [{\"url\":\"https://a.test/\"}]",
+    );
+    assert!(matches!(
+        read_pages(&path),
+        Err(ReadError::JsonArray { .. })
+    ));
+    assert!(matches!(
+        read_pages(&dir.path().join("missing.warc")),
+        Err(ReadError::Io { .. })
+    ));
 }
 
 /// One WARC record with correct Content-Length.
@@ -133,34 +170,92 @@ fn crawl() -> (Vec<Vec<u8>>, Vec<u64>) {
     chunked_gz.extend_from_slice(&gz_body);
     chunked_gz.extend_from_slice(b"\r\n0\r\n\r\n");
     let records = vec![
-        record("warcinfo", "", "application/warc-fields", b"software: test\r\n"),
-        record("request", "https://a.test/", "application/http; msgtype=request", b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"),
-        record("response", "https://a.test/", HTTP_TYPE, &http("HTTP/1.1 200 OK\nContent-Type: text/html\n", b"<html>home</html>")),
-        record("response", "<https://a.test/chunked>", HTTP_TYPE, &http(
-            "HTTP/1.1 200 OK\nTransfer-Encoding: chunked\nLink: </canon>; rel=\"canonical\"\n",
-            b"6\r\n<html>\r\nb;ext=1\r\nchunked ok.\r\n7\r\n</html>\r\n0\r\n\r\n",
-        )),
+        record(
+            "warcinfo",
+            "",
+            "application/warc-fields",
+            b"software: test\r\n",
+        ),
+        record(
+            "request",
+            "https://a.test/",
+            "application/http; msgtype=request",
+            b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n",
+        ),
+        record(
+            "response",
+            "https://a.test/",
+            HTTP_TYPE,
+            &http(
+                "HTTP/1.1 200 OK\nContent-Type: text/html\n",
+                b"<html>home</html>",
+            ),
+        ),
+        record(
+            "response",
+            "<https://a.test/chunked>",
+            HTTP_TYPE,
+            &http(
+                "HTTP/1.1 200 OK\nTransfer-Encoding: chunked\nLink: </canon>; rel=\"canonical\"\n",
+                b"6\r\n<html>\r\nb;ext=1\r\nchunked ok.\r\n7\r\n</html>\r\n0\r\n\r\n",
+            ),
+        ),
         // Malformed: garbage where a record should start.
         b"this is not a WARC record\r\n\r\n".to_vec(),
-        record("response", "https://a.test/old", HTTP_TYPE, &http("HTTP/1.1 301 Moved Permanently\nLocation: /new\n", b"")),
-        record("response", "https://a.test/gz", HTTP_TYPE, &http(
-            "HTTP/1.1 200 OK\nTransfer-Encoding: chunked\nContent-Encoding: gzip\n",
-            &chunked_gz,
-        )),
+        record(
+            "response",
+            "https://a.test/old",
+            HTTP_TYPE,
+            &http("HTTP/1.1 301 Moved Permanently\nLocation: /new\n", b""),
+        ),
+        record(
+            "response",
+            "https://a.test/gz",
+            HTTP_TYPE,
+            &http(
+                "HTTP/1.1 200 OK\nTransfer-Encoding: chunked\nContent-Encoding: gzip\n",
+                &chunked_gz,
+            ),
+        ),
         // Malformed: a response whose stored HTTP is not HTTP (block length is right, so the
         // reader continues with the next record without resynchronising).
-        record("response", "https://a.test/bad-http", HTTP_TYPE, b"\x00\x01 not http at all"),
-        record("response", "dns:a.test", "text/dns", b"20240101 a.test. 300 IN A 192.0.2.1\r\n"),
-        record("revisit", "https://a.test/", HTTP_TYPE, &http("HTTP/1.1 200 OK\n", b"")),
-        record("response", "https://a.test/h2", HTTP_TYPE, &http(
-            "HTTP/2 200\ncontent-type: text/html\ncontent-encoding: gzip\n",
-            &gzip(b"<html>h2</html>"),
-        )),
+        record(
+            "response",
+            "https://a.test/bad-http",
+            HTTP_TYPE,
+            b"\x00\x01 not http at all",
+        ),
+        record(
+            "response",
+            "dns:a.test",
+            "text/dns",
+            b"20240101 a.test. 300 IN A 192.0.2.1\r\n",
+        ),
+        record(
+            "revisit",
+            "https://a.test/",
+            HTTP_TYPE,
+            &http("HTTP/1.1 200 OK\n", b""),
+        ),
+        record(
+            "response",
+            "https://a.test/h2",
+            HTTP_TYPE,
+            &http(
+                "HTTP/2 200\ncontent-type: text/html\ncontent-encoding: gzip\n",
+                &gzip(b"<html>h2</html>"),
+            ),
+        ),
         // Decoded by the writer but header kept: used as stored.
-        record("response", "https://a.test/predecoded", HTTP_TYPE, &http(
-            "HTTP/1.1 200 OK\nContent-Encoding: gzip\nTransfer-Encoding: chunked\n",
-            b"<html>plain</html>",
-        )),
+        record(
+            "response",
+            "https://a.test/predecoded",
+            HTTP_TYPE,
+            &http(
+                "HTTP/1.1 200 OK\nContent-Encoding: gzip\nTransfer-Encoding: chunked\n",
+                b"<html>plain</html>",
+            ),
+        ),
     ];
     let mut offsets = Vec::new();
     let mut pos = 0u64;
@@ -176,14 +271,17 @@ fn crawl() -> (Vec<Vec<u8>>, Vec<u64>) {
 fn check_crawl(items: &[Result<PageRecord, RecordError>], bad_offsets: &[u64]) {
     let ok: Vec<&PageRecord> = items.iter().filter_map(|r| r.as_ref().ok()).collect();
     let urls: Vec<&str> = ok.iter().map(|p| p.url.as_str()).collect();
-    assert_eq!(urls, [
-        "https://a.test/",
-        "https://a.test/chunked",
-        "https://a.test/old",
-        "https://a.test/gz",
-        "https://a.test/h2",
-        "https://a.test/predecoded"
-    ]);
+    assert_eq!(
+        urls,
+        [
+            "https://a.test/",
+            "https://a.test/chunked",
+            "https://a.test/old",
+            "https://a.test/gz",
+            "https://a.test/h2",
+            "https://a.test/predecoded"
+        ]
+    );
     assert_eq!(ok[0].body, b"<html>home</html>");
     assert_eq!(ok[0].status, Some(200));
     assert_eq!(ok[0].content_type.as_deref(), Some("text/html"));
@@ -195,7 +293,10 @@ fn check_crawl(items: &[Result<PageRecord, RecordError>], bad_offsets: &[u64]) {
     assert_eq!(ok[4].body, b"<html>h2</html>");
     assert_eq!(ok[4].status, Some(200));
     assert_eq!(ok[5].body, b"<html>plain</html>");
-    let errs: Vec<u64> = items.iter().filter_map(|r| r.as_ref().err()?.offset()).collect();
+    let errs: Vec<u64> = items
+        .iter()
+        .filter_map(|r| r.as_ref().err()?.offset())
+        .collect();
     assert_eq!(errs, bad_offsets);
     assert_eq!(items.len(), ok.len() + 2);
 }
@@ -207,26 +308,52 @@ fn warc_plain_gzip_and_multi_member() {
     let plain = records.concat();
     check_crawl(&read_all(&write(dir.path(), "crawl.warc", &plain)), &bad);
     // Whole file one gzip member.
-    check_crawl(&read_all(&write(dir.path(), "crawl.warc.gz", &gzip(&plain))), &bad);
+    check_crawl(
+        &read_all(&write(dir.path(), "crawl.warc.gz", &gzip(&plain))),
+        &bad,
+    );
     // One member per record, as Heritrix / wget / Browsertrix write.
     let members: Vec<u8> = records.iter().flat_map(|r| gzip(r)).collect();
-    check_crawl(&read_all(&write(dir.path(), "members.warc.gz", &members)), &bad);
+    check_crawl(
+        &read_all(&write(dir.path(), "members.warc.gz", &members)),
+        &bad,
+    );
 }
 
 #[test]
 fn warc_missing_length_resyncs_and_bounds_hold() {
     let dir = tempfile::tempdir().unwrap();
-    let good = record("response", "https://a.test/a", HTTP_TYPE, &http("HTTP/1.1 200 OK\n", b"<html>a</html>"));
+    let good = record(
+        "response",
+        "https://a.test/a",
+        HTTP_TYPE,
+        &http("HTTP/1.1 200 OK\n", b"<html>a</html>"),
+    );
     let no_length = b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: https://a.test/x\r\n\r\nHTTP/1.1 200 OK\r\n\r\nbody\r\n\r\n";
-    let big = record("response", "https://a.test/big", HTTP_TYPE, &http("HTTP/1.1 200 OK\n", &vec![b'x'; 5000]));
-    let bomb = record("response", "https://a.test/bomb", HTTP_TYPE, &http(
-        "HTTP/1.1 200 OK\nContent-Encoding: gzip\n",
-        &gzip(&vec![b'y'; 50_000]),
-    ));
-    let brotli = record("response", "https://a.test/br", HTTP_TYPE, &http(
-        "HTTP/1.1 200 OK\nContent-Encoding: br\n",
-        &[0x8b, 0x00, 0x80, 0x00, 0x01, 0xff, 0xfe],
-    ));
+    let big = record(
+        "response",
+        "https://a.test/big",
+        HTTP_TYPE,
+        &http("HTTP/1.1 200 OK\n", &vec![b'x'; 5000]),
+    );
+    let bomb = record(
+        "response",
+        "https://a.test/bomb",
+        HTTP_TYPE,
+        &http(
+            "HTTP/1.1 200 OK\nContent-Encoding: gzip\n",
+            &gzip(&vec![b'y'; 50_000]),
+        ),
+    );
+    let brotli = record(
+        "response",
+        "https://a.test/br",
+        HTTP_TYPE,
+        &http(
+            "HTTP/1.1 200 OK\nContent-Encoding: br\n",
+            &[0x8b, 0x00, 0x80, 0x00, 0x01, 0xff, 0xfe],
+        ),
+    );
     let mut data = good.clone();
     let no_length_at = data.len() as u64;
     data.extend_from_slice(no_length);
@@ -240,9 +367,17 @@ fn warc_missing_length_resyncs_and_bounds_hold() {
     data.extend_from_slice(&good);
     // Truncated last record: Content-Length promises more than the file has.
     let truncated_at = data.len() as u64;
-    let truncated = record("response", "https://a.test/t", HTTP_TYPE, &http("HTTP/1.1 200 OK\n", b"<html>cut"));
+    let truncated = record(
+        "response",
+        "https://a.test/t",
+        HTTP_TYPE,
+        &http("HTTP/1.1 200 OK\n", b"<html>cut"),
+    );
     data.extend_from_slice(&truncated[..truncated.len() - 8]);
-    let limits = ReaderLimits { max_body_bytes: 4096, ..ReaderLimits::default() };
+    let limits = ReaderLimits {
+        max_body_bytes: 4096,
+        ..ReaderLimits::default()
+    };
     let path = write(dir.path(), "bad.warc", &data);
     let items: Vec<_> = read_pages_with(&path, limits).unwrap().collect();
     let summary: Vec<Result<&str, u64>> = items
@@ -252,17 +387,23 @@ fn warc_missing_length_resyncs_and_bounds_hold() {
             Err(e) => Err(e.offset().unwrap()),
         })
         .collect();
-    assert_eq!(summary, [
-        Ok("https://a.test/a"),
-        Err(no_length_at),
-        Ok("https://a.test/a"),
-        Err(big_at),
-        Err(bomb_at),
-        Err(br_at),
-        Ok("https://a.test/a"),
-        Err(truncated_at),
-    ]);
-    let messages: Vec<String> = items.iter().filter_map(|r| r.as_ref().err().map(ToString::to_string)).collect();
+    assert_eq!(
+        summary,
+        [
+            Ok("https://a.test/a"),
+            Err(no_length_at),
+            Ok("https://a.test/a"),
+            Err(big_at),
+            Err(bomb_at),
+            Err(br_at),
+            Ok("https://a.test/a"),
+            Err(truncated_at),
+        ]
+    );
+    let messages: Vec<String> = items
+        .iter()
+        .filter_map(|r| r.as_ref().err().map(ToString::to_string))
+        .collect();
     assert!(messages[0].contains("Content-Length"), "{}", messages[0]);
     assert!(messages[1].contains("limit"), "{}", messages[1]);
     assert!(messages[2].contains("limit"), "{}", messages[2]);
@@ -275,7 +416,13 @@ fn committed_fixtures() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cluster");
     let items = read_all(&dir.join("pages.jsonl"));
     assert_eq!(items.iter().filter(|r| r.is_ok()).count(), 4);
-    assert_eq!(items.iter().filter_map(|r| r.as_ref().err()?.line()).collect::<Vec<_>>(), [3]);
+    assert_eq!(
+        items
+            .iter()
+            .filter_map(|r| r.as_ref().err()?.line())
+            .collect::<Vec<_>>(),
+        [3]
+    );
     let items = read_all(&dir.join("crawl.warc.gz"));
     let ok: Vec<_> = items.iter().filter_map(|r| r.as_ref().ok()).collect();
     assert_eq!(ok.len(), 3);
