@@ -171,3 +171,47 @@ pub fn fingerprint_host_linked(
         fingerprints,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::analyze;
+
+    #[test]
+    fn weak_pages_merge_only_on_whole_page_equality() {
+        let config = ContentConfig::default();
+        let model = TemplateModel::new(&config);
+        let a = analyze(
+            b"<p>No results found.</p><footer>Example Corp</footer>",
+            &config,
+        );
+        let b = analyze(
+            b"<p>No results found.</p><footer>Example Corp</footer>",
+            &config,
+        );
+        let c = analyze(
+            b"<p>No results found.</p><footer>Other Corp</footer>",
+            &config,
+        );
+        let (fa, fb, fc) = (
+            fingerprint(&a, &model, &config),
+            fingerprint(&b, &model, &config),
+            fingerprint(&c, &model, &config),
+        );
+        assert_eq!(fa.strength, Strength::Weak);
+        assert_eq!(fa.exact, fb.exact);
+        assert_ne!(fa.exact, fc.exact);
+    }
+
+    #[test]
+    fn listing_pages_keep_their_links_as_content() {
+        let config = ContentConfig::default();
+        let items: String = (0..30)
+            .map(|i| format!("<li><a href=/p{i}>Product number {i} in red</a></li>"))
+            .collect();
+        let page = analyze(format!("<ul>{items}</ul>").as_bytes(), &config);
+        let fp = fingerprint(&page, &TemplateModel::new(&config), &config);
+        assert_eq!(fp.strength, Strength::Strong);
+        assert_eq!(fp.tokens, page.digest.page_tokens);
+    }
+}

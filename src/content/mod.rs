@@ -135,3 +135,33 @@ impl ContentConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_bad_values_are_rejected() {
+        assert_eq!(ContentConfig::default().validate(), Ok(()));
+        let bad = ContentConfig {
+            template_min_share: 1.5,
+            ..ContentConfig::default()
+        };
+        assert!(matches!(
+            bad.validate(),
+            Err(ContentError::OutOfUnitRange {
+                name: "template_min_share",
+                ..
+            })
+        ));
+        let zero = ContentConfig {
+            max_pagelets: 0,
+            ..ContentConfig::default()
+        };
+        assert_eq!(zero.validate(), Err(ContentError::Zero("max_pagelets")));
+        // Partial configs deserialize over the defaults.
+        let c: ContentConfig = serde_json::from_str(r#"{"pagelet_links": 5}"#).expect("parses");
+        assert_eq!(c.pagelet_links, 5);
+        assert_eq!(c.weak_tokens, 40);
+    }
+}
