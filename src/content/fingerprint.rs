@@ -8,9 +8,9 @@
 //! 2. Boilerplate cues, the fallback that makes a lone page (1–2 pages of a host) yield mostly its
 //!    main text, and that also drops per-page boilerplate a template model cannot see (related
 //!    links, tag lists): a pagelet is kept when its link density (link-text tokens / tokens) is at
-//!    most [`ContentConfig::boilerplate_max_link_density`] (default 0.5) and it has at least
-//!    [`ContentConfig::boilerplate_min_tokens`] tokens (default 10) and at least
-//!    [`ContentConfig::boilerplate_min_share_of_largest`] (default 0.1) of the tokens of the largest
+//!    most [`ContentConfig::boilerplate_max_link_density`] (default 0.33) and it has at least
+//!    [`ContentConfig::boilerplate_min_tokens`] tokens (default 20) and at least
+//!    [`ContentConfig::boilerplate_min_share_of_largest`] (default 0.2) of the tokens of the largest
 //!    such pagelet (a 15-word ad or copyright line beside a 300-word article goes; the paragraphs
 //!    of an article split into pagelets by their inline links stay).
 //! 3. If what the cues keep is less than [`ContentConfig::weak_tokens`], the cues are dropped and
