@@ -128,6 +128,24 @@ fn zyte_main_text_is_closer_to_gold_after_boilerplate_removal() {
         return;
     }
     let (before, after) = gold_distances(&pages, &config);
+    // Digest sizes: what the sidecar keeps per sampled page.
+    let digests: Vec<PageDigest> = pages
+        .iter()
+        .map(|(h, _)| analyze(h, &config).digest)
+        .collect();
+    let pagelets: Vec<usize> = digests.iter().map(|d| d.pagelets.len()).collect();
+    let json: Vec<usize> = digests
+        .iter()
+        .map(|d| serde_json::to_string(d).map_or(0, |s| s.len()))
+        .collect();
+    eprintln!(
+        "zyte digests: mean pagelets {:.1}, max {}, mean JSON bytes {:.0}, max {}",
+        pagelets.iter().sum::<usize>() as f64 / pagelets.len() as f64,
+        pagelets.iter().max().copied().unwrap_or(0),
+        json.iter().sum::<usize>() as f64 / json.len() as f64,
+        json.iter().max().copied().unwrap_or(0)
+    );
+    assert!(pagelets.iter().all(|&n| n <= config.max_pagelets));
     eprintln!("zyte {}", before.show("before"));
     eprintln!("zyte {}", after.show("after"));
     assert!(pages.len() >= 150);
