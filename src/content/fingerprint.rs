@@ -8,9 +8,9 @@
 //! 2. Boilerplate cues, the fallback that makes a lone page (1–2 pages of a host) yield mostly its
 //!    main text, and that also drops per-page boilerplate a template model cannot see (related
 //!    links, tag lists): a pagelet is kept when its link density (link-text tokens / tokens) is at
-//!    most [`ContentConfig::boilerplate_max_link_density`] (default 0.5) and it has at least
-//!    [`ContentConfig::boilerplate_min_tokens`] tokens (default 10) and at least
-//!    [`ContentConfig::boilerplate_min_share_of_largest`] (default 0.1) of the tokens of the largest
+//!    most [`ContentConfig::boilerplate_max_link_density`] (default 0.33) and it has at least
+//!    [`ContentConfig::boilerplate_min_tokens`] tokens (default 20) and at least
+//!    [`ContentConfig::boilerplate_min_share_of_largest`] (default 0.2) of the tokens of the largest
 //!    such pagelet (a 15-word ad or copyright line beside a 300-word article goes; the paragraphs
 //!    of an article split into pagelets by their inline links stay).
 //! 3. If what the cues keep is less than [`ContentConfig::weak_tokens`], the cues are dropped and
@@ -169,5 +169,49 @@ pub fn fingerprint_host_linked(
     HostFingerprints {
         model,
         fingerprints,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::analyze;
+
+    #[test]
+    fn weak_pages_merge_only_on_whole_page_equality() {
+        let config = ContentConfig::default();
+        let model = TemplateModel::new(&config);
+        let a = analyze(
+            b"<p>No results found.</p><footer>Example Corp</footer>",
+            &config,
+        );
+        let b = analyze(
+            b"<p>No results found.</p><footer>Example Corp</footer>",
+            &config,
+        );
+        let c = analyze(
+            b"<p>No results found.</p><footer>Other Corp</footer>",
+            &config,
+        );
+        let (fa, fb, fc) = (
+            fingerprint(&a, &model, &config),
+            fingerprint(&b, &model, &config),
+            fingerprint(&c, &model, &config),
+        );
+        assert_eq!(fa.strength, Strength::Weak);
+        assert_eq!(fa.exact, fb.exact);
+        assert_ne!(fa.exact, fc.exact);
+    }
+
+    #[test]
+    fn listing_pages_keep_their_links_as_content() {
+        let config = ContentConfig::default();
+        let items: String = (0..30)
+            .map(|i| format!("<li><a href=/p{i}>Product number {i} in red</a></li>"))
+            .collect();
+        let page = analyze(format!("<ul>{items}</ul>").as_bytes(), &config);
+        let fp = fingerprint(&page, &TemplateModel::new(&config), &config);
+        assert_eq!(fp.strength, Strength::Strong);
+        assert_eq!(fp.tokens, page.digest.page_tokens);
     }
 }

@@ -72,12 +72,12 @@ pub struct ContentConfig {
     /// Also require template owners to be connected in the host's link graph (default false;
     /// needs pages observed with their URL, see [`TemplateModel::observe_linked`]).
     pub template_connectivity: bool,
-    /// Boilerplate cue: pagelets with a higher link density are dropped (default 0.5).
+    /// Boilerplate cue: pagelets with a higher link density are dropped (default 0.33).
     pub boilerplate_max_link_density: f64,
-    /// Boilerplate cue: pagelets with fewer tokens are dropped (default 10).
+    /// Boilerplate cue: pagelets with fewer tokens are dropped (default 20).
     pub boilerplate_min_tokens: u32,
     /// Boilerplate cue: pagelets with fewer tokens than this share of the largest textual pagelet
-    /// are dropped (default 0.1).
+    /// are dropped (default 0.2).
     pub boilerplate_min_share_of_largest: f64,
     /// Content below this many tokens gives a [`Strength::Weak`] fingerprint (default 40).
     pub weak_tokens: u32,
@@ -95,9 +95,9 @@ impl Default for ContentConfig {
             template_min_pages: 3,
             template_capacity: 1024,
             template_connectivity: false,
-            boilerplate_max_link_density: 0.5,
-            boilerplate_min_tokens: 10,
-            boilerplate_min_share_of_largest: 0.1,
+            boilerplate_max_link_density: 0.33,
+            boilerplate_min_tokens: 20,
+            boilerplate_min_share_of_largest: 0.2,
             weak_tokens: 40,
         }
     }
@@ -133,5 +133,35 @@ impl ContentConfig {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_bad_values_are_rejected() {
+        assert_eq!(ContentConfig::default().validate(), Ok(()));
+        let bad = ContentConfig {
+            template_min_share: 1.5,
+            ..ContentConfig::default()
+        };
+        assert!(matches!(
+            bad.validate(),
+            Err(ContentError::OutOfUnitRange {
+                name: "template_min_share",
+                ..
+            })
+        ));
+        let zero = ContentConfig {
+            max_pagelets: 0,
+            ..ContentConfig::default()
+        };
+        assert_eq!(zero.validate(), Err(ContentError::Zero("max_pagelets")));
+        // Partial configs deserialize over the defaults.
+        let c: ContentConfig = serde_json::from_str(r#"{"pagelet_links": 5}"#).expect("parses");
+        assert_eq!(c.pagelet_links, 5);
+        assert_eq!(c.weak_tokens, 40);
     }
 }

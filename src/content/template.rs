@@ -91,11 +91,15 @@ impl TemplateModel {
 
     /// Counts one page's pagelets (each identity once per page).
     pub fn observe(&mut self, page: &PageAnalysis) {
-        self.observe_digest(&page.digest, None);
+        self.observe_owned(&page.digest, None);
     }
 
-    /// Counts one page from its digest (e.g. a page kept by the sidecar).
-    pub fn observe_digest(&mut self, digest: &PageDigest, owner: Option<u32>) {
+    /// Counts one page from its digest (e.g. a page kept by the sidecar, when rebuilding a model).
+    pub fn observe_digest(&mut self, digest: &PageDigest) {
+        self.observe_owned(digest, None);
+    }
+
+    fn observe_owned(&mut self, digest: &PageDigest, owner: Option<u32>) {
         self.pages += 1;
         let mut seen = HashSet::with_capacity(digest.pagelets.len());
         for p in &digest.pagelets {
@@ -127,7 +131,7 @@ impl TemplateModel {
         } else {
             None
         };
-        self.observe_digest(&page.digest, owner);
+        self.observe_owned(&page.digest, owner);
     }
 
     fn count(&mut self, identity: u64, owner: Option<u32>) {
@@ -238,4 +242,60 @@ fn url_hash(u: &url::Url) -> u64 {
     let s = u.as_str();
     let s = s.split('#').next().unwrap_or(s);
     xxh3_64(s.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::PageletDigest;
+
+    fn digest(ids: &[u64]) -> PageDigest {
+        PageDigest {
+            pagelets: ids
+                .iter()
+                .map(|&identity| PageletDigest {
+                    identity,
+                    tokens: 10,
+                    link_tokens: 0,
+                    exact: identity,
+                    vector: vec![1; 64],
+                })
+                .collect(),
+            page_exact: 0,
+            page_tokens: 10 * ids.len() as u32,
+        }
+    }
+
+    #[test]
+    fn recurring_identities_become_template_after_min_pages() {
+        let mut m = TemplateModel::new(&ContentConfig::default());
+        m.observe_digest(&digest(&[1, 100]));
+        m.observe_digest(&digest(&[1, 101]));
+        // Two pages: immature, nothing is template yet.
+        assert!(!m.is_template(1));
+        m.observe_digest(&digest(&[1, 1, 102]));
+        assert_eq!(m.pages(), 3);
+        assert!(m.is_template(1));
+        assert!(!m.is_template(100));
+        // A share, not a count: after many pages without it, 1 is no longer template.
+        for i in 0..20 {
+            m.observe_digest(&digest(&[200 + i]));
+        }
+        assert!(!m.is_template(1));
+    }
+
+    #[test]
+    fn heavy_hitters_stay_bounded_and_keep_the_frequent() {
+        let config = ContentConfig {
+            template_capacity: 16,
+            ..ContentConfig::default()
+        };
+        let mut m = TemplateModel::new(&config);
+        for i in 0..1000u64 {
+            m.observe_digest(&digest(&[7, 8, 10_000 + i]));
+        }
+        assert!(m.tracked() <= 16);
+        assert!(m.is_template(7) && m.is_template(8));
+        assert!(!m.is_template(10_999));
+    }
 }

@@ -128,12 +128,31 @@ fn zyte_main_text_is_closer_to_gold_after_boilerplate_removal() {
         return;
     }
     let (before, after) = gold_distances(&pages, &config);
+    // Digest sizes: what the sidecar keeps per sampled page.
+    let digests: Vec<PageDigest> = pages
+        .iter()
+        .map(|(h, _)| analyze(h, &config).digest)
+        .collect();
+    let pagelets: Vec<usize> = digests.iter().map(|d| d.pagelets.len()).collect();
+    let json: Vec<usize> = digests
+        .iter()
+        .map(|d| serde_json::to_string(d).map_or(0, |s| s.len()))
+        .collect();
+    eprintln!(
+        "zyte digests: mean pagelets {:.1}, max {}, mean JSON bytes {:.0}, max {}",
+        pagelets.iter().sum::<usize>() as f64 / pagelets.len() as f64,
+        pagelets.iter().max().copied().unwrap_or(0),
+        json.iter().sum::<usize>() as f64 / json.len() as f64,
+        json.iter().max().copied().unwrap_or(0)
+    );
+    assert!(pagelets.iter().all(|&n| n <= config.max_pagelets));
     eprintln!("zyte {}", before.show("before"));
     eprintln!("zyte {}", after.show("after"));
     assert!(pages.len() >= 150);
     assert!(after.quantile(0.5) < before.quantile(0.5));
     assert!(after.share_le(10) > before.share_le(10) + 0.2);
-    assert!(after.quantile(0.5) <= 10, "{}", after.show("after"));
+    assert!(after.quantile(0.5) <= 5, "{}", after.show("after"));
+    assert!(after.share_le(10) >= 0.75, "{}", after.show("after"));
 }
 
 #[test]
@@ -154,6 +173,8 @@ fn readability_main_text_is_closer_to_gold_after_boilerplate_removal() {
     assert!(pages.len() >= 100);
     assert!(after.quantile(0.5) < before.quantile(0.5));
     assert!(after.share_le(10) > before.share_le(10));
+    assert!(after.quantile(0.5) <= 3, "{}", after.show("after"));
+    assert!(after.share_le(10) >= 0.85, "{}", after.show("after"));
 }
 
 #[test]
