@@ -16,8 +16,8 @@
 //! Learned rule sets are built so that a canonical form matches no rule (see
 //! `learn::select`); the engine itself never loops: it applies one rule, once.
 
-use std::borrow::Cow;
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use url::Url;
 
 use crate::canon::rules::key::{decompose, escape_for, Key, KeyRef, MAX_KEYS_PER_URL};
@@ -136,12 +136,14 @@ impl HostRules {
                         from,
                         lowercase,
                     } => {
-                        let from = source.iter().position(|(k, _, _)| k == from).ok_or_else(|| {
-                            RuleError::BadOperations {
-                                rule: rule.id.clone(),
-                                reason: format!("{from} not in source"),
-                            }
-                        })?;
+                        let from =
+                            source
+                                .iter()
+                                .position(|(k, _, _)| k == from)
+                                .ok_or_else(|| RuleError::BadOperations {
+                                    rule: rule.id.clone(),
+                                    reason: format!("{from} not in source"),
+                                })?;
                         ops.push(COp::Replace {
                             key: key.clone(),
                             from,
@@ -307,7 +309,13 @@ impl HostRules {
         Some(pick as usize)
     }
 
-    fn matches(&self, i: usize, kv: &[(KeyRef<'_>, &str)], hashes: &[u64], slots: &mut [u8; MAX_KEYS_PER_URL]) -> bool {
+    fn matches(
+        &self,
+        i: usize,
+        kv: &[(KeyRef<'_>, &str)],
+        hashes: &[u64],
+        slots: &mut [u8; MAX_KEYS_PER_URL],
+    ) -> bool {
         let rule = &self.rules[i];
         if rule.source.len() != kv.len() {
             return false;
@@ -330,7 +338,12 @@ impl HostRules {
         true
     }
 
-    fn build(&self, i: usize, kv: &[(KeyRef<'_>, &str)], slots: &[u8; MAX_KEYS_PER_URL]) -> Option<String> {
+    fn build(
+        &self,
+        i: usize,
+        kv: &[(KeyRef<'_>, &str)],
+        slots: &[u8; MAX_KEYS_PER_URL],
+    ) -> Option<String> {
         let rule = self.rules.get(i)?;
         let mut out: Vec<(KeyRef<'_>, Cow<'_, str>)> = Vec::with_capacity(rule.ops.len());
         for op in &rule.ops {
@@ -374,14 +387,33 @@ mod tests {
         match parts.as_slice() {
             ["keep", kv] => {
                 let (k, v) = kv.split_once('=').unwrap();
-                Operation::Keep { key: k.parse().unwrap(), value: v.into() }
+                Operation::Keep {
+                    key: k.parse().unwrap(),
+                    value: v.into(),
+                }
             }
-            ["replace", k, "<-", f] => match f.strip_prefix("lower(").and_then(|f| f.strip_suffix(')')) {
-                Some(f) => Operation::Replace { key: k.parse().unwrap(), from: f.parse().unwrap(), lowercase: true },
-                None => Operation::Replace { key: k.parse().unwrap(), from: f.parse().unwrap(), lowercase: false },
+            ["replace", k, "<-", f] => {
+                match f.strip_prefix("lower(").and_then(|f| f.strip_suffix(')')) {
+                    Some(f) => Operation::Replace {
+                        key: k.parse().unwrap(),
+                        from: f.parse().unwrap(),
+                        lowercase: true,
+                    },
+                    None => Operation::Replace {
+                        key: k.parse().unwrap(),
+                        from: f.parse().unwrap(),
+                        lowercase: false,
+                    },
+                }
+            }
+            ["ignore", k] => Operation::Ignore {
+                key: k.parse().unwrap(),
+                fill: None,
             },
-            ["ignore", k] => Operation::Ignore { key: k.parse().unwrap(), fill: None },
-            ["ignore", k, "->", v] => Operation::Ignore { key: k.parse().unwrap(), fill: Some((*v).into()) },
+            ["ignore", k, "->", v] => Operation::Ignore {
+                key: k.parse().unwrap(),
+                fill: Some((*v).into()),
+            },
             _ => panic!("bad op {text}"),
         }
     }
@@ -411,7 +443,11 @@ mod tests {
     const HOST_KEEP: [&str; 3] = ["keep scheme=http", "keep auth_0=example", "keep auth_1=com"];
 
     fn ops(extra: &[&'static str]) -> Vec<&'static str> {
-        HOST_KEEP.iter().copied().chain(extra.iter().copied()).collect()
+        HOST_KEEP
+            .iter()
+            .copied()
+            .chain(extra.iter().copied())
+            .collect()
     }
 
     #[test]
@@ -437,7 +473,10 @@ mod tests {
         let again = Url::parse(&rw.canonical).unwrap();
         assert_eq!(h.apply(&again), None, "canonical form is a fixpoint");
         let ex = h.explain(&u).unwrap();
-        assert_eq!(ex.source_pattern, "http://example.com/*/forum.php?pageid=*&sid=*");
+        assert_eq!(
+            ex.source_pattern,
+            "http://example.com/*/forum.php?pageid=*&sid=*"
+        );
         assert!(ex.operations.contains(&"ignore query:sid".to_string()));
         // Extra key: closed-world pattern does not match.
         let u = Url::parse("http://example.com/a/forum.php?pageid=21&sid=9&page=2").unwrap();
@@ -471,7 +510,11 @@ mod tests {
             "m",
             "http://example.com/item.php?id=*",
             "http://example.com/item/*",
-            &ops(&["keep path_0=item", "replace path_1 <- query:id", "ignore path_0"]),
+            &ops(&[
+                "keep path_0=item",
+                "replace path_1 <- query:id",
+                "ignore path_0",
+            ]),
         );
         let err = HostRules::compile(&HostRuleSet {
             host: "example.com".into(),

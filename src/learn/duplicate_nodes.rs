@@ -3,7 +3,10 @@
 //! An inverted index from each duplicate cluster to the tree nodes holding its URLs lists, for
 //! every cluster, the node pairs it is common to; accumulating over clusters gives each pair's
 //! overlap (eq. 6) in time linear in the index size, without looking at node pairs that share
-//! nothing. A node paired with itself (`s = t`) uses the node's duplicate rate
+//! nothing. We accept a pair when eq. 6 *or* the share of the smaller node's URLs in common
+//! clusters reaches `o_min`: eq. 6 divides by both node sizes, so a small variant node whose
+//! URLs all have duplicates in a large node would otherwise be missed (proofing still vets
+//! every rule). A node paired with itself (`s = t`) uses the node's duplicate rate
 //! `1 - clusters/urls` instead, since `overlap(s, s) = 1`.
 //!
 //! Only nodes with a single key set take part (a rule's patterns must be closed); ancestor and
@@ -30,7 +33,10 @@ pub(crate) struct DuplicatePair {
 
 #[derive(Default)]
 struct Acc {
+    /// URLs of s in common clusters.
     urls: u64,
+    /// URLs of t in common clusters.
+    urls_t: u64,
     evidence: Vec<u32>,
 }
 
@@ -41,7 +47,11 @@ pub(crate) struct DupStats {
 }
 
 /// Algorithm 2.
-pub(crate) fn find(samples: &Samples, tree: &Tree, config: &LearnConfig) -> (Vec<DuplicatePair>, DupStats) {
+pub(crate) fn find(
+    samples: &Samples,
+    tree: &Tree,
+    config: &LearnConfig,
+) -> (Vec<DuplicatePair>, DupStats) {
     let mut stats = DupStats::default();
     let mut pairs: FxHashMap<(u32, u32), Acc> = FxHashMap::default();
     let mut selfs: FxHashMap<u32, Acc> = FxHashMap::default();
@@ -83,7 +93,8 @@ pub(crate) fn find(samples: &Samples, tree: &Tree, config: &LearnConfig) -> (Vec
                     continue;
                 }
                 let acc = pairs.entry((s, t)).or_default();
-                acc.urls += ns + nt;
+                acc.urls += ns;
+                acc.urls_t += nt;
                 if acc.evidence.len() < MAX_EVIDENCE_CLUSTERS {
                     acc.evidence.push(c);
                 }
@@ -92,8 +103,20 @@ pub(crate) fn find(samples: &Samples, tree: &Tree, config: &LearnConfig) -> (Vec
     }
     let mut out = Vec::new();
     for ((s, t), acc) in pairs {
-        let denom = f64::from(tree.nodes[s as usize].size() + tree.nodes[t as usize].size());
-        let overlap = acc.urls as f64 / denom;
+        let (size_s, size_t) = (
+            f64::from(tree.nodes[s as usize].size()),
+            f64::from(tree.nodes[t as usize].size()),
+        );
+        let eq6 = (acc.urls + acc.urls_t) as f64 / (size_s + size_t);
+        // Coverage of the smaller node: a small variant node (`?from=rss`) whose every URL
+        // has its duplicate in a large node (`/article/*`, mostly pages without variants) has
+        // a low eq. 6 overlap although the rule between them is certain.
+        let coverage = if size_s <= size_t {
+            acc.urls as f64 / size_s
+        } else {
+            acc.urls_t as f64 / size_t
+        };
+        let overlap = eq6.max(coverage);
         if overlap >= config.o_min {
             out.push(DuplicatePair {
                 s,
@@ -115,6 +138,10 @@ pub(crate) fn find(samples: &Samples, tree: &Tree, config: &LearnConfig) -> (Vec
             });
         }
     }
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then((a.s, a.t).cmp(&(b.s, b.t))));
+    out.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then((a.s, a.t).cmp(&(b.s, b.t)))
+    });
     (out, stats)
 }

@@ -230,7 +230,12 @@ pub struct EvalRow {
 
 /// The seeded training split: each cluster goes to training with probability
 /// `fraction`, with all its URLs; at most `max` URLs.
-pub fn split_training(urls: &[LabelledUrl], fraction: f64, seed: u64, max: usize) -> Vec<LabelledUrl> {
+pub fn split_training(
+    urls: &[LabelledUrl],
+    fraction: f64,
+    seed: u64,
+    max: usize,
+) -> Vec<LabelledUrl> {
     let mut chosen: FxHashMap<u64, bool> = FxHashMap::default();
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut clusters: Vec<u64> = urls.iter().map(|u| u.cluster).collect();
@@ -250,7 +255,9 @@ pub fn split_training(urls: &[LabelledUrl], fraction: f64, seed: u64, max: usize
 /// does not parse).
 pub fn canonicalize(rules: &HostRules, url: &str) -> String {
     match Url::parse(url) {
-        Ok(u) => rules.apply(&u).map_or_else(|| u.to_string(), |r| r.canonical),
+        Ok(u) => rules
+            .apply(&u)
+            .map_or_else(|| u.to_string(), |r| r.canonical),
         Err(_) => url.to_owned(),
     }
 }
@@ -261,21 +268,34 @@ pub fn evaluate(hosts: &[HostSamples], config: &EvalConfig) -> Result<Vec<EvalRo
         method: Method::StaticOnly,
         per_host: hosts
             .iter()
-            .map(|h| measure(&h.urls, |u| Url::parse(u).map_or_else(|_| u.to_owned(), |x| x.to_string())))
+            .map(|h| {
+                measure(&h.urls, |u| {
+                    Url::parse(u).map_or_else(|_| u.to_owned(), |x| x.to_string())
+                })
+            })
             .collect(),
         averages: Averages::default(),
         rules: 0,
     }];
-    for (method, strategy) in [(Method::Graph, Strategy::Graph), (Method::Naive, Strategy::Naive)] {
+    for (method, strategy) in [
+        (Method::Graph, Strategy::Graph),
+        (Method::Naive, Strategy::Naive),
+    ] {
         let learn = config.learn.clone().with_strategy(strategy);
         let mut per_host = Vec::with_capacity(hosts.len());
         let mut rules = 0;
         for (i, h) in hosts.iter().enumerate() {
-            let train = split_training(&h.urls, config.train_fraction, config.seed ^ (i as u64).wrapping_mul(0x9e37), config.max_train_urls);
+            let train = split_training(
+                &h.urls,
+                config.train_fraction,
+                config.seed ^ (i as u64).wrapping_mul(0x9e37),
+                config.max_train_urls,
+            );
             let out = learn_host(&h.host, &train, &learn)?;
             rules += out.rules.rules.len();
-            let engine = HostRules::compile(&out.rules)
-                .map_err(|e| LearnError::InvalidConfig(format!("learned rules do not compile: {e}")))?;
+            let engine = HostRules::compile(&out.rules).map_err(|e| {
+                LearnError::InvalidConfig(format!("learned rules do not compile: {e}"))
+            })?;
             per_host.push(measure(&h.urls, |u| canonicalize(&engine, u)));
         }
         rows.push(EvalRow {
@@ -296,7 +316,10 @@ mod tests {
     use super::*;
 
     fn lu(url: &str, cluster: u64) -> LabelledUrl {
-        LabelledUrl { url: url.into(), cluster }
+        LabelledUrl {
+            url: url.into(),
+            cluster,
+        }
     }
 
     #[test]
@@ -326,8 +349,20 @@ mod tests {
 
     #[test]
     fn micro_and_macro_differ_by_weighting() {
-        let a = Metrics { urls: 100, canonical: 50, clusters: 50, support_pairs: 0, false_positive_pairs: 0 };
-        let b = Metrics { urls: 10, canonical: 10, clusters: 5, support_pairs: 0, false_positive_pairs: 0 };
+        let a = Metrics {
+            urls: 100,
+            canonical: 50,
+            clusters: 50,
+            support_pairs: 0,
+            false_positive_pairs: 0,
+        };
+        let b = Metrics {
+            urls: 10,
+            canonical: 10,
+            clusters: 5,
+            support_pairs: 0,
+            false_positive_pairs: 0,
+        };
         let avg = average(&[a, b]);
         assert!((avg.micro_compression - (1.0 - 60.0 / 110.0)).abs() < 1e-12);
         assert!((avg.macro_compression - 0.25).abs() < 1e-12);
@@ -335,7 +370,9 @@ mod tests {
 
     #[test]
     fn split_keeps_pages_whole_and_is_seeded() {
-        let urls: Vec<LabelledUrl> = (0..1000).map(|i| lu(&format!("http://h/{i}"), i / 4)).collect();
+        let urls: Vec<LabelledUrl> = (0..1000)
+            .map(|i| lu(&format!("http://h/{i}"), i / 4))
+            .collect();
         let a = split_training(&urls, 0.2, 7, usize::MAX);
         assert_eq!(a, split_training(&urls, 0.2, 7, usize::MAX));
         assert!(a.len() > 100 && a.len() < 300, "{}", a.len());

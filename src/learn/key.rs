@@ -94,7 +94,10 @@ impl Samples {
             for (k, v) in &kv {
                 let kid = s.intern_key(k.to_key());
                 let vid = s.intern_value(v);
-                ident = fold(ident, pair_hash(s.key_hash[kid as usize], s.value_hash[vid as usize]));
+                ident = fold(
+                    ident,
+                    pair_hash(s.key_hash[kid as usize], s.value_hash[vid as usize]),
+                );
                 tmp.push((kid, vid));
             }
             // The same URL twice (possibly labelled twice) is one sample: the first label wins.
@@ -182,7 +185,10 @@ impl Samples {
     /// Value of key `k` in URL `u`.
     #[inline]
     pub fn get(&self, u: u32, k: KeyId) -> Option<ValId> {
-        self.pairs_of(u).iter().find(|(kk, _)| *kk == k).map(|(_, v)| *v)
+        self.pairs_of(u)
+            .iter()
+            .find(|(kk, _)| *kk == k)
+            .map(|(_, v)| *v)
     }
 
     /// URLs of cluster `c`.

@@ -118,7 +118,9 @@ fn check_config(c: &LearnConfig) -> Result<(), LearnError> {
     ];
     for (name, v) in unit {
         if !(0.0..=1.0).contains(&v) {
-            return Err(LearnError::InvalidConfig(format!("{name} = {v} is outside [0, 1]")));
+            return Err(LearnError::InvalidConfig(format!(
+                "{name} = {v} is outside [0, 1]"
+            )));
         }
     }
     if c.max_samples == 0 {
@@ -154,14 +156,20 @@ fn sym_output(samples: &Samples, c: &Candidate) -> Vec<(KeyId, Sym)> {
         .ops
         .iter()
         .filter_map(|op| match *op {
-            Op::Keep { key, val } | Op::Ignore { key, fill: Some(val) } => {
-                Some((key, Sym::Lit(samples.value_hash[val as usize])))
-            }
+            Op::Keep { key, val }
+            | Op::Ignore {
+                key,
+                fill: Some(val),
+            } => Some((key, Sym::Lit(samples.value_hash[val as usize]))),
             Op::Replace { key, from, lower } => {
-                let lit = c.source.iter().find(|(k, _)| *k == from).and_then(|(_, cond)| match cond {
-                    Cond::Lit(v) => Some(samples.moved_value_hash(*v, from, key, lower)),
-                    _ => None,
-                });
+                let lit =
+                    c.source
+                        .iter()
+                        .find(|(k, _)| *k == from)
+                        .and_then(|(_, cond)| match cond {
+                            Cond::Lit(v) => Some(samples.moved_value_hash(*v, from, key, lower)),
+                            _ => None,
+                        });
                 Some((key, lit.map_or(Sym::Any, Sym::Lit)))
             }
             Op::Ignore { fill: None, .. } => None,
@@ -172,7 +180,12 @@ fn sym_output(samples: &Samples, c: &Candidate) -> Vec<(KeyId, Sym)> {
 }
 
 /// Whether output `o` could (`definite = false`) or must (`definite = true`) match `source`.
-fn output_matches(samples: &Samples, o: &[(KeyId, Sym)], source: &[(KeyId, Cond)], definite: bool) -> bool {
+fn output_matches(
+    samples: &Samples,
+    o: &[(KeyId, Sym)],
+    source: &[(KeyId, Cond)],
+    definite: bool,
+) -> bool {
     if o.len() != source.len() {
         return false;
     }
@@ -194,7 +207,10 @@ fn output_matches(samples: &Samples, o: &[(KeyId, Sym)], source: &[(KeyId, Cond)
 fn compose(samples: &Samples, first: &Candidate, second: &Candidate) -> Option<Candidate> {
     use crate::canon::rules::key::{escape_for, Component};
     let host_like = |k: KeyId| {
-        matches!(samples.key_comp[k as usize], Component::Host | Component::Scheme | Component::Port)
+        matches!(
+            samples.key_comp[k as usize],
+            Component::Host | Component::Scheme | Component::Port
+        )
     };
     let mut ops = Vec::new();
     for op in &second.ops {
@@ -202,9 +218,15 @@ fn compose(samples: &Samples, first: &Candidate, second: &Candidate) -> Option<C
             Op::Keep { .. } | Op::Ignore { fill: Some(_), .. } => ops.push(op.clone()),
             Op::Ignore { fill: None, .. } => {}
             Op::Replace { key, from, lower } => {
-                let produced = first.ops.iter().find(|o| o.key() == from && !matches!(o, Op::Ignore { fill: None, .. }))?;
+                let produced = first
+                    .ops
+                    .iter()
+                    .find(|o| o.key() == from && !matches!(o, Op::Ignore { fill: None, .. }))?;
                 match *produced {
-                    Op::Keep { val, .. } | Op::Ignore { fill: Some(val), .. } => {
+                    Op::Keep { val, .. }
+                    | Op::Ignore {
+                        fill: Some(val), ..
+                    } => {
                         let text = &samples.values[val as usize];
                         let changes = (lower && text.bytes().any(|b| b.is_ascii_uppercase()))
                             || escape_for(samples.key_comp[key as usize], text).is_some();
@@ -213,7 +235,11 @@ fn compose(samples: &Samples, first: &Candidate, second: &Candidate) -> Option<C
                         }
                         ops.push(Op::Keep { key, val });
                     }
-                    Op::Replace { from: f0, lower: l0, .. } => {
+                    Op::Replace {
+                        from: f0,
+                        lower: l0,
+                        ..
+                    } => {
                         if (host_like(key) || host_like(f0))
                             && samples.key_comp[key as usize] != samples.key_comp[f0 as usize]
                         {
@@ -236,13 +262,21 @@ fn compose(samples: &Samples, first: &Candidate, second: &Candidate) -> Option<C
             _ => o.key() == k1,
         });
         if !used {
-            ops.push(Op::Ignore { key: k1, fill: None });
+            ops.push(Op::Ignore {
+                key: k1,
+                fill: None,
+            });
         }
     }
     let merged = first
         .source
         .iter()
-        .filter(|(k1, c)| *c == Cond::Any && !ops.iter().any(|o| matches!(o, Op::Replace { from, .. } if from == k1)))
+        .filter(|(k1, c)| {
+            *c == Cond::Any
+                && !ops
+                    .iter()
+                    .any(|o| matches!(o, Op::Replace { from, .. } if from == k1))
+        })
         .map(|(k, _)| *k)
         .collect();
     Some(Candidate {
@@ -261,7 +295,11 @@ fn compose(samples: &Samples, first: &Candidate, second: &Candidate) -> Option<C
 /// `samples` should all belong to `host` and be statically normalized; URLs that do not parse
 /// are skipped (counted in the report). Never panics; time and memory are bounded by the
 /// limits in [`config`](self).
-pub fn learn_host(host: &str, samples: &[LabelledUrl], config: &LearnConfig) -> Result<LearnOutcome, LearnError> {
+pub fn learn_host(
+    host: &str,
+    samples: &[LabelledUrl],
+    config: &LearnConfig,
+) -> Result<LearnOutcome, LearnError> {
     if host.is_empty() {
         return Err(LearnError::EmptyHost);
     }
@@ -359,7 +397,11 @@ fn concatenate(
     rules: Vec<(Candidate, Proof)>,
     config: &LearnConfig,
 ) -> Vec<(Candidate, Proof)> {
-    let by_source: FxHashMap<u32, usize> = rules.iter().enumerate().map(|(i, (c, _))| (c.s, i)).collect();
+    let by_source: FxHashMap<u32, usize> = rules
+        .iter()
+        .enumerate()
+        .map(|(i, (c, _))| (c.s, i))
+        .collect();
     let mut out = Vec::with_capacity(rules.len());
     for (c, p) in &rules {
         if c.s == c.t {
@@ -378,7 +420,9 @@ fn concatenate(
             if !output_matches(samples, &o, &next.source, true) {
                 break;
             }
-            let Some(composed) = compose(samples, &cur, next) else { break };
+            let Some(composed) = compose(samples, &cur, next) else {
+                break;
+            };
             let self_rule = next.s == next.t;
             cur = composed;
             if self_rule {
@@ -400,7 +444,8 @@ fn concatenate(
 /// Drops rules whose output another rule (or the rule itself, unless it maps every key to
 /// itself) could match, lowest support first (see [`select::remove_conflicts`]).
 fn remove_conflicts(samples: &Samples, rules: Vec<(Candidate, Proof)>) -> Vec<(Candidate, Proof)> {
-    let outputs: Vec<Vec<(KeyId, Sym)>> = rules.iter().map(|(c, _)| sym_output(samples, c)).collect();
+    let outputs: Vec<Vec<(KeyId, Sym)>> =
+        rules.iter().map(|(c, _)| sym_output(samples, c)).collect();
     let conflicts: Vec<Vec<usize>> = rules
         .iter()
         .enumerate()
@@ -414,7 +459,10 @@ fn remove_conflicts(samples: &Samples, rules: Vec<(Candidate, Proof)>) -> Vec<(C
                     }
                     if *j == i {
                         // Matching its own output is harmless when every replace is k <- k.
-                        return ci.ops.iter().any(|o| matches!(o, Op::Replace { key, from, .. } if key != from));
+                        return ci
+                            .ops
+                            .iter()
+                            .any(|o| matches!(o, Op::Replace { key, from, .. } if key != from));
                     }
                     true
                 })
@@ -439,7 +487,11 @@ fn value_pattern(samples: &Samples, cond: Cond) -> ValuePattern {
 fn to_rule(samples: &Samples, c: &Candidate, p: &Proof) -> Option<Rule> {
     let key = |k: KeyId| samples.keys[k as usize].clone();
     let source = Pattern {
-        entries: c.source.iter().map(|&(k, cond)| (key(k), value_pattern(samples, cond))).collect(),
+        entries: c
+            .source
+            .iter()
+            .map(|&(k, cond)| (key(k), value_pattern(samples, cond)))
+            .collect(),
     };
     let mut operations = Vec::with_capacity(c.ops.len());
     let mut target = Pattern::default();
@@ -448,9 +500,16 @@ fn to_rule(samples: &Samples, c: &Candidate, p: &Proof) -> Option<Rule> {
         let o = match *op {
             Op::Keep { key: k, val: v } => {
                 target.entries.push((key(k), ValuePattern::Literal(val(v))));
-                Operation::Keep { key: key(k), value: val(v) }
+                Operation::Keep {
+                    key: key(k),
+                    value: val(v),
+                }
             }
-            Op::Replace { key: k, from, lower } => {
+            Op::Replace {
+                key: k,
+                from,
+                lower,
+            } => {
                 target.entries.push((key(k), ValuePattern::Any));
                 Operation::Replace {
                     key: key(k),
@@ -458,19 +517,27 @@ fn to_rule(samples: &Samples, c: &Candidate, p: &Proof) -> Option<Rule> {
                     lowercase: lower,
                 }
             }
-            Op::Ignore { key: k, fill: Some(v) } => {
+            Op::Ignore {
+                key: k,
+                fill: Some(v),
+            } => {
                 target.entries.push((key(k), ValuePattern::Literal(val(v))));
                 Operation::Ignore {
                     key: key(k),
                     fill: Some(val(v)),
                 }
             }
-            Op::Ignore { key: k, fill: None } => Operation::Ignore { key: key(k), fill: None },
+            Op::Ignore { key: k, fill: None } => Operation::Ignore {
+                key: key(k),
+                fill: None,
+            },
         };
         operations.push(o);
     }
     let (source_text, target_text) = (source.to_string(), target.to_string());
-    if Pattern::parse(&source_text).ok()? != source || Pattern::parse(&target_text).ok()?.to_string() != target_text {
+    if Pattern::parse(&source_text).ok()? != source
+        || Pattern::parse(&target_text).ok()?.to_string() != target_text
+    {
         return None;
     }
     let rule = Rule {
@@ -489,7 +556,11 @@ fn to_rule(samples: &Samples, c: &Candidate, p: &Proof) -> Option<Rule> {
 /// Compiles the rules and applies them to the training URLs: a rule whose output does not
 /// parse back to itself or is rewritten again is removed. Bounded: each round removes a rule.
 fn verify(set: &mut HostRuleSet, samples: &[LabelledUrl], max: usize) {
-    let urls: Vec<Url> = samples.iter().take(max).filter_map(|s| Url::parse(&s.url).ok()).collect();
+    let urls: Vec<Url> = samples
+        .iter()
+        .take(max)
+        .filter_map(|s| Url::parse(&s.url).ok())
+        .collect();
     for _ in 0..=set.rules.len() {
         let Ok(engine) = HostRules::compile(set) else {
             set.rules.clear();
@@ -501,7 +572,9 @@ fn verify(set: &mut HostRuleSet, samples: &[LabelledUrl], max: usize) {
             let ok = match Url::parse(&rw.canonical) {
                 Ok(again) => {
                     again.as_str() == rw.canonical
-                        && engine.apply(&again).is_none_or(|r2| r2.canonical == rw.canonical)
+                        && engine
+                            .apply(&again)
+                            .is_none_or(|r2| r2.canonical == rw.canonical)
                 }
                 Err(_) => false,
             };
@@ -537,7 +610,16 @@ mod tests {
     /// Figure 3: eight duplicates differing in K3 and K5 (here `x` and `y`), U6 missing.
     #[test]
     fn figure_3_rule_r3_without_u6() {
-        let vals = [("p", "m"), ("p", "n"), ("q", "m"), ("q", "n"), ("p", "o"), ("r", "o"), ("s", "t"), ("s", "u")];
+        let vals = [
+            ("p", "m"),
+            ("p", "n"),
+            ("q", "m"),
+            ("q", "n"),
+            ("p", "o"),
+            ("r", "o"),
+            ("s", "t"),
+            ("s", "u"),
+        ];
         let samples: Vec<LabelledUrl> = vals
             .iter()
             .enumerate()
@@ -550,7 +632,10 @@ mod tests {
         assert_eq!(r.source_pattern, "http://fig3.example/a/b/c?x=*&y=*");
         assert_eq!(r.target_pattern, "http://fig3.example/a/b/c");
         let ops = &ops_of(&out.rules)[0];
-        assert!(ops.contains(&"ignore query:x".to_string()) && ops.contains(&"ignore query:y".to_string()));
+        assert!(
+            ops.contains(&"ignore query:x".to_string())
+                && ops.contains(&"ignore query:y".to_string())
+        );
         assert!(ops.contains(&"keep path_1=b".to_string()));
         // One cluster is not enough distinct support for the robust default.
         let out = learn_host("fig3.example", &samples, &LearnConfig::default()).unwrap();
@@ -564,12 +649,21 @@ mod tests {
     fn figure_4_operations() {
         let mut samples = Vec::new();
         for page in 0..30u64 {
-            let mirrors = [format!("archive{}", 2 * page), format!("archive{}", 2 * page + 1)];
+            let mirrors = [
+                format!("archive{}", 2 * page),
+                format!("archive{}", 2 * page + 1),
+            ];
             for (j, m) in mirrors.iter().enumerate() {
-                samples.push(lu(format!("http://xxx.example/{m}/forum.php?pageid={page}&sid=a{page}x{j}"), page));
+                samples.push(lu(
+                    format!("http://xxx.example/{m}/forum.php?pageid={page}&sid=a{page}x{j}"),
+                    page,
+                ));
             }
             for (j, m) in mirrors.iter().chain(&mirrors[..1]).enumerate() {
-                samples.push(lu(format!("http://xxx.example/{m}/{page}/display?sid=b{page}y{j}"), page));
+                samples.push(lu(
+                    format!("http://xxx.example/{m}/{page}/display?sid=b{page}y{j}"),
+                    page,
+                ));
             }
         }
         let out = learn_host("xxx.example", &samples, &LearnConfig::default()).unwrap();
@@ -578,9 +672,20 @@ mod tests {
             .iter()
             .find(|o| o.contains(&"replace path_1 <- query:pageid".to_string()))
             .unwrap_or_else(|| panic!("{:#?}", out.rules));
-        assert!(a_to_b.contains(&"keep path_2=display".to_string()), "{a_to_b:?}");
-        assert!(a_to_b.contains(&"ignore query:sid".to_string()), "{a_to_b:?}");
-        assert!(a_to_b.iter().any(|o| o.starts_with("ignore path_0 -> archive")), "{a_to_b:?}");
+        assert!(
+            a_to_b.contains(&"keep path_2=display".to_string()),
+            "{a_to_b:?}"
+        );
+        assert!(
+            a_to_b.contains(&"ignore query:sid".to_string()),
+            "{a_to_b:?}"
+        );
+        assert!(
+            a_to_b
+                .iter()
+                .any(|o| o.starts_with("ignore path_0 -> archive")),
+            "{a_to_b:?}"
+        );
         // Every page ends in one canonical form.
         let engine = HostRules::compile(&out.rules).unwrap();
         let mut forms: FxHashMap<u64, std::collections::BTreeSet<String>> = FxHashMap::default();

@@ -20,9 +20,19 @@ use crate::canon::rules::key::Component;
 /// One operation on interned keys (see [`crate::canon::rules::Operation`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Op {
-    Keep { key: KeyId, val: ValId },
-    Replace { key: KeyId, from: KeyId, lower: bool },
-    Ignore { key: KeyId, fill: Option<ValId> },
+    Keep {
+        key: KeyId,
+        val: ValId,
+    },
+    Replace {
+        key: KeyId,
+        from: KeyId,
+        lower: bool,
+    },
+    Ignore {
+        key: KeyId,
+        fill: Option<ValId>,
+    },
 }
 
 impl Op {
@@ -50,7 +60,11 @@ pub(crate) struct Candidate {
 }
 
 /// The closed pattern of a single-shape node, keys in the order of its first member URL.
-pub(crate) fn node_pattern(samples: &Samples, tree: &Tree, n: u32) -> Option<(Vec<(KeyId, Cond)>, u32)> {
+pub(crate) fn node_pattern(
+    samples: &Samples,
+    tree: &Tree,
+    n: u32,
+) -> Option<(Vec<(KeyId, Cond)>, u32)> {
     let nd = &tree.nodes[n as usize];
     let shape = nd.shape?;
     let first = *tree.order.get(nd.start as usize)?;
@@ -139,7 +153,8 @@ fn build(
                 } else {
                     let mut best: Option<(f64, bool, KeyId)> = None;
                     for &(k1, _) in &source {
-                        let (c1, c2) = (samples.key_comp[k1 as usize], samples.key_comp[k2 as usize]);
+                        let (c1, c2) =
+                            (samples.key_comp[k1 as usize], samples.key_comp[k2 as usize]);
                         if (host_like(c1) || host_like(c2)) && c1 != c2 {
                             continue;
                         }
@@ -156,7 +171,9 @@ fn build(
                                 .filter(|(a, b)| {
                                     a.iter().filter_map(|&u| samples.get(u, k1)).any(|v1| {
                                         let h1 = hv(v1);
-                                        b.iter().filter_map(|&w| samples.get(w, k2)).any(|v2| hv(v2) == h1)
+                                        b.iter()
+                                            .filter_map(|&w| samples.get(w, k2))
+                                            .any(|v2| hv(v2) == h1)
                                     })
                                 })
                                 .count() as f64
@@ -175,8 +192,9 @@ fn build(
                     }
                     best.filter(|b| b.0 > config.sigma_min).map(|b| (b.2, b.1))
                 };
-                let replace = mapping.filter(|&(k1, lower)| {
-                    // Fake replace: values differ within duplicates -> the key is irrelevant.
+                // Fake replace: values differ within duplicates -> the key is irrelevant,
+                // unless they differ only by case (then the replace lower-cases).
+                let differing = |k1: KeyId, lower: bool| {
                     let hv = |v: ValId| {
                         if lower {
                             lower_hash(samples, v)
@@ -184,7 +202,7 @@ fn build(
                             samples.value_hash[v as usize]
                         }
                     };
-                    let differing = groups
+                    groups
                         .iter()
                         .filter(|(a, b)| {
                             let mut first = None;
@@ -203,11 +221,23 @@ fn build(
                             false
                         })
                         .count() as f64
-                        / n_groups;
-                    differing < config.fake_replace_min
+                        / n_groups
+                };
+                let replace = mapping.and_then(|(k1, lower)| {
+                    if differing(k1, lower) < config.fake_replace_min {
+                        Some((k1, lower))
+                    } else if !lower && differing(k1, true) < config.fake_replace_min {
+                        Some((k1, true))
+                    } else {
+                        None
+                    }
                 });
                 match replace {
-                    Some((from, lower)) => ops.push(Op::Replace { key: k2, from, lower }),
+                    Some((from, lower)) => ops.push(Op::Replace {
+                        key: k2,
+                        from,
+                        lower,
+                    }),
                     None => {
                         let droppable = matches!(
                             samples.key_comp[k2 as usize],
@@ -231,17 +261,26 @@ fn build(
             _ => o.key() == k1,
         });
         if !used {
-            ops.push(Op::Ignore { key: k1, fill: None });
+            ops.push(Op::Ignore {
+                key: k1,
+                fill: None,
+            });
         }
     }
     let merged: Vec<KeyId> = source
         .iter()
         .filter(|(k1, c)| {
-            *c == Cond::Any && !ops.iter().any(|o| matches!(o, Op::Replace { from, .. } if from == k1))
+            *c == Cond::Any
+                && !ops
+                    .iter()
+                    .any(|o| matches!(o, Op::Replace { from, .. } if from == k1))
         })
         .map(|(k, _)| *k)
         .collect();
-    if s == t && merged.is_empty() {
+    let changes_values = ops
+        .iter()
+        .any(|o| matches!(o, Op::Replace { key, from, lower } if key != from || *lower));
+    if s == t && merged.is_empty() && !changes_values {
         return None; // identity
     }
     Some(Candidate {
@@ -258,13 +297,19 @@ fn build(
 fn most_frequent(samples: &Samples, tree: &Tree, t: u32, k: KeyId) -> Option<ValId> {
     let nd = &tree.nodes[t as usize];
     let mut counts: FxHashMap<ValId, u32> = FxHashMap::default();
-    for &u in tree.order[nd.start as usize..nd.end as usize].iter().take(10_000) {
+    for &u in tree.order[nd.start as usize..nd.end as usize]
+        .iter()
+        .take(10_000)
+    {
         if let Some(v) = samples.get(u, k) {
             *counts.entry(v).or_default() += 1;
         }
     }
     counts
         .into_iter()
-        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| samples.values[b.0 as usize].cmp(&samples.values[a.0 as usize])))
+        .max_by(|a, b| {
+            a.1.cmp(&b.1)
+                .then_with(|| samples.values[b.0 as usize].cmp(&samples.values[a.0 as usize]))
+        })
         .map(|(v, _)| v)
 }

@@ -114,7 +114,11 @@ impl<'a> Proofer<'a> {
     }
 
     /// URLs of `shape` matching the literal conditions of `source`.
-    pub fn matching<'s>(&'s self, source: &'s [(KeyId, Cond)], shape: u32) -> impl Iterator<Item = u32> + 's {
+    pub fn matching<'s>(
+        &'s self,
+        source: &'s [(KeyId, Cond)],
+        shape: u32,
+    ) -> impl Iterator<Item = u32> + 's {
         let lits: Vec<(KeyId, u32)> = source
             .iter()
             .filter_map(|&(k, c)| match c {
@@ -138,8 +142,14 @@ impl<'a> Proofer<'a> {
         let mut h = 0u64;
         for op in ops {
             let (k, vh) = match *op {
-                Op::Keep { key, val } | Op::Ignore { key, fill: Some(val) } => (key, s.value_hash[val as usize]),
-                Op::Replace { key, from, lower } => (key, s.moved_value_hash(s.get(u, from)?, from, key, lower)),
+                Op::Keep { key, val }
+                | Op::Ignore {
+                    key,
+                    fill: Some(val),
+                } => (key, s.value_hash[val as usize]),
+                Op::Replace { key, from, lower } => {
+                    (key, s.moved_value_hash(s.get(u, from)?, from, key, lower))
+                }
                 Op::Ignore { fill: None, .. } => continue,
             };
             h = fold(h, pair_hash(s.key_hash[k as usize], vh));
@@ -148,7 +158,13 @@ impl<'a> Proofer<'a> {
     }
 
     /// Runs one rule; see the module docs.
-    pub fn proof(&mut self, source: &[(KeyId, Cond)], shape: u32, ops: &[Op], merged: &[KeyId]) -> Proof {
+    pub fn proof(
+        &mut self,
+        source: &[(KeyId, Cond)],
+        shape: u32,
+        ops: &[Op],
+        merged: &[KeyId],
+    ) -> Proof {
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             self.mark.iter_mut().for_each(|m| *m = 0);
@@ -187,14 +203,20 @@ impl<'a> Proofer<'a> {
                 continue;
             }
             let n = g.len() as u64;
-            let mut clusters: Vec<u32> = g.iter().map(|&u| self.samples.urls[u as usize].cluster).collect();
+            let mut clusters: Vec<u32> = g
+                .iter()
+                .map(|&u| self.samples.urls[u as usize].cluster)
+                .collect();
             clusters.sort_unstable();
             let same = run_pairs(&clusters);
             proof.support_pairs += pairs(n);
             proof.fp_pairs += pairs(n) - same;
             let mut i = 0;
             while i < clusters.len() {
-                let j = clusters[i..].iter().take_while(|&&c| c == clusters[i]).count();
+                let j = clusters[i..]
+                    .iter()
+                    .take_while(|&&c| c == clusters[i])
+                    .count();
                 if j >= 2 {
                     positive.insert(clusters[i]);
                 }
@@ -204,7 +226,10 @@ impl<'a> Proofer<'a> {
                 // (value, cluster) per URL; absent = u32::MAX.
                 items.clear();
                 items.extend(g.iter().map(|&u| {
-                    (self.samples.get(u, k).unwrap_or(u32::MAX), self.samples.urls[u as usize].cluster)
+                    (
+                        self.samples.get(u, k).unwrap_or(u32::MAX),
+                        self.samples.urls[u as usize].cluster,
+                    )
                 }));
                 let mut by_value: Vec<u32> = items.iter().map(|x| x.0).collect();
                 by_value.sort_unstable();

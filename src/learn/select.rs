@@ -47,7 +47,11 @@ pub(crate) trait Hierarchy {
 }
 
 /// Stationary popularity of the vertices of eq. 7 (see the module docs).
-pub(crate) fn popularity<H: Hierarchy>(edges: &[RuleEdge], h: &H, config: &LearnConfig) -> FxHashMap<u32, f64> {
+pub(crate) fn popularity<H: Hierarchy>(
+    edges: &[RuleEdge],
+    h: &H,
+    config: &LearnConfig,
+) -> FxHashMap<u32, f64> {
     let mut vertices: Vec<u32> = edges.iter().flat_map(|e| [e.s, e.t]).collect();
     vertices.sort_unstable();
     vertices.dedup();
@@ -125,7 +129,7 @@ pub(crate) fn graph<H: Hierarchy>(edges: &[RuleEdge], h: &H, config: &LearnConfi
                     .0
                     .total_cmp(&rank(&pi, eb.t).0)
                     .then(eb.fpr.total_cmp(&ea.fpr))
-                    .then(eb.t.cmp(&ea.t))
+                    .then(ea.t.cmp(&eb.t))
             });
         match best {
             Some(b) if higher(rank(&pi, edges[b].t), rank(&pi, s)) => kept.push(b),
@@ -163,7 +167,11 @@ pub(crate) fn naive<H: Hierarchy>(edges: &[RuleEdge], h: &H) -> Vec<usize> {
             None => true,
             Some(&j) => {
                 let o = &edges[j];
-                e.fpr.total_cmp(&o.fpr).then(o.support.cmp(&e.support)).then(e.t.cmp(&o.t)).is_lt()
+                e.fpr
+                    .total_cmp(&o.fpr)
+                    .then(o.support.cmp(&e.support))
+                    .then(e.t.cmp(&o.t))
+                    .is_lt()
             }
         };
         if better {
@@ -288,7 +296,16 @@ mod tests {
     /// Nodes: 0 root; 1..=6 children of 0; 7 child of 1.
     fn toy() -> Toy {
         Toy {
-            parent: vec![None, Some(0), Some(0), Some(0), Some(0), Some(0), Some(0), Some(1)],
+            parent: vec![
+                None,
+                Some(0),
+                Some(0),
+                Some(0),
+                Some(0),
+                Some(0),
+                Some(0),
+                Some(1),
+            ],
             volume: vec![1000.0, 100.0, 300.0, 50.0, 80.0, 60.0, 40.0, 30.0],
         }
     }
@@ -303,14 +320,20 @@ mod tests {
         // No covered rule.
         for &i in kept {
             for &j in kept {
-                assert!(!h.is_ancestor(edges[i].s, edges[j].s), "rule {j} covered by {i}");
+                assert!(
+                    !h.is_ancestor(edges[i].s, edges[j].s),
+                    "rule {j} covered by {i}"
+                );
             }
         }
         // No cycle: following rules from any source terminates.
         for &i in kept {
             let mut cur = edges[i].t;
             let mut steps = 0;
-            while let Some(&j) = kept.iter().find(|&&j| edges[j].s == cur && edges[j].t != cur) {
+            while let Some(&j) = kept
+                .iter()
+                .find(|&&j| edges[j].s == cur && edges[j].t != cur)
+            {
                 cur = edges[j].t;
                 steps += 1;
                 assert!(steps <= kept.len(), "cycle through rule {i}");
@@ -340,10 +363,19 @@ mod tests {
         let kept = graph(&edges, &h, &LearnConfig::default());
         check_resolved(&edges, &kept, &h);
         // The popular node 2 is a destination, reached from 3 and 1.
-        assert!(kept.iter().any(|&i| edges[i].s == 3 && edges[i].t == 2), "{kept:?}");
-        assert!(kept.iter().any(|&i| edges[i].s == 1 && edges[i].t == 2), "{kept:?}");
+        assert!(
+            kept.iter().any(|&i| edges[i].s == 3 && edges[i].t == 2),
+            "{kept:?}"
+        );
+        assert!(
+            kept.iter().any(|&i| edges[i].s == 1 && edges[i].t == 2),
+            "{kept:?}"
+        );
         // In the circle at least the most popular node is a destination.
-        let circle_kept = kept.iter().filter(|&&i| [4, 5, 6].contains(&edges[i].s)).count();
+        let circle_kept = kept
+            .iter()
+            .filter(|&&i| [4, 5, 6].contains(&edges[i].s))
+            .count();
         assert!((1..=2).contains(&circle_kept), "{kept:?}");
     }
 

@@ -16,7 +16,7 @@
 //!   without creating a one-child chain.
 //! - **All values trivial**: the paper stops splitting; we fix the key to `*` in place and
 //!   continue with the next key, because a more diverse key may still hold salient values.
-//! - **All values equally frequent** (no drop): salient when there are at most
+//! - **All values about equally frequent** (no drop of at least `MIN_DECLINE`, a halving): salient when there are at most
 //!   `max_salient_values` of them, each seen in at least `min_salient_clusters` clusters
 //!   (`http`/`https`, `dir/` versus `dir/index.html`); otherwise trivial (identifiers).
 //! - **Tiny groups**: a value seen in fewer than `min_salient_clusters` clusters is trivial, so
@@ -156,7 +156,9 @@ impl Tree {
                 vals.sort_by(|a, b| b.2.cmp(&a.2).then(b.1.cmp(&a.1)).then(a.0.cmp(&b.0)));
                 insert_sorted(&mut done, k);
                 if vals.len() == 1 && absent == 0 {
-                    tree.nodes[node as usize].decisions.push((k, Cond::Lit(vals[0].0)));
+                    tree.nodes[node as usize]
+                        .decisions
+                        .push((k, Cond::Lit(vals[0].0)));
                     continue;
                 }
                 let salient = salient_count(&vals, config);
@@ -176,7 +178,10 @@ impl Tree {
             let bucket_of = |u: u32| -> usize {
                 match samples.get(u, k) {
                     None => salient.len() + 1,
-                    Some(v) => salient.iter().position(|s| *s == v).unwrap_or(salient.len()),
+                    Some(v) => salient
+                        .iter()
+                        .position(|s| *s == v)
+                        .unwrap_or(salient.len()),
                 }
             };
             let nb = salient.len() + 2;
@@ -209,7 +214,14 @@ impl Tree {
                     Cond::Absent
                 };
                 let cs = start + offsets[b];
-                let child = tree.push_node(samples, Some(node), cs, cs + sizes[b], depth + 1, vec![(k, cond)]);
+                let child = tree.push_node(
+                    samples,
+                    Some(node),
+                    cs,
+                    cs + sizes[b],
+                    depth + 1,
+                    vec![(k, cond)],
+                );
                 tree.nodes[node as usize].children.push(child);
                 stack.push(Work {
                     node: child,
@@ -240,7 +252,8 @@ impl Tree {
     ) -> u32 {
         let members = &self.order[start as usize..end as usize];
         let first_shape = members.first().map(|&u| samples.urls[u as usize].shape);
-        let shape = first_shape.filter(|&s| members.iter().all(|&u| samples.urls[u as usize].shape == s));
+        let shape =
+            first_shape.filter(|&s| members.iter().all(|&u| samples.urls[u as usize].shape == s));
         let mut clusters = 0;
         let mut last = u32::MAX;
         for &u in members {
@@ -295,6 +308,11 @@ fn insert_sorted(v: &mut Vec<KeyId>, k: KeyId) {
     }
 }
 
+/// A decline of the log-frequency curve smaller than this (the frequency does not even halve)
+/// is not "distinct" (Figure 6): the curve is treated as flat, so three sections seen in 78,
+/// 75 and 75 clusters are all salient instead of being cut after the first.
+pub(crate) const MIN_DECLINE: f64 = std::f64::consts::LN_2;
+
 /// Number of leading salient values among `vals` (sorted by distinct clusters, descending):
 /// eq. 5's maximal drop of the log-frequency curve, with the guards of the module docs.
 pub(crate) fn salient_count(vals: &[(ValId, u32, u32)], config: &LearnConfig) -> usize {
@@ -311,8 +329,8 @@ pub(crate) fn salient_count(vals: &[(ValId, u32, u32)], config: &LearnConfig) ->
                 at = i;
             }
         }
-        if at == 0 {
-            // Flat curve: every value is equally frequent.
+        if best < MIN_DECLINE {
+            // No distinct decline: the values are about equally frequent.
             f.len()
         } else {
             at
@@ -334,7 +352,10 @@ mod tests {
     use super::*;
 
     fn vals(c: &[u32]) -> Vec<(ValId, u32, u32)> {
-        c.iter().enumerate().map(|(i, &c)| (i as u32, c, c)).collect()
+        c.iter()
+            .enumerate()
+            .map(|(i, &c)| (i as u32, c, c))
+            .collect()
     }
 
     #[test]
@@ -344,6 +365,8 @@ mod tests {
         assert_eq!(salient_count(&vals(&[500, 300, 4, 3, 1, 1, 1]), &cfg), 2);
         // Flat curve of few frequent values: all salient.
         assert_eq!(salient_count(&vals(&[40, 40, 40]), &cfg), 3);
+        // Nearly flat curve: all salient, not cut after a tiny decline.
+        assert_eq!(salient_count(&vals(&[78, 75, 75]), &cfg), 3);
         // Flat curve of identifiers seen once: none.
         assert_eq!(salient_count(&vals(&[1; 10]), &cfg), 0);
         // Too many values: identifiers.

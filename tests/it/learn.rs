@@ -27,12 +27,21 @@ struct Builder {
 
 impl Builder {
     fn new(host: &'static str, seed: u64) -> Self {
-        Builder { host, urls: Vec::new(), negatives: Vec::new(), next: 0, rng: SmallRng::seed_from_u64(seed) }
+        Builder {
+            host,
+            urls: Vec::new(),
+            negatives: Vec::new(),
+            next: 0,
+            rng: SmallRng::seed_from_u64(seed),
+        }
     }
     fn page(&mut self, variants: &[String]) -> u64 {
         self.next += 1;
         for v in variants {
-            self.urls.push(LabelledUrl { url: format!("http://{}{}", self.host, v), cluster: self.next });
+            self.urls.push(LabelledUrl {
+                url: format!("http://{}{}", self.host, v),
+                cluster: self.next,
+            });
         }
         self.next
     }
@@ -40,10 +49,17 @@ impl Builder {
         format!("{:012x}", self.rng.random::<u64>() & 0xffff_ffff_ffff)
     }
     fn negative(&mut self, a: &str, b: &str) {
-        self.negatives.push((format!("http://{}{a}", self.host), format!("http://{}{b}", self.host)));
+        self.negatives.push((
+            format!("http://{}{a}", self.host),
+            format!("http://{}{b}", self.host),
+        ));
     }
     fn done(self) -> Site {
-        Site { host: self.host, urls: self.urls, negatives: self.negatives }
+        Site {
+            host: self.host,
+            urls: self.urls,
+            negatives: self.negatives,
+        }
     }
 }
 
@@ -61,9 +77,15 @@ fn session_site() -> Site {
     for cat in ["books", "music", "toys", "games", "tools"] {
         for page in 1..=8 {
             let s = b.sid();
-            b.page(&[format!("/list.php?cat={cat}&page={page}"), format!("/list.php?cat={cat}&page={page}&sid={s}")]);
+            b.page(&[
+                format!("/list.php?cat={cat}&page={page}"),
+                format!("/list.php?cat={cat}&page={page}&sid={s}"),
+            ]);
         }
-        b.negative(&format!("/list.php?cat={cat}&page=1"), &format!("/list.php?cat={cat}&page=2"));
+        b.negative(
+            &format!("/list.php?cat={cat}&page=1"),
+            &format!("/list.php?cat={cat}&page=2"),
+        );
     }
     b.done()
 }
@@ -82,7 +104,10 @@ fn tracking_site() -> Site {
             // Translations are different pages.
             b.page(&[format!("/article/{id}?lang=de")]);
             b.page(&[format!("/article/{id}?lang=fr")]);
-            b.negative(&format!("/article/{id}?lang=de"), &format!("/article/{id}?lang=fr"));
+            b.negative(
+                &format!("/article/{id}?lang=de"),
+                &format!("/article/{id}?lang=fr"),
+            );
         }
     }
     b.done()
@@ -94,10 +119,19 @@ fn alias_site() -> Site {
         b.page(&[format!("/product/{id}"), format!("/p.php?id={id}")]);
         if id % 5 == 0 {
             for color in ["red", "blue", "green"] {
-                b.page(&[format!("/product/{id}?color={color}"), format!("/p.php?id={id}&color={color}")]);
+                b.page(&[
+                    format!("/product/{id}?color={color}"),
+                    format!("/p.php?id={id}&color={color}"),
+                ]);
             }
-            b.negative(&format!("/product/{id}?color=red"), &format!("/product/{id}?color=blue"));
-            b.negative(&format!("/p.php?id={id}&color=red"), &format!("/product/{id}?color=green"));
+            b.negative(
+                &format!("/product/{id}?color=red"),
+                &format!("/product/{id}?color=blue"),
+            );
+            b.negative(
+                &format!("/p.php?id={id}&color=red"),
+                &format!("/product/{id}?color=green"),
+            );
         }
     }
     b.done()
@@ -106,13 +140,19 @@ fn alias_site() -> Site {
 fn mirror_site() -> Site {
     let mut b = Builder::new("docs-mirrors.example", 4);
     for doc in 0..120 {
-        let m: Vec<String> = ["mirror-eu", "mirror-us", "mirror-asia"].iter().map(|m| format!("/{m}/docs/page{doc}.html")).collect();
+        let m: Vec<String> = ["mirror-eu", "mirror-us", "mirror-asia"]
+            .iter()
+            .map(|m| format!("/{m}/docs/page{doc}.html"))
+            .collect();
         b.page(&m);
         // Versioned documentation: v1 and v2 of a page differ.
         if doc % 3 == 0 {
             b.page(&[format!("/v1/docs/page{doc}.html")]);
             b.page(&[format!("/v2/docs/page{doc}.html")]);
-            b.negative(&format!("/v1/docs/page{doc}.html"), &format!("/v2/docs/page{doc}.html"));
+            b.negative(
+                &format!("/v1/docs/page{doc}.html"),
+                &format!("/v2/docs/page{doc}.html"),
+            );
         }
     }
     b.done()
@@ -122,12 +162,18 @@ fn case_site() -> Site {
     let mut b = Builder::new("wiki-case.example", 5);
     for id in 0..180 {
         let name = format!("Topic{id}X");
-        b.page(&[format!("/wiki/{name}"), format!("/wiki/{}", name.to_lowercase())]);
+        b.page(&[
+            format!("/wiki/{name}"),
+            format!("/wiki/{}", name.to_lowercase()),
+        ]);
         if id % 4 == 0 {
             for rev in 1..=3 {
                 b.page(&[format!("/wiki/{name}?rev={}", 100 + rev)]);
             }
-            b.negative(&format!("/wiki/{name}?rev=101"), &format!("/wiki/{name}?rev=102"));
+            b.negative(
+                &format!("/wiki/{name}?rev=101"),
+                &format!("/wiki/{name}?rev=102"),
+            );
         }
     }
     b.done()
@@ -143,7 +189,10 @@ fn default_document_site() -> Site {
             for sort in ["price", "name", "date"] {
                 b.page(&[format!("/section{d}/list?sort={sort}")]);
             }
-            b.negative(&format!("/section{d}/list?sort=price"), &format!("/section{d}/list?sort=name"));
+            b.negative(
+                &format!("/section{d}/list?sort=price"),
+                &format!("/section{d}/list?sort=name"),
+            );
         }
     }
     b.done()
@@ -163,17 +212,32 @@ fn run(site: &Site, strategy: Strategy, seed: u64) -> Outcome {
     let engine = HostRules::compile(&out.rules).unwrap();
     for (a, b) in &site.negatives {
         let (ca, cb) = (canonicalize(&engine, a), canonicalize(&engine, b));
-        assert_ne!(ca, cb, "{}: hard negative merged: {a} and {b}\n{:#?}", site.host, out.rules);
+        assert_ne!(
+            ca, cb,
+            "{}: hard negative merged: {a} and {b}\n{:#?}",
+            site.host, out.rules
+        );
     }
     // Idempotence: the canonical form of every URL is a fixpoint.
     for u in &site.urls {
         let c = canonicalize(&engine, &u.url);
-        assert_eq!(canonicalize(&engine, &c), c, "{} not idempotent via {}", u.url, c);
+        assert_eq!(
+            canonicalize(&engine, &c),
+            c,
+            "{} not idempotent via {}",
+            u.url,
+            c
+        );
         assert!(Url::parse(&c).is_ok());
     }
     let m = measure(&site.urls, |u| canonicalize(&engine, u));
     Outcome {
-        ops: out.rules.rules.iter().flat_map(|r| r.operations.iter().map(ToString::to_string)).collect(),
+        ops: out
+            .rules
+            .rules
+            .iter()
+            .flat_map(|r| r.operations.iter().map(ToString::to_string))
+            .collect(),
         compression: m.compression_rate(),
         best: m.best_compression_rate(),
         fpr: m.false_positive_rate(),
@@ -186,7 +250,12 @@ fn check(site: Site, expect_ops: &[&str], min_share_of_best: f64) {
             let o = run(&site, strategy, seed);
             if strategy == Strategy::Graph {
                 for e in expect_ops {
-                    assert!(o.ops.iter().any(|op| op.starts_with(e)), "{}: no `{e}` in {:?}", site.host, o.ops);
+                    assert!(
+                        o.ops.iter().any(|op| op.starts_with(e)),
+                        "{}: no `{e}` in {:?}",
+                        site.host,
+                        o.ops
+                    );
                 }
                 assert!(
                     o.compression >= min_share_of_best * o.best,
@@ -235,7 +304,11 @@ fn default_documents_but_sort_orders_kept() {
 fn noisy_cluster_does_not_merge_a_whole_key() {
     // One bad cluster merges pages 1..5 of a listing; everything else says pages differ.
     let mut b = Builder::new("noisy.example", 9);
-    b.page(&(1..=5).map(|p| format!("/list?page={p}")).collect::<Vec<_>>());
+    b.page(
+        &(1..=5)
+            .map(|p| format!("/list?page={p}"))
+            .collect::<Vec<_>>(),
+    );
     for cat in 0..60 {
         for p in 1..=5 {
             b.page(&[format!("/list?cat={cat}&page={p}")]);
