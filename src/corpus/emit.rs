@@ -166,6 +166,10 @@ pub(crate) struct Emitter {
     zipf: Zipf,
     /// False on no-DUST sites: one URL per content, first form only, no decorations.
     pub dust: bool,
+    /// The site declares `rel=canonical` on its pages.
+    pub declares_canonical: bool,
+    /// The canonical URL of the content being emitted (when the site declares canonicals).
+    current_canonical: Option<String>,
 }
 
 impl Emitter {
@@ -189,6 +193,8 @@ impl Emitter {
             cap,
             zipf,
             dust,
+            declares_canonical: false,
+            current_canonical: None,
         }
     }
 
@@ -336,12 +342,18 @@ impl Emitter {
             }
         }
         self.by_url.insert(url.clone(), id);
+        let canonical = if noise.is_none() {
+            self.current_canonical.clone()
+        } else {
+            None
+        };
         self.pages.push(SyntheticPage {
             url,
             content_id: id,
             label,
             kind,
             noise,
+            canonical,
         });
         Added::New
     }
@@ -390,6 +402,7 @@ impl Emitter {
     /// crawled URLs, plus example pairs for expected rules that still lack them.
     pub fn content(&mut self, rng: &mut ChaCha8Rng, forms: &[Form], kind: PageKind) -> Emitted {
         let id = self.new_id();
+        self.set_canonical(forms);
         let k = if self.dust { self.zipf.sample(rng) } else { 1 };
         let first = self.variants(rng, id, forms, kind, k, None);
         if self.dust {
@@ -409,6 +422,7 @@ impl Emitter {
         kind: PageKind,
     ) -> Emitted {
         let id = self.new_id();
+        self.set_canonical(forms);
         let mut first = None;
         if let Some((d, url_a)) = &of.first {
             let url_b = self.build(forms, d);
@@ -426,6 +440,18 @@ impl Emitter {
         Emitted {
             first: first.or(other),
         }
+    }
+
+    /// Sets the `rel=canonical` target of the content about to be emitted: its first form, plain.
+    fn set_canonical(&mut self, forms: &[Form]) {
+        self.current_canonical = self
+            .declares_canonical
+            .then(|| self.build(forms, &Decoration::plain(0)));
+    }
+
+    /// Forgets the canonical target (before emitting pages that are not contents of the site).
+    pub fn clear_canonical(&mut self) {
+        self.current_canonical = None;
     }
 
     /// Adds up to `k` distinct URLs of content `id`; returns the first one added.

@@ -30,6 +30,7 @@ mod render;
 mod sites;
 mod words;
 
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -136,6 +137,10 @@ pub struct CorpusConfig {
     pub max_pages: usize,
     /// Label noise.
     pub noise: NoiseConfig,
+    /// Share of sites (clamped to `[0, 1]`) whose pages declare `<link rel="canonical">` pointing
+    /// to their content's first layout without decorations (what well-kept sites do). Default 0.
+    /// Deciding it does not change any site's URLs.
+    pub rel_canonical_share: f64,
 }
 
 impl Default for CorpusConfig {
@@ -146,6 +151,7 @@ impl Default for CorpusConfig {
             min_pages: 50,
             max_pages: 400,
             noise: NoiseConfig::default(),
+            rel_canonical_share: 0.0,
         }
     }
 }
@@ -180,6 +186,12 @@ impl CorpusConfig {
     /// Label noise.
     pub fn with_noise(mut self, noise: NoiseConfig) -> Self {
         self.noise = noise;
+        self
+    }
+
+    /// Share of sites that declare `rel=canonical`.
+    pub fn with_rel_canonical(mut self, share: f64) -> Self {
+        self.rel_canonical_share = share;
         self
     }
 }
@@ -221,6 +233,57 @@ pub struct Site {
     pub expected: Vec<ExpectedDust>,
     /// Seed of the deterministic text of this site's contents.
     pub text_seed: u64,
+    /// Whether the site's pages declare `rel=canonical` (see [`SyntheticPage::canonical`]).
+    pub declares_canonical: bool,
+}
+
+impl Site {
+    /// URL → content id, for looking up many URLs.
+    pub fn content_index(&self) -> HashMap<&str, u64> {
+        self.pages
+            .iter()
+            .map(|p| (p.url.as_str(), p.content_id))
+            .collect()
+    }
+
+    /// The true duplicate clusters: content id → its URLs (in crawl order).
+    pub fn clusters(&self) -> BTreeMap<u64, Vec<&str>> {
+        let mut out: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+        for p in &self.pages {
+            out.entry(p.content_id).or_default().push(p.url.as_str());
+        }
+        out
+    }
+
+    /// The clusters a perfect content-based clusterer would observe (by label, noise included).
+    pub fn observed_clusters(&self) -> BTreeMap<u64, Vec<&str>> {
+        let mut out: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+        for p in &self.pages {
+            out.entry(p.label).or_default().push(p.url.as_str());
+        }
+        out
+    }
+
+    /// Splits the pages into (train, held out): each URL is held out with probability
+    /// `holdout_share` (clamped to `[0, 1]`), decided by a hash of the URL and `seed`, so the split
+    /// is deterministic and independent of page order. Held-out URLs model URLs the crawler
+    /// discovers after the rules were learned.
+    pub fn split(
+        &self,
+        holdout_share: f64,
+        seed: u64,
+    ) -> (Vec<&SyntheticPage>, Vec<&SyntheticPage>) {
+        let share = if holdout_share.is_finite() {
+            holdout_share.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let threshold = (share * (1u64 << 53) as f64) as u64;
+        self.pages.iter().partition(|p| {
+            let h = sites::mix(xxhash_rust::xxh3::xxh3_64(p.url.as_bytes()), seed) >> 11;
+            h >= threshold
+        })
+    }
 }
 
 /// One crawled URL.
@@ -238,6 +301,9 @@ pub struct SyntheticPage {
     pub kind: PageKind,
     /// Why `label` differs from `content_id`, if it does.
     pub noise: Option<NoiseKind>,
+    /// The `rel=canonical` target the page declares, on sites that declare one: the first layout
+    /// of the served content without decorations (it need not be a crawled URL).
+    pub canonical: Option<String>,
 }
 
 /// The shape of a page's main content.

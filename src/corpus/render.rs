@@ -34,7 +34,7 @@ pub struct JsonlPage {
     pub final_url: Option<String>,
     /// HTTP status (200: soft-404s are served with 200, which is what makes them noise).
     pub status: u16,
-    /// `rel=canonical` target, when the page declares one (never set by the generator).
+    /// `rel=canonical` target, when the page declares one (see `SyntheticPage::canonical`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub canonical: Option<String>,
 }
@@ -49,7 +49,7 @@ pub fn write_jsonl(corpus: &Corpus, mut out: impl Write) -> Result<(), CorpusErr
                 html: render_html(site, page),
                 final_url: None,
                 status: 200,
-                canonical: None,
+                canonical: page.canonical.clone(),
             };
             serde_json::to_writer(&mut out, &line)?;
             out.write_all(b"\n")?;
@@ -74,10 +74,14 @@ pub fn render_html_fetch(site: &Site, page: &SyntheticPage, fetch: u64) -> Strin
     let _ = write!(
         html,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{} | {}</title>\n\
-         <link rel=\"stylesheet\" href=\"/static/{c}-theme.css\">\n</head>\n<body class=\"{c}-body\">\n",
+         <link rel=\"stylesheet\" href=\"/static/{c}-theme.css\">\n",
         esc(&main.title),
         esc(&t.name)
     );
+    if let Some(canonical) = &page.canonical {
+        let _ = writeln!(html, "<link rel=\"canonical\" href=\"{}\">", esc(canonical));
+    }
+    let _ = writeln!(html, "</head>\n<body class=\"{c}-body\">");
     let _ = write!(
         html,
         "<header class=\"{c}-header\">\n<a class=\"{c}-logo\" href=\"/\">{}</a>\n<p class=\"{c}-tagline\">{}</p>\n<nav class=\"{c}-nav\"><ul>\n",

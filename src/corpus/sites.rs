@@ -1379,6 +1379,10 @@ pub(crate) fn generate_site(
     let dust = kind != SiteKind::NoDust;
     let mut em = Emitter::new(format!("{scheme}://{host}"), index, main_cap, zipf, dust);
     em.set_first_form_weight(rng.random_range(1.0..5.0));
+    // Decided outside the site's random stream so the option does not change the URLs.
+    let canonical_draw =
+        (mix(config.seed ^ 0xCA40_1CA1, index as u64) >> 11) as f64 / (1u64 << 53) as f64;
+    em.declares_canonical = canonical_draw < finite_unit(config.rel_canonical_share);
 
     let all = [
         SectionKind::Forum,
@@ -1465,6 +1469,7 @@ pub(crate) fn generate_site(
 
     // Soft-404 noise: fresh items in the site's own layouts serving one "not found" page.
     em.cap = total;
+    em.clear_canonical();
     if n_soft > 0 {
         let not_found = em.new_id();
         let mut added = 0;
@@ -1502,6 +1507,8 @@ pub(crate) fn generate_site(
             if pages[i].noise.is_none() && pages[i].content_id != pages[j].content_id {
                 pages[i].label = pages[j].label;
                 pages[i].kind = pages[j].kind;
+                // The served page declares what it is, not what was asked for.
+                pages[i].canonical = pages[j].canonical.clone();
                 pages[i].noise = Some(NoiseKind::WrongMerge);
             }
         }
@@ -1553,6 +1560,15 @@ pub(crate) fn generate_site(
         hard_negatives: std::mem::take(&mut em.hard_negatives),
         expected,
         text_seed: mix(config.seed ^ 0x5EED_7E87, index as u64),
+        declares_canonical: em.declares_canonical,
+    }
+}
+
+fn finite_unit(x: f64) -> f64 {
+    if x.is_finite() {
+        x.clamp(0.0, 1.0)
+    } else {
+        0.0
     }
 }
 

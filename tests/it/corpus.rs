@@ -489,3 +489,99 @@ fn jsonl_export_round_trips() {
         }
     }
 }
+
+#[test]
+fn rel_canonical_is_consistent_and_does_not_change_urls() {
+    let plain = generate(&CorpusConfig::new(8, 1).with_pages(150, 150));
+    let with = generate(
+        &CorpusConfig::new(8, 1)
+            .with_pages(150, 150)
+            .with_rel_canonical(1.0),
+    );
+    for (a, b) in plain.sites.iter().zip(&with.sites) {
+        assert!(!a.declares_canonical && b.declares_canonical);
+        let urls_a: Vec<&str> = a.pages.iter().map(|p| p.url.as_str()).collect();
+        let urls_b: Vec<&str> = b.pages.iter().map(|p| p.url.as_str()).collect();
+        assert_eq!(urls_a, urls_b, "the option changed the crawl");
+        let mut canon_of: HashMap<u64, &str> = HashMap::new();
+        let mut owner: HashMap<&str, u64> = HashMap::new();
+        for p in &b.pages {
+            let c = p.canonical.as_deref().expect("every page declares one");
+            assert!(c.starts_with("http") && c.contains(&b.host));
+            assert_eq!(*canon_of.entry(p.content_id).or_insert(c), c, "{}", p.url);
+            assert_eq!(
+                *owner.entry(c).or_insert(p.content_id),
+                p.content_id,
+                "{c} shared"
+            );
+            assert!(render_html(b, p).contains(&format!(
+                "<link rel=\"canonical\" href=\"{}\">",
+                c.replace('&', "&amp;")
+            )));
+        }
+    }
+    // Half the sites, decided per site.
+    let c = generate(&CorpusConfig::new(8, 6).with_rel_canonical(0.5));
+    let declaring = c.sites.iter().filter(|s| s.declares_canonical).count();
+    assert!(
+        declaring > 5 && declaring < c.sites.len() - 5,
+        "{declaring} of {}",
+        c.sites.len()
+    );
+}
+
+#[test]
+fn helpers_group_and_split_pages() {
+    let noise = NoiseConfig {
+        soft_404_share: 0.0,
+        wrong_merge_share: 0.1,
+    };
+    let c = generate(
+        &CorpusConfig::new(6, 1)
+            .with_pages(500, 500)
+            .with_noise(noise),
+    );
+    for site in &c.sites {
+        let clusters = site.clusters();
+        let sizes: usize = clusters.values().map(Vec::len).sum();
+        assert_eq!(sizes, site.pages.len());
+        let index = site.content_index();
+        for (id, urls) in &clusters {
+            assert!(urls.iter().all(|u| index[u] == *id));
+        }
+        let observed = site.observed_clusters();
+        assert_eq!(
+            observed.values().map(Vec::len).sum::<usize>(),
+            site.pages.len()
+        );
+        assert!(
+            observed.len() < clusters.len(),
+            "wrong merges merge clusters"
+        );
+
+        let (train, held) = site.split(0.3, 99);
+        assert_eq!(train.len() + held.len(), site.pages.len());
+        let share = held.len() as f64 / site.pages.len() as f64;
+        assert!((0.2..0.4).contains(&share), "{share}");
+        let (train2, _) = site.split(0.3, 99);
+        assert_eq!(train, train2);
+        assert_ne!(site.split(0.3, 100).0, train);
+        assert!(site.split(0.0, 1).1.is_empty());
+        assert!(site.split(1.0, 1).0.is_empty());
+    }
+}
+
+#[test]
+fn large_sites_generate_quickly() {
+    // Debug-profile guard against accidental quadratic behaviour; release figures are in
+    // `benches/corpus.rs`.
+    let start = std::time::Instant::now();
+    let c = generate(
+        &CorpusConfig::default()
+            .with_kinds(&[SiteKind::Mixed])
+            .with_pages(100_000, 100_000),
+    );
+    let elapsed = start.elapsed();
+    assert_eq!(c.total_pages(), 100_000);
+    assert!(elapsed.as_secs_f64() < 20.0, "100k URLs took {elapsed:?}");
+}
