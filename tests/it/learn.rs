@@ -337,3 +337,70 @@ fn rule_file_reads_as_documented() {
         "{text}"
     );
 }
+
+/// Per-site outcome on a generated corpus: metrics against the ground truth, merged hard
+/// negatives.
+fn corpus_run(seed: u64, noise: undust::corpus::NoiseConfig, verbose: bool) -> (undust::learn::eval::Metrics, usize, usize) {
+    use undust::corpus::{generate, CorpusConfig};
+    let corpus = generate(&CorpusConfig::new(seed, 1).with_pages(1500, 5000).with_noise(noise));
+    let mut total = undust::learn::eval::Metrics::default();
+    let mut merged_negatives = 0;
+    let mut negatives = 0;
+    for site in &corpus.sites {
+        // Learn from observed labels (noise included), score against content ids.
+        let observed: Vec<LabelledUrl> =
+            site.pages.iter().map(|p| LabelledUrl { url: p.url.clone(), cluster: p.label }).collect();
+        let truth: Vec<LabelledUrl> =
+            site.pages.iter().map(|p| LabelledUrl { url: p.url.clone(), cluster: p.content_id }).collect();
+        let train = split_training(&observed, 0.2, seed, 100_000);
+        let out = learn_host(&site.host, &train, &LearnConfig::default()).unwrap();
+        let engine = HostRules::compile(&out.rules).unwrap();
+        let m = measure(&truth, |u| canonicalize(&engine, u));
+        total.add(&m);
+        let mut merged_here = Vec::new();
+        for (a, b) in &site.hard_negatives {
+            negatives += 1;
+            if canonicalize(&engine, a) == canonicalize(&engine, b) {
+                merged_negatives += 1;
+                merged_here.push((a.clone(), b.clone()));
+            }
+        }
+        if verbose {
+            eprintln!(
+                "seed {seed} {:>16} {:>5} urls: compression {:.3} / best {:.3}, fpr {:.4}, rules {}, negatives merged {:?}",
+                site.kind.name(),
+                m.urls,
+                m.compression_rate(),
+                m.best_compression_rate(),
+                m.false_positive_rate(),
+                out.rules.rules.len(),
+                merged_here.first()
+            );
+            if !merged_here.is_empty() || m.false_positive_rate() > 0.002 {
+                for r in &out.rules.rules {
+                    eprintln!("    {} -> {}  [{}]", r.source_pattern, r.target_pattern, r.operations.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", "));
+                }
+            }
+        }
+    }
+    (total, merged_negatives, negatives)
+}
+
+/// The corpus-wide quality bar on several seeds: micro-averaged compression at least 85% of
+/// the best achievable, false-positive rate at most 0.2% of support pairs, learning from a 20%
+/// training split, and no hard negative merged.
+#[test]
+fn corpus_quality_on_several_seeds() {
+    for seed in [11, 12, 13] {
+        let (m, merged, negatives) = corpus_run(seed, Default::default(), true);
+        assert!(negatives > 0);
+        assert_eq!(merged, 0, "seed {seed}: hard negatives merged");
+        assert!(
+            m.compression_rate() >= 0.85 * m.best_compression_rate(),
+            "seed {seed}: compression {:.3} < 85% of best {:.3}",
+            m.compression_rate(),
+            m.best_compression_rate()
+        );
+        assert!(m.false_positive_rate() <= 0.002, "seed {seed}: fpr {:.5}", m.false_positive_rate());
+    }
+}
