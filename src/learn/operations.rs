@@ -15,7 +15,7 @@ use super::config::LearnConfig;
 use super::duplicate_nodes::DuplicatePair;
 use super::key::{KeyId, Samples, ValId};
 use super::tree::{Cond, Tree};
-use crate::canon::rules::key::Component;
+use crate::canon::rules::key::{Component, Key};
 
 /// One operation on interned keys (see [`crate::canon::rules::Operation`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -59,7 +59,21 @@ pub(crate) struct Candidate {
     pub score: f64,
 }
 
-/// The closed pattern of a single-shape node, keys in the order of its first member URL.
+/// Canonical order of keys in a rule's output: URL order, with query parameters sorted by name
+/// (then occurrence). Parameter order never changes what a server returns in practice, and a
+/// fixed order makes URLs that differ only in it one canonical form.
+pub(crate) fn url_order(k: &Key) -> (u8, u16, u8, &str, u16) {
+    match k {
+        Key::Scheme => (0, 0, 0, "", 0),
+        Key::Auth(i) => (1, *i, 0, "", 0),
+        Key::Port => (2, 0, 0, "", 0),
+        Key::Path(i) => (3, *i, 0, "", 0),
+        Key::PathParam { segment, name, occurrence } => (3, *segment, 1, name, *occurrence),
+        Key::Query { name, occurrence } => (4, 0, 0, name, *occurrence),
+    }
+}
+
+/// The closed pattern of a single-shape node, keys in canonical output order ([`url_order`]).
 pub(crate) fn node_pattern(
     samples: &Samples,
     tree: &Tree,
@@ -69,11 +83,12 @@ pub(crate) fn node_pattern(
     let shape = nd.shape?;
     let first = *tree.order.get(nd.start as usize)?;
     let conds = tree.conditions(n);
-    let pattern = samples
+    let mut pattern: Vec<(KeyId, Cond)> = samples
         .pairs_of(first)
         .iter()
         .map(|&(k, _)| (k, conds.get(&k).copied().unwrap_or(Cond::Any)))
         .collect();
+    pattern.sort_by(|a, b| url_order(&samples.keys[a.0 as usize]).cmp(&url_order(&samples.keys[b.0 as usize])));
     Some((pattern, shape))
 }
 
@@ -277,12 +292,8 @@ fn build(
         })
         .map(|(k, _)| *k)
         .collect();
-    let changes_values = ops
-        .iter()
-        .any(|o| matches!(o, Op::Replace { key, from, lower } if key != from || *lower));
-    if s == t && merged.is_empty() && !changes_values {
-        return None; // identity
-    }
+    // A rule of a node to itself that changes no value still sorts the query: proofing keeps
+    // it only where parameter order varies among duplicates.
     Some(Candidate {
         s,
         t,

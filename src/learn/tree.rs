@@ -10,8 +10,11 @@
 //! - **Frequencies for salience are counted in distinct duplicate clusters**, not URLs: an
 //!   identifier repeated by its page's own duplicates (`?id=7&sid=a`, `?id=7&sid=b`) must not
 //!   look like a directory name. Entropy (the split order) uses URL counts as in eq. 4.
-//! - **Absent keys**: a key missing from some URLs gives an `absent` child of its own, always,
-//!   so nodes deep enough have one key set and can be written as closed patterns.
+//! - **Absent keys**: a key missing from some URLs is first split by presence alone (a
+//!   `present` child with the key still undecided, and an `absent` child), so nodes deep enough
+//!   have one key set and can be written as closed patterns, and the `present` child is a
+//!   pattern (`?ref=*`) on which a rule can ignore every value of the key even when some values
+//!   are frequent enough to be split further below it.
 //! - **One value** (entropy 0, present everywhere): the key is fixed to that literal in place,
 //!   without creating a one-child chain.
 //! - **All values trivial**: the paper stops splitting; we fix the key to `*` in place and
@@ -154,8 +157,15 @@ impl Tree {
                 let mut vals = per_key.remove(&k).unwrap_or_default();
                 let absent = (end - start) - present[&k];
                 vals.sort_by(|a, b| b.2.cmp(&a.2).then(b.1.cmp(&a.1)).then(a.0.cmp(&b.0)));
+                if absent > 0 {
+                    // Presence first: the `present` child keeps the key undecided, so a rule
+                    // can hold for every value of it (`?ref=*`) while its values may still be
+                    // split one level down.
+                    split = Some((k, Vec::new()));
+                    break;
+                }
                 insert_sorted(&mut done, k);
-                if vals.len() == 1 && absent == 0 {
+                if vals.len() == 1 {
                     tree.nodes[node as usize]
                         .decisions
                         .push((k, Cond::Lit(vals[0].0)));
@@ -288,7 +298,8 @@ impl Tree {
         let mut cur = Some(n);
         while let Some(c) = cur {
             let nd = &self.nodes[c as usize];
-            for &(k, cond) in &nd.decisions {
+            // Later decisions refine earlier ones (presence, then value).
+            for &(k, cond) in nd.decisions.iter().rev() {
                 out.entry(k).or_insert(cond);
             }
             cur = nd.parent;

@@ -376,7 +376,19 @@ fn corpus_run(seed: u64, noise: undust::corpus::NoiseConfig, verbose: bool) -> (
                 out.rules.rules.len(),
                 merged_here.first()
             );
-            if !merged_here.is_empty() || m.false_positive_rate() > 0.002 {
+            if std::env::var("LEARN_DEBUG").is_ok() {
+                let mut forms: BTreeMap<u64, std::collections::BTreeSet<String>> = BTreeMap::new();
+                for p in &site.pages {
+                    forms.entry(p.content_id).or_default().insert(canonicalize(&engine, &p.url));
+                }
+                for f in forms.values().filter(|f| f.len() > 1).take(4) {
+                    eprintln!("    unmerged: {f:?}");
+                }
+                for e in &site.expected {
+                    eprintln!("    expected: {e:?}");
+                }
+            }
+            if !merged_here.is_empty() || m.false_positive_rate() > 0.002 || std::env::var("LEARN_DEBUG").is_ok() {
                 for r in &out.rules.rules {
                     eprintln!("    {} -> {}  [{}]", r.source_pattern, r.target_pattern, r.operations.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", "));
                 }
