@@ -29,7 +29,7 @@ pub(crate) mod tree;
 
 use std::time::Instant;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use url::Url;
@@ -290,6 +290,18 @@ fn compose(samples: &Samples, first: &Candidate, second: &Candidate) -> Option<C
     })
 }
 
+fn node_name(data: &Samples, tree: &Tree, n: u32) -> String {
+    match operations::node_pattern(data, tree, n) {
+        Some((p, _)) => p
+            .iter()
+            .filter(|(k, _)| !matches!(data.keys[*k as usize], crate::canon::rules::Key::Scheme | crate::canon::rules::Key::Auth(_)))
+            .map(|(k, c)| format!("{}={}", data.keys[*k as usize], match c { Cond::Lit(v) => data.values[*v as usize].to_string(), _ => "*".into() }))
+            .collect::<Vec<_>>()
+            .join(","),
+        None => format!("#{n}"),
+    }
+}
+
 /// Learns the deployable normalization rules of one host from labelled training URLs.
 ///
 /// `samples` should all belong to `host` and be statically normalized; URLs that do not parse
@@ -329,6 +341,7 @@ pub fn learn_host(
     report.sprawling_clusters = dstats.clusters_skipped;
     let mut proofer = Proofer::new(&data);
     let mut qualified: Vec<(Candidate, Proof)> = Vec::new();
+    let mut unqualified: Vec<(Candidate, Proof)> = Vec::new();
     for pair in &pairs {
         if report.raw_candidates >= MAX_CANDIDATES {
             break;
@@ -336,9 +349,30 @@ pub fn learn_host(
         for cand in operations::candidates(&data, &tree, &pos, pair, config) {
             report.raw_candidates += 1;
             let proof = proofer.proof(&cand.source, cand.shape, &cand.ops, &cand.merged);
+            if std::env::var("LEARN_DEBUG2").is_ok() {
+                let c = &cand;
+                let name = |n: u32| node_name(&data, &tree, n);
+                eprintln!("  CAND {} -> {} score {:.2} q {} proof m{} sp{} fp{} pc{} keys {:?}", name(c.s), name(c.t), c.score, proof.qualifies(config), proof.matched, proof.support_pairs, proof.fp_pairs, proof.positive_clusters, proof.keys.iter().map(|k| (data.keys[k.key as usize].to_string(), k.groups_varying, k.groups_negative, k.positive_values)).collect::<Vec<_>>());
+            }
             if proof.qualifies(config) {
                 qualified.push((cand, proof));
+            } else {
+                unqualified.push((cand, proof));
             }
+        }
+    }
+    // A key shown irrelevant by a well-supported rule is irrelevant site-wide (session ids and
+    // tracking parameters are design principles of the site, not of one page type): rules in
+    // rarer page types may ignore only such keys with pooled support.
+    let trusted: FxHashSet<KeyId> = qualified.iter().flat_map(|(c, _)| c.merged.iter().copied()).collect();
+    let relaxed = LearnConfig {
+        min_support_clusters: 1,
+        min_ignored_values: 1,
+        ..config.clone()
+    };
+    for (cand, proof) in unqualified {
+        if !cand.merged.is_empty() && cand.merged.iter().all(|k| trusted.contains(k)) && proof.qualifies(&relaxed) {
+            qualified.push((cand, proof));
         }
     }
     report.qualified = qualified.len();

@@ -377,6 +377,7 @@ fn corpus_run(seed: u64, noise: undust::corpus::NoiseConfig, verbose: bool) -> (
                 merged_here.first()
             );
             if std::env::var("LEARN_DEBUG").is_ok() {
+                eprintln!("    {:?}", out.report);
                 let mut forms: BTreeMap<u64, std::collections::BTreeSet<String>> = BTreeMap::new();
                 for p in &site.pages {
                     forms.entry(p.content_id).or_default().insert(canonicalize(&engine, &p.url));
