@@ -22,7 +22,7 @@ use url::Url;
 
 use crate::canon::rules::key::{decompose, escape_for, Key, KeyRef, MAX_KEYS_PER_URL};
 use crate::canon::rules::pattern::{write_url, ValuePattern};
-use crate::canon::rules::{HostRuleSet, Operation, RuleError};
+use crate::canon::rules::{HostRuleSet, Operation, Pattern, Rule, RuleError, ValidatedRule};
 
 /// A URL rewritten by a rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,6 +72,8 @@ struct CompiledRule {
     source: Vec<(Key, u64, Option<String>)>,
     ops: Vec<COp>,
     literals: usize,
+    /// Whether this rule's output could be matched by a rule again (then `apply` re-checks).
+    chains: bool,
 }
 
 #[derive(Debug, Default)]
@@ -90,6 +92,8 @@ pub struct HostRules {
     version: u64,
     rules: Vec<CompiledRule>,
     shapes: FxHashMap<u64, ShapeIndex>,
+    /// Most rules one URL can go through (longest chain of the acyclic could-match graph).
+    max_steps: usize,
 }
 
 /// Finalizer of splitmix64: spreads key hashes before they are summed into a shape hash.
@@ -163,6 +167,7 @@ impl HostRules {
                 literals: v.source.literal_count(),
                 source,
                 ops,
+                chains: false,
             });
         }
         for (shape, mut ids) in members {
@@ -197,11 +202,13 @@ impl HostRules {
             index.disc = disc.map(|k| (k.as_ref().hash64(), k));
             shapes.insert(shape, index);
         }
+        let max_steps = chain_bound(set, &validated, &mut rules)?;
         Ok(HostRules {
             host: set.host.clone(),
             version: set.version,
             rules,
             shapes,
+            max_steps,
         })
     }
 
@@ -231,11 +238,30 @@ impl HostRules {
     }
 
     /// Rewrites `url` with the most specific matching rule, if any.
+    ///
+    /// When the rule's output could be matched by a rule again (a chain the learner did not
+    /// concatenate), the output is rewritten again, at most as many times as the longest
+    /// chain of the compiled rules; `rule_index` names the first rule.
     pub fn apply(&self, url: &Url) -> Option<Rewrite> {
         let mut kv = Vec::with_capacity(24);
         let mut slots = [0u8; MAX_KEYS_PER_URL];
         let index = self.find(url, &mut kv, &mut slots)?;
-        let canonical = self.build(index, &kv, &slots)?;
+        let mut canonical = self.build(index, &kv, &slots)?;
+        let mut chains = self.rules[index].chains;
+        let mut steps = 1;
+        while chains && steps < self.max_steps {
+            let Ok(next) = Url::parse(&canonical) else { break };
+            let Some(j) = self.find(&next, &mut kv, &mut slots) else { break };
+            let Some(out) = self.build(j, &kv, &slots) else { break };
+            if out == canonical {
+                break;
+            }
+            chains = self.rules[j].chains;
+            drop(kv);
+            kv = Vec::with_capacity(24);
+            canonical = out;
+            steps += 1;
+        }
         Some(Rewrite {
             canonical,
             rule_index: index,
@@ -374,6 +400,73 @@ impl HostRules {
         write_url(&mut s, &refs).ok()?;
         Some(s)
     }
+}
+
+/// Whether a URL of pattern `out` (a rule's target) could match pattern `src` (a source).
+fn could_match(out: &Pattern, src: &Pattern) -> bool {
+    out.entries.len() == src.entries.len()
+        && src.entries.iter().all(|(k, v)| match (out.get(k), v) {
+            (None, _) => false,
+            (Some(_), ValuePattern::Any) | (Some(ValuePattern::Any), _) => true,
+            (Some(ValuePattern::Literal(a)), ValuePattern::Literal(b)) => a == b,
+        })
+}
+
+/// A rule maps its own output to itself when every replace copies a key onto itself.
+fn self_idempotent(rule: &Rule) -> bool {
+    rule.operations.iter().all(|o| match o {
+        Operation::Replace { key, from, .. } => key == from,
+        _ => true,
+    })
+}
+
+/// Builds the could-match graph (rule `i` to rule `j` when `i`'s output could be matched by
+/// `j`), rejects cycles, marks rules whose output could chain, and returns the longest chain
+/// plus one: the number of rewrites that always reaches a fixpoint.
+fn chain_bound(set: &HostRuleSet, validated: &[ValidatedRule], rules: &mut [CompiledRule]) -> Result<usize, RuleError> {
+    let n = validated.len();
+    let mut next: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for i in 0..n {
+        for j in 0..n {
+            if (i != j || !self_idempotent(&set.rules[i])) && could_match(&validated[i].target, &validated[j].source) {
+                next[i].push(j);
+            }
+        }
+        rules[i].chains = !next[i].is_empty() || could_match(&validated[i].target, &validated[i].source);
+    }
+    // Longest path by memoized DFS with colours; a grey node reached again is a cycle.
+    let mut state = vec![0u8; n];
+    let mut longest = vec![0usize; n];
+    for start in 0..n {
+        if state[start] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        state[start] = 1;
+        while let Some(&mut (v, ref mut i)) = stack.last_mut() {
+            if let Some(&w) = next[v].get(*i) {
+                *i += 1;
+                match state[w] {
+                    0 => {
+                        state[w] = 1;
+                        stack.push((w, 0));
+                    }
+                    1 => {
+                        return Err(RuleError::BadOperations {
+                            rule: set.rules[v].id.clone(),
+                            reason: format!("its output can be rewritten back by rule {} (a cycle)", set.rules[w].id),
+                        })
+                    }
+                    _ => {}
+                }
+            } else {
+                longest[v] = next[v].iter().map(|&w| longest[w] + 1).max().unwrap_or(0);
+                state[v] = 2;
+                stack.pop();
+            }
+        }
+    }
+    Ok(longest.iter().copied().max().unwrap_or(0) + 2)
 }
 
 #[cfg(test)]

@@ -161,17 +161,8 @@ fn sym_output(samples: &Samples, c: &Candidate) -> Vec<(KeyId, Sym)> {
                 key,
                 fill: Some(val),
             } => Some((key, Sym::Lit(samples.value_hash[val as usize]))),
-            Op::Replace { key, from, lower } => {
-                let lit =
-                    c.source
-                        .iter()
-                        .find(|(k, _)| *k == from)
-                        .and_then(|(_, cond)| match cond {
-                            Cond::Lit(v) => Some(samples.moved_value_hash(*v, from, key, lower)),
-                            _ => None,
-                        });
-                Some((key, lit.map_or(Sym::Any, Sym::Lit)))
-            }
+            // Like the rule file's target pattern: a replaced value is `*`.
+            Op::Replace { key, .. } => Some((key, Sym::Any)),
             Op::Ignore { fill: None, .. } => None,
         })
         .collect();
@@ -475,12 +466,13 @@ fn concatenate(
     out
 }
 
-/// Drops rules whose output another rule (or the rule itself, unless it maps every key to
-/// itself) could match, lowest support first (see [`select::remove_conflicts`]).
+/// Breaks every cycle of the could-match graph (rule `i` to rule `j` when `i`'s output could be
+/// matched by `j`; a rule to itself unless it copies every key onto itself) by removing the
+/// least-supported rule of the cycle, until the graph is acyclic. The engine applies chains of
+/// an acyclic graph to a fixpoint, so what remains can neither loop nor be non-idempotent.
 fn remove_conflicts(samples: &Samples, rules: Vec<(Candidate, Proof)>) -> Vec<(Candidate, Proof)> {
-    let outputs: Vec<Vec<(KeyId, Sym)>> =
-        rules.iter().map(|(c, _)| sym_output(samples, c)).collect();
-    let conflicts: Vec<Vec<usize>> = rules
+    let outputs: Vec<Vec<(KeyId, Sym)>> = rules.iter().map(|(c, _)| sym_output(samples, c)).collect();
+    let next: Vec<Vec<usize>> = rules
         .iter()
         .enumerate()
         .map(|(i, (ci, _))| {
@@ -488,25 +480,59 @@ fn remove_conflicts(samples: &Samples, rules: Vec<(Candidate, Proof)>) -> Vec<(C
                 .iter()
                 .enumerate()
                 .filter(|(j, (cj, _))| {
-                    if !output_matches(samples, &outputs[i], &cj.source, false) {
-                        return false;
-                    }
-                    if *j == i {
-                        // Matching its own output is harmless when every replace is k <- k.
-                        return ci
-                            .ops
-                            .iter()
-                            .any(|o| matches!(o, Op::Replace { key, from, .. } if key != from));
-                    }
-                    true
+                    output_matches(samples, &outputs[i], &cj.source, false)
+                        && (*j != i || ci.ops.iter().any(|o| matches!(o, Op::Replace { key, from, .. } if key != from)))
                 })
                 .map(|(j, _)| j)
                 .collect()
         })
         .collect();
-    let priority: Vec<(u32, f64)> = rules.iter().map(|(_, p)| (p.matched, p.fpr())).collect();
-    let keep = select::remove_conflicts(&conflicts, &priority);
-    keep.into_iter().map(|i| rules[i].clone()).collect()
+    let mut present = vec![true; rules.len()];
+    for _ in 0..rules.len() {
+        let Some(cycle) = find_cycle(&next, &present) else { break };
+        if let Some(&victim) = cycle.iter().min_by(|&&a, &&b| {
+            rules[a].1.matched.cmp(&rules[b].1.matched).then(rules[b].1.fpr().total_cmp(&rules[a].1.fpr())).then(b.cmp(&a))
+        }) {
+            present[victim] = false;
+        }
+    }
+    rules.into_iter().zip(present).filter(|(_, p)| *p).map(|(r, _)| r).collect()
+}
+
+/// A cycle among present vertices, if any (iterative DFS).
+fn find_cycle(next: &[Vec<usize>], present: &[bool]) -> Option<Vec<usize>> {
+    let n = next.len();
+    let mut state = vec![0u8; n];
+    for start in 0..n {
+        if !present[start] || state[start] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        state[start] = 1;
+        while let Some(&mut (v, ref mut i)) = stack.last_mut() {
+            if let Some(&w) = next[v].get(*i) {
+                *i += 1;
+                if !present[w] {
+                    continue;
+                }
+                match state[w] {
+                    0 => {
+                        state[w] = 1;
+                        stack.push((w, 0));
+                    }
+                    1 => {
+                        let from = stack.iter().position(|(x, _)| *x == w).unwrap_or(0);
+                        return Some(stack[from..].iter().map(|(x, _)| *x).collect());
+                    }
+                    _ => {}
+                }
+            } else {
+                state[v] = 2;
+                stack.pop();
+            }
+        }
+    }
+    None
 }
 
 fn value_pattern(samples: &Samples, cond: Cond) -> ValuePattern {

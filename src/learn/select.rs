@@ -19,9 +19,9 @@
 //! over descendant rules (7b), and the least-supported rule of each remaining cycle removed
 //! until none is left (7c).
 //!
-//! After either strategy, [`remove_conflicts`] drops, lowest priority first, every rule whose
-//! output could be matched by a rule again; what remains is idempotent: a canonical URL is
-//! matched by no rule (or only by its own rule when that rule maps every key to itself).
+//! After either strategy the learner breaks every cycle of the "could match the output of"
+//! graph (least-supported rule first); the engine applies the remaining acyclic chains to a
+//! fixpoint within the longest chain's length, so the result is idempotent and cannot loop.
 
 use rustc_hash::FxHashMap;
 
@@ -219,41 +219,6 @@ pub(crate) fn naive<H: Hierarchy>(edges: &[RuleEdge], h: &H) -> Vec<usize> {
     kept
 }
 
-/// Greedy conflict removal: `conflicts[i]` lists rules `j` that `i` conflicts with (the output
-/// of one could be matched by the other). Rules are visited from lowest `priority` up; a rule
-/// still in conflict with a present rule is removed. Returns the surviving indices.
-pub(crate) fn remove_conflicts(conflicts: &[Vec<usize>], priority: &[(u32, f64)]) -> Vec<usize> {
-    let n = conflicts.len();
-    let mut order: Vec<usize> = (0..n).collect();
-    // Lowest priority first: less support, then higher fpr, then later index.
-    order.sort_by(|&a, &b| {
-        priority[a]
-            .0
-            .cmp(&priority[b].0)
-            .then(priority[b].1.total_cmp(&priority[a].1))
-            .then(b.cmp(&a))
-    });
-    let mut present = vec![true; n];
-    // Conflicts are symmetric for removal purposes.
-    let mut sym: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, cs) in conflicts.iter().enumerate() {
-        for &j in cs {
-            if j < n {
-                sym[i].push(j);
-                if i != j {
-                    sym[j].push(i);
-                }
-            }
-        }
-    }
-    for i in order {
-        if sym[i].iter().any(|&j| present[j]) {
-            present[i] = false;
-        }
-    }
-    (0..n).filter(|&i| present[i]).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,12 +365,5 @@ mod tests {
         assert!(pi[&2] > pi[&3] && pi[&2] > pi[&4]);
         let total: f64 = pi.values().sum();
         assert!(total.is_finite() && total > 0.0);
-    }
-
-    #[test]
-    fn greedy_conflict_removal_keeps_stronger_rule() {
-        let conflicts = vec![vec![1], vec![], vec![]];
-        let kept = remove_conflicts(&conflicts, &[(10, 0.0), (5, 0.0), (1, 0.0)]);
-        assert_eq!(kept, vec![0, 2]);
     }
 }
