@@ -16,13 +16,13 @@
 //! Learned rule sets are built so that a canonical form matches no rule (see
 //! `learn::select`); the engine itself never loops: it applies one rule, once.
 
-use std::borrow::Cow;
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use url::Url;
 
 use crate::canon::rules::key::{decompose, escape_for, Key, KeyRef, MAX_KEYS_PER_URL};
 use crate::canon::rules::pattern::{write_url, ValuePattern};
-use crate::canon::rules::{HostRuleSet, Operation, RuleError};
+use crate::canon::rules::{HostRuleSet, Operation, Pattern, Rule, RuleError, ValidatedRule};
 
 /// A URL rewritten by a rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,6 +72,8 @@ struct CompiledRule {
     source: Vec<(Key, u64, Option<String>)>,
     ops: Vec<COp>,
     literals: usize,
+    /// Whether this rule's output could be matched by a rule again (then `apply` re-checks).
+    chains: bool,
 }
 
 #[derive(Debug, Default)]
@@ -90,6 +92,8 @@ pub struct HostRules {
     version: u64,
     rules: Vec<CompiledRule>,
     shapes: FxHashMap<u64, ShapeIndex>,
+    /// Most rules one URL can go through (longest chain of the acyclic could-match graph).
+    max_steps: usize,
 }
 
 /// Finalizer of splitmix64: spreads key hashes before they are summed into a shape hash.
@@ -136,12 +140,14 @@ impl HostRules {
                         from,
                         lowercase,
                     } => {
-                        let from = source.iter().position(|(k, _, _)| k == from).ok_or_else(|| {
-                            RuleError::BadOperations {
-                                rule: rule.id.clone(),
-                                reason: format!("{from} not in source"),
-                            }
-                        })?;
+                        let from =
+                            source
+                                .iter()
+                                .position(|(k, _, _)| k == from)
+                                .ok_or_else(|| RuleError::BadOperations {
+                                    rule: rule.id.clone(),
+                                    reason: format!("{from} not in source"),
+                                })?;
                         ops.push(COp::Replace {
                             key: key.clone(),
                             from,
@@ -161,6 +167,7 @@ impl HostRules {
                 literals: v.source.literal_count(),
                 source,
                 ops,
+                chains: false,
             });
         }
         for (shape, mut ids) in members {
@@ -195,11 +202,13 @@ impl HostRules {
             index.disc = disc.map(|k| (k.as_ref().hash64(), k));
             shapes.insert(shape, index);
         }
+        let max_steps = chain_bound(set, &validated, &mut rules)?;
         Ok(HostRules {
             host: set.host.clone(),
             version: set.version,
             rules,
             shapes,
+            max_steps,
         })
     }
 
@@ -229,11 +238,30 @@ impl HostRules {
     }
 
     /// Rewrites `url` with the most specific matching rule, if any.
+    ///
+    /// When the rule's output could be matched by a rule again (a chain the learner did not
+    /// concatenate), the output is rewritten again, at most as many times as the longest
+    /// chain of the compiled rules; `rule_index` names the first rule.
     pub fn apply(&self, url: &Url) -> Option<Rewrite> {
         let mut kv = Vec::with_capacity(24);
         let mut slots = [0u8; MAX_KEYS_PER_URL];
         let index = self.find(url, &mut kv, &mut slots)?;
-        let canonical = self.build(index, &kv, &slots)?;
+        let mut canonical = self.build(index, &kv, &slots)?;
+        let mut chains = self.rules[index].chains;
+        let mut steps = 1;
+        while chains && steps < self.max_steps {
+            let Ok(next) = Url::parse(&canonical) else { break };
+            let Some(j) = self.find(&next, &mut kv, &mut slots) else { break };
+            let Some(out) = self.build(j, &kv, &slots) else { break };
+            if out == canonical {
+                break;
+            }
+            chains = self.rules[j].chains;
+            drop(kv);
+            kv = Vec::with_capacity(24);
+            canonical = out;
+            steps += 1;
+        }
         Some(Rewrite {
             canonical,
             rule_index: index,
@@ -307,7 +335,13 @@ impl HostRules {
         Some(pick as usize)
     }
 
-    fn matches(&self, i: usize, kv: &[(KeyRef<'_>, &str)], hashes: &[u64], slots: &mut [u8; MAX_KEYS_PER_URL]) -> bool {
+    fn matches(
+        &self,
+        i: usize,
+        kv: &[(KeyRef<'_>, &str)],
+        hashes: &[u64],
+        slots: &mut [u8; MAX_KEYS_PER_URL],
+    ) -> bool {
         let rule = &self.rules[i];
         if rule.source.len() != kv.len() {
             return false;
@@ -330,7 +364,12 @@ impl HostRules {
         true
     }
 
-    fn build(&self, i: usize, kv: &[(KeyRef<'_>, &str)], slots: &[u8; MAX_KEYS_PER_URL]) -> Option<String> {
+    fn build(
+        &self,
+        i: usize,
+        kv: &[(KeyRef<'_>, &str)],
+        slots: &[u8; MAX_KEYS_PER_URL],
+    ) -> Option<String> {
         let rule = self.rules.get(i)?;
         let mut out: Vec<(KeyRef<'_>, Cow<'_, str>)> = Vec::with_capacity(rule.ops.len());
         for op in &rule.ops {
@@ -363,6 +402,73 @@ impl HostRules {
     }
 }
 
+/// Whether a URL of pattern `out` (a rule's target) could match pattern `src` (a source).
+fn could_match(out: &Pattern, src: &Pattern) -> bool {
+    out.entries.len() == src.entries.len()
+        && src.entries.iter().all(|(k, v)| match (out.get(k), v) {
+            (None, _) => false,
+            (Some(_), ValuePattern::Any) | (Some(ValuePattern::Any), _) => true,
+            (Some(ValuePattern::Literal(a)), ValuePattern::Literal(b)) => a == b,
+        })
+}
+
+/// A rule maps its own output to itself when every replace copies a key onto itself.
+fn self_idempotent(rule: &Rule) -> bool {
+    rule.operations.iter().all(|o| match o {
+        Operation::Replace { key, from, .. } => key == from,
+        _ => true,
+    })
+}
+
+/// Builds the could-match graph (rule `i` to rule `j` when `i`'s output could be matched by
+/// `j`), rejects cycles, marks rules whose output could chain, and returns the longest chain
+/// plus one: the number of rewrites that always reaches a fixpoint.
+fn chain_bound(set: &HostRuleSet, validated: &[ValidatedRule], rules: &mut [CompiledRule]) -> Result<usize, RuleError> {
+    let n = validated.len();
+    let mut next: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for i in 0..n {
+        for j in 0..n {
+            if (i != j || !self_idempotent(&set.rules[i])) && could_match(&validated[i].target, &validated[j].source) {
+                next[i].push(j);
+            }
+        }
+        rules[i].chains = !next[i].is_empty() || could_match(&validated[i].target, &validated[i].source);
+    }
+    // Longest path by memoized DFS with colours; a grey node reached again is a cycle.
+    let mut state = vec![0u8; n];
+    let mut longest = vec![0usize; n];
+    for start in 0..n {
+        if state[start] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        state[start] = 1;
+        while let Some(&mut (v, ref mut i)) = stack.last_mut() {
+            if let Some(&w) = next[v].get(*i) {
+                *i += 1;
+                match state[w] {
+                    0 => {
+                        state[w] = 1;
+                        stack.push((w, 0));
+                    }
+                    1 => {
+                        return Err(RuleError::BadOperations {
+                            rule: set.rules[v].id.clone(),
+                            reason: format!("its output can be rewritten back by rule {} (a cycle)", set.rules[w].id),
+                        })
+                    }
+                    _ => {}
+                }
+            } else {
+                longest[v] = next[v].iter().map(|&w| longest[w] + 1).max().unwrap_or(0);
+                state[v] = 2;
+                stack.pop();
+            }
+        }
+    }
+    Ok(longest.iter().copied().max().unwrap_or(0) + 2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,14 +480,33 @@ mod tests {
         match parts.as_slice() {
             ["keep", kv] => {
                 let (k, v) = kv.split_once('=').unwrap();
-                Operation::Keep { key: k.parse().unwrap(), value: v.into() }
+                Operation::Keep {
+                    key: k.parse().unwrap(),
+                    value: v.into(),
+                }
             }
-            ["replace", k, "<-", f] => match f.strip_prefix("lower(").and_then(|f| f.strip_suffix(')')) {
-                Some(f) => Operation::Replace { key: k.parse().unwrap(), from: f.parse().unwrap(), lowercase: true },
-                None => Operation::Replace { key: k.parse().unwrap(), from: f.parse().unwrap(), lowercase: false },
+            ["replace", k, "<-", f] => {
+                match f.strip_prefix("lower(").and_then(|f| f.strip_suffix(')')) {
+                    Some(f) => Operation::Replace {
+                        key: k.parse().unwrap(),
+                        from: f.parse().unwrap(),
+                        lowercase: true,
+                    },
+                    None => Operation::Replace {
+                        key: k.parse().unwrap(),
+                        from: f.parse().unwrap(),
+                        lowercase: false,
+                    },
+                }
+            }
+            ["ignore", k] => Operation::Ignore {
+                key: k.parse().unwrap(),
+                fill: None,
             },
-            ["ignore", k] => Operation::Ignore { key: k.parse().unwrap(), fill: None },
-            ["ignore", k, "->", v] => Operation::Ignore { key: k.parse().unwrap(), fill: Some((*v).into()) },
+            ["ignore", k, "->", v] => Operation::Ignore {
+                key: k.parse().unwrap(),
+                fill: Some((*v).into()),
+            },
             _ => panic!("bad op {text}"),
         }
     }
@@ -411,7 +536,11 @@ mod tests {
     const HOST_KEEP: [&str; 3] = ["keep scheme=http", "keep auth_0=example", "keep auth_1=com"];
 
     fn ops(extra: &[&'static str]) -> Vec<&'static str> {
-        HOST_KEEP.iter().copied().chain(extra.iter().copied()).collect()
+        HOST_KEEP
+            .iter()
+            .copied()
+            .chain(extra.iter().copied())
+            .collect()
     }
 
     #[test]
@@ -437,7 +566,10 @@ mod tests {
         let again = Url::parse(&rw.canonical).unwrap();
         assert_eq!(h.apply(&again), None, "canonical form is a fixpoint");
         let ex = h.explain(&u).unwrap();
-        assert_eq!(ex.source_pattern, "http://example.com/*/forum.php?pageid=*&sid=*");
+        assert_eq!(
+            ex.source_pattern,
+            "http://example.com/*/forum.php?pageid=*&sid=*"
+        );
         assert!(ex.operations.contains(&"ignore query:sid".to_string()));
         // Extra key: closed-world pattern does not match.
         let u = Url::parse("http://example.com/a/forum.php?pageid=21&sid=9&page=2").unwrap();
@@ -471,7 +603,11 @@ mod tests {
             "m",
             "http://example.com/item.php?id=*",
             "http://example.com/item/*",
-            &ops(&["keep path_0=item", "replace path_1 <- query:id", "ignore path_0"]),
+            &ops(&[
+                "keep path_0=item",
+                "replace path_1 <- query:id",
+                "ignore path_0",
+            ]),
         );
         let err = HostRules::compile(&HostRuleSet {
             host: "example.com".into(),

@@ -1,1 +1,759 @@
-//! The pattern-tree learner (being written).
+//! The pattern-tree learner (Lei et al., "A Pattern Tree-based Approach to Learning URL
+//! Normalization Rules", WWW 2010): duplicate clusters in, deployable normalization rules out.
+//!
+//! Pipeline of [`learn_host`], one module per step:
+//!
+//! 1. [`key`]: URLs decomposed into interned key-value pairs (section 2, Figure 2; the
+//!    decomposition itself is [`crate::canon::rules::key`], shared with the engine);
+//! 2. [`tree`]: the pattern tree (Algorithm 1);
+//! 3. [`duplicate_nodes`]: node pairs sharing duplicates (Algorithm 2, eq. 6);
+//! 4. [`operations`]: key-key mappings and keep/replace/ignore operations (Algorithm 3,
+//!    section 5.2.2);
+//! 5. [`proofing`]: every candidate run on the training set (section 5.2.3), with per-key
+//!    negative evidence and distinct-support requirements;
+//! 6. [`select`]: deployable rules by the random walk of eq. 7 or the naive strategy
+//!    (section 5.3), chains concatenated, conflicts removed so the result is idempotent;
+//! 7. the rules are compiled with [`crate::canon::engine`] and re-checked on the training URLs
+//!    (every rewrite must parse and be a fixpoint), so what is deployed is what was verified.
+//!
+//! [`eval`] implements the paper's evaluation protocol (equations 1 to 3).
+
+mod config;
+pub(crate) mod duplicate_nodes;
+pub mod eval;
+pub(crate) mod key;
+pub(crate) mod operations;
+pub(crate) mod proofing;
+pub(crate) mod select;
+pub(crate) mod tree;
+
+use std::time::Instant;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+use url::Url;
+
+pub use config::*;
+
+use crate::canon::engine::HostRules;
+use crate::canon::rules::{HostRuleSet, Operation, Pattern, Rule, ValuePattern};
+use key::{KeyId, Samples};
+use operations::{Candidate, Op};
+use proofing::{Proof, Proofer};
+use select::{Hierarchy, RuleEdge};
+use tree::{Cond, Tree};
+
+/// One training sample: a statically normalized URL and its duplicate cluster.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabelledUrl {
+    /// The URL (already statically normalized).
+    pub url: String,
+    /// Duplicate cluster id: URLs with the same id have the same content.
+    pub cluster: u64,
+}
+
+/// What [`learn_host`] produced.
+#[derive(Clone, Debug)]
+pub struct LearnOutcome {
+    /// The deployable rules.
+    pub rules: HostRuleSet,
+    /// How learning went.
+    pub report: LearnReport,
+}
+
+/// Counts and timings of one learning run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LearnReport {
+    /// Training URLs used.
+    pub samples: usize,
+    /// Training URLs not used (unparseable, duplicated, too many keys, beyond the limit).
+    pub skipped: usize,
+    /// Distinct duplicate clusters.
+    pub clusters: usize,
+    /// Pattern tree nodes.
+    pub tree_nodes: usize,
+    /// Pattern tree height.
+    pub tree_height: u32,
+    /// Duplicate node pairs (Algorithm 2), including `s = t`.
+    pub duplicate_pairs: usize,
+    /// Clusters skipped as spread over too many nodes.
+    pub sprawling_clusters: usize,
+    /// Raw candidate rules.
+    pub raw_candidates: usize,
+    /// Candidates passing proofing.
+    pub qualified: usize,
+    /// Rules deployed.
+    pub deployed: usize,
+    /// Rules removed by the final conflict and fixpoint checks.
+    pub removed_as_conflicting: usize,
+    /// Microseconds: tree construction.
+    pub tree_us: u64,
+    /// Microseconds: duplicate nodes, operations and proofing.
+    pub candidates_us: u64,
+    /// Microseconds: selection, concatenation and verification.
+    pub selection_us: u64,
+}
+
+/// Why learning could not run.
+#[derive(Debug, Error, PartialEq)]
+pub enum LearnError {
+    /// A threshold outside its range.
+    #[error("invalid learner configuration: {0}")]
+    InvalidConfig(String),
+    /// The host name is empty.
+    #[error("empty host name")]
+    EmptyHost,
+}
+
+fn check_config(c: &LearnConfig) -> Result<(), LearnError> {
+    let unit = [
+        ("o_min", c.o_min),
+        ("sigma_min", c.sigma_min),
+        ("fpr_max", c.fpr_max),
+        ("dup_rate_min", c.dup_rate_min),
+        ("fake_replace_min", c.fake_replace_min),
+        ("key_negative_rate_max", c.key_negative_rate_max),
+        ("damping", c.damping),
+    ];
+    for (name, v) in unit {
+        if !(0.0..=1.0).contains(&v) {
+            return Err(LearnError::InvalidConfig(format!(
+                "{name} = {v} is outside [0, 1]"
+            )));
+        }
+    }
+    if c.max_samples == 0 {
+        return Err(LearnError::InvalidConfig("max_samples = 0".into()));
+    }
+    Ok(())
+}
+
+struct TreeView<'a>(&'a Tree);
+
+impl Hierarchy for TreeView<'_> {
+    fn is_ancestor(&self, a: u32, b: u32) -> bool {
+        self.0.is_ancestor(a, b)
+    }
+    fn depth(&self, n: u32) -> u32 {
+        self.0.nodes[n as usize].depth
+    }
+    fn volume(&self, n: u32) -> f64 {
+        f64::from(self.0.nodes[n as usize].size())
+    }
+}
+
+/// A symbolic output value: a literal (by hash) or any value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sym {
+    Lit(u64),
+    Any,
+}
+
+/// The output pattern of a rule, sorted by key.
+fn sym_output(samples: &Samples, c: &Candidate) -> Vec<(KeyId, Sym)> {
+    let mut out: Vec<(KeyId, Sym)> = c
+        .ops
+        .iter()
+        .filter_map(|op| match *op {
+            Op::Keep { key, val }
+            | Op::Ignore {
+                key,
+                fill: Some(val),
+            } => Some((key, Sym::Lit(samples.value_hash[val as usize]))),
+            // Like the rule file's target pattern: a replaced value is `*`.
+            Op::Replace { key, .. } => Some((key, Sym::Any)),
+            Op::Ignore { fill: None, .. } => None,
+        })
+        .collect();
+    out.sort_unstable_by_key(|x| x.0);
+    out
+}
+
+/// Whether output `o` could (`definite = false`) or must (`definite = true`) match `source`.
+fn output_matches(
+    samples: &Samples,
+    o: &[(KeyId, Sym)],
+    source: &[(KeyId, Cond)],
+    definite: bool,
+) -> bool {
+    if o.len() != source.len() {
+        return false;
+    }
+    source.iter().all(|&(k, cond)| {
+        let Ok(i) = o.binary_search_by_key(&k, |x| x.0) else {
+            return false;
+        };
+        match (cond, o[i].1) {
+            (Cond::Lit(v), Sym::Lit(h)) => h == samples.value_hash[v as usize],
+            (Cond::Lit(_), Sym::Any) => !definite,
+            (Cond::Any, _) => true,
+            (Cond::Absent, _) => false,
+        }
+    })
+}
+
+/// `second ∘ first`: the direct rule of a chain (Figure 8d-e). `None` when the composition
+/// cannot be expressed exactly.
+fn compose(samples: &Samples, first: &Candidate, second: &Candidate) -> Option<Candidate> {
+    use crate::canon::rules::key::{escape_for, Component};
+    let host_like = |k: KeyId| {
+        matches!(
+            samples.key_comp[k as usize],
+            Component::Host | Component::Scheme | Component::Port
+        )
+    };
+    let mut ops = Vec::new();
+    for op in &second.ops {
+        match *op {
+            Op::Keep { .. } | Op::Ignore { fill: Some(_), .. } => ops.push(op.clone()),
+            Op::Ignore { fill: None, .. } => {}
+            Op::Replace { key, from, lower } => {
+                let produced = first
+                    .ops
+                    .iter()
+                    .find(|o| o.key() == from && !matches!(o, Op::Ignore { fill: None, .. }))?;
+                match *produced {
+                    Op::Keep { val, .. }
+                    | Op::Ignore {
+                        fill: Some(val), ..
+                    } => {
+                        let text = &samples.values[val as usize];
+                        let changes = (lower && text.bytes().any(|b| b.is_ascii_uppercase()))
+                            || escape_for(samples.key_comp[key as usize], text).is_some();
+                        if changes {
+                            return None;
+                        }
+                        ops.push(Op::Keep { key, val });
+                    }
+                    Op::Replace {
+                        from: f0,
+                        lower: l0,
+                        ..
+                    } => {
+                        if (host_like(key) || host_like(f0))
+                            && samples.key_comp[key as usize] != samples.key_comp[f0 as usize]
+                        {
+                            return None;
+                        }
+                        ops.push(Op::Replace {
+                            key,
+                            from: f0,
+                            lower: lower || l0,
+                        });
+                    }
+                    Op::Ignore { fill: None, .. } => return None,
+                }
+            }
+        }
+    }
+    for &(k1, _) in &first.source {
+        let used = ops.iter().any(|o| match o {
+            Op::Replace { from, .. } => *from == k1 || o.key() == k1,
+            _ => o.key() == k1,
+        });
+        if !used {
+            ops.push(Op::Ignore {
+                key: k1,
+                fill: None,
+            });
+        }
+    }
+    let merged = first
+        .source
+        .iter()
+        .filter(|(k1, c)| {
+            *c == Cond::Any
+                && !ops
+                    .iter()
+                    .any(|o| matches!(o, Op::Replace { from, .. } if from == k1))
+        })
+        .map(|(k, _)| *k)
+        .collect();
+    Some(Candidate {
+        s: first.s,
+        t: second.t,
+        source: first.source.clone(),
+        shape: first.shape,
+        ops,
+        merged,
+        score: first.score.min(second.score),
+    })
+}
+
+fn node_name(data: &Samples, tree: &Tree, n: u32) -> String {
+    match operations::node_pattern(data, tree, n) {
+        Some((p, _)) => p
+            .iter()
+            .filter(|(k, _)| !matches!(data.keys[*k as usize], crate::canon::rules::Key::Scheme | crate::canon::rules::Key::Auth(_)))
+            .map(|(k, c)| format!("{}={}", data.keys[*k as usize], match c { Cond::Lit(v) => data.values[*v as usize].to_string(), _ => "*".into() }))
+            .collect::<Vec<_>>()
+            .join(","),
+        None => format!("#{n}"),
+    }
+}
+
+/// Learns the deployable normalization rules of one host from labelled training URLs.
+///
+/// `samples` should all belong to `host` and be statically normalized; URLs that do not parse
+/// are skipped (counted in the report). Never panics; time and memory are bounded by the
+/// limits in [`config`](self).
+pub fn learn_host(
+    host: &str,
+    samples: &[LabelledUrl],
+    config: &LearnConfig,
+) -> Result<LearnOutcome, LearnError> {
+    if host.is_empty() {
+        return Err(LearnError::EmptyHost);
+    }
+    check_config(config)?;
+    let t0 = Instant::now();
+    let data = Samples::build(
+        samples.iter().map(|s| (s.url.as_str(), s.cluster)),
+        config.max_samples,
+    );
+    let tree = Tree::build(&data, config);
+    let mut report = LearnReport {
+        samples: data.urls.len(),
+        skipped: data.skipped,
+        clusters: data.cluster_count as usize,
+        tree_nodes: tree.nodes.len(),
+        tree_height: tree.height(),
+        ..LearnReport::default()
+    };
+    report.tree_us = t0.elapsed().as_micros() as u64;
+    let t1 = Instant::now();
+    let mut pos = vec![0u32; data.urls.len()];
+    for (i, &u) in tree.order.iter().enumerate() {
+        pos[u as usize] = i as u32;
+    }
+    let (pairs, dstats) = duplicate_nodes::find(&data, &tree, config);
+    report.duplicate_pairs = pairs.len();
+    report.sprawling_clusters = dstats.clusters_skipped;
+    let mut proofer = Proofer::new(&data);
+    let mut qualified: Vec<(Candidate, Proof)> = Vec::new();
+    let mut unqualified: Vec<(Candidate, Proof)> = Vec::new();
+    for pair in &pairs {
+        if report.raw_candidates >= MAX_CANDIDATES {
+            break;
+        }
+        for cand in operations::candidates(&data, &tree, &pos, pair, config) {
+            report.raw_candidates += 1;
+            let proof = proofer.proof(&cand.source, cand.shape, &cand.ops, &cand.merged);
+            if std::env::var("LEARN_DEBUG2").is_ok() {
+                let c = &cand;
+                let name = |n: u32| node_name(&data, &tree, n);
+                eprintln!("  CAND {} -> {} score {:.2} q {} proof m{} sp{} fp{} pc{} keys {:?}", name(c.s), name(c.t), c.score, proof.qualifies(config), proof.matched, proof.support_pairs, proof.fp_pairs, proof.positive_clusters, proof.keys.iter().map(|k| (data.keys[k.key as usize].to_string(), k.groups_varying, k.groups_negative, k.positive_values)).collect::<Vec<_>>());
+            }
+            if proof.qualifies(config) {
+                qualified.push((cand, proof));
+            } else {
+                unqualified.push((cand, proof));
+            }
+        }
+    }
+    // A key shown irrelevant by a well-supported rule is irrelevant site-wide (session ids and
+    // tracking parameters are design principles of the site, not of one page type): rules in
+    // rarer page types may ignore only such keys with pooled support.
+    let trusted: FxHashSet<KeyId> = qualified.iter().flat_map(|(c, _)| c.merged.iter().copied()).collect();
+    let relaxed = LearnConfig {
+        min_support_clusters: 1,
+        min_ignored_values: 1,
+        ..config.clone()
+    };
+    for (cand, proof) in unqualified {
+        if !cand.merged.is_empty() && cand.merged.iter().all(|k| trusted.contains(k)) && proof.qualifies(&relaxed) {
+            qualified.push((cand, proof));
+        }
+    }
+    report.qualified = qualified.len();
+    report.candidates_us = t1.elapsed().as_micros() as u64;
+    let t2 = Instant::now();
+    let edges: Vec<RuleEdge> = qualified
+        .iter()
+        .map(|(c, p)| RuleEdge {
+            s: c.s,
+            t: c.t,
+            fpr: p.fpr(),
+            support: p.matched,
+        })
+        .collect();
+    let view = TreeView(&tree);
+    let kept = match config.strategy {
+        Strategy::Graph => select::graph(&edges, &view, config),
+        Strategy::Naive => select::naive(&edges, &view),
+    };
+    let mut rules: Vec<(Candidate, Proof)> = kept.iter().map(|&i| qualified[i].clone()).collect();
+    if config.strategy == Strategy::Graph {
+        rules = concatenate(&data, &mut proofer, rules, config);
+    }
+    let before = rules.len();
+    rules = remove_conflicts(&data, rules);
+    let mut set = HostRuleSet {
+        host: host.to_owned(),
+        version: 1,
+        learned_at_unix_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64),
+        rules: Vec::new(),
+    };
+    rules.sort_by(|a, b| b.1.matched.cmp(&a.1.matched).then(a.0.s.cmp(&b.0.s)));
+    set.rules = rules
+        .iter()
+        .filter_map(|(c, p)| to_rule(&data, c, p))
+        .enumerate()
+        .map(|(i, mut r)| {
+            r.id = format!("{host}#{}", i + 1);
+            r
+        })
+        .collect();
+    verify(&mut set, samples, config.max_samples);
+    report.removed_as_conflicting = before - set.rules.len();
+    report.deployed = set.rules.len();
+    report.selection_us = t2.elapsed().as_micros() as u64;
+    Ok(LearnOutcome { rules: set, report })
+}
+
+/// Figure 8d-e: follows each rule's chain to its destination and replaces it by the direct
+/// rule when the direct rule still passes proofing.
+fn concatenate(
+    samples: &Samples,
+    proofer: &mut Proofer<'_>,
+    rules: Vec<(Candidate, Proof)>,
+    config: &LearnConfig,
+) -> Vec<(Candidate, Proof)> {
+    let by_source: FxHashMap<u32, usize> = rules
+        .iter()
+        .enumerate()
+        .map(|(i, (c, _))| (c.s, i))
+        .collect();
+    let mut out = Vec::with_capacity(rules.len());
+    for (c, p) in &rules {
+        if c.s == c.t {
+            out.push((c.clone(), p.clone()));
+            continue;
+        }
+        let mut cur = c.clone();
+        let mut steps = 0;
+        while let Some(&j) = by_source.get(&cur.t) {
+            let next = &rules[j].0;
+            steps += 1;
+            if steps > rules.len() || next.s == c.s {
+                break;
+            }
+            let o = sym_output(samples, &cur);
+            if !output_matches(samples, &o, &next.source, true) {
+                break;
+            }
+            let Some(composed) = compose(samples, &cur, next) else {
+                break;
+            };
+            let self_rule = next.s == next.t;
+            cur = composed;
+            if self_rule {
+                break;
+            }
+        }
+        if cur.t != c.t || cur.ops != c.ops {
+            let proof = proofer.proof(&cur.source, cur.shape, &cur.ops, &cur.merged);
+            if proof.qualifies(config) {
+                out.push((cur, proof));
+                continue;
+            }
+        }
+        out.push((c.clone(), p.clone()));
+    }
+    out
+}
+
+/// Breaks every cycle of the could-match graph (rule `i` to rule `j` when `i`'s output could be
+/// matched by `j`; a rule to itself unless it copies every key onto itself) by removing the
+/// least-supported rule of the cycle, until the graph is acyclic. The engine applies chains of
+/// an acyclic graph to a fixpoint, so what remains can neither loop nor be non-idempotent.
+fn remove_conflicts(samples: &Samples, rules: Vec<(Candidate, Proof)>) -> Vec<(Candidate, Proof)> {
+    let outputs: Vec<Vec<(KeyId, Sym)>> = rules.iter().map(|(c, _)| sym_output(samples, c)).collect();
+    let next: Vec<Vec<usize>> = rules
+        .iter()
+        .enumerate()
+        .map(|(i, (ci, _))| {
+            rules
+                .iter()
+                .enumerate()
+                .filter(|(j, (cj, _))| {
+                    output_matches(samples, &outputs[i], &cj.source, false)
+                        && (*j != i || ci.ops.iter().any(|o| matches!(o, Op::Replace { key, from, .. } if key != from)))
+                })
+                .map(|(j, _)| j)
+                .collect()
+        })
+        .collect();
+    let mut present = vec![true; rules.len()];
+    for _ in 0..rules.len() {
+        let Some(cycle) = find_cycle(&next, &present) else { break };
+        if let Some(&victim) = cycle.iter().min_by(|&&a, &&b| {
+            rules[a].1.matched.cmp(&rules[b].1.matched).then(rules[b].1.fpr().total_cmp(&rules[a].1.fpr())).then(b.cmp(&a))
+        }) {
+            present[victim] = false;
+        }
+    }
+    rules.into_iter().zip(present).filter(|(_, p)| *p).map(|(r, _)| r).collect()
+}
+
+/// A cycle among present vertices, if any (iterative DFS).
+fn find_cycle(next: &[Vec<usize>], present: &[bool]) -> Option<Vec<usize>> {
+    let n = next.len();
+    let mut state = vec![0u8; n];
+    for start in 0..n {
+        if !present[start] || state[start] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        state[start] = 1;
+        while let Some(&mut (v, ref mut i)) = stack.last_mut() {
+            if let Some(&w) = next[v].get(*i) {
+                *i += 1;
+                if !present[w] {
+                    continue;
+                }
+                match state[w] {
+                    0 => {
+                        state[w] = 1;
+                        stack.push((w, 0));
+                    }
+                    1 => {
+                        let from = stack.iter().position(|(x, _)| *x == w).unwrap_or(0);
+                        return Some(stack[from..].iter().map(|(x, _)| *x).collect());
+                    }
+                    _ => {}
+                }
+            } else {
+                state[v] = 2;
+                stack.pop();
+            }
+        }
+    }
+    None
+}
+
+fn value_pattern(samples: &Samples, cond: Cond) -> ValuePattern {
+    match cond {
+        Cond::Lit(v) => ValuePattern::Literal(samples.values[v as usize].to_string()),
+        _ => ValuePattern::Any,
+    }
+}
+
+/// The rule-file form of a selected candidate; `None` if its patterns cannot be written
+/// faithfully (the text form must parse back to the same pattern).
+fn to_rule(samples: &Samples, c: &Candidate, p: &Proof) -> Option<Rule> {
+    let key = |k: KeyId| samples.keys[k as usize].clone();
+    let source = Pattern {
+        entries: c
+            .source
+            .iter()
+            .map(|&(k, cond)| (key(k), value_pattern(samples, cond)))
+            .collect(),
+    };
+    let mut operations = Vec::with_capacity(c.ops.len());
+    let mut target = Pattern::default();
+    for op in &c.ops {
+        let val = |v: u32| samples.values[v as usize].to_string();
+        let o = match *op {
+            Op::Keep { key: k, val: v } => {
+                target.entries.push((key(k), ValuePattern::Literal(val(v))));
+                Operation::Keep {
+                    key: key(k),
+                    value: val(v),
+                }
+            }
+            Op::Replace {
+                key: k,
+                from,
+                lower,
+            } => {
+                target.entries.push((key(k), ValuePattern::Any));
+                Operation::Replace {
+                    key: key(k),
+                    from: key(from),
+                    lowercase: lower,
+                }
+            }
+            Op::Ignore {
+                key: k,
+                fill: Some(v),
+            } => {
+                target.entries.push((key(k), ValuePattern::Literal(val(v))));
+                Operation::Ignore {
+                    key: key(k),
+                    fill: Some(val(v)),
+                }
+            }
+            Op::Ignore { key: k, fill: None } => Operation::Ignore {
+                key: key(k),
+                fill: None,
+            },
+        };
+        operations.push(o);
+    }
+    let (source_text, target_text) = (source.to_string(), target.to_string());
+    if Pattern::parse(&source_text).ok()? != source
+        || Pattern::parse(&target_text).ok()?.to_string() != target_text
+    {
+        return None;
+    }
+    let rule = Rule {
+        id: String::new(),
+        source_pattern: source_text,
+        target_pattern: target_text,
+        operations,
+        support: u64::from(p.matched),
+        false_positive_rate: p.fpr(),
+        support_clusters: u64::from(p.positive_clusters),
+    };
+    rule.validate().ok()?;
+    Some(rule)
+}
+
+/// Compiles the rules and applies them to the training URLs: a rule whose output does not
+/// parse back to itself or is rewritten again is removed. Bounded: each round removes a rule.
+fn verify(set: &mut HostRuleSet, samples: &[LabelledUrl], max: usize) {
+    let urls: Vec<Url> = samples
+        .iter()
+        .take(max)
+        .filter_map(|s| Url::parse(&s.url).ok())
+        .collect();
+    for _ in 0..=set.rules.len() {
+        let Ok(engine) = HostRules::compile(set) else {
+            set.rules.clear();
+            return;
+        };
+        let mut bad: Option<usize> = None;
+        for u in &urls {
+            let Some(rw) = engine.apply(u) else { continue };
+            let ok = match Url::parse(&rw.canonical) {
+                Ok(again) => {
+                    again.as_str() == rw.canonical
+                        && engine
+                            .apply(&again)
+                            .is_none_or(|r2| r2.canonical == rw.canonical)
+                }
+                Err(_) => false,
+            };
+            if !ok {
+                bad = Some(rw.rule_index);
+                break;
+            }
+        }
+        match bad {
+            Some(i) => {
+                set.rules.remove(i);
+            }
+            None => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lu(url: String, cluster: u64) -> LabelledUrl {
+        LabelledUrl { url, cluster }
+    }
+
+    fn ops_of(set: &HostRuleSet) -> Vec<Vec<String>> {
+        set.rules
+            .iter()
+            .map(|r| r.operations.iter().map(ToString::to_string).collect())
+            .collect()
+    }
+
+    /// Figure 3: eight duplicates differing in K3 and K5 (here `x` and `y`), U6 missing.
+    #[test]
+    fn figure_3_rule_r3_without_u6() {
+        let vals = [
+            ("p", "m"),
+            ("p", "n"),
+            ("q", "m"),
+            ("q", "n"),
+            ("p", "o"),
+            ("r", "o"),
+            ("s", "t"),
+            ("s", "u"),
+        ];
+        let samples: Vec<LabelledUrl> = vals
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 5)
+            .map(|(_, (x, y))| lu(format!("http://fig3.example/a/b/c?x={x}&y={y}"), 1))
+            .collect();
+        let out = learn_host("fig3.example", &samples, &LearnConfig::paper()).unwrap();
+        assert_eq!(out.rules.rules.len(), 1, "{:#?}", out.rules);
+        let r = &out.rules.rules[0];
+        assert_eq!(r.source_pattern, "http://fig3.example/a/b/c?x=*&y=*");
+        assert_eq!(r.target_pattern, "http://fig3.example/a/b/c");
+        let ops = &ops_of(&out.rules)[0];
+        assert!(
+            ops.contains(&"ignore query:x".to_string())
+                && ops.contains(&"ignore query:y".to_string())
+        );
+        assert!(ops.contains(&"keep path_1=b".to_string()));
+        // One cluster is not enough distinct support for the robust default.
+        let out = learn_host("fig3.example", &samples, &LearnConfig::default()).unwrap();
+        assert!(out.rules.rules.is_empty());
+    }
+
+    /// Figure 4: node A `/<mirror>/forum.php?pageid=*&sid=*`, node B
+    /// `/<mirror>/<pageid>/display?sid=*`; the rule A -> B ignores sid and the mirror prefix,
+    /// replaces path_1 by pageid and keeps display.
+    #[test]
+    fn figure_4_operations() {
+        let mut samples = Vec::new();
+        for page in 0..30u64 {
+            let mirrors = [
+                format!("archive{}", 2 * page),
+                format!("archive{}", 2 * page + 1),
+            ];
+            for (j, m) in mirrors.iter().enumerate() {
+                samples.push(lu(
+                    format!("http://xxx.example/{m}/forum.php?pageid={page}&sid=a{page}x{j}"),
+                    page,
+                ));
+            }
+            for (j, m) in mirrors.iter().chain(&mirrors[..1]).enumerate() {
+                samples.push(lu(
+                    format!("http://xxx.example/{m}/{page}/display?sid=b{page}y{j}"),
+                    page,
+                ));
+            }
+        }
+        let out = learn_host("xxx.example", &samples, &LearnConfig::default()).unwrap();
+        let ops = ops_of(&out.rules);
+        let a_to_b = ops
+            .iter()
+            .find(|o| o.contains(&"replace path_1 <- query:pageid".to_string()))
+            .unwrap_or_else(|| panic!("{:#?}", out.rules));
+        assert!(
+            a_to_b.contains(&"keep path_2=display".to_string()),
+            "{a_to_b:?}"
+        );
+        assert!(
+            a_to_b.contains(&"ignore query:sid".to_string()),
+            "{a_to_b:?}"
+        );
+        assert!(
+            a_to_b
+                .iter()
+                .any(|o| o.starts_with("ignore path_0 -> archive")),
+            "{a_to_b:?}"
+        );
+        // Every page ends in one canonical form.
+        let engine = HostRules::compile(&out.rules).unwrap();
+        let mut forms: FxHashMap<u64, std::collections::BTreeSet<String>> = FxHashMap::default();
+        for s in &samples {
+            let u = Url::parse(&s.url).unwrap();
+            let c = engine.apply(&u).map_or(u.to_string(), |r| r.canonical);
+            forms.entry(s.cluster).or_default().insert(c);
+        }
+        assert!(forms.values().all(|f| f.len() == 1), "{forms:#?}");
+    }
+}

@@ -3,7 +3,9 @@
 
 mod cluster;
 mod content;
+mod corpus;
 mod crash;
+mod learn;
 mod pages;
 mod serve_admin;
 mod serve_canonicalize;

@@ -189,9 +189,10 @@ impl KeyRef<'_> {
                 name.as_bytes(),
                 0x7061_7261_0000_0000 | u64::from(segment) << 16 | u64::from(occurrence),
             ),
-            KeyRef::Query { name, occurrence } => {
-                xxh3_64_with_seed(name.as_bytes(), 0x7175_6572_0000_0000 | u64::from(occurrence))
-            }
+            KeyRef::Query { name, occurrence } => xxh3_64_with_seed(
+                name.as_bytes(),
+                0x7175_6572_0000_0000 | u64::from(occurrence),
+            ),
         }
     }
 }
@@ -374,9 +375,10 @@ pub fn decompose<'a>(
                 continue;
             }
             let (pname, pval) = p.split_once('=').unwrap_or((p, ""));
-            let occurrence = occurrence_of(&out[first_param..], |k| {
-                matches!(k, KeyRef::PathParam { name, .. } if *name == pname)
-            });
+            let occurrence = occurrence_of(
+                &out[first_param..],
+                |k| matches!(k, KeyRef::PathParam { name, .. } if *name == pname),
+            );
             push(
                 out,
                 KeyRef::PathParam {
@@ -395,9 +397,10 @@ pub fn decompose<'a>(
                 continue;
             }
             let (qname, qval) = p.split_once('=').unwrap_or((p, ""));
-            let occurrence = occurrence_of(&out[first_query..], |k| {
-                matches!(k, KeyRef::Query { name, .. } if *name == qname)
-            });
+            let occurrence = occurrence_of(
+                &out[first_query..],
+                |k| matches!(k, KeyRef::Query { name, .. } if *name == qname),
+            );
             push(
                 out,
                 KeyRef::Query {
@@ -475,7 +478,9 @@ mod tests {
         let url = Url::parse(u).unwrap();
         let mut out = Vec::new();
         decompose(&url, &mut out).unwrap();
-        out.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        out.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -508,8 +513,14 @@ mod tests {
         let b = kv("http://h.org/dir/index.html");
         assert_eq!(a.len(), b.len());
         assert_eq!(a.last().unwrap(), &("path_1".to_string(), String::new()));
-        assert_eq!(b.last().unwrap(), &("path_1".to_string(), "index.html".to_string()));
-        assert_eq!(kv("http://h.org")[3..], [("path_0".to_string(), String::new())]);
+        assert_eq!(
+            b.last().unwrap(),
+            &("path_1".to_string(), "index.html".to_string())
+        );
+        assert_eq!(
+            kv("http://h.org")[3..],
+            [("path_0".to_string(), String::new())]
+        );
     }
 
     #[test]
@@ -534,8 +545,14 @@ mod tests {
 
     #[test]
     fn escaping_protects_structure() {
-        assert_eq!(escape_for(Component::Segment, "a/b?c").as_deref(), Some("a%2Fb%3Fc"));
-        assert_eq!(escape_for(Component::Query, "a&b+c").as_deref(), Some("a%26b%2Bc"));
+        assert_eq!(
+            escape_for(Component::Segment, "a/b?c").as_deref(),
+            Some("a%2Fb%3Fc")
+        );
+        assert_eq!(
+            escape_for(Component::Query, "a&b+c").as_deref(),
+            Some("a%26b%2Bc")
+        );
         assert_eq!(escape_for(Component::Query, "plain"), None);
     }
 }

@@ -108,10 +108,7 @@ impl fmt::Display for Operation {
                 lowercase: true,
             } => write!(f, "replace {key} <- lower({from})"),
             Operation::Ignore { key, fill: None } => write!(f, "ignore {key}"),
-            Operation::Ignore {
-                key,
-                fill: Some(v),
-            } => write!(f, "ignore {key} -> {v}"),
+            Operation::Ignore { key, fill: Some(v) } => write!(f, "ignore {key} -> {v}"),
         }
     }
 }
@@ -285,7 +282,10 @@ impl Rule {
             match op {
                 Operation::Keep { key, value } => {
                     if target.get(key) != Some(&ValuePattern::Literal(value.clone())) {
-                        return Err(bad(format!("`{op}` but the target has {key}={:?}", target.get(key))));
+                        return Err(bad(format!(
+                            "`{op}` but the target has {key}={:?}",
+                            target.get(key)
+                        )));
                     }
                 }
                 Operation::Replace { key, from, .. } => {
@@ -296,9 +296,12 @@ impl Rule {
                         return Err(bad(format!("`{op}`: target must have {key}=*")));
                     }
                     let (tc, fc) = (key.component(), from.component());
-                    let host_like = |c| matches!(c, Component::Host | Component::Scheme | Component::Port);
+                    let host_like =
+                        |c| matches!(c, Component::Host | Component::Scheme | Component::Port);
                     if (host_like(tc) || host_like(fc)) && tc != fc {
-                        return Err(bad(format!("`{op}`: cannot move a value into or out of {tc:?}")));
+                        return Err(bad(format!(
+                            "`{op}`: cannot move a value into or out of {tc:?}"
+                        )));
                     }
                 }
                 Operation::Ignore { key, fill: None } => {
@@ -313,7 +316,10 @@ impl Rule {
                 }
                 Operation::Ignore { key, fill: Some(v) } => {
                     if target.get(key) != Some(&ValuePattern::Literal(v.clone())) {
-                        return Err(bad(format!("`{op}` but the target has {key}={:?}", target.get(key))));
+                        return Err(bad(format!(
+                            "`{op}` but the target has {key}={:?}",
+                            target.get(key)
+                        )));
                     }
                 }
             }
@@ -326,11 +332,14 @@ impl Rule {
         // Keys of the source that no operation mentions would silently vanish: make the
         // file say so.
         for (k, _) in &source.entries {
-            let mentioned = self.operations.iter().any(|o| {
-                o.key() == k || matches!(o, Operation::Replace { from, .. } if from == k)
-            });
+            let mentioned = self
+                .operations
+                .iter()
+                .any(|o| o.key() == k || matches!(o, Operation::Replace { from, .. } if from == k));
             if !mentioned {
-                return Err(bad(format!("source key {k} is neither kept, replaced nor ignored")));
+                return Err(bad(format!(
+                    "source key {k} is neither kept, replaced nor ignored"
+                )));
             }
         }
         Ok(ValidatedRule { source, target })
@@ -347,16 +356,31 @@ mod tests {
             source_pattern: "http://example.com/item.php?id=*&sid=*".into(),
             target_pattern: "http://example.com/item.php?id=*".into(),
             operations: vec![
-                Operation::Keep { key: Key::Scheme, value: "http".into() },
-                Operation::Keep { key: Key::Auth(0), value: "example".into() },
-                Operation::Keep { key: Key::Auth(1), value: "com".into() },
-                Operation::Keep { key: Key::Path(0), value: "item.php".into() },
+                Operation::Keep {
+                    key: Key::Scheme,
+                    value: "http".into(),
+                },
+                Operation::Keep {
+                    key: Key::Auth(0),
+                    value: "example".into(),
+                },
+                Operation::Keep {
+                    key: Key::Auth(1),
+                    value: "com".into(),
+                },
+                Operation::Keep {
+                    key: Key::Path(0),
+                    value: "item.php".into(),
+                },
                 Operation::Replace {
                     key: "query:id".parse().unwrap(),
                     from: "query:id".parse().unwrap(),
                     lowercase: false,
                 },
-                Operation::Ignore { key: "query:sid".parse().unwrap(), fill: None },
+                Operation::Ignore {
+                    key: "query:sid".parse().unwrap(),
+                    fill: None,
+                },
             ],
             support: 10,
             false_positive_rate: 0.0,
@@ -367,7 +391,13 @@ mod tests {
     #[test]
     fn operations_display_as_documented() {
         let ops = [
-            (Operation::Keep { key: Key::Path(2), value: "display".into() }, "keep path_2=display"),
+            (
+                Operation::Keep {
+                    key: Key::Path(2),
+                    value: "display".into(),
+                },
+                "keep path_2=display",
+            ),
             (
                 Operation::Replace {
                     key: Key::Path(1),
@@ -376,9 +406,18 @@ mod tests {
                 },
                 "replace path_1 <- query:pageid",
             ),
-            (Operation::Ignore { key: "query:sid".parse().unwrap(), fill: None }, "ignore query:sid"),
             (
-                Operation::Ignore { key: Key::Path(0), fill: Some("archive".into()) },
+                Operation::Ignore {
+                    key: "query:sid".parse().unwrap(),
+                    fill: None,
+                },
+                "ignore query:sid",
+            ),
+            (
+                Operation::Ignore {
+                    key: Key::Path(0),
+                    fill: Some("archive".into()),
+                },
                 "ignore path_0 -> archive",
             ),
         ];
@@ -411,11 +450,17 @@ mod tests {
         }]);
         file.version = 2;
         let text = serde_json::to_string(&file).unwrap();
-        assert!(matches!(RuleFile::from_json(&text), Err(RuleError::UnsupportedVersion(2))));
+        assert!(matches!(
+            RuleFile::from_json(&text),
+            Err(RuleError::UnsupportedVersion(2))
+        ));
         file.version = 1;
         file.format = "other".into();
         let text = serde_json::to_string(&file).unwrap();
-        assert!(matches!(RuleFile::from_json(&text), Err(RuleError::UnknownFormat(_))));
+        assert!(matches!(
+            RuleFile::from_json(&text),
+            Err(RuleError::UnknownFormat(_))
+        ));
         file.format = RULE_FILE_FORMAT.into();
         file.hosts[0].rules[0].source_pattern = "not a pattern".into();
         let err = RuleFile::from_json(&serde_json::to_string(&file).unwrap()).unwrap_err();

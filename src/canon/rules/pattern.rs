@@ -319,11 +319,18 @@ mod tests {
 
     #[test]
     fn trailing_slash_star_literal_and_port() {
-        for text in ["https://*.example.com:8080/dir/", "http://h.org/%2A/*", "http://h.org/"] {
+        for text in [
+            "https://*.example.com:8080/dir/",
+            "http://h.org/%2A/*",
+            "http://h.org/",
+        ] {
             assert_eq!(Pattern::parse(text).unwrap().to_string(), text);
         }
         let p = Pattern::parse("http://h.org/%2A").unwrap();
-        assert_eq!(p.get(&Key::Path(0)), Some(&ValuePattern::Literal("*".into())));
+        assert_eq!(
+            p.get(&Key::Path(0)),
+            Some(&ValuePattern::Literal("*".into()))
+        );
     }
 
     #[test]

@@ -1,0 +1,381 @@
+//! The evaluation protocol of Lei et al. (section 3, equations 1-3; section 6).
+//!
+//! For a canonicalization function over labelled URLs of one host:
+//!
+//! - compression rate `1 - N_norm / N_ori` (eq. 1), with `N` counting distinct URLs before and
+//!   distinct canonical forms after;
+//! - dup-reduction rate `1 - (1 - C/N_norm) / (1 - C/N_ori)` (eq. 2), `C` the number of
+//!   duplicate clusters (content does not change with normalization, so `C_norm = C_ori`);
+//!   defined as 0 when the URLs hold no duplicates;
+//! - false-positive rate `N_fpp / N_supp` (eq. 3): among pairs of URLs with the same canonical
+//!   form (support pairs), those of different clusters.
+//!
+//! Micro averages pool the counts of all hosts; macro averages average per-host rates (hosts
+//! with no support pairs count as fpr 0). [`evaluate`] runs the protocol of section 6.1: per
+//! host, a seeded share of the *pages* (duplicate clusters, all their URLs together; default
+//! 20%) is the training set, rules are learned with each strategy and applied to all URLs.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use super::{learn_host, LabelledUrl, LearnConfig, LearnError, Strategy};
+use crate::canon::engine::HostRules;
+
+/// Counts of one host under one canonicalization.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// Distinct URLs (`N_ori`).
+    pub urls: u64,
+    /// Distinct canonical forms (`N_norm`).
+    pub canonical: u64,
+    /// Duplicate clusters (`C`).
+    pub clusters: u64,
+    /// Support pairs.
+    pub support_pairs: u64,
+    /// False-positive pairs.
+    pub false_positive_pairs: u64,
+}
+
+fn pairs(n: u64) -> u64 {
+    n * n.saturating_sub(1) / 2
+}
+
+impl Metrics {
+    /// Eq. 1.
+    pub fn compression_rate(&self) -> f64 {
+        if self.urls == 0 {
+            0.0
+        } else {
+            1.0 - self.canonical as f64 / self.urls as f64
+        }
+    }
+
+    /// The best compression any function could reach without false positives:
+    /// `1 - C / N_ori`.
+    pub fn best_compression_rate(&self) -> f64 {
+        if self.urls == 0 {
+            0.0
+        } else {
+            1.0 - self.clusters as f64 / self.urls as f64
+        }
+    }
+
+    /// Eq. 2.
+    pub fn dup_reduction_rate(&self) -> f64 {
+        if self.urls == 0 || self.canonical == 0 {
+            return 0.0;
+        }
+        let before = 1.0 - self.clusters as f64 / self.urls as f64;
+        if before <= 0.0 {
+            return 0.0;
+        }
+        let after = (1.0 - self.clusters as f64 / self.canonical as f64).max(0.0);
+        1.0 - after / before
+    }
+
+    /// Eq. 3.
+    pub fn false_positive_rate(&self) -> f64 {
+        if self.support_pairs == 0 {
+            0.0
+        } else {
+            self.false_positive_pairs as f64 / self.support_pairs as f64
+        }
+    }
+
+    /// Sum of counts (micro averaging).
+    pub fn add(&mut self, o: &Metrics) {
+        self.urls += o.urls;
+        self.canonical += o.canonical;
+        self.clusters += o.clusters;
+        self.support_pairs += o.support_pairs;
+        self.false_positive_pairs += o.false_positive_pairs;
+    }
+}
+
+/// Measures `canon` over labelled URLs (duplicates of a URL string are counted once, first
+/// label wins).
+pub fn measure(urls: &[LabelledUrl], mut canon: impl FnMut(&str) -> String) -> Metrics {
+    let mut seen: FxHashSet<&str> = FxHashSet::default();
+    let mut groups: FxHashMap<String, Vec<u64>> = FxHashMap::default();
+    let mut clusters: FxHashSet<u64> = FxHashSet::default();
+    for u in urls {
+        if !seen.insert(u.url.as_str()) {
+            continue;
+        }
+        clusters.insert(u.cluster);
+        groups.entry(canon(&u.url)).or_default().push(u.cluster);
+    }
+    let mut m = Metrics {
+        urls: seen.len() as u64,
+        canonical: groups.len() as u64,
+        clusters: clusters.len() as u64,
+        ..Metrics::default()
+    };
+    for mut g in groups.into_values() {
+        let n = g.len() as u64;
+        if n < 2 {
+            continue;
+        }
+        g.sort_unstable();
+        let mut same = 0;
+        let mut i = 0;
+        while i < g.len() {
+            let j = g[i..].iter().take_while(|&&c| c == g[i]).count();
+            same += pairs(j as u64);
+            i += j;
+        }
+        m.support_pairs += pairs(n);
+        m.false_positive_pairs += pairs(n) - same;
+    }
+    m
+}
+
+/// Micro and macro averages over hosts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Averages {
+    /// Pooled compression rate.
+    pub micro_compression: f64,
+    /// Mean per-host compression rate.
+    pub macro_compression: f64,
+    /// Pooled dup-reduction rate.
+    pub micro_dup_reduction: f64,
+    /// Mean per-host dup-reduction rate.
+    pub macro_dup_reduction: f64,
+    /// Pooled false-positive rate.
+    pub micro_fpr: f64,
+    /// Mean per-host false-positive rate.
+    pub macro_fpr: f64,
+    /// Pooled best achievable compression `1 - C/N`.
+    pub micro_best_compression: f64,
+}
+
+/// Averages per-host metrics.
+pub fn average(per_host: &[Metrics]) -> Averages {
+    let mut total = Metrics::default();
+    for m in per_host {
+        total.add(m);
+    }
+    let n = per_host.len().max(1) as f64;
+    let mean = |f: fn(&Metrics) -> f64| per_host.iter().map(f).sum::<f64>() / n;
+    Averages {
+        micro_compression: total.compression_rate(),
+        macro_compression: mean(Metrics::compression_rate),
+        micro_dup_reduction: total.dup_reduction_rate(),
+        macro_dup_reduction: mean(Metrics::dup_reduction_rate),
+        micro_fpr: total.false_positive_rate(),
+        macro_fpr: mean(Metrics::false_positive_rate),
+        micro_best_compression: total.best_compression_rate(),
+    }
+}
+
+/// Labelled URLs of one host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostSamples {
+    /// Host name.
+    pub host: String,
+    /// Its URLs (statically normalized) with cluster ids.
+    pub urls: Vec<LabelledUrl>,
+}
+
+/// Protocol settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvalConfig {
+    /// Share of each host's pages used for training (default 0.2).
+    pub train_fraction: f64,
+    /// Most training URLs per host (the paper: 100,000).
+    pub max_train_urls: usize,
+    /// Split seed.
+    pub seed: u64,
+    /// Learner configuration (its strategy is overridden per row).
+    pub learn: LearnConfig,
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        EvalConfig {
+            train_fraction: 0.2,
+            max_train_urls: 100_000,
+            seed: 0,
+            learn: LearnConfig::default(),
+        }
+    }
+}
+
+/// What a row of the table measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Method {
+    /// The URLs as given (statically normalized only).
+    StaticOnly,
+    /// Learned rules, graph selection.
+    Graph,
+    /// Learned rules, naive selection.
+    Naive,
+}
+
+/// One row of the evaluation table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvalRow {
+    /// Method.
+    pub method: Method,
+    /// Per-host metrics, in host order.
+    pub per_host: Vec<Metrics>,
+    /// Averages.
+    pub averages: Averages,
+    /// Deployed rules over all hosts.
+    pub rules: usize,
+}
+
+/// The seeded training split: each cluster goes to training with probability
+/// `fraction`, with all its URLs; at most `max` URLs.
+pub fn split_training(
+    urls: &[LabelledUrl],
+    fraction: f64,
+    seed: u64,
+    max: usize,
+) -> Vec<LabelledUrl> {
+    let mut chosen: FxHashMap<u64, bool> = FxHashMap::default();
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut clusters: Vec<u64> = urls.iter().map(|u| u.cluster).collect();
+    clusters.sort_unstable();
+    clusters.dedup();
+    for c in clusters {
+        chosen.insert(c, rng.random_bool(fraction.clamp(0.0, 1.0)));
+    }
+    urls.iter()
+        .filter(|u| chosen.get(&u.cluster).copied().unwrap_or(false))
+        .take(max)
+        .cloned()
+        .collect()
+}
+
+/// Canonical form of `url` under compiled rules (the URL itself when no rule applies or it
+/// does not parse).
+pub fn canonicalize(rules: &HostRules, url: &str) -> String {
+    match Url::parse(url) {
+        Ok(u) => rules
+            .apply(&u)
+            .map_or_else(|| u.to_string(), |r| r.canonical),
+        Err(_) => url.to_owned(),
+    }
+}
+
+/// Runs the protocol: rows for static-only, graph and naive.
+pub fn evaluate(hosts: &[HostSamples], config: &EvalConfig) -> Result<Vec<EvalRow>, LearnError> {
+    let mut rows = vec![EvalRow {
+        method: Method::StaticOnly,
+        per_host: hosts
+            .iter()
+            .map(|h| {
+                measure(&h.urls, |u| {
+                    Url::parse(u).map_or_else(|_| u.to_owned(), |x| x.to_string())
+                })
+            })
+            .collect(),
+        averages: Averages::default(),
+        rules: 0,
+    }];
+    for (method, strategy) in [
+        (Method::Graph, Strategy::Graph),
+        (Method::Naive, Strategy::Naive),
+    ] {
+        let learn = config.learn.clone().with_strategy(strategy);
+        let mut per_host = Vec::with_capacity(hosts.len());
+        let mut rules = 0;
+        for (i, h) in hosts.iter().enumerate() {
+            let train = split_training(
+                &h.urls,
+                config.train_fraction,
+                config.seed ^ (i as u64).wrapping_mul(0x9e37),
+                config.max_train_urls,
+            );
+            let out = learn_host(&h.host, &train, &learn)?;
+            rules += out.rules.rules.len();
+            let engine = HostRules::compile(&out.rules).map_err(|e| {
+                LearnError::InvalidConfig(format!("learned rules do not compile: {e}"))
+            })?;
+            per_host.push(measure(&h.urls, |u| canonicalize(&engine, u)));
+        }
+        rows.push(EvalRow {
+            method,
+            per_host,
+            averages: Averages::default(),
+            rules,
+        });
+    }
+    for r in &mut rows {
+        r.averages = average(&r.per_host);
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lu(url: &str, cluster: u64) -> LabelledUrl {
+        LabelledUrl {
+            url: url.into(),
+            cluster,
+        }
+    }
+
+    #[test]
+    fn equations_1_to_3() {
+        let urls = [
+            lu("http://h/a?s=1", 1),
+            lu("http://h/a?s=2", 1),
+            lu("http://h/a?s=3", 1),
+            lu("http://h/b?s=1", 2),
+            lu("http://h/c", 3),
+        ];
+        // Drop the query: a, a, a, b, c -> 3 forms; no false positive.
+        let m = measure(&urls, |u| u.split('?').next().unwrap().to_owned());
+        assert_eq!((m.urls, m.canonical, m.clusters), (5, 3, 3));
+        assert!((m.compression_rate() - 0.4).abs() < 1e-12);
+        assert!((m.dup_reduction_rate() - 1.0).abs() < 1e-12);
+        assert_eq!((m.support_pairs, m.false_positive_pairs), (3, 0));
+        // Map everything to one form: 10 pairs, 3 same-cluster.
+        let m = measure(&urls, |_| "x".into());
+        assert_eq!((m.support_pairs, m.false_positive_pairs), (10, 7));
+        assert!((m.false_positive_rate() - 0.7).abs() < 1e-12);
+        // Identity: nothing merged.
+        let m = measure(&urls, |u| u.to_owned());
+        assert_eq!(m.compression_rate(), 0.0);
+        assert_eq!(m.dup_reduction_rate(), 0.0);
+    }
+
+    #[test]
+    fn micro_and_macro_differ_by_weighting() {
+        let a = Metrics {
+            urls: 100,
+            canonical: 50,
+            clusters: 50,
+            support_pairs: 0,
+            false_positive_pairs: 0,
+        };
+        let b = Metrics {
+            urls: 10,
+            canonical: 10,
+            clusters: 5,
+            support_pairs: 0,
+            false_positive_pairs: 0,
+        };
+        let avg = average(&[a, b]);
+        assert!((avg.micro_compression - (1.0 - 60.0 / 110.0)).abs() < 1e-12);
+        assert!((avg.macro_compression - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn split_keeps_pages_whole_and_is_seeded() {
+        let urls: Vec<LabelledUrl> = (0..1000)
+            .map(|i| lu(&format!("http://h/{i}"), i / 4))
+            .collect();
+        let a = split_training(&urls, 0.2, 7, usize::MAX);
+        assert_eq!(a, split_training(&urls, 0.2, 7, usize::MAX));
+        assert!(a.len() > 100 && a.len() < 300, "{}", a.len());
+        assert_eq!(a.len() % 4, 0, "whole clusters");
+    }
+}

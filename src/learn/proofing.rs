@@ -1,0 +1,284 @@
+//! Proofing (Lei et al., section 5.2.3), made strict: every candidate is run on the whole
+//! training set and its merges are checked against the duplicate labels.
+//!
+//! A rule rewrites the training URLs its source pattern matches; every other URL is its own
+//! canonical form. URLs that end up identical form a group; two URLs of a group are a support
+//! pair, and a false-positive pair when their clusters differ (eq. 3). Beyond the paper's rule
+//! false-positive rate, each key whose value the rule discards ("merged" keys) is checked on
+//! its own, so negative evidence cannot be diluted by unrelated support:
+//!
+//! - among the groups in which the key takes different values, the share of groups holding
+//!   different clusters must stay at most `key_negative_rate_max` (pagination, sort orders,
+//!   variants, revisions: the samples show the pages differ, the key must not be ignored);
+//! - the key's pair-level false-positive rate must stay at most `fpr_max`;
+//! - the key must show at least `min_ignored_values` distinct values inside merged duplicates.
+//!
+//! And the rule as a whole must merge URLs of at least `min_support_clusters` distinct clusters,
+//! so one cluster that wrongly merged different pages cannot create a rule.
+//!
+//! Canonical forms are compared by a 64-bit hash of their key-value sequence (the same sequence
+//! the engine writes); a collision would need ~2^32 distinct forms per host.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::config::LearnConfig;
+use super::key::{fold, pair_hash, KeyId, Samples};
+use super::operations::Op;
+use super::tree::Cond;
+
+/// Evidence about one merged key.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct KeyEvidence {
+    pub key: KeyId,
+    pub support_pairs: u64,
+    pub fp_pairs: u64,
+    pub groups_varying: u32,
+    pub groups_negative: u32,
+    pub positive_values: u32,
+}
+
+/// What running a rule on the training set showed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Proof {
+    /// URLs the rule rewrote (the paper's "support").
+    pub matched: u32,
+    pub support_pairs: u64,
+    pub fp_pairs: u64,
+    /// Distinct clusters with two URLs merged.
+    pub positive_clusters: u32,
+    pub keys: Vec<KeyEvidence>,
+}
+
+impl Proof {
+    /// Eq. 3 on the training set.
+    pub fn fpr(&self) -> f64 {
+        if self.support_pairs == 0 {
+            0.0
+        } else {
+            self.fp_pairs as f64 / self.support_pairs as f64
+        }
+    }
+
+    /// Whether the rule is qualified (see the module docs).
+    pub fn qualifies(&self, config: &LearnConfig) -> bool {
+        if self.support_pairs == 0 || self.fp_pairs == self.support_pairs {
+            return false;
+        }
+        if self.fpr() > config.fpr_max || self.positive_clusters < config.min_support_clusters {
+            return false;
+        }
+        self.keys.iter().all(|k| {
+            let group_rate = if k.groups_varying == 0 {
+                0.0
+            } else {
+                f64::from(k.groups_negative) / f64::from(k.groups_varying)
+            };
+            let pair_rate = if k.support_pairs == 0 {
+                0.0
+            } else {
+                k.fp_pairs as f64 / k.support_pairs as f64
+            };
+            (k.groups_varying == 0 || group_rate <= config.key_negative_rate_max)
+                && pair_rate <= config.fpr_max
+                && (k.groups_varying == 0 || k.positive_values >= config.min_ignored_values)
+        })
+    }
+}
+
+fn pairs(n: u64) -> u64 {
+    n * n.saturating_sub(1) / 2
+}
+
+/// Runs rules on the training set.
+pub(crate) struct Proofer<'a> {
+    samples: &'a Samples,
+    by_ident: FxHashMap<u64, u32>,
+    mark: Vec<u32>,
+    generation: u32,
+}
+
+impl<'a> Proofer<'a> {
+    pub fn new(samples: &'a Samples) -> Self {
+        let by_ident = samples
+            .urls
+            .iter()
+            .enumerate()
+            .map(|(i, u)| (u.ident, i as u32))
+            .collect();
+        Proofer {
+            samples,
+            by_ident,
+            mark: vec![0; samples.urls.len()],
+            generation: 0,
+        }
+    }
+
+    /// URLs of `shape` matching the literal conditions of `source`.
+    pub fn matching<'s>(
+        &'s self,
+        source: &'s [(KeyId, Cond)],
+        shape: u32,
+    ) -> impl Iterator<Item = u32> + 's {
+        let lits: Vec<(KeyId, u32)> = source
+            .iter()
+            .filter_map(|&(k, c)| match c {
+                Cond::Lit(v) => Some((k, v)),
+                _ => None,
+            })
+            .collect();
+        self.samples
+            .by_shape
+            .get(shape as usize)
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
+            .iter()
+            .copied()
+            .filter(move |&u| lits.iter().all(|&(k, v)| self.samples.get(u, k) == Some(v)))
+    }
+
+    /// Hash of the canonical form of `u` under `ops`.
+    pub fn output_hash(&self, u: u32, ops: &[Op]) -> Option<u64> {
+        let s = self.samples;
+        let mut h = 0u64;
+        for op in ops {
+            let (k, vh) = match *op {
+                Op::Keep { key, val }
+                | Op::Ignore {
+                    key,
+                    fill: Some(val),
+                } => (key, s.value_hash[val as usize]),
+                Op::Replace { key, from, lower } => {
+                    (key, s.moved_value_hash(s.get(u, from)?, from, key, lower))
+                }
+                Op::Ignore { fill: None, .. } => continue,
+            };
+            h = fold(h, pair_hash(s.key_hash[k as usize], vh));
+        }
+        Some(h)
+    }
+
+    /// Runs one rule; see the module docs.
+    pub fn proof(
+        &mut self,
+        source: &[(KeyId, Cond)],
+        shape: u32,
+        ops: &[Op],
+        merged: &[KeyId],
+    ) -> Proof {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.mark.iter_mut().for_each(|m| *m = 0);
+            self.generation = 1;
+        }
+        let gen = self.generation;
+        let matched: Vec<u32> = self.matching(source, shape).collect();
+        let mut groups: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+        for &u in &matched {
+            self.mark[u as usize] = gen;
+            if let Some(h) = self.output_hash(u, ops) {
+                groups.entry(h).or_default().push(u);
+            }
+        }
+        let mut proof = Proof {
+            matched: matched.len() as u32,
+            keys: merged
+                .iter()
+                .map(|&key| KeyEvidence {
+                    key,
+                    ..KeyEvidence::default()
+                })
+                .collect(),
+            ..Proof::default()
+        };
+        let mut positive: FxHashSet<u32> = FxHashSet::default();
+        let mut positive_values: Vec<FxHashSet<u32>> = vec![FxHashSet::default(); merged.len()];
+        let mut items: Vec<(u32, u32)> = Vec::new();
+        for (h, mut g) in groups {
+            if let Some(&w) = self.by_ident.get(&h) {
+                if self.mark[w as usize] != gen {
+                    g.push(w);
+                }
+            }
+            if g.len() < 2 {
+                continue;
+            }
+            let n = g.len() as u64;
+            let mut clusters: Vec<u32> = g
+                .iter()
+                .map(|&u| self.samples.urls[u as usize].cluster)
+                .collect();
+            clusters.sort_unstable();
+            let same = run_pairs(&clusters);
+            proof.support_pairs += pairs(n);
+            proof.fp_pairs += pairs(n) - same;
+            let mut i = 0;
+            while i < clusters.len() {
+                let j = clusters[i..]
+                    .iter()
+                    .take_while(|&&c| c == clusters[i])
+                    .count();
+                if j >= 2 {
+                    positive.insert(clusters[i]);
+                }
+                i += j;
+            }
+            for (ki, &k) in merged.iter().enumerate() {
+                // (value, cluster) per URL; absent = u32::MAX.
+                items.clear();
+                items.extend(g.iter().map(|&u| {
+                    (
+                        self.samples.get(u, k).unwrap_or(u32::MAX),
+                        self.samples.urls[u as usize].cluster,
+                    )
+                }));
+                let mut by_value: Vec<u32> = items.iter().map(|x| x.0).collect();
+                by_value.sort_unstable();
+                let same_value = run_pairs(&by_value);
+                let cross = pairs(n) - same_value;
+                if cross == 0 {
+                    continue;
+                }
+                let mut by_cv: Vec<(u32, u32)> = items.iter().map(|&(v, c)| (c, v)).collect();
+                by_cv.sort_unstable();
+                let same_cv = run_pairs(&by_cv);
+                let cross_same_cluster = same - same_cv;
+                let ev = &mut proof.keys[ki];
+                ev.support_pairs += cross;
+                ev.fp_pairs += cross - cross_same_cluster;
+                ev.groups_varying += 1;
+                if cross > cross_same_cluster {
+                    ev.groups_negative += 1;
+                }
+                // Values shown irrelevant: different values inside one cluster of the group.
+                let mut i = 0;
+                while i < by_cv.len() {
+                    let j = by_cv[i..].iter().take_while(|x| x.0 == by_cv[i].0).count();
+                    let run = &by_cv[i..i + j];
+                    if run.iter().any(|x| x.1 != run[0].1) {
+                        for x in run {
+                            positive_values[ki].insert(x.1);
+                        }
+                    }
+                    i += j;
+                }
+            }
+        }
+        proof.positive_clusters = positive.len() as u32;
+        for (ev, vals) in proof.keys.iter_mut().zip(positive_values) {
+            ev.positive_values = vals.len() as u32;
+        }
+        proof
+    }
+}
+
+/// Pairs of equal adjacent items in a sorted slice.
+fn run_pairs<T: PartialEq>(sorted: &[T]) -> u64 {
+    let mut total = 0;
+    let mut i = 0;
+    while i < sorted.len() {
+        let j = sorted[i..].iter().take_while(|x| **x == sorted[i]).count();
+        total += pairs(j as u64);
+        i += j;
+    }
+    total
+}
