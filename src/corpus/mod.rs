@@ -141,6 +141,11 @@ pub struct CorpusConfig {
     /// to their content's first layout without decorations (what well-kept sites do). Default 0.
     /// Deciding it does not change any site's URLs.
     pub rel_canonical_share: f64,
+    /// Share of sites (clamped to `[0, 1]`) that answer URLs in an alias layout (every layout
+    /// but a content's first: alias paths, mirrors, default documents, AMP/print) with a redirect
+    /// to the first layout, recorded as [`SyntheticPage::final_url`]. Default 0. Deciding it
+    /// does not change any site's URLs.
+    pub redirect_share: f64,
 }
 
 impl Default for CorpusConfig {
@@ -152,6 +157,7 @@ impl Default for CorpusConfig {
             max_pages: 400,
             noise: NoiseConfig::default(),
             rel_canonical_share: 0.0,
+            redirect_share: 0.0,
         }
     }
 }
@@ -186,6 +192,12 @@ impl CorpusConfig {
     /// Label noise.
     pub fn with_noise(mut self, noise: NoiseConfig) -> Self {
         self.noise = noise;
+        self
+    }
+
+    /// Share of sites that redirect alias layouts.
+    pub fn with_redirects(mut self, share: f64) -> Self {
+        self.redirect_share = share;
         self
     }
 
@@ -235,6 +247,8 @@ pub struct Site {
     pub text_seed: u64,
     /// Whether the site's pages declare `rel=canonical` (see [`SyntheticPage::canonical`]).
     pub declares_canonical: bool,
+    /// Whether the site redirects alias layouts (see [`SyntheticPage::final_url`]).
+    pub redirects_aliases: bool,
 }
 
 impl Site {
@@ -304,6 +318,9 @@ pub struct SyntheticPage {
     /// The `rel=canonical` target the page declares, on sites that declare one: the first layout
     /// of the served content without decorations (it need not be a crawled URL).
     pub canonical: Option<String>,
+    /// Where the fetch ended after redirects, on sites that redirect alias layouts: the same
+    /// content in its first layout, decorations kept (it need not be a crawled URL).
+    pub final_url: Option<String>,
 }
 
 /// The shape of a page's main content.

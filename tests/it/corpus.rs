@@ -585,3 +585,41 @@ fn large_sites_generate_quickly() {
     assert_eq!(c.total_pages(), 100_000);
     assert!(elapsed.as_secs_f64() < 20.0, "100k URLs took {elapsed:?}");
 }
+
+#[test]
+fn redirects_lead_to_the_same_content_and_do_not_change_urls() {
+    let plain = generate(&CorpusConfig::new(12, 1).with_pages(200, 200));
+    let with = generate(
+        &CorpusConfig::new(12, 1)
+            .with_pages(200, 200)
+            .with_redirects(1.0),
+    );
+    let mut redirected = 0;
+    for (a, b) in plain.sites.iter().zip(&with.sites) {
+        assert!(!a.redirects_aliases && b.redirects_aliases);
+        assert!(a.pages.iter().all(|p| p.final_url.is_none()));
+        let urls_a: Vec<&str> = a.pages.iter().map(|p| p.url.as_str()).collect();
+        let urls_b: Vec<&str> = b.pages.iter().map(|p| p.url.as_str()).collect();
+        assert_eq!(urls_a, urls_b, "the option changed the crawl");
+        let index = b.content_index();
+        let mut target_owner: HashMap<&str, u64> = HashMap::new();
+        for p in &b.pages {
+            let Some(target) = p.final_url.as_deref() else {
+                continue;
+            };
+            redirected += 1;
+            assert_ne!(target, p.url);
+            assert!(url::Url::parse(target).is_ok());
+            if let Some(&c) = index.get(target) {
+                assert_eq!(c, p.content_id, "{} redirects to another content", p.url);
+            }
+            let owner = *target_owner.entry(target).or_insert(p.content_id);
+            assert_eq!(owner, p.content_id, "{target} ends two contents");
+        }
+    }
+    assert!(redirected > 50, "only {redirected} redirects");
+    let mut out = Vec::new();
+    write_jsonl(&with, &mut out).expect("writing to memory");
+    let text = String::from_utf8(out).expect("utf-8");
+    assert_eq!(text.matches("\"final_url\"").count(), redirected);
+}

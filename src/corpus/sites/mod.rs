@@ -276,6 +276,9 @@ pub(crate) fn generate_site(
     let canonical_draw =
         (mix(config.seed ^ 0xCA40_1CA1, index as u64) >> 11) as f64 / (1u64 << 53) as f64;
     em.declares_canonical = canonical_draw < finite_unit(config.rel_canonical_share);
+    let redirect_draw =
+        (mix(config.seed ^ 0x301_301, index as u64) >> 11) as f64 / (1u64 << 53) as f64;
+    em.redirects_aliases = redirect_draw < finite_unit(config.redirect_share);
 
     let all = [
         SectionKind::Forum,
@@ -383,6 +386,7 @@ pub(crate) fn generate_site(
                 not_found,
                 PageKind::NotFound,
                 Some(NoiseKind::Soft404),
+                None,
             ) == Added::New
             {
                 added += 1;
@@ -454,6 +458,7 @@ pub(crate) fn generate_site(
         expected,
         text_seed: mix(config.seed ^ 0x5EED_7E87, index as u64),
         declares_canonical: em.declares_canonical,
+        redirects_aliases: em.redirects_aliases,
     }
 }
 
