@@ -42,7 +42,7 @@ pub const MAX_SITES: usize = 4096;
 /// Most URLs one site may hold; larger requests are clamped.
 pub const MAX_PAGES_PER_SITE: usize = 2_000_000;
 
-/// Errors of the corpus module (only exporting can fail; generation is total).
+/// Errors of the corpus module (generation itself is total: only exporting and parsing fail).
 #[derive(Debug, thiserror::Error)]
 pub enum CorpusError {
     /// Writing the JSON lines export failed.
@@ -51,6 +51,9 @@ pub enum CorpusError {
     /// Serializing a page failed.
     #[error("serializing a page failed: {0}")]
     Json(#[from] serde_json::Error),
+    /// A site kind name that is not one of [`SiteKind::name`].
+    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust)")]
+    UnknownKind(String),
 }
 
 /// The kind of site to generate. Each kind has several layouts chosen by the seed.
@@ -100,6 +103,19 @@ impl SiteKind {
             SiteKind::Mixed => "mixed",
             SiteKind::NoDust => "no-dust",
         }
+    }
+}
+
+impl std::str::FromStr for SiteKind {
+    type Err = CorpusError;
+
+    /// Parses a [`SiteKind::name`] (case-insensitive; `_` may replace `-`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase().replace('_', "-");
+        SiteKind::ALL
+            .into_iter()
+            .find(|k| k.name() == wanted)
+            .ok_or_else(|| CorpusError::UnknownKind(s.to_string()))
     }
 }
 
@@ -440,5 +456,35 @@ pub fn generate(config: &CorpusConfig) -> Corpus {
     Corpus {
         seed: config.seed,
         sites,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_parse_from_their_names() {
+        for kind in SiteKind::ALL {
+            assert_eq!(kind.name().parse::<SiteKind>().ok(), Some(kind));
+            assert_eq!(
+                kind.to_string().to_uppercase().parse::<SiteKind>().ok(),
+                Some(kind)
+            );
+        }
+        assert_eq!(
+            "docs_mirror".parse::<SiteKind>().ok(),
+            Some(SiteKind::DocsMirror)
+        );
+        let err = "blog".parse::<SiteKind>().err().map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("`blog`")));
+    }
+
+    #[test]
+    fn empty_and_tiny_configs_are_fine() {
+        let empty = generate(&CorpusConfig::default().with_kinds(&[]));
+        assert!(empty.sites.is_empty());
+        let tiny = generate(&CorpusConfig::new(1, 1).with_pages(1, 1));
+        assert!(tiny.sites.iter().all(|s| s.pages.len() == 1));
     }
 }

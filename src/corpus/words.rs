@@ -240,6 +240,8 @@ mod tests {
             assert!(w.bytes().all(|b| b.is_ascii_lowercase()), "{w}");
         }
         assert!(WORDS.len() > 400);
+        // Generators cut word prefixes of up to four bytes for made-up names.
+        assert!(WORDS.iter().all(|w| w.len() >= 4));
     }
 
     #[test]
