@@ -92,7 +92,8 @@ impl News {
             );
             news.variants.push((amp, rule));
         }
-        if rng.random_bool(0.7) {
+        // A news site without an AMP version has at least a print version.
+        if news.variants.is_empty() || rng.random_bool(0.7) {
             let print = *[
                 Transform::PathSuffix("/print"),
                 Transform::Query("print", "1"),
