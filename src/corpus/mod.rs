@@ -16,6 +16,25 @@
 //! Pages render to full HTML with a per-site template ([`render_html`]) and export to the offline
 //! CLI's JSON lines format ([`write_jsonl`]).
 //!
+//! ```
+//! use undust::corpus::{generate, render_html, CorpusConfig, SiteKind};
+//!
+//! let corpus = generate(&CorpusConfig::new(7, 1).with_pages(50, 200));
+//! for site in &corpus.sites {
+//!     let index = site.content_index();
+//!     for (a, b) in &site.hard_negatives {
+//!         assert_ne!(index[a.as_str()], index[b.as_str()]); // must never be merged
+//!     }
+//!     for rule in &site.expected {
+//!         println!("{} ({}): {}", site.host, site.kind, rule.description);
+//!     }
+//! }
+//! let forum = &corpus.sites[0];
+//! assert_eq!(forum.kind, SiteKind::Forum);
+//! let html = render_html(forum, &forum.pages[0]);
+//! assert!(html.contains("<main"));
+//! ```
+//!
 //! # Ground truth and label noise
 //!
 //! [`SyntheticPage::content_id`] is the truth: two URLs with the same content id serve the same
