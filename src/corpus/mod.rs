@@ -253,6 +253,11 @@ pub struct Corpus {
 }
 
 impl Corpus {
+    /// The site with this host, if any.
+    pub fn site(&self, host: &str) -> Option<&Site> {
+        self.sites.iter().find(|s| s.host == host)
+    }
+
     /// Total URLs over all sites.
     pub fn total_pages(&self) -> usize {
         self.sites.iter().map(|s| s.pages.len()).sum()
@@ -505,5 +510,8 @@ mod tests {
         assert!(empty.sites.is_empty());
         let tiny = generate(&CorpusConfig::new(1, 1).with_pages(1, 1));
         assert!(tiny.sites.iter().all(|s| s.pages.len() == 1));
+        let host = &tiny.sites[2].host;
+        assert_eq!(tiny.site(host).map(|s| s.kind), Some(SiteKind::News));
+        assert!(tiny.site("absent.example").is_none());
     }
 }
