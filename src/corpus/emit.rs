@@ -168,6 +168,8 @@ pub(crate) struct Emitter {
     pub dust: bool,
     /// The site declares `rel=canonical` on its pages.
     pub declares_canonical: bool,
+    /// The site answers alias layouts with a redirect to the first layout.
+    pub redirects_aliases: bool,
     /// The canonical URL of the content being emitted (when the site declares canonicals).
     current_canonical: Option<String>,
 }
@@ -194,6 +196,7 @@ impl Emitter {
             zipf,
             dust,
             declares_canonical: false,
+            redirects_aliases: false,
             current_canonical: None,
         }
     }
@@ -307,10 +310,35 @@ impl Emitter {
     }
 
     /// Adds one URL of content `id`.
+    #[cfg(test)]
     pub fn add(&mut self, url: String, id: u64, kind: PageKind) -> Added {
-        self.add_labelled(url, id, id, kind, None)
+        self.add_labelled(url, id, id, kind, None, None)
     }
 
+    /// Adds the URL `d` builds from `forms` for content `id`, returning it. On sites that
+    /// redirect alias layouts, a URL in an alias form records where the fetch ended: the first
+    /// form with the same decorations.
+    pub fn add_decorated(
+        &mut self,
+        forms: &[Form],
+        d: &Decoration,
+        id: u64,
+        kind: PageKind,
+    ) -> (Added, String) {
+        let url = self.build(forms, d);
+        let is_alias = d.form != 0 && forms.get(d.form).is_some_and(|f| f.rule.is_some());
+        let final_url = (self.redirects_aliases && is_alias).then(|| {
+            let mut to = d.clone();
+            to.form = 0;
+            self.build(forms, &to)
+        });
+        (
+            self.add_labelled(url.clone(), id, id, kind, None, final_url),
+            url,
+        )
+    }
+
+    /// Adds one URL with all its attributes.
     pub fn add_labelled(
         &mut self,
         url: String,
@@ -318,6 +346,7 @@ impl Emitter {
         label: u64,
         kind: PageKind,
         noise: Option<NoiseKind>,
+        final_url: Option<String>,
     ) -> Added {
         if let Some(&existing) = self.by_url.get(&url) {
             return if existing == id {
@@ -354,6 +383,7 @@ impl Emitter {
             kind,
             noise,
             canonical,
+            final_url,
         });
         Added::New
     }
@@ -425,10 +455,13 @@ impl Emitter {
         self.set_canonical(forms);
         let mut first = None;
         if let Some((d, url_a)) = &of.first {
-            let url_b = self.build(forms, d);
-            if &url_b != url_a && self.add(url_b.clone(), id, kind) != Added::Refused {
-                self.hard_negatives.push((url_a.clone(), url_b.clone()));
-                first = Some((d.clone(), url_b));
+            // Equal URLs would mean the sibling is no different in this layout: no pair then.
+            if self.build(forms, d) != *url_a {
+                let (added, url_b) = self.add_decorated(forms, d, id, kind);
+                if added != Added::Refused {
+                    self.hard_negatives.push((url_a.clone(), url_b.clone()));
+                    first = Some((d.clone(), url_b));
+                }
             }
         }
         let k = if self.dust { self.zipf.sample(rng) } else { 1 };
@@ -471,8 +504,8 @@ impl Emitter {
                 break;
             }
             let d = self.random_decoration(rng, forms.len());
-            let url = self.build(forms, &d);
-            if self.add(url.clone(), id, kind) == Added::New {
+            let (added, url) = self.add_decorated(forms, &d, id, kind);
+            if added == Added::New {
                 produced += 1;
                 if first.is_none() {
                     first = Some((d, url));
@@ -496,12 +529,13 @@ impl Emitter {
             let Some((a, b)) = self.example_pair(rng, r, forms) else {
                 continue;
             };
-            let (ua, ub) = (self.build(forms, &a), self.build(forms, &b));
-            if ua == ub {
+            if self.build(forms, &a) == self.build(forms, &b) {
                 continue;
             }
-            let ok_a = self.add(ua.clone(), id, kind) != Added::Refused;
-            let ok_b = ok_a && self.add(ub.clone(), id, kind) != Added::Refused;
+            let (added_a, ua) = self.add_decorated(forms, &a, id, kind);
+            let ok_a = added_a != Added::Refused;
+            let ok_b = ok_a && self.add_decorated(forms, &b, id, kind).0 != Added::Refused;
+            let ub = self.build(forms, &b);
             if ok_a && ok_b {
                 self.rules[r].examples.push((ua, ub));
             }

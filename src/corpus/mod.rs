@@ -16,6 +16,25 @@
 //! Pages render to full HTML with a per-site template ([`render_html`]) and export to the offline
 //! CLI's JSON lines format ([`write_jsonl`]).
 //!
+//! ```
+//! use undust::corpus::{generate, render_html, CorpusConfig, SiteKind};
+//!
+//! let corpus = generate(&CorpusConfig::new(7, 1).with_pages(50, 200));
+//! for site in &corpus.sites {
+//!     let index = site.content_index();
+//!     for (a, b) in &site.hard_negatives {
+//!         assert_ne!(index[a.as_str()], index[b.as_str()]); // must never be merged
+//!     }
+//!     for rule in &site.expected {
+//!         println!("{} ({}): {}", site.host, site.kind, rule.description);
+//!     }
+//! }
+//! let forum = &corpus.sites[0];
+//! assert_eq!(forum.kind, SiteKind::Forum);
+//! let html = render_html(forum, &forum.pages[0]);
+//! assert!(html.contains("<main"));
+//! ```
+//!
 //! # Ground truth and label noise
 //!
 //! [`SyntheticPage::content_id`] is the truth: two URLs with the same content id serve the same
@@ -42,7 +61,7 @@ pub const MAX_SITES: usize = 4096;
 /// Most URLs one site may hold; larger requests are clamped.
 pub const MAX_PAGES_PER_SITE: usize = 2_000_000;
 
-/// Errors of the corpus module (only exporting can fail; generation is total).
+/// Errors of the corpus module (generation itself is total: only exporting and parsing fail).
 #[derive(Debug, thiserror::Error)]
 pub enum CorpusError {
     /// Writing the JSON lines export failed.
@@ -51,6 +70,9 @@ pub enum CorpusError {
     /// Serializing a page failed.
     #[error("serializing a page failed: {0}")]
     Json(#[from] serde_json::Error),
+    /// A site kind name that is not one of [`SiteKind::name`].
+    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust)")]
+    UnknownKind(String),
 }
 
 /// The kind of site to generate. Each kind has several layouts chosen by the seed.
@@ -103,6 +125,19 @@ impl SiteKind {
     }
 }
 
+impl std::str::FromStr for SiteKind {
+    type Err = CorpusError;
+
+    /// Parses a [`SiteKind::name`] (case-insensitive; `_` may replace `-`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase().replace('_', "-");
+        SiteKind::ALL
+            .into_iter()
+            .find(|k| k.name() == wanted)
+            .ok_or_else(|| CorpusError::UnknownKind(s.to_string()))
+    }
+}
+
 impl fmt::Display for SiteKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -141,6 +176,11 @@ pub struct CorpusConfig {
     /// to their content's first layout without decorations (what well-kept sites do). Default 0.
     /// Deciding it does not change any site's URLs.
     pub rel_canonical_share: f64,
+    /// Share of sites (clamped to `[0, 1]`) that answer URLs in an alias layout (every layout
+    /// but a content's first: alias paths, mirrors, default documents, AMP/print) with a redirect
+    /// to the first layout, recorded as [`SyntheticPage::final_url`]. Default 0. Deciding it
+    /// does not change any site's URLs.
+    pub redirect_share: f64,
 }
 
 impl Default for CorpusConfig {
@@ -152,6 +192,7 @@ impl Default for CorpusConfig {
             max_pages: 400,
             noise: NoiseConfig::default(),
             rel_canonical_share: 0.0,
+            redirect_share: 0.0,
         }
     }
 }
@@ -189,6 +230,12 @@ impl CorpusConfig {
         self
     }
 
+    /// Share of sites that redirect alias layouts.
+    pub fn with_redirects(mut self, share: f64) -> Self {
+        self.redirect_share = share;
+        self
+    }
+
     /// Share of sites that declare `rel=canonical`.
     pub fn with_rel_canonical(mut self, share: f64) -> Self {
         self.rel_canonical_share = share;
@@ -206,6 +253,11 @@ pub struct Corpus {
 }
 
 impl Corpus {
+    /// The site with this host, if any.
+    pub fn site(&self, host: &str) -> Option<&Site> {
+        self.sites.iter().find(|s| s.host == host)
+    }
+
     /// Total URLs over all sites.
     pub fn total_pages(&self) -> usize {
         self.sites.iter().map(|s| s.pages.len()).sum()
@@ -235,6 +287,8 @@ pub struct Site {
     pub text_seed: u64,
     /// Whether the site's pages declare `rel=canonical` (see [`SyntheticPage::canonical`]).
     pub declares_canonical: bool,
+    /// Whether the site redirects alias layouts (see [`SyntheticPage::final_url`]).
+    pub redirects_aliases: bool,
 }
 
 impl Site {
@@ -304,6 +358,9 @@ pub struct SyntheticPage {
     /// The `rel=canonical` target the page declares, on sites that declare one: the first layout
     /// of the served content without decorations (it need not be a crawled URL).
     pub canonical: Option<String>,
+    /// Where the fetch ended after redirects, on sites that redirect alias layouts: the same
+    /// content in its first layout, decorations kept (it need not be a crawled URL).
+    pub final_url: Option<String>,
 }
 
 /// The shape of a page's main content.
@@ -423,5 +480,38 @@ pub fn generate(config: &CorpusConfig) -> Corpus {
     Corpus {
         seed: config.seed,
         sites,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_parse_from_their_names() {
+        for kind in SiteKind::ALL {
+            assert_eq!(kind.name().parse::<SiteKind>().ok(), Some(kind));
+            assert_eq!(
+                kind.to_string().to_uppercase().parse::<SiteKind>().ok(),
+                Some(kind)
+            );
+        }
+        assert_eq!(
+            "docs_mirror".parse::<SiteKind>().ok(),
+            Some(SiteKind::DocsMirror)
+        );
+        let err = "blog".parse::<SiteKind>().err().map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("`blog`")));
+    }
+
+    #[test]
+    fn empty_and_tiny_configs_are_fine() {
+        let empty = generate(&CorpusConfig::default().with_kinds(&[]));
+        assert!(empty.sites.is_empty());
+        let tiny = generate(&CorpusConfig::new(1, 1).with_pages(1, 1));
+        assert!(tiny.sites.iter().all(|s| s.pages.len() == 1));
+        let host = &tiny.sites[2].host;
+        assert_eq!(tiny.site(host).map(|s| s.kind), Some(SiteKind::News));
+        assert!(tiny.site("absent.example").is_none());
     }
 }

@@ -29,7 +29,7 @@ pub struct JsonlPage {
     pub url: String,
     /// The page's HTML.
     pub html: String,
-    /// URL after redirects, when different (never set by the generator).
+    /// URL after redirects, when different (see `SyntheticPage::final_url`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub final_url: Option<String>,
     /// HTTP status (200: soft-404s are served with 200, which is what makes them noise).
@@ -47,7 +47,7 @@ pub fn write_jsonl(corpus: &Corpus, mut out: impl Write) -> Result<(), CorpusErr
             let line = JsonlPage {
                 url: page.url.clone(),
                 html: render_html(site, page),
-                final_url: None,
+                final_url: page.final_url.clone(),
                 status: 200,
                 canonical: page.canonical.clone(),
             };

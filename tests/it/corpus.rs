@@ -585,3 +585,112 @@ fn large_sites_generate_quickly() {
     assert_eq!(c.total_pages(), 100_000);
     assert!(elapsed.as_secs_f64() < 20.0, "100k URLs took {elapsed:?}");
 }
+
+#[test]
+fn redirects_lead_to_the_same_content_and_do_not_change_urls() {
+    let plain = generate(&CorpusConfig::new(12, 1).with_pages(200, 200));
+    let with = generate(
+        &CorpusConfig::new(12, 1)
+            .with_pages(200, 200)
+            .with_redirects(1.0),
+    );
+    let mut redirected = 0;
+    for (a, b) in plain.sites.iter().zip(&with.sites) {
+        assert!(!a.redirects_aliases && b.redirects_aliases);
+        assert!(a.pages.iter().all(|p| p.final_url.is_none()));
+        let urls_a: Vec<&str> = a.pages.iter().map(|p| p.url.as_str()).collect();
+        let urls_b: Vec<&str> = b.pages.iter().map(|p| p.url.as_str()).collect();
+        assert_eq!(urls_a, urls_b, "the option changed the crawl");
+        let index = b.content_index();
+        let mut target_owner: HashMap<&str, u64> = HashMap::new();
+        for p in &b.pages {
+            let Some(target) = p.final_url.as_deref() else {
+                continue;
+            };
+            redirected += 1;
+            assert_ne!(target, p.url);
+            assert!(url::Url::parse(target).is_ok());
+            if let Some(&c) = index.get(target) {
+                assert_eq!(c, p.content_id, "{} redirects to another content", p.url);
+            }
+            let owner = *target_owner.entry(target).or_insert(p.content_id);
+            assert_eq!(owner, p.content_id, "{target} ends two contents");
+        }
+    }
+    assert!(redirected > 50, "only {redirected} redirects");
+    let mut out = Vec::new();
+    write_jsonl(&with, &mut out).expect("writing to memory");
+    let text = String::from_utf8(out).expect("utf-8");
+    assert_eq!(text.matches("\"final_url\"").count(), redirected);
+}
+
+/// Patterns of the meaningful differences the brief asks for, compiled once.
+static CLASSES: std::sync::LazyLock<Vec<(&'static str, regex::Regex)>> =
+    std::sync::LazyLock::new(|| {
+        [
+            ("revision", r"[?&]oldid="),
+            ("history", r"[?&]action=history"),
+            ("comments", r"comments"),
+            (
+                "variant",
+                r"[?&](colou?r|variant_color|c|size|sz|variant_size)=",
+            ),
+            ("sort", r"[?&](sort|order|orderby|sort_by|sk|sd)="),
+            ("pagination", r"([?&](page|pg|p|start)=\d|/page[-/]?\d)"),
+        ]
+        .into_iter()
+        .map(|(name, p)| (name, regex::Regex::new(p).expect("valid pattern")))
+        .collect()
+    });
+
+/// What distinguishes the two URLs of a hard negative, in the brief's terms.
+fn negative_class(a: &str, b: &str) -> &'static str {
+    if let Some((name, _)) = CLASSES
+        .iter()
+        .find(|(_, r)| r.is_match(b) && !r.is_match(a))
+    {
+        return name;
+    }
+    let seg = |u: &str| -> Vec<String> {
+        url::Url::parse(u).map_or_else(
+            |_| Vec::new(),
+            |u| u.path().split('/').map(str::to_string).collect(),
+        )
+    };
+    let (sa, sb) = (seg(a), seg(b));
+    let diff = (0..sa.len().max(sb.len()))
+        .filter(|&i| sa.get(i) != sb.get(i))
+        .count();
+    if diff == 1 && sa.len() == sb.len() {
+        "path-segment"
+    } else {
+        "other-item"
+    }
+}
+
+#[test]
+fn hard_negatives_cover_each_kinds_dimensions() {
+    let mut classes: HashMap<SiteKind, HashSet<&'static str>> = HashMap::new();
+    for seed in SEEDS {
+        let c = generate(&CorpusConfig::new(seed, 1).with_pages(400, 400));
+        for site in &c.sites {
+            let set = classes.entry(site.kind).or_default();
+            for (a, b) in &site.hard_negatives {
+                set.insert(negative_class(a, b));
+            }
+        }
+    }
+    let want: [(SiteKind, &[&str]); 5] = [
+        (SiteKind::Forum, &["pagination", "sort"]),
+        (SiteKind::Shop, &["pagination", "sort", "variant"]),
+        (SiteKind::News, &["pagination", "comments"]),
+        (SiteKind::DocsMirror, &["path-segment"]),
+        (SiteKind::CaseInsensitive, &["revision", "history"]),
+    ];
+    for (kind, needed) in want {
+        let got = &classes[&kind];
+        for n in needed {
+            assert!(got.contains(n), "{kind}: no `{n}` negatives, only {got:?}");
+        }
+    }
+}
