@@ -209,6 +209,20 @@ fn same_site_articles_stay_apart_after_template_removal() {
                 min_after = min_after.min(after);
             }
         }
+        let templated: usize = pages
+            .iter()
+            .map(|p| {
+                p.digest
+                    .pagelets
+                    .iter()
+                    .filter(|q| host.model.is_template(q.identity))
+                    .map(|q| q.tokens as usize)
+                    .sum::<usize>()
+            })
+            .sum();
+        let total: usize = pages.iter().map(|p| p.digest.page_tokens as usize).sum();
+        eprintln!("template {group}: {templated} of {total} tokens are template");
+        assert!(templated > 0, "{group}: no template learnt");
         let weak = host
             .fingerprints
             .iter()
