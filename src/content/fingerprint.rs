@@ -27,7 +27,8 @@
 //! soft-404s, empty listings, login walls, pages that are all template) is [`Strength::Weak`]: its
 //! simhash is no evidence of duplication, and its `exact` is the hash of the *whole* page's text
 //! (template included), so the cluster stage merges Weak pages only when their full text is
-//! identical.
+//! identical; pages with no text at all (script-rendered shells) hash their HTML bytes instead, so
+//! they merge only when byte-identical.
 
 use serde::{Deserialize, Serialize};
 

@@ -112,7 +112,8 @@ impl PageletDigest {
 pub struct PageDigest {
     /// Pagelets with text, in document order.
     pub pagelets: Vec<PageletDigest>,
-    /// Exact hash of the whole page's normalized text (every pagelet, template included).
+    /// Exact hash of the whole page's normalized text (every pagelet, template included); of the
+    /// HTML bytes when the page has no text at all.
     pub page_exact: u64,
     /// Tokens of the whole page's text.
     pub page_tokens: u32,
@@ -212,6 +213,11 @@ pub fn analyze(html: &[u8], config: &ContentConfig) -> PageAnalysis {
         Err(_) => return PageAnalysis::default(),
     };
     let mut page = state.finish();
+    if page.digest.page_tokens == 0 {
+        // No text at all (script-rendered shells, images, binary): text equality would say
+        // nothing, so the whole-page hash is of the bytes.
+        page.digest.page_exact = xxh3_64(&html[..len]);
+    }
     page.bytes_analyzed = len;
     page.truncated |= truncated;
     page
@@ -728,6 +734,15 @@ mod tests {
         assert_eq!(exact("<p>foo<b>bar</b></p>"), exact("<p>foobar</p>"));
         assert_ne!(exact("<p>foo</p><p>bar</p>"), exact("<p>foobar</p>"));
         assert_eq!(exact("<p>foo<br>bar</p>"), exact("<p>foo bar</p>"));
+    }
+
+    #[test]
+    fn textless_pages_hash_their_bytes() {
+        assert_ne!(
+            exact("<div id=app></div><script>render(1)</script>"),
+            exact("<div id=app></div><script>render(2)</script>")
+        );
+        assert_eq!(exact("<img src=a>"), exact("<img src=a>"));
     }
 
     #[test]

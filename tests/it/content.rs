@@ -209,6 +209,20 @@ fn same_site_articles_stay_apart_after_template_removal() {
                 min_after = min_after.min(after);
             }
         }
+        let templated: usize = pages
+            .iter()
+            .map(|p| {
+                p.digest
+                    .pagelets
+                    .iter()
+                    .filter(|q| host.model.is_template(q.identity))
+                    .map(|q| q.tokens as usize)
+                    .sum::<usize>()
+            })
+            .sum();
+        let total: usize = pages.iter().map(|p| p.digest.page_tokens as usize).sum();
+        eprintln!("template {group}: {templated} of {total} tokens are template");
+        assert!(templated > 0, "{group}: no template learnt");
         let weak = host
             .fingerprints
             .iter()
@@ -424,4 +438,51 @@ fn short_pages_are_weak_and_lone_article_is_strong() {
     // The lone page's fingerprint is close to its article text, far from its whole-page text.
     let gold = simhash_text(&format!("Lone Published 2024 by Staff {body}"));
     assert!(hamming(fp.simhash, gold) <= 3);
+}
+
+#[test]
+fn incremental_digests_refingerprint_like_the_batch() {
+    let config = ContentConfig::default();
+    let text = |seed: usize| -> String {
+        (0..150)
+            .map(|i| format!("v{}y{} ", (i * 11 + seed * 3) % 89, seed % 5))
+            .collect()
+    };
+    let htmls: Vec<String> = (0..8)
+        .map(|i| {
+            wrap(
+                &format!("Story {i}"),
+                "2024-05-06",
+                "Cheap flights to anywhere this summer with our partner airline deals",
+                &text(i),
+            )
+        })
+        .collect();
+    // Sidecar: pages arrive one by one; only digests are kept.
+    let mut model = TemplateModel::new(&config);
+    let mut kept: Vec<PageDigest> = Vec::new();
+    let mut early = Vec::new();
+    for h in &htmls {
+        let a = analyze(h.as_bytes(), &config);
+        model.observe(&a);
+        early.push(fingerprint(&a, &model, &config));
+        kept.push(a.digest);
+    }
+    // Once mature, re-fingerprinting the kept digests equals the offline two-pass batch.
+    let batch = fingerprint_host(
+        &htmls
+            .iter()
+            .map(|h| analyze(h.as_bytes(), &config))
+            .collect::<Vec<_>>(),
+        &config,
+    );
+    assert_eq!(model, batch.model);
+    let refreshed: Vec<_> = kept
+        .iter()
+        .map(|d| fingerprint_digest(d, &model, &config))
+        .collect();
+    assert_eq!(refreshed, batch.fingerprints);
+    // The first page, fingerprinted alone on arrival (cues only), is still close to its refreshed
+    // fingerprint: the cues already dropped the template.
+    assert!(hamming(early[0].simhash, refreshed[0].simhash) <= 3);
 }
