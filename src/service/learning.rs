@@ -265,7 +265,7 @@ impl Learning {
             let state = self.host_state(&host);
             if !templates.contains_key(&host) {
                 // No trusted model: rebuild it from the samples themselves.
-                state.lock().template.observe_digest(&sample.digest, None);
+                state.lock().template.observe_digest(&sample.digest);
             }
             let offer = sampler.offer(&host, sample);
             // Bounds may have shrunk since the samples were written; drop what no longer fits.
@@ -402,7 +402,11 @@ impl Learning {
                         let _ = tokio::task::spawn_blocking(move || learning.flush_seen()).await;
                     }
                     _ = schedule.tick() => learning.schedule(),
-                    _ = stop.wait_for(|stopping| *stopping) => break,
+                    changed = stop.changed() => {
+                        if changed.is_err() || *stop.borrow_and_update() {
+                            break;
+                        }
+                    }
                 }
             }
             let learning = Arc::clone(&learning);

@@ -99,7 +99,11 @@ pub async fn run(
     let (stop_sender, stop) = watch::channel(false);
     let stopped = |mut stop: watch::Receiver<bool>| async move {
         // Either a send of `true` or the sender going away means stop.
-        let _ = stop.wait_for(|stopping| *stopping).await;
+        while stop.changed().await.is_ok() {
+            if *stop.borrow_and_update() {
+                break;
+            }
+        }
     };
     let background = learning.start(stop.clone());
 
