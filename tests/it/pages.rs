@@ -430,3 +430,58 @@ fn committed_fixtures() {
     assert_eq!(ok[2].final_url.as_deref(), Some("https://fixture.test/b"));
     assert_eq!(items.iter().filter(|r| r.is_err()).count(), 1);
 }
+
+#[test]
+fn corrupted_inputs_never_panic_and_always_end() {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    let dir = tempfile::tempdir().unwrap();
+    let (records, _) = crawl();
+    let warc = records.concat();
+    let mut rng = SmallRng::seed_from_u64(17);
+    for round in 0..150 {
+        let (name, base) = if round % 2 == 0 {
+            ("f.warc", warc.as_slice())
+        } else {
+            ("f.jsonl", JSONL.as_bytes())
+        };
+        let mut data = base.to_vec();
+        // Flip, delete or duplicate a few random spans; sometimes truncate or gzip.
+        for _ in 0..rng.random_range(1..6) {
+            let at = rng.random_range(0..data.len());
+            match rng.random_range(0..3) {
+                0 => data[at] = rng.random(),
+                1 => {
+                    let end = (at + rng.random_range(1..40)).min(data.len());
+                    data.drain(at..end);
+                }
+                _ => {
+                    let end = (at + rng.random_range(1..40)).min(data.len());
+                    let copy = data[at..end].to_vec();
+                    data.splice(at..at, copy);
+                }
+            }
+            if data.is_empty() {
+                data.push(b'x');
+            }
+        }
+        if round % 5 == 0 {
+            data.truncate(rng.random_range(0..data.len()));
+        }
+        if round % 7 == 0 {
+            let mut gz = gzip(&data);
+            let len = gz.len();
+            // A corrupt gzip tail.
+            gz.truncate(len - rng.random_range(0..len.min(10)));
+            data = gz;
+        }
+        let path = write(dir.path(), name, &data);
+        let limits = ReaderLimits {
+            max_body_bytes: 2048,
+            max_line_bytes: 4096,
+            max_header_bytes: 1024,
+        };
+        let count = read_pages_with(&path, limits).unwrap().take(10_000).count();
+        assert!(count < 10_000, "round {round}: reader did not end");
+    }
+}
