@@ -174,7 +174,8 @@ impl ClusterBuilder {
     }
 
     /// Records that `from` redirected to `to` (absolute, or relative to `from`). Returns false
-    /// when the pair is ignored (cross-host, unparseable, or a self-redirect).
+    /// when the pair is ignored (cross-host, unparseable, or a self-redirect). The body of a 3xx
+    /// response is not the page's content: record the redirect, not a page, for `from`.
     pub fn add_redirect(&mut self, from: &str, to: &str) -> bool {
         let Some((a, b)) = self.same_host_pair(from, to) else {
             return false;

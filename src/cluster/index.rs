@@ -23,8 +23,8 @@
 //! per-host index we design for) and `key_bits` the narrowest key over all tables, the layout with
 //! the lowest cost and at most [`MAX_TABLES`] tables is used (memory grows with the table count).
 //! The benchmark checks the choice for k = 3 at 10^6 fingerprints: 4 tables (16-bit keys, ~16
-//! random candidates per table) is ~16x slower than the chosen 10, and 20 tables is ~1.6x slower
-//! (more misses, twice the memory).
+//! random candidates per table) is over 10x slower than the chosen 10, and 20 tables is about
+//! 1.5–2x slower (more misses, nearly twice the memory).
 //!
 //! | k | blocks | tables | min key bits |
 //! |---|--------|--------|--------------|

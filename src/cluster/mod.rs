@@ -8,5 +8,7 @@
 pub mod clusters;
 pub mod index;
 
-pub use clusters::{ClusterBuilder, ClusterConfig, ClusterId, Clustering, PageEvidence};
+pub use clusters::{
+    Cluster, ClusterBuilder, ClusterConfig, ClusterId, ClusterStats, Clustering, PageEvidence,
+};
 pub use index::{IndexError, Layout, SimhashIndex, DEFAULT_MAX_DISTANCE};

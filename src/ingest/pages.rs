@@ -20,7 +20,7 @@
 //! HTTP (`application/http` or no Content-Type) become pages; `request`, `warcinfo`, `metadata`,
 //! `revisit`, `resource`, `dns:` responses and the like are skipped. The stored HTTP response is
 //! parsed with `httparse` (HTTP/2 and HTTP/3 status lines, as browser-based crawlers record them,
-//! are accepted); `Transfer-Encoding: chunked` and `Content-Encoding: gzip`/`deflate` are decoded
+//! are accepted); `Transfer-Encoding: chunked` and `Content-Encoding: gzip`/`deflate`/`br` are decoded
 //! when the stored body is still encoded (writers that decode the body but keep the header are
 //! tolerated: a body that is not actually chunked or gzip is used as stored). A 3xx response
 //! with `Location` becomes redirect evidence (`final_url`, resolved against the target URI), and
@@ -793,6 +793,15 @@ fn decode_content(body: Vec<u8>, encoding: &str, max: usize) -> Result<Vec<u8>, 
                 Err(e) => Err(e),
             }
         }
+        "br" => match read_bounded(Box::new(brotli_decompressor::Decompressor::new(
+            &body[..],
+            16 << 10,
+        ))) {
+            Ok(out) => Ok(out),
+            // Stored already decoded despite the header.
+            Err(_) if looks_like_text(&body) => Ok(body),
+            Err(e) => Err(e),
+        },
         other => {
             if looks_like_text(&body) {
                 // Recorded decoded, header kept.

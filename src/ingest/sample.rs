@@ -306,6 +306,30 @@ impl<T: SampleBytes> ReservoirSampler<T> {
         self.reservoirs[h].bytes = bytes;
     }
 
+    /// Drops `host` entirely (e.g. once its rules are learned), returning its samples so the
+    /// caller can drop them from its indexes. The host may be sampled afresh later; it no longer
+    /// counts towards [`SamplerConfig::max_hosts`].
+    pub fn remove_host(&mut self, host: &str) -> Vec<T> {
+        let Some(h) = self.host_index.remove(host) else {
+            return Vec::new();
+        };
+        let last = self.reservoirs.len() - 1;
+        self.by_bytes.remove(&(self.reservoirs[h].bytes, h));
+        if h != last {
+            // swap_remove moves the last host into slot h: re-key its entries.
+            let moved_bytes = self.reservoirs[last].bytes;
+            self.by_bytes.remove(&(moved_bytes, last));
+            self.by_bytes.insert((moved_bytes, h));
+            if let Some(i) = self.host_index.get_mut(&self.names[last]) {
+                *i = h;
+            }
+        }
+        self.names.swap_remove(h);
+        let removed = self.reservoirs.swap_remove(h);
+        self.total_bytes -= removed.bytes;
+        removed.items
+    }
+
     /// The current sample of `host`.
     pub fn samples(&self, host: &str) -> Option<&[T]> {
         let &h = self.host_index.get(host)?;
@@ -526,6 +550,42 @@ mod tests {
         assert_eq!(offer.evicted[0].0, "big");
         assert_eq!(s.samples("small").map(<[Item]>::len), Some(11));
         assert_eq!(s.capacity("big"), Some(89));
+    }
+
+    #[test]
+    fn remove_host_keeps_accounting() {
+        let mut s = ReservoirSampler::new(SamplerConfig {
+            per_host_items: 10,
+            global_bytes: 32,
+            max_hosts: 3,
+            ..SamplerConfig::default()
+        });
+        for (i, host) in ["a", "b", "c"].iter().enumerate() {
+            for id in 0..5 {
+                s.offer(host, Item { id, size: i + 1 });
+            }
+        }
+        assert_eq!(s.total_bytes(), 5 + 10 + 15);
+        let offer = s.offer("d", Item { id: 0, size: 1 });
+        assert_eq!(offer.decision, Decision::HostRefused);
+        let gone = s.remove_host("a");
+        assert_eq!(gone.len(), 5);
+        assert!(s.remove_host("a").is_empty());
+        assert_eq!(s.total_bytes(), 25);
+        assert_eq!(s.samples("c").map(<[Item]>::len), Some(5));
+        assert_eq!(s.host_bytes("c"), 15);
+        assert!(s.offer("d", Item { id: 0, size: 1 }).kept());
+        // The global budget still finds the largest host: "c", which moved into "a"'s slot.
+        for id in 1..10 {
+            s.offer("d", Item { id, size: 1 });
+        }
+        assert_eq!(s.host_bytes("d"), 10);
+        assert!(s.total_bytes() <= 32);
+        assert!(s.host_bytes("c") < 15, "c gave up samples");
+        assert_eq!(s.host_bytes("b"), 10);
+        assert_eq!(s.hosts().count(), 3);
+        let sum: usize = s.hosts().map(|h| s.host_bytes(h)).sum();
+        assert_eq!(sum, s.total_bytes());
     }
 
     #[test]

@@ -16,6 +16,19 @@ fn gzip(data: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+/// A valid brotli stream holding `data` in one uncompressed meta-block (RFC 7932 section 9.2):
+/// enough to test decoding without a brotli encoder.
+fn brotli_stored(data: &[u8]) -> Vec<u8> {
+    assert!(!data.is_empty() && data.len() <= 1 << 16);
+    // WBITS = 16 (bit 0 = 0), ISLAST = 0, MNIBBLES = 4, MLEN - 1 in 16 bits, ISUNCOMPRESSED = 1.
+    let header: u32 = (((data.len() - 1) as u32) << 4) | (1 << 20);
+    let mut out = header.to_le_bytes()[..3].to_vec();
+    out.extend_from_slice(data);
+    // Final meta-block: ISLAST = 1, ISLASTEMPTY = 1.
+    out.push(0b11);
+    out
+}
+
 fn write(dir: &Path, name: &str, data: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, data).unwrap();
@@ -169,7 +182,8 @@ fn crawl() -> (Vec<Vec<u8>>, Vec<u64>) {
     let mut chunked_gz = format!("{:x}\r\n", gz_body.len()).into_bytes();
     chunked_gz.extend_from_slice(&gz_body);
     chunked_gz.extend_from_slice(b"\r\n0\r\n\r\n");
-    let records = vec![
+    let records =
+        vec![
         record(
             "warcinfo",
             "",
@@ -246,6 +260,10 @@ fn crawl() -> (Vec<Vec<u8>>, Vec<u64>) {
                 &gzip(b"<html>h2</html>"),
             ),
         ),
+        record("response", "https://a.test/br", HTTP_TYPE, &http(
+            "HTTP/1.1 200 OK\nContent-Encoding: br\n",
+            &brotli_stored(b"<html>brotli</html>"),
+        )),
         // Decoded by the writer but header kept: used as stored.
         record(
             "response",
@@ -279,6 +297,7 @@ fn check_crawl(items: &[Result<PageRecord, RecordError>], bad_offsets: &[u64]) {
             "https://a.test/old",
             "https://a.test/gz",
             "https://a.test/h2",
+            "https://a.test/br",
             "https://a.test/predecoded"
         ]
     );
@@ -292,7 +311,8 @@ fn check_crawl(items: &[Result<PageRecord, RecordError>], bad_offsets: &[u64]) {
     assert_eq!(ok[3].body, b"<html>gzipped</html>");
     assert_eq!(ok[4].body, b"<html>h2</html>");
     assert_eq!(ok[4].status, Some(200));
-    assert_eq!(ok[5].body, b"<html>plain</html>");
+    assert_eq!(ok[5].body, b"<html>brotli</html>");
+    assert_eq!(ok[6].body, b"<html>plain</html>");
     let errs: Vec<u64> = items
         .iter()
         .filter_map(|r| r.as_ref().err()?.offset())
@@ -407,7 +427,11 @@ fn warc_missing_length_resyncs_and_bounds_hold() {
     assert!(messages[0].contains("Content-Length"), "{}", messages[0]);
     assert!(messages[1].contains("limit"), "{}", messages[1]);
     assert!(messages[2].contains("limit"), "{}", messages[2]);
-    assert!(messages[3].contains("br"), "{}", messages[3]);
+    assert!(
+        messages[3].contains("br body does not decode"),
+        "{}",
+        messages[3]
+    );
     assert!(messages[4].contains("truncated"), "{}", messages[4]);
 }
 
@@ -429,4 +453,59 @@ fn committed_fixtures() {
     assert_eq!(ok[1].body, b"<html><p>chunked</p></html>");
     assert_eq!(ok[2].final_url.as_deref(), Some("https://fixture.test/b"));
     assert_eq!(items.iter().filter(|r| r.is_err()).count(), 1);
+}
+
+#[test]
+fn corrupted_inputs_never_panic_and_always_end() {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    let dir = tempfile::tempdir().unwrap();
+    let (records, _) = crawl();
+    let warc = records.concat();
+    let mut rng = SmallRng::seed_from_u64(17);
+    for round in 0..150 {
+        let (name, base) = if round % 2 == 0 {
+            ("f.warc", warc.as_slice())
+        } else {
+            ("f.jsonl", JSONL.as_bytes())
+        };
+        let mut data = base.to_vec();
+        // Flip, delete or duplicate a few random spans; sometimes truncate or gzip.
+        for _ in 0..rng.random_range(1..6) {
+            let at = rng.random_range(0..data.len());
+            match rng.random_range(0..3) {
+                0 => data[at] = rng.random(),
+                1 => {
+                    let end = (at + rng.random_range(1..40)).min(data.len());
+                    data.drain(at..end);
+                }
+                _ => {
+                    let end = (at + rng.random_range(1..40)).min(data.len());
+                    let copy = data[at..end].to_vec();
+                    data.splice(at..at, copy);
+                }
+            }
+            if data.is_empty() {
+                data.push(b'x');
+            }
+        }
+        if round % 5 == 0 {
+            data.truncate(rng.random_range(0..data.len()));
+        }
+        if round % 7 == 0 {
+            let mut gz = gzip(&data);
+            let len = gz.len();
+            // A corrupt gzip tail.
+            gz.truncate(len - rng.random_range(0..len.min(10)));
+            data = gz;
+        }
+        let path = write(dir.path(), name, &data);
+        let limits = ReaderLimits {
+            max_body_bytes: 2048,
+            max_line_bytes: 4096,
+            max_header_bytes: 1024,
+        };
+        let count = read_pages_with(&path, limits).unwrap().take(10_000).count();
+        assert!(count < 10_000, "round {round}: reader did not end");
+    }
 }
