@@ -432,7 +432,9 @@ fn chain_bound(set: &HostRuleSet, validated: &[ValidatedRule], rules: &mut [Comp
                 next[i].push(j);
             }
         }
-        rules[i].chains = !next[i].is_empty() || could_match(&validated[i].target, &validated[i].source);
+        // A rule copying every key onto itself gives its own output back unchanged: no need
+        // to look again.
+        rules[i].chains = !next[i].is_empty();
     }
     // Longest path by memoized DFS with colours; a grey node reached again is a cycle.
     let mut state = vec![0u8; n];
