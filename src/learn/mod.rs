@@ -281,18 +281,6 @@ fn compose(samples: &Samples, first: &Candidate, second: &Candidate) -> Option<C
     })
 }
 
-fn node_name(data: &Samples, tree: &Tree, n: u32) -> String {
-    match operations::node_pattern(data, tree, n) {
-        Some((p, _)) => p
-            .iter()
-            .filter(|(k, _)| !matches!(data.keys[*k as usize], crate::canon::rules::Key::Scheme | crate::canon::rules::Key::Auth(_)))
-            .map(|(k, c)| format!("{}={}", data.keys[*k as usize], match c { Cond::Lit(v) => data.values[*v as usize].to_string(), _ => "*".into() }))
-            .collect::<Vec<_>>()
-            .join(","),
-        None => format!("#{n}"),
-    }
-}
-
 /// Learns the deployable normalization rules of one host from labelled training URLs.
 ///
 /// `samples` should all belong to `host` and be statically normalized; URLs that do not parse
@@ -340,11 +328,6 @@ pub fn learn_host(
         for cand in operations::candidates(&data, &tree, &pos, pair, config) {
             report.raw_candidates += 1;
             let proof = proofer.proof(&cand.source, cand.shape, &cand.ops, &cand.merged);
-            if std::env::var("LEARN_DEBUG2").is_ok() {
-                let c = &cand;
-                let name = |n: u32| node_name(&data, &tree, n);
-                eprintln!("  CAND {} -> {} score {:.2} q {} proof m{} sp{} fp{} pc{} keys {:?}", name(c.s), name(c.t), c.score, proof.qualifies(config), proof.matched, proof.support_pairs, proof.fp_pairs, proof.positive_clusters, proof.keys.iter().map(|k| (data.keys[k.key as usize].to_string(), k.groups_varying, k.groups_negative, k.positive_values)).collect::<Vec<_>>());
-            }
             if proof.qualifies(config) {
                 qualified.push((cand, proof));
             } else {
@@ -362,7 +345,16 @@ pub fn learn_host(
         ..config.clone()
     };
     for (cand, proof) in unqualified {
-        if !cand.merged.is_empty() && cand.merged.iter().all(|k| trusted.contains(k)) && proof.qualifies(&relaxed) {
+        // Only droppable parameters pool support: a path segment or host label overwritten by
+        // a constant must earn its own evidence.
+        let pooled = |k: &KeyId| {
+            trusted.contains(k)
+                && matches!(
+                    data.key_comp[*k as usize],
+                    crate::canon::rules::Component::Query | crate::canon::rules::Component::PathParam
+                )
+        };
+        if !cand.merged.is_empty() && cand.merged.iter().all(pooled) && proof.qualifies(&relaxed) {
             qualified.push((cand, proof));
         }
     }

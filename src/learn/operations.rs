@@ -159,6 +159,15 @@ fn build(
     let mut ops = Vec::new();
     for &(k2, cond) in &target {
         match cond {
+            Cond::Lit(_)
+                if samples.key_comp[k2 as usize] == Component::Query
+                    && !source.iter().any(|(k1, _)| *k1 == k2) =>
+            {
+                // Never add a query parameter with a constant value: of two duplicates the
+                // one without the extra parameter (`?utm_source=x`, `?output=amp`) is the
+                // canonical form.
+                return None;
+            }
             Cond::Lit(v) => ops.push(Op::Keep { key: k2, val: v }),
             Cond::Absent => return None,
             Cond::Any => {
