@@ -262,6 +262,12 @@ fn build(
                         from,
                         lower,
                     }),
+                    None if !source.iter().any(|(k1, _)| *k1 == k2) => {
+                        // The target has a varying key the source lacks and nothing maps to
+                        // it: writing a constant would fabricate a value (`/topic/7` ->
+                        // `/topic/7/page-4`). No rule.
+                        return None;
+                    }
                     None => {
                         let droppable = matches!(
                             samples.key_comp[k2 as usize],
