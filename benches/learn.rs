@@ -23,7 +23,9 @@ fn host(n: usize, seed: u64) -> Vec<LabelledUrl> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut out = Vec::with_capacity(n);
     let mut page = 0u64;
-    let cats = ["books", "music", "toys", "garden", "tools", "sports", "office", "kitchen"];
+    let cats = [
+        "books", "music", "toys", "garden", "tools", "sports", "office", "kitchen",
+    ];
     let sorts = ["price", "name", "date"];
     while out.len() < n {
         page += 1;
@@ -44,7 +46,10 @@ fn host(n: usize, seed: u64) -> Vec<LabelledUrl> {
                     if c == 0 {
                         format!("http://shop.example.com/news/{id}/story-{}", id % 977)
                     } else {
-                        format!("http://shop.example.com/news/{id}/story-{}?ref={src}", id % 977)
+                        format!(
+                            "http://shop.example.com/news/{id}/story-{}?ref={src}",
+                            id % 977
+                        )
                     }
                 }
                 55..=74 => {
@@ -54,7 +59,9 @@ fn host(n: usize, seed: u64) -> Vec<LabelledUrl> {
                     if c % 2 == 0 {
                         format!("http://shop.example.com/category/{cat}?page={p}&sort={s}")
                     } else {
-                        format!("http://shop.example.com/category/{cat}?page={p}&sid={sid}&sort={s}")
+                        format!(
+                            "http://shop.example.com/category/{cat}?page={p}&sid={sid}&sort={s}"
+                        )
                     }
                 }
                 75..=89 => {
@@ -75,7 +82,10 @@ fn host(n: usize, seed: u64) -> Vec<LabelledUrl> {
         urls.sort();
         urls.dedup();
         for u in urls {
-            out.push(LabelledUrl { url: u, cluster: page });
+            out.push(LabelledUrl {
+                url: u,
+                cluster: page,
+            });
         }
     }
     out.truncate(n);
@@ -98,22 +108,43 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Elements(samples.len() as u64));
     g.bench_function("100k", |b| {
-        b.iter(|| learn_host("shop.example.com", black_box(&samples), &config).map(|o| o.rules.rules.len()))
+        b.iter(|| {
+            learn_host("shop.example.com", black_box(&samples), &config)
+                .map(|o| o.rules.rules.len())
+        })
     });
     g.finish();
 
     let engine = HostRules::compile(&outcome.rules).expect("rules compile");
-    let texts: Vec<&str> = samples.iter().take(20_000).map(|s| s.url.as_str()).collect();
+    let texts: Vec<&str> = samples
+        .iter()
+        .take(20_000)
+        .map(|s| s.url.as_str())
+        .collect();
     let parsed: Vec<Url> = texts.iter().filter_map(|t| Url::parse(t).ok()).collect();
     let rewritten = parsed.iter().filter(|u| engine.apply(u).is_some()).count();
-    eprintln!("engine: {} rules, {rewritten} of {} URLs rewritten", engine.len(), parsed.len());
+    eprintln!(
+        "engine: {} rules, {rewritten} of {} URLs rewritten",
+        engine.len(),
+        parsed.len()
+    );
     let mut g = c.benchmark_group("engine");
     g.throughput(Throughput::Elements(parsed.len() as u64));
     g.bench_function("apply", |b| {
-        b.iter(|| parsed.iter().filter(|u| engine.apply(black_box(u)).is_some()).count())
+        b.iter(|| {
+            parsed
+                .iter()
+                .filter(|u| engine.apply(black_box(u)).is_some())
+                .count()
+        })
     });
     g.bench_function("url_parse", |b| {
-        b.iter(|| texts.iter().filter(|t| Url::parse(black_box(t)).is_ok()).count())
+        b.iter(|| {
+            texts
+                .iter()
+                .filter(|t| Url::parse(black_box(t)).is_ok())
+                .count()
+        })
     });
     g.finish();
 }

@@ -250,9 +250,15 @@ impl HostRules {
         let mut chains = self.rules[index].chains;
         let mut steps = 1;
         while chains && steps < self.max_steps {
-            let Ok(next) = Url::parse(&canonical) else { break };
-            let Some(j) = self.find(&next, &mut kv, &mut slots) else { break };
-            let Some(out) = self.build(j, &kv, &slots) else { break };
+            let Ok(next) = Url::parse(&canonical) else {
+                break;
+            };
+            let Some(j) = self.find(&next, &mut kv, &mut slots) else {
+                break;
+            };
+            let Some(out) = self.build(j, &kv, &slots) else {
+                break;
+            };
             if out == canonical {
                 break;
             }
@@ -423,12 +429,18 @@ fn self_idempotent(rule: &Rule) -> bool {
 /// Builds the could-match graph (rule `i` to rule `j` when `i`'s output could be matched by
 /// `j`), rejects cycles, marks rules whose output could chain, and returns the longest chain
 /// plus one: the number of rewrites that always reaches a fixpoint.
-fn chain_bound(set: &HostRuleSet, validated: &[ValidatedRule], rules: &mut [CompiledRule]) -> Result<usize, RuleError> {
+fn chain_bound(
+    set: &HostRuleSet,
+    validated: &[ValidatedRule],
+    rules: &mut [CompiledRule],
+) -> Result<usize, RuleError> {
     let n = validated.len();
     let mut next: Vec<Vec<usize>> = vec![Vec::new(); n];
     for i in 0..n {
         for j in 0..n {
-            if (i != j || !self_idempotent(&set.rules[i])) && could_match(&validated[i].target, &validated[j].source) {
+            if (i != j || !self_idempotent(&set.rules[i]))
+                && could_match(&validated[i].target, &validated[j].source)
+            {
                 next[i].push(j);
             }
         }
@@ -456,7 +468,10 @@ fn chain_bound(set: &HostRuleSet, validated: &[ValidatedRule], rules: &mut [Comp
                     1 => {
                         return Err(RuleError::BadOperations {
                             rule: set.rules[v].id.clone(),
-                            reason: format!("its output can be rewritten back by rule {} (a cycle)", set.rules[w].id),
+                            reason: format!(
+                                "its output can be rewritten back by rule {} (a cycle)",
+                                set.rules[w].id
+                            ),
                         })
                     }
                     _ => {}

@@ -338,7 +338,10 @@ pub fn learn_host(
     // A key shown irrelevant by a well-supported rule is irrelevant site-wide (session ids and
     // tracking parameters are design principles of the site, not of one page type): rules in
     // rarer page types may ignore only such keys with pooled support.
-    let trusted: FxHashSet<KeyId> = qualified.iter().flat_map(|(c, _)| c.merged.iter().copied()).collect();
+    let trusted: FxHashSet<KeyId> = qualified
+        .iter()
+        .flat_map(|(c, _)| c.merged.iter().copied())
+        .collect();
     let relaxed = LearnConfig {
         min_support_clusters: 1,
         min_ignored_values: 1,
@@ -351,7 +354,8 @@ pub fn learn_host(
             trusted.contains(k)
                 && matches!(
                     data.key_comp[*k as usize],
-                    crate::canon::rules::Component::Query | crate::canon::rules::Component::PathParam
+                    crate::canon::rules::Component::Query
+                        | crate::canon::rules::Component::PathParam
                 )
         };
         if !cand.merged.is_empty() && cand.merged.iter().all(pooled) && proof.qualifies(&relaxed) {
@@ -463,7 +467,8 @@ fn concatenate(
 /// least-supported rule of the cycle, until the graph is acyclic. The engine applies chains of
 /// an acyclic graph to a fixpoint, so what remains can neither loop nor be non-idempotent.
 fn remove_conflicts(samples: &Samples, rules: Vec<(Candidate, Proof)>) -> Vec<(Candidate, Proof)> {
-    let outputs: Vec<Vec<(KeyId, Sym)>> = rules.iter().map(|(c, _)| sym_output(samples, c)).collect();
+    let outputs: Vec<Vec<(KeyId, Sym)>> =
+        rules.iter().map(|(c, _)| sym_output(samples, c)).collect();
     let next: Vec<Vec<usize>> = rules
         .iter()
         .enumerate()
@@ -473,7 +478,11 @@ fn remove_conflicts(samples: &Samples, rules: Vec<(Candidate, Proof)>) -> Vec<(C
                 .enumerate()
                 .filter(|(j, (cj, _))| {
                     output_matches(samples, &outputs[i], &cj.source, false)
-                        && (*j != i || ci.ops.iter().any(|o| matches!(o, Op::Replace { key, from, .. } if key != from)))
+                        && (*j != i
+                            || ci
+                                .ops
+                                .iter()
+                                .any(|o| matches!(o, Op::Replace { key, from, .. } if key != from)))
                 })
                 .map(|(j, _)| j)
                 .collect()
@@ -481,14 +490,26 @@ fn remove_conflicts(samples: &Samples, rules: Vec<(Candidate, Proof)>) -> Vec<(C
         .collect();
     let mut present = vec![true; rules.len()];
     for _ in 0..rules.len() {
-        let Some(cycle) = find_cycle(&next, &present) else { break };
+        let Some(cycle) = find_cycle(&next, &present) else {
+            break;
+        };
         if let Some(&victim) = cycle.iter().min_by(|&&a, &&b| {
-            rules[a].1.matched.cmp(&rules[b].1.matched).then(rules[b].1.fpr().total_cmp(&rules[a].1.fpr())).then(b.cmp(&a))
+            rules[a]
+                .1
+                .matched
+                .cmp(&rules[b].1.matched)
+                .then(rules[b].1.fpr().total_cmp(&rules[a].1.fpr()))
+                .then(b.cmp(&a))
         }) {
             present[victim] = false;
         }
     }
-    rules.into_iter().zip(present).filter(|(_, p)| *p).map(|(r, _)| r).collect()
+    rules
+        .into_iter()
+        .zip(present)
+        .filter(|(_, p)| *p)
+        .map(|(r, _)| r)
+        .collect()
 }
 
 /// A cycle among present vertices, if any (iterative DFS).

@@ -68,7 +68,11 @@ pub(crate) fn url_order(k: &Key) -> (u8, u16, u8, &str, u16) {
         Key::Auth(i) => (1, *i, 0, "", 0),
         Key::Port => (2, 0, 0, "", 0),
         Key::Path(i) => (3, *i, 0, "", 0),
-        Key::PathParam { segment, name, occurrence } => (3, *segment, 1, name, *occurrence),
+        Key::PathParam {
+            segment,
+            name,
+            occurrence,
+        } => (3, *segment, 1, name, *occurrence),
         Key::Query { name, occurrence } => (4, 0, 0, name, *occurrence),
     }
 }
@@ -88,7 +92,9 @@ pub(crate) fn node_pattern(
         .iter()
         .map(|&(k, _)| (k, conds.get(&k).copied().unwrap_or(Cond::Any)))
         .collect();
-    pattern.sort_by(|a, b| url_order(&samples.keys[a.0 as usize]).cmp(&url_order(&samples.keys[b.0 as usize])));
+    pattern.sort_by(|a, b| {
+        url_order(&samples.keys[a.0 as usize]).cmp(&url_order(&samples.keys[b.0 as usize]))
+    });
     Some((pattern, shape))
 }
 

@@ -340,22 +340,50 @@ fn rule_file_reads_as_documented() {
 
 /// Per-site outcome on a generated corpus: metrics against the ground truth, merged hard
 /// negatives.
-fn corpus_run(seed: u64, noise: undust::corpus::NoiseConfig, verbose: bool) -> (undust::learn::eval::Metrics, usize, usize) {
+fn corpus_run(
+    seed: u64,
+    noise: undust::corpus::NoiseConfig,
+    verbose: bool,
+) -> (undust::learn::eval::Metrics, usize, usize) {
     use undust::corpus::{generate, CorpusConfig};
-    let corpus = generate(&CorpusConfig::new(seed, 1).with_pages(1500, 5000).with_noise(noise));
+    let corpus = generate(
+        &CorpusConfig::new(seed, 1)
+            .with_pages(1500, 5000)
+            .with_noise(noise),
+    );
     let mut total = undust::learn::eval::Metrics::default();
     let mut merged_negatives = 0;
     let mut negatives = 0;
     for site in &corpus.sites {
         // Learn from observed labels (noise included), score against content ids.
-        let observed: Vec<LabelledUrl> =
-            site.pages.iter().map(|p| LabelledUrl { url: p.url.clone(), cluster: p.label }).collect();
-        let truth: Vec<LabelledUrl> =
-            site.pages.iter().map(|p| LabelledUrl { url: p.url.clone(), cluster: p.content_id }).collect();
+        let observed: Vec<LabelledUrl> = site
+            .pages
+            .iter()
+            .map(|p| LabelledUrl {
+                url: p.url.clone(),
+                cluster: p.label,
+            })
+            .collect();
+        let truth: Vec<LabelledUrl> = site
+            .pages
+            .iter()
+            .map(|p| LabelledUrl {
+                url: p.url.clone(),
+                cluster: p.content_id,
+            })
+            .collect();
         let train = split_training(&observed, 0.2, seed, 100_000);
         let out = learn_host(&site.host, &train, &LearnConfig::default()).unwrap();
         let engine = HostRules::compile(&out.rules).unwrap();
-        let m = measure(&truth, |u| canonicalize(&engine, u));
+        let m = measure(&truth, |u| {
+            let c = canonicalize(&engine, u);
+            assert_eq!(
+                canonicalize(&engine, &c),
+                c,
+                "{u}: canonical form is not a fixpoint"
+            );
+            c
+        });
         total.add(&m);
         let mut merged_here = Vec::new();
         for (a, b) in &site.hard_negatives {
@@ -380,7 +408,10 @@ fn corpus_run(seed: u64, noise: undust::corpus::NoiseConfig, verbose: bool) -> (
                 eprintln!("    {:?}", out.report);
                 let mut forms: BTreeMap<u64, std::collections::BTreeSet<String>> = BTreeMap::new();
                 for p in &site.pages {
-                    forms.entry(p.content_id).or_default().insert(canonicalize(&engine, &p.url));
+                    forms
+                        .entry(p.content_id)
+                        .or_default()
+                        .insert(canonicalize(&engine, &p.url));
                 }
                 for f in forms.values().filter(|f| f.len() > 1).take(4) {
                     eprintln!("    unmerged: {f:?}");
@@ -389,9 +420,21 @@ fn corpus_run(seed: u64, noise: undust::corpus::NoiseConfig, verbose: bool) -> (
                     eprintln!("    expected: {e:?}");
                 }
             }
-            if !merged_here.is_empty() || m.false_positive_rate() > 0.002 || std::env::var("LEARN_DEBUG").is_ok() {
+            if !merged_here.is_empty()
+                || m.false_positive_rate() > 0.002
+                || std::env::var("LEARN_DEBUG").is_ok()
+            {
                 for r in &out.rules.rules {
-                    eprintln!("    {} -> {}  [{}]", r.source_pattern, r.target_pattern, r.operations.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", "));
+                    eprintln!(
+                        "    {} -> {}  [{}]",
+                        r.source_pattern,
+                        r.target_pattern,
+                        r.operations
+                            .iter()
+                            .map(|o| o.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
                 }
             }
         }
@@ -426,7 +469,11 @@ fn corpus_quality_on_several_seeds() {
             m.compression_rate(),
             m.best_compression_rate()
         );
-        assert!(m.false_positive_rate() <= 0.002, "seed {seed}: fpr {:.5}", m.false_positive_rate());
+        assert!(
+            m.false_positive_rate() <= 0.002,
+            "seed {seed}: fpr {:.5}",
+            m.false_positive_rate()
+        );
     }
 }
 
@@ -434,9 +481,16 @@ fn corpus_quality_on_several_seeds() {
 /// make the learner merge hard negatives or raise the false-positive rate above 0.2%.
 #[test]
 fn corpus_quality_under_label_noise() {
-    let noise = undust::corpus::NoiseConfig { soft_404_share: 0.02, wrong_merge_share: 0.02 };
+    let noise = undust::corpus::NoiseConfig {
+        soft_404_share: 0.02,
+        wrong_merge_share: 0.02,
+    };
     let (m, merged, _) = corpus_run(21, noise, false);
     assert_eq!(merged, 0, "hard negatives merged under noise");
-    assert!(m.false_positive_rate() <= 0.002, "fpr {:.5} under noise", m.false_positive_rate());
+    assert!(
+        m.false_positive_rate() <= 0.002,
+        "fpr {:.5} under noise",
+        m.false_positive_rate()
+    );
     assert!(m.compression_rate() > 0.5 * m.best_compression_rate());
 }
