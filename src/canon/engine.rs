@@ -645,4 +645,43 @@ mod tests {
         assert_eq!(c, "http://example.com/item/a%2Fb%3Fc");
         assert_eq!(Url::parse(&c).unwrap().as_str(), c);
     }
+
+    #[test]
+    fn cyclic_rules_are_rejected_and_chains_reach_a_fixpoint() {
+        let a_to_b = rule(
+            "a",
+            "http://example.com/a/*",
+            "http://example.com/b/*",
+            &ops(&["keep path_0=b", "replace path_1 <- path_1"]),
+        );
+        let b_to_c = rule(
+            "b",
+            "http://example.com/b/*",
+            "http://example.com/c/*",
+            &ops(&["keep path_0=c", "replace path_1 <- path_1"]),
+        );
+        let h = host(vec![a_to_b.clone(), b_to_c.clone()]);
+        let u = Url::parse("http://example.com/a/7").unwrap();
+        let rw = h.apply(&u).unwrap();
+        assert_eq!(
+            rw.canonical, "http://example.com/c/7",
+            "the chain is followed"
+        );
+        assert_eq!(h.rule_id(rw.rule_index), Some("a"));
+        assert_eq!(h.apply(&Url::parse(&rw.canonical).unwrap()), None);
+        let c_to_a = rule(
+            "c",
+            "http://example.com/c/*",
+            "http://example.com/a/*",
+            &ops(&["keep path_0=a", "replace path_1 <- path_1"]),
+        );
+        let err = HostRules::compile(&HostRuleSet {
+            host: "example.com".into(),
+            version: 1,
+            learned_at_unix_ms: 0,
+            rules: vec![a_to_b, b_to_c, c_to_a],
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("cycle"), "{err}");
+    }
 }

@@ -494,3 +494,57 @@ fn corpus_quality_under_label_noise() {
     );
     assert!(m.compression_rate() > 0.5 * m.best_compression_rate());
 }
+
+/// The paper's protocol (Table 4 / Figures 11-12): static-only, graph and naive rows over a
+/// generated corpus, 20% of pages for training.
+#[test]
+fn evaluation_table_graph_and_naive() {
+    use undust::corpus::{generate, CorpusConfig};
+    use undust::learn::eval::{evaluate, EvalConfig, HostSamples, Method};
+    let corpus = generate(&CorpusConfig::new(31, 1).with_pages(800, 2500));
+    let hosts: Vec<HostSamples> = corpus
+        .sites
+        .iter()
+        .map(|s| HostSamples {
+            host: s.host.clone(),
+            urls: s
+                .pages
+                .iter()
+                .map(|p| LabelledUrl {
+                    url: p.url.clone(),
+                    cluster: p.content_id,
+                })
+                .collect(),
+        })
+        .collect();
+    let rows = evaluate(
+        &hosts,
+        &EvalConfig {
+            seed: 31,
+            ..EvalConfig::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        rows.iter().map(|r| r.method).collect::<Vec<_>>(),
+        [Method::StaticOnly, Method::Graph, Method::Naive]
+    );
+    for r in &rows {
+        eprintln!(
+            "{:?}: rules {}, compression micro {:.3} macro {:.3}, dup-reduction micro {:.3} macro {:.3}, fpr micro {:.5} (best {:.3})",
+            r.method,
+            r.rules,
+            r.averages.micro_compression,
+            r.averages.macro_compression,
+            r.averages.micro_dup_reduction,
+            r.averages.macro_dup_reduction,
+            r.averages.micro_fpr,
+            r.averages.micro_best_compression
+        );
+        assert_eq!(r.per_host.len(), hosts.len());
+        assert!(r.averages.micro_fpr <= 0.002);
+    }
+    assert_eq!(rows[0].averages.micro_compression, 0.0);
+    assert!(rows[1].averages.micro_compression > 0.5 * rows[1].averages.micro_best_compression);
+    assert!(rows[2].averages.micro_compression > 0.0);
+}
