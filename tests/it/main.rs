@@ -2,3 +2,4 @@
 //! One module per area; shared helpers live in `support`.
 mod corpus;
 mod learn;
+mod static_canon;
