@@ -344,8 +344,21 @@ fn corpus_run(
     seed: u64,
     noise: undust::corpus::NoiseConfig,
     verbose: bool,
+    with_static: bool,
 ) -> (undust::learn::eval::Metrics, usize, usize) {
+    use undust::canon::normalize::{StaticConfig, StaticNormalizer};
     use undust::corpus::{generate, CorpusConfig};
+    let normalizer = StaticNormalizer::new(StaticConfig::default()).unwrap();
+    // The pipeline: static normalization first (when asked), then the learned rules.
+    let stat = |u: &str| -> String {
+        if with_static {
+            normalizer
+                .normalize(u)
+                .map_or_else(|_| u.to_owned(), |x| x.to_string())
+        } else {
+            u.to_owned()
+        }
+    };
     let corpus = generate(
         &CorpusConfig::new(seed, 1)
             .with_pages(1500, 5000)
@@ -376,7 +389,7 @@ fn corpus_run(
         let out = learn_host(&site.host, &train, &LearnConfig::default()).unwrap();
         let engine = HostRules::compile(&out.rules).unwrap();
         let m = measure(&truth, |u| {
-            let c = canonicalize(&engine, u);
+            let c = canonicalize(&engine, &stat(u));
             assert_eq!(
                 canonicalize(&engine, &c),
                 c,
@@ -388,7 +401,7 @@ fn corpus_run(
         let mut merged_here = Vec::new();
         for (a, b) in &site.hard_negatives {
             negatives += 1;
-            if canonicalize(&engine, a) == canonicalize(&engine, b) {
+            if canonicalize(&engine, &stat(a)) == canonicalize(&engine, &stat(b)) {
                 merged_negatives += 1;
                 merged_here.push((a.clone(), b.clone()));
             }
@@ -442,9 +455,11 @@ fn corpus_run(
     (total, merged_negatives, negatives)
 }
 
-/// Share of the best achievable compression the learner must reach corpus-wide. The brief's
-/// target is 0.85; the learner reaches 0.72 to 0.8 on these seeds (see the report), so the bar
-/// guards the level reached while the gap is worked on.
+/// Share of the best achievable compression the pipeline (static normalization, then learned
+/// rules) must reach corpus-wide. The brief's target is 0.85; measured on seeds 11, 12, 13:
+/// 0.85, 0.74, 0.86 (the learner alone, without static normalization: 0.84, 0.71, 0.80). The
+/// bar guards the level reached while the gap (ids embedded in slugs, case variants that
+/// fragment the tree) is worked on.
 const MIN_SHARE_OF_BEST: f64 = 0.7;
 
 /// The corpus-wide quality bar on several seeds: micro-averaged compression against the best
@@ -453,7 +468,7 @@ const MIN_SHARE_OF_BEST: f64 = 0.7;
 #[test]
 fn corpus_quality_on_several_seeds() {
     for seed in [11, 12, 13] {
-        let (m, merged, negatives) = corpus_run(seed, Default::default(), true);
+        let (m, merged, negatives) = corpus_run(seed, Default::default(), true, true);
         eprintln!(
             "seed {seed}: micro compression {:.3} of best {:.3} ({:.0}%), fpr {:.5}, {merged}/{negatives} negatives merged",
             m.compression_rate(),
@@ -485,7 +500,7 @@ fn corpus_quality_under_label_noise() {
         soft_404_share: 0.02,
         wrong_merge_share: 0.02,
     };
-    let (m, merged, _) = corpus_run(21, noise, false);
+    let (m, merged, _) = corpus_run(21, noise, false, false);
     assert_eq!(merged, 0, "hard negatives merged under noise");
     assert!(
         m.false_positive_rate() <= 0.002,
