@@ -250,9 +250,15 @@ impl HostRules {
         let mut chains = self.rules[index].chains;
         let mut steps = 1;
         while chains && steps < self.max_steps {
-            let Ok(next) = Url::parse(&canonical) else { break };
-            let Some(j) = self.find(&next, &mut kv, &mut slots) else { break };
-            let Some(out) = self.build(j, &kv, &slots) else { break };
+            let Ok(next) = Url::parse(&canonical) else {
+                break;
+            };
+            let Some(j) = self.find(&next, &mut kv, &mut slots) else {
+                break;
+            };
+            let Some(out) = self.build(j, &kv, &slots) else {
+                break;
+            };
             if out == canonical {
                 break;
             }
@@ -423,16 +429,24 @@ fn self_idempotent(rule: &Rule) -> bool {
 /// Builds the could-match graph (rule `i` to rule `j` when `i`'s output could be matched by
 /// `j`), rejects cycles, marks rules whose output could chain, and returns the longest chain
 /// plus one: the number of rewrites that always reaches a fixpoint.
-fn chain_bound(set: &HostRuleSet, validated: &[ValidatedRule], rules: &mut [CompiledRule]) -> Result<usize, RuleError> {
+fn chain_bound(
+    set: &HostRuleSet,
+    validated: &[ValidatedRule],
+    rules: &mut [CompiledRule],
+) -> Result<usize, RuleError> {
     let n = validated.len();
     let mut next: Vec<Vec<usize>> = vec![Vec::new(); n];
     for i in 0..n {
         for j in 0..n {
-            if (i != j || !self_idempotent(&set.rules[i])) && could_match(&validated[i].target, &validated[j].source) {
+            if (i != j || !self_idempotent(&set.rules[i]))
+                && could_match(&validated[i].target, &validated[j].source)
+            {
                 next[i].push(j);
             }
         }
-        rules[i].chains = !next[i].is_empty() || could_match(&validated[i].target, &validated[i].source);
+        // A rule copying every key onto itself gives its own output back unchanged: no need
+        // to look again.
+        rules[i].chains = !next[i].is_empty();
     }
     // Longest path by memoized DFS with colours; a grey node reached again is a cycle.
     let mut state = vec![0u8; n];
@@ -454,7 +468,10 @@ fn chain_bound(set: &HostRuleSet, validated: &[ValidatedRule], rules: &mut [Comp
                     1 => {
                         return Err(RuleError::BadOperations {
                             rule: set.rules[v].id.clone(),
-                            reason: format!("its output can be rewritten back by rule {} (a cycle)", set.rules[w].id),
+                            reason: format!(
+                                "its output can be rewritten back by rule {} (a cycle)",
+                                set.rules[w].id
+                            ),
                         })
                     }
                     _ => {}
@@ -627,5 +644,44 @@ mod tests {
         let c = h.apply(&u).unwrap().canonical;
         assert_eq!(c, "http://example.com/item/a%2Fb%3Fc");
         assert_eq!(Url::parse(&c).unwrap().as_str(), c);
+    }
+
+    #[test]
+    fn cyclic_rules_are_rejected_and_chains_reach_a_fixpoint() {
+        let a_to_b = rule(
+            "a",
+            "http://example.com/a/*",
+            "http://example.com/b/*",
+            &ops(&["keep path_0=b", "replace path_1 <- path_1"]),
+        );
+        let b_to_c = rule(
+            "b",
+            "http://example.com/b/*",
+            "http://example.com/c/*",
+            &ops(&["keep path_0=c", "replace path_1 <- path_1"]),
+        );
+        let h = host(vec![a_to_b.clone(), b_to_c.clone()]);
+        let u = Url::parse("http://example.com/a/7").unwrap();
+        let rw = h.apply(&u).unwrap();
+        assert_eq!(
+            rw.canonical, "http://example.com/c/7",
+            "the chain is followed"
+        );
+        assert_eq!(h.rule_id(rw.rule_index), Some("a"));
+        assert_eq!(h.apply(&Url::parse(&rw.canonical).unwrap()), None);
+        let c_to_a = rule(
+            "c",
+            "http://example.com/c/*",
+            "http://example.com/a/*",
+            &ops(&["keep path_0=a", "replace path_1 <- path_1"]),
+        );
+        let err = HostRules::compile(&HostRuleSet {
+            host: "example.com".into(),
+            version: 1,
+            learned_at_unix_ms: 0,
+            rules: vec![a_to_b, b_to_c, c_to_a],
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("cycle"), "{err}");
     }
 }

@@ -17,9 +17,11 @@
 //! 5. remove tracking parameters (`utm_*`, `gclid`, `fbclid`, ... plus user extras),
 //! 6. drop empty parameters (`?&a=1&&b=2&`), optionally sort parameters, and drop an empty `?`.
 //!
-//! The passes only touch the serialization when they change something, and the whole sequence is
-//! repeated until nothing changes (a bounded number of times), so the result is a fixpoint:
-//! `normalize(normalize(x)) == normalize(x)`.
+//! A cheap read-only scan decides which passes can act, so an already canonical URL costs one parse
+//! and one scan; a pass that acts edits only its component through the `url` crate's setters. No
+//! pass creates work for an earlier one, so one round reaches the fixpoint unless the parser
+//! re-normalizes an edited component (dot segments exposed by a removed path parameter); then the
+//! round repeats, a bounded number of times. Hence `normalize(normalize(x)) == normalize(x)`.
 
 use std::collections::HashMap;
 
@@ -28,8 +30,9 @@ use url::{Host, Url};
 
 use super::params;
 
-/// Default [`StaticConfig::max_url_bytes`]: 8 KiB, above what browsers and servers commonly
-/// accept in a request line, so a longer URL is junk or an attack rather than a page.
+/// Default [`StaticConfig::max_url_bytes`]: 8 KiB, the request-line limit of common servers
+/// (Apache 8190 bytes, nginx 8 KiB buffers), so a longer URL cannot be fetched from most sites and
+/// is junk or an attack rather than a page.
 pub const DEFAULT_MAX_URL_BYTES: usize = 8 * 1024;
 /// Largest accepted [`StaticConfig::max_url_bytes`]: keeps per-request memory bounded.
 pub const MAX_URL_BYTES_LIMIT: usize = 1024 * 1024;

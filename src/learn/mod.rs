@@ -281,18 +281,6 @@ fn compose(samples: &Samples, first: &Candidate, second: &Candidate) -> Option<C
     })
 }
 
-fn node_name(data: &Samples, tree: &Tree, n: u32) -> String {
-    match operations::node_pattern(data, tree, n) {
-        Some((p, _)) => p
-            .iter()
-            .filter(|(k, _)| !matches!(data.keys[*k as usize], crate::canon::rules::Key::Scheme | crate::canon::rules::Key::Auth(_)))
-            .map(|(k, c)| format!("{}={}", data.keys[*k as usize], match c { Cond::Lit(v) => data.values[*v as usize].to_string(), _ => "*".into() }))
-            .collect::<Vec<_>>()
-            .join(","),
-        None => format!("#{n}"),
-    }
-}
-
 /// Learns the deployable normalization rules of one host from labelled training URLs.
 ///
 /// `samples` should all belong to `host` and be statically normalized; URLs that do not parse
@@ -340,11 +328,6 @@ pub fn learn_host(
         for cand in operations::candidates(&data, &tree, &pos, pair, config) {
             report.raw_candidates += 1;
             let proof = proofer.proof(&cand.source, cand.shape, &cand.ops, &cand.merged);
-            if std::env::var("LEARN_DEBUG2").is_ok() {
-                let c = &cand;
-                let name = |n: u32| node_name(&data, &tree, n);
-                eprintln!("  CAND {} -> {} score {:.2} q {} proof m{} sp{} fp{} pc{} keys {:?}", name(c.s), name(c.t), c.score, proof.qualifies(config), proof.matched, proof.support_pairs, proof.fp_pairs, proof.positive_clusters, proof.keys.iter().map(|k| (data.keys[k.key as usize].to_string(), k.groups_varying, k.groups_negative, k.positive_values)).collect::<Vec<_>>());
-            }
             if proof.qualifies(config) {
                 qualified.push((cand, proof));
             } else {
@@ -355,14 +338,27 @@ pub fn learn_host(
     // A key shown irrelevant by a well-supported rule is irrelevant site-wide (session ids and
     // tracking parameters are design principles of the site, not of one page type): rules in
     // rarer page types may ignore only such keys with pooled support.
-    let trusted: FxHashSet<KeyId> = qualified.iter().flat_map(|(c, _)| c.merged.iter().copied()).collect();
+    let trusted: FxHashSet<KeyId> = qualified
+        .iter()
+        .flat_map(|(c, _)| c.merged.iter().copied())
+        .collect();
     let relaxed = LearnConfig {
         min_support_clusters: 1,
         min_ignored_values: 1,
         ..config.clone()
     };
     for (cand, proof) in unqualified {
-        if !cand.merged.is_empty() && cand.merged.iter().all(|k| trusted.contains(k)) && proof.qualifies(&relaxed) {
+        // Only droppable parameters pool support: a path segment or host label overwritten by
+        // a constant must earn its own evidence.
+        let pooled = |k: &KeyId| {
+            trusted.contains(k)
+                && matches!(
+                    data.key_comp[*k as usize],
+                    crate::canon::rules::Component::Query
+                        | crate::canon::rules::Component::PathParam
+                )
+        };
+        if !cand.merged.is_empty() && cand.merged.iter().all(pooled) && proof.qualifies(&relaxed) {
             qualified.push((cand, proof));
         }
     }
@@ -471,7 +467,8 @@ fn concatenate(
 /// least-supported rule of the cycle, until the graph is acyclic. The engine applies chains of
 /// an acyclic graph to a fixpoint, so what remains can neither loop nor be non-idempotent.
 fn remove_conflicts(samples: &Samples, rules: Vec<(Candidate, Proof)>) -> Vec<(Candidate, Proof)> {
-    let outputs: Vec<Vec<(KeyId, Sym)>> = rules.iter().map(|(c, _)| sym_output(samples, c)).collect();
+    let outputs: Vec<Vec<(KeyId, Sym)>> =
+        rules.iter().map(|(c, _)| sym_output(samples, c)).collect();
     let next: Vec<Vec<usize>> = rules
         .iter()
         .enumerate()
@@ -481,7 +478,11 @@ fn remove_conflicts(samples: &Samples, rules: Vec<(Candidate, Proof)>) -> Vec<(C
                 .enumerate()
                 .filter(|(j, (cj, _))| {
                     output_matches(samples, &outputs[i], &cj.source, false)
-                        && (*j != i || ci.ops.iter().any(|o| matches!(o, Op::Replace { key, from, .. } if key != from)))
+                        && (*j != i
+                            || ci
+                                .ops
+                                .iter()
+                                .any(|o| matches!(o, Op::Replace { key, from, .. } if key != from)))
                 })
                 .map(|(j, _)| j)
                 .collect()
@@ -489,14 +490,26 @@ fn remove_conflicts(samples: &Samples, rules: Vec<(Candidate, Proof)>) -> Vec<(C
         .collect();
     let mut present = vec![true; rules.len()];
     for _ in 0..rules.len() {
-        let Some(cycle) = find_cycle(&next, &present) else { break };
+        let Some(cycle) = find_cycle(&next, &present) else {
+            break;
+        };
         if let Some(&victim) = cycle.iter().min_by(|&&a, &&b| {
-            rules[a].1.matched.cmp(&rules[b].1.matched).then(rules[b].1.fpr().total_cmp(&rules[a].1.fpr())).then(b.cmp(&a))
+            rules[a]
+                .1
+                .matched
+                .cmp(&rules[b].1.matched)
+                .then(rules[b].1.fpr().total_cmp(&rules[a].1.fpr()))
+                .then(b.cmp(&a))
         }) {
             present[victim] = false;
         }
     }
-    rules.into_iter().zip(present).filter(|(_, p)| *p).map(|(r, _)| r).collect()
+    rules
+        .into_iter()
+        .zip(present)
+        .filter(|(_, p)| *p)
+        .map(|(r, _)| r)
+        .collect()
 }
 
 /// A cycle among present vertices, if any (iterative DFS).

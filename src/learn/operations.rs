@@ -68,7 +68,11 @@ pub(crate) fn url_order(k: &Key) -> (u8, u16, u8, &str, u16) {
         Key::Auth(i) => (1, *i, 0, "", 0),
         Key::Port => (2, 0, 0, "", 0),
         Key::Path(i) => (3, *i, 0, "", 0),
-        Key::PathParam { segment, name, occurrence } => (3, *segment, 1, name, *occurrence),
+        Key::PathParam {
+            segment,
+            name,
+            occurrence,
+        } => (3, *segment, 1, name, *occurrence),
         Key::Query { name, occurrence } => (4, 0, 0, name, *occurrence),
     }
 }
@@ -88,7 +92,9 @@ pub(crate) fn node_pattern(
         .iter()
         .map(|&(k, _)| (k, conds.get(&k).copied().unwrap_or(Cond::Any)))
         .collect();
-    pattern.sort_by(|a, b| url_order(&samples.keys[a.0 as usize]).cmp(&url_order(&samples.keys[b.0 as usize])));
+    pattern.sort_by(|a, b| {
+        url_order(&samples.keys[a.0 as usize]).cmp(&url_order(&samples.keys[b.0 as usize]))
+    });
     Some((pattern, shape))
 }
 
@@ -159,6 +165,15 @@ fn build(
     let mut ops = Vec::new();
     for &(k2, cond) in &target {
         match cond {
+            Cond::Lit(_)
+                if samples.key_comp[k2 as usize] == Component::Query
+                    && !source.iter().any(|(k1, _)| *k1 == k2) =>
+            {
+                // Never add a query parameter with a constant value: of two duplicates the
+                // one without the extra parameter (`?utm_source=x`, `?output=amp`) is the
+                // canonical form.
+                return None;
+            }
             Cond::Lit(v) => ops.push(Op::Keep { key: k2, val: v }),
             Cond::Absent => return None,
             Cond::Any => {
@@ -253,6 +268,12 @@ fn build(
                         from,
                         lower,
                     }),
+                    None if !source.iter().any(|(k1, _)| *k1 == k2) => {
+                        // The target has a varying key the source lacks and nothing maps to
+                        // it: writing a constant would fabricate a value (`/topic/7` ->
+                        // `/topic/7/page-4`). No rule.
+                        return None;
+                    }
                     None => {
                         let droppable = matches!(
                             samples.key_comp[k2 as usize],

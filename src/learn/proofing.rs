@@ -11,7 +11,8 @@
 //!   different clusters must stay at most `key_negative_rate_max` (pagination, sort orders,
 //!   variants, revisions: the samples show the pages differ, the key must not be ignored);
 //! - the key's pair-level false-positive rate must stay at most `fpr_max`;
-//! - the key must show at least `min_ignored_values` distinct values inside merged duplicates.
+//! - the key must show at least `min_ignored_values` distinct values inside merged duplicates,
+//!   compared lower-cased (case variants prove case-insensitivity, not irrelevance).
 //!
 //! And the rule as a whole must merge URLs of at least `min_support_clusters` distinct clusters,
 //! so one cluster that wrongly merged different pages cannot create a rule.
@@ -136,6 +137,17 @@ impl<'a> Proofer<'a> {
             .filter(move |&u| lits.iter().all(|&(k, v)| self.samples.get(u, k) == Some(v)))
     }
 
+    /// Hash of the lower-cased value (`u32::MAX`: absent).
+    fn lower_hash(&self, v: u32) -> u64 {
+        match self.samples.values.get(v as usize) {
+            None => u64::MAX,
+            Some(s) if s.bytes().any(|b| b.is_ascii_uppercase()) => {
+                xxhash_rust::xxh3::xxh3_64(s.to_ascii_lowercase().as_bytes())
+            }
+            Some(_) => self.samples.value_hash[v as usize],
+        }
+    }
+
     /// Hash of the canonical form of `u` under `ops`.
     pub fn output_hash(&self, u: u32, ops: &[Op]) -> Option<u64> {
         let s = self.samples;
@@ -191,7 +203,7 @@ impl<'a> Proofer<'a> {
             ..Proof::default()
         };
         let mut positive: FxHashSet<u32> = FxHashSet::default();
-        let mut positive_values: Vec<FxHashSet<u32>> = vec![FxHashSet::default(); merged.len()];
+        let mut positive_values: Vec<FxHashSet<u64>> = vec![FxHashSet::default(); merged.len()];
         let mut items: Vec<(u32, u32)> = Vec::new();
         for (h, mut g) in groups {
             if let Some(&w) = self.by_ident.get(&h) {
@@ -253,11 +265,12 @@ impl<'a> Proofer<'a> {
                 let mut i = 0;
                 while i < by_cv.len() {
                     let j = by_cv[i..].iter().take_while(|x| x.0 == by_cv[i].0).count();
+                    // Values differing only by case show case-insensitivity, not that the
+                    // key is irrelevant: compare lower-cased.
                     let run = &by_cv[i..i + j];
-                    if run.iter().any(|x| x.1 != run[0].1) {
-                        for x in run {
-                            positive_values[ki].insert(x.1);
-                        }
+                    let lowered: Vec<u64> = run.iter().map(|x| self.lower_hash(x.1)).collect();
+                    if lowered.iter().any(|h| *h != lowered[0]) {
+                        positive_values[ki].extend(lowered);
                     }
                     i += j;
                 }

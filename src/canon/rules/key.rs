@@ -458,7 +458,7 @@ pub fn valid_literal(component: Component, value: &str) -> bool {
     }
     match component {
         Component::Scheme => {
-            value.len() > 0
+            !value.is_empty()
                 && value
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))

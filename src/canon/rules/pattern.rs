@@ -217,10 +217,7 @@ impl Pattern {
 /// Writes `(key, value)` pairs as URL text in URL order; shared by pattern display and the
 /// engine's output so both read the same way. Query and path-parameter entries keep their
 /// relative order in `entries`.
-pub(crate) fn write_url<'v, W: fmt::Write>(
-    out: &mut W,
-    entries: &[(KeyRef<'_>, &'v str)],
-) -> fmt::Result {
+pub(crate) fn write_url<W: fmt::Write>(out: &mut W, entries: &[(KeyRef<'_>, &str)]) -> fmt::Result {
     let scheme = entries
         .iter()
         .find(|(k, _)| *k == KeyRef::Scheme)
