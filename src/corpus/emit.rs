@@ -8,10 +8,15 @@
 
 use std::collections::HashMap;
 
+use xxhash_rust::xxh3::{xxh3_64, Xxh3DefaultBuilder};
+
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::{DustRule, ExpectedDust, NoiseKind, PageKind, SyntheticPage};
+
+/// Hashed URL → content id (keys are already hashes; xxh3 re-mixes them cheaply).
+type UrlIndex = HashMap<u64, u64, Xxh3DefaultBuilder>;
 
 /// Examples kept per expected rule.
 const MAX_EXAMPLES: usize = 3;
@@ -150,9 +155,11 @@ pub(crate) struct Emitter {
     site_base: u64,
     next_local: u64,
     pub pages: Vec<SyntheticPage>,
-    by_url: HashMap<String, u64>,
+    /// 64-bit hash of each crawled URL → its content id. A hash collision can only make the
+    /// emitter skip a URL (treated as already present), never give one URL two contents.
+    by_url: UrlIndex,
     /// Case-folded path + query → content, on case-insensitive sites.
-    by_folded: Option<HashMap<String, u64>>,
+    by_folded: Option<UrlIndex>,
     pub hard_negatives: Vec<(String, String)>,
     pub rules: Vec<ExpectedDust>,
     pub extras: Vec<Extra>,
@@ -182,7 +189,7 @@ impl Emitter {
             site_base: (site_index as u64 + 1) << 40,
             next_local: 0,
             pages: Vec::with_capacity(cap.min(1 << 20)),
-            by_url: HashMap::with_capacity(cap.min(1 << 20)),
+            by_url: UrlIndex::with_capacity_and_hasher(cap.min(1 << 20), Xxh3DefaultBuilder),
             by_folded: None,
             hard_negatives: Vec::new(),
             rules: Vec::new(),
@@ -244,7 +251,7 @@ impl Emitter {
             "the server treats paths case-insensitively".to_string(),
         ));
         self.case_prob = prob;
-        self.by_folded = Some(HashMap::new());
+        self.by_folded = Some(UrlIndex::default());
     }
 
     /// Lets a share `prob` of URLs list their query parameters in reverse order.
@@ -348,7 +355,8 @@ impl Emitter {
         noise: Option<NoiseKind>,
         final_url: Option<String>,
     ) -> Added {
-        if let Some(&existing) = self.by_url.get(&url) {
+        let key = xxh3_64(url.as_bytes());
+        if let Some(&existing) = self.by_url.get(&key) {
             return if existing == id {
                 Added::Present
             } else {
@@ -361,16 +369,16 @@ impl Emitter {
         if let Some(folded) = &mut self.by_folded {
             // On a case-insensitive server two URLs that differ only in path case are one
             // resource: never let them denote different contents.
-            let key = fold_path_case(&url, self.origin.len());
-            match folded.get(&key) {
+            let folded_key = xxh3_64(fold_path_case(&url, self.origin.len()).as_bytes());
+            match folded.get(&folded_key) {
                 Some(&existing) if existing != id => return Added::Refused,
                 Some(_) => {}
                 None => {
-                    folded.insert(key, id);
+                    folded.insert(folded_key, id);
                 }
             }
         }
-        self.by_url.insert(url.clone(), id);
+        self.by_url.insert(key, id);
         let canonical = if noise.is_none() {
             self.current_canonical.clone()
         } else {
@@ -487,6 +495,22 @@ impl Emitter {
         self.current_canonical = None;
     }
 
+    /// How many distinct URLs random decorations can give a content with `n_forms` forms
+    /// (saturating; reordering and casing counted as at most doubling/quadrupling).
+    fn distinct_decorations(&self, n_forms: usize) -> usize {
+        let mut n = n_forms.max(1);
+        for e in &self.extras {
+            n = n.saturating_mul(e.values.len().saturating_add(1));
+        }
+        if self.case_rule.is_some() {
+            n = n.saturating_mul(4);
+        }
+        if self.order_rule.is_some() {
+            n = n.saturating_mul(2);
+        }
+        n
+    }
+
     /// Adds up to `k` distinct URLs of content `id`; returns the first one added.
     fn variants(
         &mut self,
@@ -498,8 +522,10 @@ impl Emitter {
         mut first: Option<(Decoration, String)>,
     ) -> Option<(Decoration, String)> {
         let mut produced = 0;
-        // Bounded attempts: small sites may not have k distinct decorations.
-        for _ in 0..k.saturating_mul(3) {
+        // A content cannot have more URLs than distinct decorations; asking for more would only
+        // burn attempts on repeats. Attempts stay bounded either way.
+        let k = k.min(self.distinct_decorations(forms.len()));
+        for _ in 0..k.saturating_mul(2).saturating_add(4) {
             if produced >= k || self.is_full() {
                 break;
             }
@@ -529,14 +555,12 @@ impl Emitter {
             let Some((a, b)) = self.example_pair(rng, r, forms) else {
                 continue;
             };
-            if self.build(forms, &a) == self.build(forms, &b) {
+            let (added_a, ua) = self.add_decorated(forms, &a, id, kind);
+            if added_a == Added::Refused {
                 continue;
             }
-            let (added_a, ua) = self.add_decorated(forms, &a, id, kind);
-            let ok_a = added_a != Added::Refused;
-            let ok_b = ok_a && self.add_decorated(forms, &b, id, kind).0 != Added::Refused;
-            let ub = self.build(forms, &b);
-            if ok_a && ok_b {
+            let (added_b, ub) = self.add_decorated(forms, &b, id, kind);
+            if added_b != Added::Refused && ua != ub {
                 self.rules[r].examples.push((ua, ub));
             }
         }

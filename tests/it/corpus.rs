@@ -694,3 +694,48 @@ fn hard_negatives_cover_each_kinds_dimensions() {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Any configuration generates (never panics), sizes obey the clamped range and the truth
+    /// stays consistent.
+    #[test]
+    fn any_config_generates_consistently(
+        seed in proptest::prelude::any::<u64>(),
+        min in 0usize..200,
+        max in 0usize..200,
+        kinds in proptest::collection::vec(0usize..7, 0..4),
+        soft in proptest::prelude::any::<f64>(),
+        wrong in proptest::prelude::any::<f64>(),
+        canonical in proptest::prelude::any::<f64>(),
+    ) {
+        let kinds: Vec<SiteKind> = kinds.into_iter().map(|i| SiteKind::ALL[i]).collect();
+        let mut config = CorpusConfig::new(seed, 0)
+            .with_kinds(&kinds)
+            .with_pages(min, max)
+            .with_noise(NoiseConfig { soft_404_share: soft, wrong_merge_share: wrong })
+            .with_rel_canonical(canonical);
+        config.redirect_share = canonical;
+        let c = generate(&config);
+        proptest::prop_assert_eq!(c.sites.len(), kinds.len());
+        let lo = min.max(1);
+        let hi = max.max(lo);
+        for site in &c.sites {
+            proptest::prop_assert!((lo..=hi).contains(&site.pages.len()));
+            let index = site.content_index();
+            proptest::prop_assert_eq!(index.len(), site.pages.len());
+            for (a, b) in &site.hard_negatives {
+                proptest::prop_assert_ne!(index.get(a.as_str()), index.get(b.as_str()));
+            }
+            for e in &site.expected {
+                for (a, b) in &e.examples {
+                    proptest::prop_assert_eq!(index.get(a.as_str()), index.get(b.as_str()));
+                }
+            }
+            if let Some(p) = site.pages.first() {
+                proptest::prop_assert!(render_html(site, p).ends_with("</html>\n"));
+            }
+        }
+    }
+}
