@@ -25,7 +25,7 @@ fn memory_per_entry() {
         let before = rss_bytes().unwrap_or(0);
         let seen = SeenSet::new(&config(mode, ENTRIES * 2));
         for i in 0..ENTRIES {
-            seen.check(key_of(&format!("https://host{}.example/page/{i}", i % 1000)), true, "");
+            seen.check(key_of(&format!("https://host{}.example/page/{i}", i % 1000)), true, None);
         }
         let after = rss_bytes().unwrap_or(0);
         println!(
@@ -49,7 +49,7 @@ fn bench(c: &mut Criterion) {
                 || SeenSet::new(&config(mode, 10_000_000)),
                 |seen| {
                     for &key in &keys {
-                        black_box(seen.check(key, true, ""));
+                        black_box(seen.check(key, true, None));
                     }
                     seen
                 },
@@ -58,12 +58,12 @@ fn bench(c: &mut Criterion) {
         });
         let warm = SeenSet::new(&config(mode, 10_000_000));
         for &key in &keys {
-            warm.check(key, true, "");
+            warm.check(key, true, None);
         }
         group.bench_function(format!("{mode:?}/lookup_100k_seen"), |b| {
             b.iter(|| {
                 for &key in &keys {
-                    black_box(warm.check(key, true, ""));
+                    black_box(warm.check(key, true, None));
                 }
             })
         });

@@ -110,21 +110,21 @@ impl ExactSet {
     /// was dropped to make room.
     fn check(&self, key: u64, record: bool, journal: bool) -> (bool, bool) {
         let mut shard = self.shards[shard_of(key)].lock();
-        if shard.current.contains(&key) {
-            return (true, false);
-        }
-        let in_previous = shard.previous.contains(&key);
         if !record {
-            return (in_previous, false);
+            return (shard.current.contains(&key) || shard.previous.contains(&key), false);
         }
         let mut rotated = false;
-        if shard.current.len() >= self.generation_limit {
+        if shard.current.len() >= self.generation_limit && !shard.current.contains(&key) {
             let current = std::mem::take(&mut shard.current);
             shard.previous = current;
             rotated = true;
         }
-        // A key found in the previous generation moves forward so that live keys survive rotation.
-        shard.current.insert(key);
+        // One probe answers "already current" and records the key otherwise; a key found in the
+        // previous generation is thereby moved forward, so live keys survive rotation.
+        if !shard.current.insert(key) {
+            return (true, rotated);
+        }
+        let in_previous = !shard.previous.is_empty() && shard.previous.contains(&key);
         if journal && !in_previous {
             shard.journal.push(key);
         }
@@ -345,9 +345,10 @@ impl SeenSet {
         }
     }
 
-    /// Looks a key up and, when `record` is true and it is new, records it with the URL the
-    /// frontier will enqueue for it.
-    pub fn check(&self, key: u64, record: bool, enqueue_url: &str) -> Seen {
+    /// Looks a key up and, when `record` is true and it is new, records it. `first_url`, when
+    /// given, is remembered as the URL the frontier enqueued for this key (callers pass it only
+    /// when it differs from the canonical form itself, which needs no remembering).
+    pub fn check(&self, key: u64, record: bool, first_url: Option<&str>) -> Seen {
         let (present, evicted) = match &self.mode {
             Mode::Exact(set) => set.check(key, record, self.journaling),
             Mode::Bloom(set) => set.check(key, record, self.journaling),
@@ -359,8 +360,8 @@ impl SeenSet {
         if present {
             Seen::Duplicate
         } else {
-            if record {
-                self.first.remember(key, enqueue_url);
+            if let (true, Some(url)) = (record, first_url) {
+                self.first.remember(key, url);
             }
             Seen::New
         }
@@ -428,10 +429,10 @@ mod tests {
     fn exact_mode_answers_new_then_duplicate_and_dry_run_records_nothing() {
         let seen = SeenSet::new(&config(SeenSetMode::Exact, 1_000_000));
         let key = key_of("http://example.com/a");
-        assert_eq!(seen.check(key, false, "x"), Seen::New);
-        assert_eq!(seen.check(key, false, "x"), Seen::New, "a dry run must not record");
-        assert_eq!(seen.check(key, true, "http://example.com/a?utm_source=x"), Seen::New);
-        assert_eq!(seen.check(key, true, "y"), Seen::Duplicate);
+        assert_eq!(seen.check(key, false, Some("x")), Seen::New);
+        assert_eq!(seen.check(key, false, Some("x")), Seen::New, "a dry run must not record");
+        assert_eq!(seen.check(key, true, Some("http://example.com/a?utm_source=x")), Seen::New);
+        assert_eq!(seen.check(key, true, Some("y")), Seen::Duplicate);
         assert_eq!(seen.first_occurrence(key).as_deref(), Some("http://example.com/a?utm_source=x"));
         assert_eq!(seen.len(), 1);
     }
@@ -442,25 +443,25 @@ mod tests {
         let seen = SeenSet::new(&config(SeenSetMode::Exact, max));
         let hot = key_of("hot");
         for i in 0..100_000u64 {
-            seen.check(key_of(&i.to_string()), true, "");
+            seen.check(key_of(&i.to_string()), true, None);
             if i % 500 == 0 {
-                seen.check(hot, true, "");
+                seen.check(hot, true, None);
             }
         }
         assert!(seen.len() <= max, "{} entries exceed the bound {max}", seen.len());
         assert!(seen.evictions() > 0);
-        assert_eq!(seen.check(hot, false, ""), Seen::Duplicate, "a key seen every generation survives");
+        assert_eq!(seen.check(hot, false, None), Seen::Duplicate, "a key seen every generation survives");
     }
 
     #[test]
     fn the_journal_holds_each_recorded_key_once() {
         for mode in [SeenSetMode::Exact, SeenSetMode::Bloom] {
             let seen = SeenSet::journaled(&config(mode, 100_000));
-            seen.check(1, true, "");
-            seen.check(1, true, "");
-            seen.check(2, false, "");
+            seen.check(1, true, None);
+            seen.check(1, true, None);
+            seen.check(2, false, None);
             seen.restore(3);
-            seen.check(4, true, "");
+            seen.check(4, true, None);
             let mut keys = seen.drain_journal();
             keys.sort_unstable();
             assert_eq!(keys, vec![1, 4], "{mode:?}");
@@ -472,13 +473,13 @@ mod tests {
     fn bloom_mode_has_no_false_negatives_and_few_false_positives() {
         let seen = SeenSet::new(&config(SeenSetMode::Bloom, 40_000));
         for i in 0..10_000u64 {
-            assert_eq!(seen.check(key_of(&format!("a{i}")), true, ""), Seen::New);
+            assert_eq!(seen.check(key_of(&format!("a{i}")), true, None), Seen::New);
         }
         for i in 0..10_000u64 {
-            assert_eq!(seen.check(key_of(&format!("a{i}")), false, ""), Seen::Duplicate);
+            assert_eq!(seen.check(key_of(&format!("a{i}")), false, None), Seen::Duplicate);
         }
         let false_positives =
-            (0..10_000u64).filter(|i| seen.check(key_of(&format!("b{i}")), false, "") == Seen::Duplicate).count();
+            (0..10_000u64).filter(|i| seen.check(key_of(&format!("b{i}")), false, None) == Seen::Duplicate).count();
         assert!(false_positives < 60, "{false_positives} false positives out of 10000 at 0.1% per layer");
     }
 
@@ -486,7 +487,7 @@ mod tests {
     fn bloom_mode_drops_its_oldest_layer_when_full() {
         let seen = SeenSet::new(&config(SeenSetMode::Bloom, 4_000));
         for i in 0..20_000u64 {
-            seen.check(key_of(&i.to_string()), true, "");
+            seen.check(key_of(&i.to_string()), true, None);
         }
         assert!(seen.evictions() >= 1);
         assert!(seen.len() <= 4_000 + 1_000);
@@ -502,7 +503,7 @@ mod tests {
                         let seen = seen.clone();
                         scope.spawn(move || {
                             (0..1_000u64)
-                                .filter(|i| seen.check(key_of(&i.to_string()), true, "") == Seen::New)
+                                .filter(|i| seen.check(key_of(&i.to_string()), true, None) == Seen::New)
                                 .count()
                         })
                     })

@@ -90,7 +90,7 @@ impl AdminService {
                 })
             }
         };
-        let seen = sidecar.seen.check(key_of(&explanation.canonical), false, "") == Seen::Duplicate;
+        let seen = sidecar.seen.check(key_of(&explanation.canonical), false, None) == Seen::Duplicate;
         let rule = explanation.matched.as_ref().map(|matched| {
             let host = explanation.rules.as_ref().map(|rules| rules.host().to_owned()).unwrap_or_default();
             let learned = self.learning.live_rule(&host, matched.rule_index);

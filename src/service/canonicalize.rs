@@ -4,7 +4,7 @@
 //! version answers every URL of the host in the batch. Counters are summed per batch and published
 //! once, to keep atomic traffic off the per-URL path.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
@@ -58,9 +58,9 @@ impl CanonicalizerService {
             )));
         }
         let record = !request.dry_run;
-        let mut hosts: HashMap<String, BatchHost> = HashMap::new();
+        let mut hosts: FxHashMap<String, BatchHost> = FxHashMap::default();
         // A dry run records nothing, yet a repeat inside the batch is still a duplicate.
-        let mut dry_seen: HashSet<u64> = HashSet::new();
+        let mut dry_seen: FxHashSet<u64> = FxHashSet::default();
         let (mut changed_static, mut changed_learned, mut invalid, mut suppressed) = (0u64, 0u64, 0u64, 0u64);
         let mut bytes_saved = 0u64;
         let mut results = Vec::with_capacity(request.urls.len());
@@ -103,9 +103,12 @@ impl CanonicalizerService {
 
             let key = key_of(&canonical.canonical);
             let seen = if record {
-                sidecar.seen.check(key, true, &canonical.normalized)
+                // The URL to remember is only worth a copy when a learned rule rewrote it: otherwise
+                // it is the canonical form itself.
+                let first = canonical.rule_index.map(|_| canonical.normalized.as_str());
+                sidecar.seen.check(key, true, first)
             } else {
-                match sidecar.seen.check(key, false, "") {
+                match sidecar.seen.check(key, false, None) {
                     Seen::Duplicate => Seen::Duplicate,
                     Seen::New if dry_seen.insert(key) => Seen::New,
                     Seen::New => Seen::Duplicate,
