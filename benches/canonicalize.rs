@@ -27,7 +27,12 @@ fn setup() -> (Canonicalizer, Vec<String>, usize) {
         let labelled: Vec<LabelledUrl> = site
             .pages
             .iter()
-            .filter_map(|p| normalizer.normalize(&p.url).ok().map(|u| LabelledUrl { url: u.into(), cluster: p.content_id }))
+            .filter_map(|p| {
+                normalizer.normalize(&p.url).ok().map(|u| LabelledUrl {
+                    url: u.into(),
+                    cluster: p.content_id,
+                })
+            })
             .collect();
         if let Ok(outcome) = learn_host(&site.host, &labelled, &LearnConfig::default()) {
             if let Ok(compiled) = HostRules::compile(&outcome.rules) {
@@ -42,7 +47,14 @@ fn setup() -> (Canonicalizer, Vec<String>, usize) {
 
 fn bench(c: &mut Criterion) {
     let (canonicalizer, urls, rules) = setup();
-    let rewritten = urls.iter().filter(|u| canonicalizer.canonicalize(u).is_ok_and(|c| c.rule_index.is_some())).count();
+    let rewritten = urls
+        .iter()
+        .filter(|u| {
+            canonicalizer
+                .canonicalize(u)
+                .is_ok_and(|c| c.rule_index.is_some())
+        })
+        .count();
     println!(
         "canonicalize bench: {} URLs, {} hosts with {rules} rules, {rewritten} URLs rewritten by a rule",
         urls.len(),

@@ -9,7 +9,12 @@ use undust::canon::seen::{key_of, SeenSet};
 use undust::config::{SeenSetConfig, SeenSetMode};
 
 fn config(mode: SeenSetMode, max_entries: u64) -> SeenSetConfig {
-    SeenSetConfig { mode, max_entries, bloom_fp_rate: 0.0001, first_occurrence_cache: 0 }
+    SeenSetConfig {
+        mode,
+        max_entries,
+        bloom_fp_rate: 0.0001,
+        first_occurrence_cache: 0,
+    }
 }
 
 /// Resident set size of this process, in bytes (Linux).
@@ -25,7 +30,11 @@ fn memory_per_entry() {
         let before = rss_bytes().unwrap_or(0);
         let seen = SeenSet::new(&config(mode, ENTRIES * 2));
         for i in 0..ENTRIES {
-            seen.check(key_of(&format!("https://host{}.example/page/{i}", i % 1000)), true, None);
+            seen.check(
+                key_of(&format!("https://host{}.example/page/{i}", i % 1000)),
+                true,
+                None,
+            );
         }
         let after = rss_bytes().unwrap_or(0);
         println!(
@@ -40,7 +49,9 @@ fn memory_per_entry() {
 
 fn bench(c: &mut Criterion) {
     memory_per_entry();
-    let keys: Vec<u64> = (0..100_000u64).map(|i| key_of(&format!("https://example.com/item/{i}"))).collect();
+    let keys: Vec<u64> = (0..100_000u64)
+        .map(|i| key_of(&format!("https://example.com/item/{i}")))
+        .collect();
     let mut group = c.benchmark_group("seen_set");
     group.throughput(Throughput::Elements(keys.len() as u64));
     for mode in [SeenSetMode::Exact, SeenSetMode::Bloom] {

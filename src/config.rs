@@ -186,10 +186,14 @@ impl Knobs {
 
     /// Reads knobs from a TOML file; keys are the flag names without `--`.
     pub fn from_toml_file(path: &Path) -> Result<Knobs, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|err| ConfigError::File { path: path.to_owned(), message: err.to_string() })?;
-        toml::from_str(&text)
-            .map_err(|err| ConfigError::File { path: path.to_owned(), message: err.to_string() })
+        let text = std::fs::read_to_string(path).map_err(|err| ConfigError::File {
+            path: path.to_owned(),
+            message: err.to_string(),
+        })?;
+        toml::from_str(&text).map_err(|err| ConfigError::File {
+            path: path.to_owned(),
+            message: err.to_string(),
+        })
     }
 }
 
@@ -205,7 +209,10 @@ pub enum ConfigError {
 }
 
 fn invalid(knob: &'static str, message: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid { knob, message: message.into() }
+    ConfigError::Invalid {
+        knob,
+        message: message.into(),
+    }
 }
 
 /// Validated configuration of the seen-set.
@@ -248,7 +255,8 @@ pub struct ServeConfig {
 
 fn parse_addr(text: &str) -> SocketAddr {
     // The DEFAULT_* address constants are literals checked by `defaults_are_valid`.
-    text.parse().unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    text.parse()
+        .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
 }
 
 impl ServeConfig {
@@ -256,7 +264,10 @@ impl ServeConfig {
     pub fn from_knobs(knobs: Knobs) -> Result<ServeConfig, ConfigError> {
         let max_batch = knobs.max_batch.unwrap_or(DEFAULT_MAX_BATCH);
         if !(1..=1_000_000).contains(&max_batch) {
-            return Err(invalid("max-batch", format!("{max_batch} is not in 1..=1000000")));
+            return Err(invalid(
+                "max-batch",
+                format!("{max_batch} is not in 1..=1000000"),
+            ));
         }
         let max_message_bytes = knobs.max_message_bytes.unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
         if !(64 * 1024..=1024 * 1024 * 1024).contains(&max_message_bytes) {
@@ -267,10 +278,16 @@ impl ServeConfig {
         }
         let max_url_bytes = knobs.max_url_bytes.unwrap_or(DEFAULT_MAX_URL_BYTES);
         if !(16..=1024 * 1024).contains(&max_url_bytes) {
-            return Err(invalid("max-url-bytes", format!("{max_url_bytes} is not in 16..=1048576")));
+            return Err(invalid(
+                "max-url-bytes",
+                format!("{max_url_bytes} is not in 16..=1048576"),
+            ));
         }
         let extra = knobs.extra_tracking_params.unwrap_or_default();
-        if let Some(bad) = extra.iter().find(|name| name.trim().is_empty() || name.len() > 256) {
+        if let Some(bad) = extra
+            .iter()
+            .find(|name| name.trim().is_empty() || name.len() > 256)
+        {
             return Err(invalid(
                 "extra-tracking-params",
                 format!("{bad:?} is not a parameter name (1 to 256 bytes)"),
@@ -285,38 +302,45 @@ impl ServeConfig {
             strip_www: knobs.strip_www.unwrap_or(false),
             ..StaticConfig::default()
         };
-        let max_entries = knobs.seen_set_max_entries.unwrap_or(DEFAULT_SEEN_SET_MAX_ENTRIES);
+        let max_entries = knobs
+            .seen_set_max_entries
+            .unwrap_or(DEFAULT_SEEN_SET_MAX_ENTRIES);
         if !(1_000..=10_000_000_000).contains(&max_entries) {
             return Err(invalid(
                 "seen-set-max-entries",
                 format!("{max_entries} is not in 1000..=10000000000"),
             ));
         }
-        let bloom_fp_rate = knobs.seen_set_bloom_fp_rate.unwrap_or(DEFAULT_SEEN_SET_BLOOM_FP_RATE);
+        let bloom_fp_rate = knobs
+            .seen_set_bloom_fp_rate
+            .unwrap_or(DEFAULT_SEEN_SET_BLOOM_FP_RATE);
         if !(bloom_fp_rate > 0.0 && bloom_fp_rate < 0.5) {
             return Err(invalid(
                 "seen-set-bloom-fp-rate",
                 format!("{bloom_fp_rate} is not in the open interval (0, 0.5)"),
             ));
         }
-        let relearn_concurrency =
-            knobs.relearn_concurrency.unwrap_or(DEFAULT_RELEARN_CONCURRENCY);
+        let relearn_concurrency = knobs
+            .relearn_concurrency
+            .unwrap_or(DEFAULT_RELEARN_CONCURRENCY);
         if !(1..=64).contains(&relearn_concurrency) {
             return Err(invalid(
                 "relearn-concurrency",
                 format!("{relearn_concurrency} is not in 1..=64"),
             ));
         }
-        let sample_pages_per_host =
-            knobs.sample_pages_per_host.unwrap_or(DEFAULT_SAMPLE_PAGES_PER_HOST);
+        let sample_pages_per_host = knobs
+            .sample_pages_per_host
+            .unwrap_or(DEFAULT_SAMPLE_PAGES_PER_HOST);
         if !(10..=1_000_000).contains(&sample_pages_per_host) {
             return Err(invalid(
                 "sample-pages-per-host",
                 format!("{sample_pages_per_host} is not in 10..=1000000"),
             ));
         }
-        let relearn_interval_secs =
-            knobs.relearn_interval_secs.unwrap_or(DEFAULT_RELEARN_INTERVAL_SECS);
+        let relearn_interval_secs = knobs
+            .relearn_interval_secs
+            .unwrap_or(DEFAULT_RELEARN_INTERVAL_SECS);
         if relearn_interval_secs == 0 {
             return Err(invalid("relearn-interval-secs", "must be at least 1"));
         }
@@ -326,15 +350,24 @@ impl ServeConfig {
         ] {
             if let Some(path) = path {
                 if !path.is_file() {
-                    return Err(invalid(knob, format!("{} is not a readable file", path.display())));
+                    return Err(invalid(
+                        knob,
+                        format!("{} is not a readable file", path.display()),
+                    ));
                 }
             }
         }
         Ok(ServeConfig {
             listen: knobs.listen.unwrap_or_else(|| parse_addr(DEFAULT_LISTEN)),
-            admin_listen: knobs.admin_listen.unwrap_or_else(|| parse_addr(DEFAULT_ADMIN_LISTEN)),
-            metrics_addr: knobs.metrics_addr.unwrap_or_else(|| parse_addr(DEFAULT_METRICS_ADDR)),
-            data_dir: knobs.data_dir.unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
+            admin_listen: knobs
+                .admin_listen
+                .unwrap_or_else(|| parse_addr(DEFAULT_ADMIN_LISTEN)),
+            metrics_addr: knobs
+                .metrics_addr
+                .unwrap_or_else(|| parse_addr(DEFAULT_METRICS_ADDR)),
+            data_dir: knobs
+                .data_dir
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
             max_batch,
             max_message_bytes,
             static_config,
@@ -347,7 +380,9 @@ impl ServeConfig {
                     .unwrap_or(DEFAULT_FIRST_OCCURRENCE_CACHE),
             },
             shutdown_grace: Duration::from_secs(
-                knobs.shutdown_grace_secs.unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECS),
+                knobs
+                    .shutdown_grace_secs
+                    .unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECS),
             ),
             reflection: knobs.reflection.unwrap_or(false),
             admin_read_token_file: knobs.admin_read_token_file,
@@ -390,7 +425,10 @@ mod tests {
 
     #[test]
     fn flags_win_over_file() {
-        let flags = Knobs { max_batch: Some(5), ..Knobs::default() };
+        let flags = Knobs {
+            max_batch: Some(5),
+            ..Knobs::default()
+        };
         let file: Knobs = toml::from_str("max-batch = 7\nsort-query = true\n").expect("toml");
         let config = ServeConfig::from_knobs(flags.over(file)).expect("valid");
         assert_eq!(config.max_batch, 5);
@@ -399,10 +437,15 @@ mod tests {
 
     #[test]
     fn the_shipped_example_file_is_valid_and_matches_the_defaults() {
-        let file: Knobs = toml::from_str(include_str!("../deploy/undust.toml")).expect("deploy/undust.toml parses");
+        let file: Knobs = toml::from_str(include_str!("../deploy/undust.toml"))
+            .expect("deploy/undust.toml parses");
         let from_file = ServeConfig::from_knobs(file).expect("deploy/undust.toml validates");
         let defaults = ServeConfig::from_knobs(Knobs::default()).expect("defaults validate");
-        assert_eq!(format!("{from_file:?}"), format!("{defaults:?}"), "the example file lists the defaults");
+        assert_eq!(
+            format!("{from_file:?}"),
+            format!("{defaults:?}"),
+            "the example file lists the defaults"
+        );
     }
 
     #[test]
@@ -412,14 +455,20 @@ mod tests {
 
     #[test]
     fn out_of_range_values_name_the_knob() {
-        let err = ServeConfig::from_knobs(Knobs { max_batch: Some(0), ..Knobs::default() })
-            .expect_err("0 is refused");
+        let err = ServeConfig::from_knobs(Knobs {
+            max_batch: Some(0),
+            ..Knobs::default()
+        })
+        .expect_err("0 is refused");
         assert!(err.to_string().contains("--max-batch"), "{err}");
         let err = ServeConfig::from_knobs(Knobs {
             seen_set_bloom_fp_rate: Some(0.9),
             ..Knobs::default()
         })
         .expect_err("0.9 is refused");
-        assert!(err.to_string().contains("--seen-set-bloom-fp-rate"), "{err}");
+        assert!(
+            err.to_string().contains("--seen-set-bloom-fp-rate"),
+            "{err}"
+        );
     }
 }

@@ -69,13 +69,21 @@ pub const ADMIN_CALLS: &str = "undust_admin_calls_total";
 
 /// Registers help text and units, once per process.
 fn describe() {
-    describe_counter!(URLS_CANONICALIZED, Unit::Count, "URLs that went through Canonicalize.");
+    describe_counter!(
+        URLS_CANONICALIZED,
+        Unit::Count,
+        "URLs that went through Canonicalize."
+    );
     describe_counter!(
         URLS_CHANGED_STATIC,
         Unit::Count,
         "URLs whose static normalization differs from the input."
     );
-    describe_counter!(URLS_CHANGED_LEARNED, Unit::Count, "URLs rewritten by a learned rule.");
+    describe_counter!(
+        URLS_CHANGED_LEARNED,
+        Unit::Count,
+        "URLs rewritten by a learned rule."
+    );
     describe_counter!(
         DUPLICATES_SUPPRESSED,
         Unit::Count,
@@ -92,40 +100,90 @@ fn describe() {
         Unit::Seconds,
         "Time to answer one Canonicalize request (label rpc: unary or stream)."
     );
-    describe_histogram!(CANONICALIZE_BATCH_SIZE, Unit::Count, "URLs per Canonicalize request.");
-    describe_counter!(REQUESTS_REFUSED, Unit::Count, "Requests refused as a whole (label reason).");
-    describe_gauge!(SEEN_SET_ENTRIES, Unit::Count, "Canonical forms held by the seen-set.");
+    describe_histogram!(
+        CANONICALIZE_BATCH_SIZE,
+        Unit::Count,
+        "URLs per Canonicalize request."
+    );
+    describe_counter!(
+        REQUESTS_REFUSED,
+        Unit::Count,
+        "Requests refused as a whole (label reason)."
+    );
+    describe_gauge!(
+        SEEN_SET_ENTRIES,
+        Unit::Count,
+        "Canonical forms held by the seen-set."
+    );
     describe_counter!(
         SEEN_SET_EVICTIONS,
         Unit::Count,
         "Seen-set generations or Bloom layers dropped to stay within the memory bound."
     );
-    describe_counter!(PAGES_OBSERVED, Unit::Count, "Pages received by ObservePages.");
-    describe_counter!(PAGES_SAMPLED, Unit::Count, "Pages that entered a host's sample.");
-    describe_counter!(PAGES_SKIPPED, Unit::Count, "Pages skipped as no evidence (non-2xx, not HTML).");
+    describe_counter!(
+        PAGES_OBSERVED,
+        Unit::Count,
+        "Pages received by ObservePages."
+    );
+    describe_counter!(
+        PAGES_SAMPLED,
+        Unit::Count,
+        "Pages that entered a host's sample."
+    );
+    describe_counter!(
+        PAGES_SKIPPED,
+        Unit::Count,
+        "Pages skipped as no evidence (non-2xx, not HTML)."
+    );
     describe_counter!(PAGES_REJECTED, Unit::Count, "Pages rejected as invalid.");
-    describe_counter!(SAMPLES_DROPPED, Unit::Count, "Samples dropped from a host's reservoir.");
+    describe_counter!(
+        SAMPLES_DROPPED,
+        Unit::Count,
+        "Samples dropped from a host's reservoir."
+    );
     describe_counter!(
         INGEST_BACKPRESSURE,
         Unit::Count,
         "ObservePages calls refused with RESOURCE_EXHAUSTED because ingest was saturated."
     );
-    describe_gauge!(SAMPLES, Unit::Count, "Pages held in all hosts' learning samples.");
+    describe_gauge!(
+        SAMPLES,
+        Unit::Count,
+        "Pages held in all hosts' learning samples."
+    );
     describe_gauge!(HOSTS, Unit::Count, "Hosts known to the sidecar.");
-    describe_counter!(RELEARN_RUNS, Unit::Count, "Host relearn runs (label outcome).");
+    describe_counter!(
+        RELEARN_RUNS,
+        Unit::Count,
+        "Host relearn runs (label outcome)."
+    );
     describe_histogram!(RELEARN_DURATION, Unit::Seconds, "Time to relearn one host.");
-    describe_gauge!(RULES_ACTIVE, Unit::Count, "Live learned rules over all hosts.");
-    describe_gauge!(CLUSTERS, Unit::Count, "Duplicate clusters found by the latest learning, summed over hosts.");
-    describe_counter!(ADMIN_CALLS, Unit::Count, "Admin calls (labels method and outcome).");
+    describe_gauge!(
+        RULES_ACTIVE,
+        Unit::Count,
+        "Live learned rules over all hosts."
+    );
+    describe_gauge!(
+        CLUSTERS,
+        Unit::Count,
+        "Duplicate clusters found by the latest learning, summed over hosts."
+    );
+    describe_counter!(
+        ADMIN_CALLS,
+        Unit::Count,
+        "Admin calls (labels method and outcome)."
+    );
 }
 
 /// Latency buckets (seconds): from 50 µs (a small batch) to 5 s (a huge batch under load).
 const DURATION_BUCKETS: &[f64] = &[
-    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-    0.5, 1.0, 2.5, 5.0,
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+    1.0, 2.5, 5.0,
 ];
 /// Relearn duration buckets (seconds).
-const RELEARN_BUCKETS: &[f64] = &[0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0];
+const RELEARN_BUCKETS: &[f64] = &[
+    0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
+];
 /// Batch size buckets (URLs).
 const BATCH_BUCKETS: &[f64] = &[1.0, 10.0, 100.0, 1_000.0, 10_000.0, 100_000.0];
 
@@ -137,9 +195,15 @@ pub fn install() -> Option<PrometheusHandle> {
     HANDLE
         .get_or_init(|| {
             let builder = PrometheusBuilder::new()
-                .set_buckets_for_metric(Matcher::Full(CANONICALIZE_DURATION.into()), DURATION_BUCKETS)
+                .set_buckets_for_metric(
+                    Matcher::Full(CANONICALIZE_DURATION.into()),
+                    DURATION_BUCKETS,
+                )
                 .and_then(|b| {
-                    b.set_buckets_for_metric(Matcher::Full(RELEARN_DURATION.into()), RELEARN_BUCKETS)
+                    b.set_buckets_for_metric(
+                        Matcher::Full(RELEARN_DURATION.into()),
+                        RELEARN_BUCKETS,
+                    )
                 })
                 .and_then(|b| {
                     b.set_buckets_for_metric(
@@ -171,13 +235,16 @@ pub async fn serve(
             accepted = listener.accept() => accepted,
             () = &mut shutdown => return,
         };
-        let Ok((stream, _peer)) = accepted else { continue };
+        let Ok((stream, _peer)) = accepted else {
+            continue;
+        };
         let handle = handle.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
-                let handle = handle.clone();
-                async move { Ok::<_, Infallible>(respond(&request, &handle)) }
-            });
+            let service =
+                hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+                    let handle = handle.clone();
+                    async move { Ok::<_, Infallible>(respond(&request, &handle)) }
+                });
             // A scraper that hangs up mid-response is not an error worth logging.
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
@@ -186,20 +253,33 @@ pub async fn serve(
     }
 }
 
-fn respond(request: &Request<hyper::body::Incoming>, handle: &PrometheusHandle) -> Response<Full<Bytes>> {
+fn respond(
+    request: &Request<hyper::body::Incoming>,
+    handle: &PrometheusHandle,
+) -> Response<Full<Bytes>> {
     let (status, content_type, body) = match (request.method(), request.uri().path()) {
-        (&hyper::Method::GET, "/metrics") => {
-            (StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", handle.render())
-        }
-        (_, "/metrics") => {
-            (StatusCode::METHOD_NOT_ALLOWED, "text/plain", "only GET is allowed\n".to_owned())
-        }
-        _ => (StatusCode::NOT_FOUND, "text/plain", "metrics are at /metrics\n".to_owned()),
+        (&hyper::Method::GET, "/metrics") => (
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            handle.render(),
+        ),
+        (_, "/metrics") => (
+            StatusCode::METHOD_NOT_ALLOWED,
+            "text/plain",
+            "only GET is allowed\n".to_owned(),
+        ),
+        _ => (
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            "metrics are at /metrics\n".to_owned(),
+        ),
     };
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;
     if let Ok(value) = hyper::header::HeaderValue::from_str(content_type) {
-        response.headers_mut().insert(hyper::header::CONTENT_TYPE, value);
+        response
+            .headers_mut()
+            .insert(hyper::header::CONTENT_TYPE, value);
     }
     response
 }

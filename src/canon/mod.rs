@@ -91,7 +91,10 @@ pub struct Canonicalizer {
 impl Canonicalizer {
     /// A canonicalizer with no learned rules yet.
     pub fn new(normalizer: StaticNormalizer) -> Self {
-        Canonicalizer { normalizer, rules: RuleBook::new() }
+        Canonicalizer {
+            normalizer,
+            rules: RuleBook::new(),
+        }
     }
 
     /// The static normalizer.
@@ -129,7 +132,12 @@ impl Canonicalizer {
                 changed_static,
                 rule_index: Some(rewrite.rule_index),
             },
-            None => Canonical { canonical: normalized.clone(), normalized, changed_static, rule_index: None },
+            None => Canonical {
+                canonical: normalized.clone(),
+                normalized,
+                changed_static,
+                rule_index: None,
+            },
         }
     }
 
@@ -139,8 +147,16 @@ impl Canonicalizer {
         let rules = url.host_str().and_then(|host| self.rules.get(host));
         let matched = rules.as_ref().and_then(|rules| rules.explain(&url));
         let static_result = url.to_string();
-        let canonical = matched.as_ref().map_or_else(|| static_result.clone(), |m| m.canonical.clone());
-        Ok(Explanation { static_result, static_steps: steps, rules, matched, canonical })
+        let canonical = matched
+            .as_ref()
+            .map_or_else(|| static_result.clone(), |m| m.canonical.clone());
+        Ok(Explanation {
+            static_result,
+            static_steps: steps,
+            rules,
+            matched,
+            canonical,
+        })
     }
 }
 

@@ -111,7 +111,10 @@ impl ExactSet {
     fn check(&self, key: u64, record: bool, journal: bool) -> (bool, bool) {
         let mut shard = self.shards[shard_of(key)].lock();
         if !record {
-            return (shard.current.contains(&key) || shard.previous.contains(&key), false);
+            return (
+                shard.current.contains(&key) || shard.previous.contains(&key),
+                false,
+            );
         }
         let mut rotated = false;
         if shard.current.len() >= self.generation_limit && !shard.current.contains(&key) {
@@ -187,7 +190,8 @@ impl BloomLayer {
     fn positions(&self, key: u64) -> impl Iterator<Item = u64> + '_ {
         let h1 = key;
         let h2 = key.rotate_left(32).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..u64::from(self.hashes)).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % self.bit_count)
+        (0..u64::from(self.hashes))
+            .map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % self.bit_count)
     }
 
     fn contains(&self, key: u64) -> bool {
@@ -240,7 +244,10 @@ impl BloomSet {
         if full {
             let mut layers = self.layers.write();
             // Another thread may have rotated between the read and the write lock.
-            if layers.back().is_none_or(|layer| layer.inserted.load(Ordering::Relaxed) >= layer.capacity) {
+            if layers
+                .back()
+                .is_none_or(|layer| layer.inserted.load(Ordering::Relaxed) >= layer.capacity)
+            {
                 layers.push_back(BloomLayer::new(self.layer_capacity, self.fp_rate));
                 if layers.len() > BLOOM_LAYERS {
                     layers.pop_front();
@@ -264,7 +271,11 @@ impl BloomSet {
     }
 
     fn len(&self) -> u64 {
-        self.layers.read().iter().map(|layer| layer.inserted.load(Ordering::Relaxed)).sum()
+        self.layers
+            .read()
+            .iter()
+            .map(|layer| layer.inserted.load(Ordering::Relaxed))
+            .sum()
     }
 }
 
@@ -273,16 +284,24 @@ enum Mode {
     Bloom(BloomSet),
 }
 
+/// One shard of [`FirstOccurrences`]: the map and its insertion order.
+type FirstShard = (
+    HashMap<u64, Box<str>, BuildHasherDefault<KeyHasher>>,
+    VecDeque<u64>,
+);
+
 /// A bounded FIFO map from a canonical form's key to the URL first enqueued for it.
 struct FirstOccurrences {
-    shards: Vec<Mutex<(HashMap<u64, Box<str>, BuildHasherDefault<KeyHasher>>, VecDeque<u64>)>>,
+    shards: Vec<Mutex<FirstShard>>,
     per_shard: usize,
 }
 
 impl FirstOccurrences {
     fn new(capacity: usize) -> Self {
         FirstOccurrences {
-            shards: (0..SHARDS).map(|_| Mutex::new((HashMap::default(), VecDeque::new()))).collect(),
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new((HashMap::default(), VecDeque::new())))
+                .collect(),
             per_shard: capacity.div_ceil(SHARDS),
         }
     }
@@ -304,7 +323,11 @@ impl FirstOccurrences {
     }
 
     fn get(&self, key: u64) -> Option<String> {
-        self.shards[shard_of(key)].lock().0.get(&key).map(|url| url.to_string())
+        self.shards[shard_of(key)]
+            .lock()
+            .0
+            .get(&key)
+            .map(|url| url.to_string())
     }
 }
 
@@ -322,7 +345,9 @@ impl SeenSet {
     pub fn new(config: &SeenSetConfig) -> Self {
         let mode = match config.mode {
             SeenSetMode::Exact => Mode::Exact(ExactSet::new(config.max_entries)),
-            SeenSetMode::Bloom => Mode::Bloom(BloomSet::new(config.max_entries, config.bloom_fp_rate)),
+            SeenSetMode::Bloom => {
+                Mode::Bloom(BloomSet::new(config.max_entries, config.bloom_fp_rate))
+            }
         };
         SeenSet {
             mode,
@@ -334,7 +359,10 @@ impl SeenSet {
 
     /// The same, journaling every recorded key until [`SeenSet::drain_journal`] takes it.
     pub fn journaled(config: &SeenSetConfig) -> Self {
-        SeenSet { journaling: true, ..SeenSet::new(config) }
+        SeenSet {
+            journaling: true,
+            ..SeenSet::new(config)
+        }
     }
 
     /// The mode's name (`exact` or `bloom`).
@@ -422,7 +450,12 @@ mod tests {
     use super::*;
 
     fn config(mode: SeenSetMode, max_entries: u64) -> SeenSetConfig {
-        SeenSetConfig { mode, max_entries, bloom_fp_rate: 0.001, first_occurrence_cache: 1_000 }
+        SeenSetConfig {
+            mode,
+            max_entries,
+            bloom_fp_rate: 0.001,
+            first_occurrence_cache: 1_000,
+        }
     }
 
     #[test]
@@ -430,10 +463,20 @@ mod tests {
         let seen = SeenSet::new(&config(SeenSetMode::Exact, 1_000_000));
         let key = key_of("http://example.com/a");
         assert_eq!(seen.check(key, false, Some("x")), Seen::New);
-        assert_eq!(seen.check(key, false, Some("x")), Seen::New, "a dry run must not record");
-        assert_eq!(seen.check(key, true, Some("http://example.com/a?utm_source=x")), Seen::New);
+        assert_eq!(
+            seen.check(key, false, Some("x")),
+            Seen::New,
+            "a dry run must not record"
+        );
+        assert_eq!(
+            seen.check(key, true, Some("http://example.com/a?utm_source=x")),
+            Seen::New
+        );
         assert_eq!(seen.check(key, true, Some("y")), Seen::Duplicate);
-        assert_eq!(seen.first_occurrence(key).as_deref(), Some("http://example.com/a?utm_source=x"));
+        assert_eq!(
+            seen.first_occurrence(key).as_deref(),
+            Some("http://example.com/a?utm_source=x")
+        );
         assert_eq!(seen.len(), 1);
     }
 
@@ -448,9 +491,17 @@ mod tests {
                 seen.check(hot, true, None);
             }
         }
-        assert!(seen.len() <= max, "{} entries exceed the bound {max}", seen.len());
+        assert!(
+            seen.len() <= max,
+            "{} entries exceed the bound {max}",
+            seen.len()
+        );
         assert!(seen.evictions() > 0);
-        assert_eq!(seen.check(hot, false, None), Seen::Duplicate, "a key seen every generation survives");
+        assert_eq!(
+            seen.check(hot, false, None),
+            Seen::Duplicate,
+            "a key seen every generation survives"
+        );
     }
 
     #[test]
@@ -476,11 +527,18 @@ mod tests {
             assert_eq!(seen.check(key_of(&format!("a{i}")), true, None), Seen::New);
         }
         for i in 0..10_000u64 {
-            assert_eq!(seen.check(key_of(&format!("a{i}")), false, None), Seen::Duplicate);
+            assert_eq!(
+                seen.check(key_of(&format!("a{i}")), false, None),
+                Seen::Duplicate
+            );
         }
-        let false_positives =
-            (0..10_000u64).filter(|i| seen.check(key_of(&format!("b{i}")), false, None) == Seen::Duplicate).count();
-        assert!(false_positives < 60, "{false_positives} false positives out of 10000 at 0.1% per layer");
+        let false_positives = (0..10_000u64)
+            .filter(|i| seen.check(key_of(&format!("b{i}")), false, None) == Seen::Duplicate)
+            .count();
+        assert!(
+            false_positives < 60,
+            "{false_positives} false positives out of 10000 at 0.1% per layer"
+        );
     }
 
     #[test]
@@ -503,7 +561,9 @@ mod tests {
                         let seen = seen.clone();
                         scope.spawn(move || {
                             (0..1_000u64)
-                                .filter(|i| seen.check(key_of(&i.to_string()), true, None) == Seen::New)
+                                .filter(|i| {
+                                    seen.check(key_of(&i.to_string()), true, None) == Seen::New
+                                })
                                 .count()
                         })
                     })

@@ -69,7 +69,8 @@ pub fn load_rules(canonicalizer: &Canonicalizer, path: &std::path::Path) -> Resu
     let file = RuleFile::from_json(&text).map_err(|err| format!("{}: {err}", path.display()))?;
     let mut rules = 0;
     for set in &file.hosts {
-        let compiled = HostRules::compile(set).map_err(|err| format!("{}: host {}: {err}", path.display(), set.host))?;
+        let compiled = HostRules::compile(set)
+            .map_err(|err| format!("{}: host {}: {err}", path.display(), set.host))?;
         rules += compiled.len();
         canonicalizer.rules().swap(&set.host, Arc::new(compiled));
     }

@@ -64,9 +64,16 @@ pub fn run(args: ClustersArgs) -> ExitCode {
     let (mut urls, mut clusters) = (0usize, 0usize);
     for (host, pages) in &hosts {
         let (clustering, prints) = cluster_host(pages, &config);
-        clusters += clustering.clusters().iter().filter(|c| c.members.len() > 1).count();
-        let simhash_of: std::collections::HashMap<&str, u64> =
-            pages.iter().zip(&prints).map(|(page, print)| (page.url.as_str(), print.simhash)).collect();
+        clusters += clustering
+            .clusters()
+            .iter()
+            .filter(|c| c.members.len() > 1)
+            .count();
+        let simhash_of: std::collections::HashMap<&str, u64> = pages
+            .iter()
+            .zip(&prints)
+            .map(|(page, print)| (page.url.as_str(), print.simhash))
+            .collect();
         for (url, cluster) in clustering.assignments() {
             urls += 1;
             let line = Line {
@@ -75,7 +82,9 @@ pub fn run(args: ClustersArgs) -> ExitCode {
                 cluster: format!("{cluster:016x}"),
                 simhash: simhash_of.get(url).map(|s| format!("{s:016x}")),
             };
-            let written = serde_json::to_writer(&mut out, &line).map_err(std::io::Error::from).and_then(|()| out.write_all(b"\n"));
+            let written = serde_json::to_writer(&mut out, &line)
+                .map_err(std::io::Error::from)
+                .and_then(|()| out.write_all(b"\n"));
             if written.is_err() {
                 return ExitCode::SUCCESS;
             }

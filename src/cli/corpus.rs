@@ -30,7 +30,8 @@ pub struct CorpusArgs {
 
 /// Runs `undust corpus`.
 pub fn run(args: CorpusArgs) -> ExitCode {
-    let config = CorpusConfig::new(args.seed, args.sites_per_kind).with_pages(args.min_pages, args.max_pages.max(args.min_pages));
+    let config = CorpusConfig::new(args.seed, args.sites_per_kind)
+        .with_pages(args.min_pages, args.max_pages.max(args.min_pages));
     let corpus = generate(&config);
     let file = match std::fs::File::create(&args.out) {
         Ok(file) => file,
@@ -43,6 +44,11 @@ pub fn run(args: CorpusArgs) -> ExitCode {
         eprintln!("undust corpus: {}: {err}", args.out.display());
         return ExitCode::from(EXIT_SOFTWARE);
     }
-    eprintln!("undust corpus: {} sites, {} pages written to {}", corpus.sites.len(), corpus.total_pages(), args.out.display());
+    eprintln!(
+        "undust corpus: {} sites, {} pages written to {}",
+        corpus.sites.len(),
+        corpus.total_pages(),
+        args.out.display()
+    );
     ExitCode::SUCCESS
 }

@@ -65,7 +65,10 @@ fn print_table(rows: &[EvalRow], hosts: usize, urls: usize) {
         );
     }
     if let Some(row) = rows.first() {
-        println!("best achievable compression (1 - clusters/URLs), micro: {:.2}%", row.averages.micro_best_compression * 100.0);
+        println!(
+            "best achievable compression (1 - clusters/URLs), micro: {:.2}%",
+            row.averages.micro_best_compression * 100.0
+        );
     }
 }
 
@@ -82,9 +85,16 @@ pub fn run(args: EvalArgs) -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let samples: Vec<HostSamples> = hosts.into_iter().map(|(host, urls)| HostSamples { host, urls }).collect();
+    let samples: Vec<HostSamples> = hosts
+        .into_iter()
+        .map(|(host, urls)| HostSamples { host, urls })
+        .collect();
     let urls: usize = samples.iter().map(|h| h.urls.len()).sum();
-    let config = EvalConfig { train_fraction: args.train_fraction, seed: args.seed, ..EvalConfig::default() };
+    let config = EvalConfig {
+        train_fraction: args.train_fraction,
+        seed: args.seed,
+        ..EvalConfig::default()
+    };
     let rows = match evaluate(&samples, &config) {
         Ok(rows) => rows,
         Err(err) => {

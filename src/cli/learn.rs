@@ -51,19 +51,25 @@ impl From<StrategyArg> for Strategy {
     }
 }
 
+/// Per-host training sets, or an exit code with the reason.
+type TrainingSets = Result<Vec<(String, Vec<LabelledUrl>)>, (u8, String)>;
+
 /// Training sets per host from either input kind.
 pub fn training_sets(
     pages: &[PathBuf],
     clusters: &[PathBuf],
     normalization: &StaticArgs,
-) -> Result<Vec<(String, Vec<LabelledUrl>)>, (u8, String)> {
-    let normalizer = normalization.normalizer().map_err(|err| (EXIT_USAGE, err))?;
+) -> TrainingSets {
+    let normalizer = normalization
+        .normalizer()
+        .map_err(|err| (EXIT_USAGE, err))?;
     if !clusters.is_empty() {
         let hosts = read_labelled(clusters, &normalizer).map_err(|err| (EXIT_NO_INPUT, err))?;
         return Ok(hosts.into_iter().collect());
     }
     let config = ContentConfig::default();
-    let (hosts, summary) = read_hosts(pages, &normalizer, &config, true).map_err(|err| (EXIT_NO_INPUT, err))?;
+    let (hosts, summary) =
+        read_hosts(pages, &normalizer, &config, true).map_err(|err| (EXIT_NO_INPUT, err))?;
     eprintln!(
         "read {} records: {} pages, {} non-2xx skipped, {} malformed, {} invalid URLs, {} hosts",
         summary.records,
@@ -93,10 +99,17 @@ pub fn run(args: LearnArgs) -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let config = LearnConfig { strategy: args.strategy.into(), ..LearnConfig::default() };
+    let config = LearnConfig {
+        strategy: args.strategy.into(),
+        ..LearnConfig::default()
+    };
     let mut sets = Vec::new();
     for (index, (host, training)) in hosts.iter().enumerate() {
-        let clusters = training.iter().map(|l| l.cluster).collect::<std::collections::HashSet<_>>().len();
+        let clusters = training
+            .iter()
+            .map(|l| l.cluster)
+            .collect::<std::collections::HashSet<_>>()
+            .len();
         match learn_host(host, training, &config) {
             Ok(outcome) => {
                 eprintln!(

@@ -91,14 +91,47 @@ fn url_mix(count: usize) -> Vec<String> {
         let host = r % 500;
         let dirty = i % 10 < 3;
         let url = match (i % 4, dirty) {
-            (0, true) => format!("https://forum{host}.example/showthread.php?t={}&sid={:032x}", r % 100_000, next()),
-            (0, false) => format!("https://forum{host}.example/showthread.php?t={}&page={}", r % 100_000, r % 5 + 1),
-            (1, true) => format!("https://shop{host}.example/product/{}?utm_source=news&utm_medium=email&ref={}", r % 1_000_000, r % 7),
-            (1, false) => format!("https://shop{host}.example/product/{}/colour-{}", r % 1_000_000, r % 7),
-            (2, true) => format!("http://www.news{host}.example/2024/05/{:02}/story-{}/?output=amp#comments", r % 28 + 1, r % 50_000),
-            (2, false) => format!("https://www.news{host}.example/2024/05/{:02}/story-{}/", r % 28 + 1, r % 50_000),
-            (_, true) => format!("https://docs{host}.example/v{}/guide/page-{}.html?lang=en&fbclid={:x}", r % 3, r % 20_000, next()),
-            (_, false) => format!("https://docs{host}.example/v{}/guide/page-{}.html?lang=en", r % 3, r % 20_000),
+            (0, true) => format!(
+                "https://forum{host}.example/showthread.php?t={}&sid={:032x}",
+                r % 100_000,
+                next()
+            ),
+            (0, false) => format!(
+                "https://forum{host}.example/showthread.php?t={}&page={}",
+                r % 100_000,
+                r % 5 + 1
+            ),
+            (1, true) => format!(
+                "https://shop{host}.example/product/{}?utm_source=news&utm_medium=email&ref={}",
+                r % 1_000_000,
+                r % 7
+            ),
+            (1, false) => format!(
+                "https://shop{host}.example/product/{}/colour-{}",
+                r % 1_000_000,
+                r % 7
+            ),
+            (2, true) => format!(
+                "http://www.news{host}.example/2024/05/{:02}/story-{}/?output=amp#comments",
+                r % 28 + 1,
+                r % 50_000
+            ),
+            (2, false) => format!(
+                "https://www.news{host}.example/2024/05/{:02}/story-{}/",
+                r % 28 + 1,
+                r % 50_000
+            ),
+            (_, true) => format!(
+                "https://docs{host}.example/v{}/guide/page-{}.html?lang=en&fbclid={:x}",
+                r % 3,
+                r % 20_000,
+                next()
+            ),
+            (_, false) => format!(
+                "https://docs{host}.example/v{}/guide/page-{}.html?lang=en",
+                r % 3,
+                r % 20_000
+            ),
         };
         urls.push(url);
     }
@@ -113,11 +146,19 @@ pub fn run(args: LoadArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     }
-    if args.seconds == 0 || args.seconds > MAX_SECONDS || args.batch == 0 || args.connections == 0 || args.distinct_urls == 0 {
+    if args.seconds == 0
+        || args.seconds > MAX_SECONDS
+        || args.batch == 0
+        || args.connections == 0
+        || args.distinct_urls == 0
+    {
         eprintln!("undust load: --seconds must be 1..={MAX_SECONDS}; --batch, --connections, --distinct-urls at least 1");
         return ExitCode::from(EXIT_USAGE);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("undust load: {err}");
@@ -134,10 +175,21 @@ pub fn run(args: LoadArgs) -> ExitCode {
 }
 
 async fn drive(args: LoadArgs) -> Result<(), String> {
-    let endpoint = Endpoint::from_shared(format!("http://{}", args.addr)).map_err(|e| e.to_string())?;
-    let relearn_host = if args.relearn_pages > 0 { Some(prepare_relearn(&args, &endpoint).await?) } else { None };
+    let endpoint =
+        Endpoint::from_shared(format!("http://{}", args.addr)).map_err(|e| e.to_string())?;
+    let relearn_host = if args.relearn_pages > 0 {
+        Some(prepare_relearn(&args, &endpoint).await?)
+    } else {
+        None
+    };
     let urls = Arc::new(url_mix(args.distinct_urls));
-    eprintln!("undust load: {} distinct URLs, batches of {}, {} connections, {} s", urls.len(), args.batch, args.connections, args.seconds);
+    eprintln!(
+        "undust load: {} distinct URLs, batches of {}, {} connections, {} s",
+        urls.len(),
+        args.batch,
+        args.connections,
+        args.seconds
+    );
     let deadline = Instant::now() + Duration::from_secs(args.seconds);
     let batches = Arc::new(AtomicU64::new(0));
     let sent_urls = Arc::new(AtomicU64::new(0));
@@ -146,10 +198,19 @@ async fn drive(args: LoadArgs) -> Result<(), String> {
     let started = Instant::now();
     let mut callers = Vec::new();
     for worker in 0..args.connections {
-        let channel = endpoint.connect().await.map_err(|e| format!("connect {}: {e}", args.addr))?;
-        let mut client = CanonicalizerClient::new(channel).max_decoding_message_size(256 * 1024 * 1024);
-        let (urls, batches, sent_urls, latencies, stop) =
-            (Arc::clone(&urls), Arc::clone(&batches), Arc::clone(&sent_urls), Arc::clone(&latencies), Arc::clone(&stop));
+        let channel = endpoint
+            .connect()
+            .await
+            .map_err(|e| format!("connect {}: {e}", args.addr))?;
+        let mut client =
+            CanonicalizerClient::new(channel).max_decoding_message_size(256 * 1024 * 1024);
+        let (urls, batches, sent_urls, latencies, stop) = (
+            Arc::clone(&urls),
+            Arc::clone(&batches),
+            Arc::clone(&sent_urls),
+            Arc::clone(&latencies),
+            Arc::clone(&stop),
+        );
         let (batch, max_batches, dry_run) = (args.batch, args.max_batches, args.dry_run);
         callers.push(tokio::spawn(async move {
             let mut offset = worker * batch;
@@ -158,10 +219,19 @@ async fn drive(args: LoadArgs) -> Result<(), String> {
                 if batches.fetch_add(1, Ordering::Relaxed) >= max_batches {
                     break;
                 }
-                let chunk: Vec<String> = (0..batch).map(|i| urls[(offset + i) % urls.len()].clone()).collect();
+                let chunk: Vec<String> = (0..batch)
+                    .map(|i| urls[(offset + i) % urls.len()].clone())
+                    .collect();
                 offset = (offset + batch * 7 + 1) % urls.len();
                 let at = Instant::now();
-                match client.canonicalize(CanonicalizeRequest { urls: chunk, dry_run, sequence: 0 }).await {
+                match client
+                    .canonicalize(CanonicalizeRequest {
+                        urls: chunk,
+                        dry_run,
+                        sequence: 0,
+                    })
+                    .await
+                {
                     Ok(_) => {
                         local.push(at.elapsed());
                         sent_urls.fetch_add(batch as u64, Ordering::Relaxed);
@@ -178,7 +248,10 @@ async fn drive(args: LoadArgs) -> Result<(), String> {
     let probe = if args.probe > 0 {
         let channel = endpoint.connect().await.map_err(|e| e.to_string())?;
         let mut client = CanonicalizerClient::new(channel);
-        let (urls, every) = (Arc::clone(&urls), Duration::from_micros(1_000_000 / args.probe.max(1)));
+        let (urls, every) = (
+            Arc::clone(&urls),
+            Duration::from_micros(1_000_000 / args.probe.max(1)),
+        );
         Some(tokio::spawn(async move {
             let mut samples = Vec::new();
             let mut ticker = tokio::time::interval(every);
@@ -186,7 +259,11 @@ async fn drive(args: LoadArgs) -> Result<(), String> {
             while Instant::now() < deadline {
                 ticker.tick().await;
                 let at = Instant::now();
-                let request = CanonicalizeRequest { urls: vec![urls[i % urls.len()].clone()], dry_run: true, sequence: 0 };
+                let request = CanonicalizeRequest {
+                    urls: vec![urls[i % urls.len()].clone()],
+                    dry_run: true,
+                    sequence: 0,
+                };
                 if client.canonicalize(request).await.is_ok() {
                     samples.push(at.elapsed());
                 }
@@ -218,7 +295,11 @@ async fn drive(args: LoadArgs) -> Result<(), String> {
     let mut batch_latencies = std::mem::take(&mut *latencies.lock());
     batch_latencies.sort_unstable();
     let total = sent_urls.load(Ordering::Relaxed);
-    println!("urls: {total} in {:.2} s = {:.0} URLs/s", elapsed.as_secs_f64(), total as f64 / elapsed.as_secs_f64());
+    println!(
+        "urls: {total} in {:.2} s = {:.0} URLs/s",
+        elapsed.as_secs_f64(),
+        total as f64 / elapsed.as_secs_f64()
+    );
     println!(
         "batch latency: p50 {:?}, p99 {:?}, max {:?} over {} batches",
         percentile(&batch_latencies, 0.5),
@@ -255,7 +336,11 @@ fn read_token(path: Option<&PathBuf>) -> Result<String, String> {
 
 /// Streams a generated host's pages to Ingest; returns the host.
 async fn prepare_relearn(args: &LoadArgs, endpoint: &Endpoint) -> Result<String, String> {
-    let corpus = corpus::generate(&CorpusConfig::new(7, 1).with_kinds(&[SiteKind::Shop]).with_pages(args.relearn_pages, args.relearn_pages));
+    let corpus = corpus::generate(
+        &CorpusConfig::new(7, 1)
+            .with_kinds(&[SiteKind::Shop])
+            .with_pages(args.relearn_pages, args.relearn_pages),
+    );
     let site = corpus.sites.first().ok_or("the generator made no site")?;
     let channel = endpoint.connect().await.map_err(|e| e.to_string())?;
     let mut ingest = IngestClient::new(channel);
@@ -271,22 +356,42 @@ async fn prepare_relearn(args: &LoadArgs, endpoint: &Endpoint) -> Result<String,
                 ..ObservedPage::default()
             })
             .collect();
-        let summary = ingest.observe_pages(tokio_stream::iter(pages)).await.map_err(|e| e.to_string())?.into_inner();
+        let summary = ingest
+            .observe_pages(tokio_stream::iter(pages))
+            .await
+            .map_err(|e| e.to_string())?
+            .into_inner();
         sampled += summary.sampled;
     }
-    eprintln!("undust load: streamed {} pages of {} ({sampled} sampled)", site.pages.len(), site.host);
+    eprintln!(
+        "undust load: streamed {} pages of {} ({sampled} sampled)",
+        site.pages.len(),
+        site.host
+    );
     Ok(site.host.clone())
 }
 
 async fn relearn(admin: SocketAddr, token: &str, host: &str) -> Result<String, String> {
-    let channel = Endpoint::from_shared(format!("http://{admin}")).map_err(|e| e.to_string())?.connect().await.map_err(|e| e.to_string())?;
-    let value: tonic::metadata::MetadataValue<_> = format!("Bearer {token}").parse().map_err(|_| "bad token".to_owned())?;
-    let mut client = AdminClient::with_interceptor(channel, move |mut request: tonic::Request<()>| {
-        request.metadata_mut().insert("authorization", value.clone());
-        Ok(request)
-    });
+    let channel = Endpoint::from_shared(format!("http://{admin}"))
+        .map_err(|e| e.to_string())?
+        .connect()
+        .await
+        .map_err(|e| e.to_string())?;
+    let value: tonic::metadata::MetadataValue<_> = format!("Bearer {token}")
+        .parse()
+        .map_err(|_| "bad token".to_owned())?;
+    let mut client =
+        AdminClient::with_interceptor(channel, move |mut request: tonic::Request<()>| {
+            request
+                .metadata_mut()
+                .insert("authorization", value.clone());
+            Ok(request)
+        });
     let response = client
-        .relearn(RelearnRequest { host: host.to_owned(), wait: true })
+        .relearn(RelearnRequest {
+            host: host.to_owned(),
+            wait: true,
+        })
         .await
         .map_err(|status| status.to_string())?
         .into_inner();
@@ -294,7 +399,12 @@ async fn relearn(admin: SocketAddr, token: &str, host: &str) -> Result<String, S
     Ok(job
         .hosts
         .iter()
-        .map(|h| format!("{}: state {} v{} {} rules from {} samples, {} clusters {}", h.host, h.state, h.rules_version, h.rules, h.samples, h.clusters, h.error))
+        .map(|h| {
+            format!(
+                "{}: state {} v{} {} rules from {} samples, {} clusters {}",
+                h.host, h.state, h.rules_version, h.rules, h.samples, h.clusters, h.error
+            )
+        })
         .collect::<Vec<_>>()
         .join("; "))
 }

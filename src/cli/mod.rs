@@ -39,7 +39,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the sidecar: gRPC canonicalizer, ingest and admin services, Prometheus metrics.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Canonicalize URLs from stdin to stdout, one output line per input line, in order.
     Canonicalize(canonicalize::CanonicalizeArgs),
     /// Fingerprint pages and print their duplicate clusters as JSON lines.
@@ -68,7 +68,7 @@ pub fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(*args),
         Command::Canonicalize(args) => canonicalize::run(args),
         Command::Clusters(args) => clusters::run(args),
         Command::Learn(args) => learn::run(args),
@@ -82,5 +82,8 @@ pub fn main() -> ExitCode {
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

@@ -53,7 +53,10 @@ pub fn read_hosts(
         for record in reader {
             summary.records += 1;
             if progress && summary.records % 10_000 == 0 {
-                eprintln!("  read {} records ({} pages)", summary.records, summary.pages);
+                eprintln!(
+                    "  read {} records ({} pages)",
+                    summary.records, summary.pages
+                );
             }
             let page = match record {
                 Ok(page) => page,
@@ -65,7 +68,10 @@ pub fn read_hosts(
                     continue;
                 }
             };
-            if page.status.is_some_and(|status| !(200..=299).contains(&status)) {
+            if page
+                .status
+                .is_some_and(|status| !(200..=299).contains(&status))
+            {
                 summary.skipped_status += 1;
                 continue;
             }
@@ -73,8 +79,13 @@ pub fn read_hosts(
                 summary.invalid_url += 1;
                 continue;
             };
-            let Some(host) = url.host_str().map(str::to_owned) else { continue };
-            let normalize = |text: Option<String>| text.and_then(|t| normalizer.normalize(&t).ok()).map(String::from);
+            let Some(host) = url.host_str().map(str::to_owned) else {
+                continue;
+            };
+            let normalize = |text: Option<String>| {
+                text.and_then(|t| normalizer.normalize(&t).ok())
+                    .map(String::from)
+            };
             let analysis = content::analyze(&page.body, config);
             summary.pages += 1;
             hosts.entry(host).or_default().push(HostPage {
@@ -93,14 +104,20 @@ pub fn read_hosts(
 
 /// Clusters one host's pages: template model from all of them, fingerprints, evidence.
 pub fn cluster_host(pages: &[HostPage], config: &ContentConfig) -> (Clustering, Vec<Fingerprint>) {
-    let linked: Vec<(String, PageAnalysis)> =
-        pages.iter().map(|page| (page.url.clone(), page.analysis.clone())).collect();
+    let linked: Vec<(String, PageAnalysis)> = pages
+        .iter()
+        .map(|page| (page.url.clone(), page.analysis.clone()))
+        .collect();
     let prints = content::fingerprint_host_linked(&linked, config).fingerprints;
     let mut builder = ClusterBuilder::new(ClusterConfig::default());
     for (page, print) in pages.iter().zip(&prints) {
         builder.add_page(
             &page.url,
-            PageEvidence { simhash: print.simhash, exact: print.exact, strong: print.strength == Strength::Strong },
+            PageEvidence {
+                simhash: print.simhash,
+                exact: print.exact,
+                strong: print.strength == Strength::Strong,
+            },
         );
         if let Some(final_url) = &page.final_url {
             builder.add_redirect(&page.url, final_url);
@@ -116,8 +133,16 @@ pub fn cluster_host(pages: &[HostPage], config: &ContentConfig) -> (Clustering, 
 pub fn labelled(host: &str, clustering: &Clustering) -> Vec<LabelledUrl> {
     clustering
         .assignments()
-        .filter(|(url, _)| url::Url::parse(url).ok().and_then(|u| u.host_str().map(|h| h == host)).unwrap_or(false))
-        .map(|(url, cluster)| LabelledUrl { url: url.to_owned(), cluster })
+        .filter(|(url, _)| {
+            url::Url::parse(url)
+                .ok()
+                .and_then(|u| u.host_str().map(|h| h == host))
+                .unwrap_or(false)
+        })
+        .map(|(url, cluster)| LabelledUrl {
+            url: url.to_owned(),
+            cluster,
+        })
         .collect()
 }
 
@@ -137,15 +162,22 @@ pub fn read_labelled(
     for path in paths {
         let reader = open_text(path)?;
         for (number, line) in reader.lines().enumerate() {
-            let line = line.map_err(|err| format!("{}: line {}: {err}", path.display(), number + 1))?;
+            let line =
+                line.map_err(|err| format!("{}: line {}: {err}", path.display(), number + 1))?;
             if line.trim().is_empty() {
                 continue;
             }
             let problem = match serde_json::from_str::<Line>(&line) {
-                Ok(parsed) => match (normalizer.normalize(&parsed.url), cluster_key(&parsed.cluster)) {
+                Ok(parsed) => match (
+                    normalizer.normalize(&parsed.url),
+                    cluster_key(&parsed.cluster),
+                ) {
                     (Ok(url), Some(cluster)) => {
                         let host = url.host_str().unwrap_or_default().to_owned();
-                        hosts.entry(host).or_default().push(LabelledUrl { url: String::from(url), cluster });
+                        hosts.entry(host).or_default().push(LabelledUrl {
+                            url: String::from(url),
+                            cluster,
+                        });
                         None
                     }
                     (Err(reason), _) => Some(format!("url: {reason}")),
@@ -156,7 +188,11 @@ pub fn read_labelled(
             if let Some(problem) = problem {
                 malformed += 1;
                 if malformed <= RECORD_ERRORS_REPORTED {
-                    eprintln!("{}: line {}: {problem} (skipped)", path.display(), number + 1);
+                    eprintln!(
+                        "{}: line {}: {problem} (skipped)",
+                        path.display(),
+                        number + 1
+                    );
                 }
             }
         }
@@ -176,7 +212,9 @@ fn cluster_key(value: &serde_json::Value) -> Option<u64> {
 pub fn open_text(path: &Path) -> Result<Box<dyn BufRead>, String> {
     let file = std::fs::File::open(path).map_err(|err| format!("{}: {err}", path.display()))?;
     if path.extension().is_some_and(|ext| ext == "gz") {
-        Ok(Box::new(std::io::BufReader::new(flate2::read::MultiGzDecoder::new(file))))
+        Ok(Box::new(std::io::BufReader::new(
+            flate2::read::MultiGzDecoder::new(file),
+        )))
     } else {
         Ok(Box::new(std::io::BufReader::new(file)))
     }

@@ -35,7 +35,10 @@ pub fn run(args: ServeArgs) -> ExitCode {
         Ok(config) => config,
         Err(err) => return usage_error(&err),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("undust: cannot start the async runtime: {err}");

@@ -44,7 +44,11 @@ pub struct AdminService {
 
 impl AdminService {
     pub fn new(sidecar: Arc<Sidecar>, learning: Arc<Learning>, tokens: Tokens) -> Self {
-        AdminService { sidecar, learning, tokens }
+        AdminService {
+            sidecar,
+            learning,
+            tokens,
+        }
     }
 
     /// Authenticates, runs and accounts for one call.
@@ -64,16 +68,20 @@ impl AdminService {
                 tonic::Code::PermissionDenied => "denied",
                 _ => "unauthenticated",
             };
-            metrics::counter!(telemetry::ADMIN_CALLS, "method" => method, "outcome" => outcome).increment(1);
+            metrics::counter!(telemetry::ADMIN_CALLS, "method" => method, "outcome" => outcome)
+                .increment(1);
             tracing::warn!(method, ?peer, outcome, "admin call refused");
             return Err(status);
         }
         let result = handler(request.into_inner()).await;
         let outcome = if result.is_ok() { "ok" } else { "error" };
-        metrics::counter!(telemetry::ADMIN_CALLS, "method" => method, "outcome" => outcome).increment(1);
+        metrics::counter!(telemetry::ADMIN_CALLS, "method" => method, "outcome" => outcome)
+            .increment(1);
         match &result {
             Ok(_) => tracing::info!(method, ?peer, "admin call"),
-            Err(status) => tracing::info!(method, ?peer, code = ?status.code(), message = status.message(), "admin call failed"),
+            Err(status) => {
+                tracing::info!(method, ?peer, code = ?status.code(), message = status.message(), "admin call failed")
+            }
         }
         result.map(Response::new)
     }
@@ -90,9 +98,16 @@ impl AdminService {
                 })
             }
         };
-        let seen = sidecar.seen.check(key_of(&explanation.canonical), false, None) == Seen::Duplicate;
+        let seen = sidecar
+            .seen
+            .check(key_of(&explanation.canonical), false, None)
+            == Seen::Duplicate;
         let rule = explanation.matched.as_ref().map(|matched| {
-            let host = explanation.rules.as_ref().map(|rules| rules.host().to_owned()).unwrap_or_default();
+            let host = explanation
+                .rules
+                .as_ref()
+                .map(|rules| rules.host().to_owned())
+                .unwrap_or_default();
             let learned = self.learning.live_rule(&host, matched.rule_index);
             pb::Rule {
                 id: matched.rule_id.clone(),
@@ -100,7 +115,9 @@ impl AdminService {
                 target_pattern: matched.target_pattern.clone(),
                 operations: matched.operations.clone(),
                 support: learned.as_ref().map_or(0, |rule| rule.support),
-                false_positive_rate: learned.as_ref().map_or(0.0, |rule| rule.false_positive_rate),
+                false_positive_rate: learned
+                    .as_ref()
+                    .map_or(0.0, |rule| rule.false_positive_rate),
             }
         });
         Ok(ExplainResponse {
@@ -109,11 +126,17 @@ impl AdminService {
             static_steps: explanation
                 .static_steps
                 .into_iter()
-                .map(|step| ExplainStep { step: step.step.to_owned(), result: step.result })
+                .map(|step| ExplainStep {
+                    step: step.step.to_owned(),
+                    result: step.result,
+                })
                 .collect(),
             rule,
             canonical: explanation.canonical,
-            rules_version: explanation.rules.as_ref().map_or(0, |rules| rules.version()),
+            rules_version: explanation
+                .rules
+                .as_ref()
+                .map_or(0, |rules| rules.version()),
             seen,
             invalid_reason: String::new(),
         })
@@ -154,7 +177,12 @@ impl AdminService {
         };
         // Hosts known from canonicalization or from ingest, sorted so pages are stable; the page
         // token is the last host of the previous page.
-        let mut names: Vec<String> = self.sidecar.hosts.iter().map(|entry| entry.key().clone()).collect();
+        let mut names: Vec<String> = self
+            .sidecar
+            .hosts
+            .iter()
+            .map(|entry| entry.key().clone())
+            .collect();
         names.extend(self.learning.host_names());
         names.sort_unstable();
         names.dedup();
@@ -169,16 +197,28 @@ impl AdminService {
         } else {
             String::new()
         };
-        let hosts = page.into_iter().map(|name| self.host_summary(name)).collect();
-        Ok(ListHostsResponse { hosts, next_page_token })
+        let hosts = page
+            .into_iter()
+            .map(|name| self.host_summary(name))
+            .collect();
+        Ok(ListHostsResponse {
+            hosts,
+            next_page_token,
+        })
     }
 
     fn host_summary(&self, name: &str) -> HostSummary {
-        let counters = self.sidecar.hosts.get(name).map(|entry| Arc::clone(entry.value()));
+        let counters = self
+            .sidecar
+            .hosts
+            .get(name)
+            .map(|entry| Arc::clone(entry.value()));
         let rules = self.sidecar.canonicalizer.rules().get(name);
         let learned = self.learning.host_summary(name);
         let load = |f: fn(&super::state::HostCounters) -> &std::sync::atomic::AtomicU64| {
-            counters.as_deref().map_or(0, |c| f(c).load(Ordering::Relaxed))
+            counters
+                .as_deref()
+                .map_or(0, |c| f(c).load(Ordering::Relaxed))
         };
         HostSummary {
             host: name.to_owned(),
@@ -188,7 +228,10 @@ impl AdminService {
             rules_version: rules.as_ref().map_or(0, |rules| rules.version()),
             urls_canonicalized: load(|c| &c.urls_canonicalized),
             duplicates_suppressed: load(|c| &c.duplicates_suppressed),
-            avg_page_bytes: counters.as_deref().and_then(|c| c.avg_page_bytes()).unwrap_or(0),
+            avg_page_bytes: counters
+                .as_deref()
+                .and_then(|c| c.avg_page_bytes())
+                .unwrap_or(0),
             last_learned_unix_ms: learned.last_learned_unix_ms,
             pages_observed: load(|c| &c.pages_observed),
         }
@@ -197,8 +240,14 @@ impl AdminService {
 
 #[tonic::async_trait]
 impl AdminRpc for AdminService {
-    async fn relearn(&self, request: Request<RelearnRequest>) -> Result<Response<RelearnResponse>, Status> {
-        self.call("Relearn", Role::Write, request, |request| self.learning.relearn(request)).await
+    async fn relearn(
+        &self,
+        request: Request<RelearnRequest>,
+    ) -> Result<Response<RelearnResponse>, Status> {
+        self.call("Relearn", Role::Write, request, |request| {
+            self.learning.relearn(request)
+        })
+        .await
     }
 
     async fn get_relearn_job(
@@ -213,33 +262,56 @@ impl AdminRpc for AdminService {
         .await
     }
 
-    async fn get_rules(&self, request: Request<GetRulesRequest>) -> Result<Response<GetRulesResponse>, Status> {
-        self.call("GetRules", Role::Read, request, |request| async move { self.learning.get_rules(&request.host) })
-            .await
+    async fn get_rules(
+        &self,
+        request: Request<GetRulesRequest>,
+    ) -> Result<Response<GetRulesResponse>, Status> {
+        self.call("GetRules", Role::Read, request, |request| async move {
+            self.learning.get_rules(&request.host)
+        })
+        .await
     }
 
     async fn list_hosts(
         &self,
         request: Request<ListHostsRequest>,
     ) -> Result<Response<ListHostsResponse>, Status> {
-        self.call("ListHosts", Role::Read, request, |request| async move { self.list_hosts(request) }).await
+        self.call("ListHosts", Role::Read, request, |request| async move {
+            self.list_hosts(request)
+        })
+        .await
     }
 
-    async fn explain(&self, request: Request<ExplainRequest>) -> Result<Response<ExplainResponse>, Status> {
-        self.call("Explain", Role::Read, request, |request| async move { self.explain(request) }).await
+    async fn explain(
+        &self,
+        request: Request<ExplainRequest>,
+    ) -> Result<Response<ExplainResponse>, Status> {
+        self.call("Explain", Role::Read, request, |request| async move {
+            self.explain(request)
+        })
+        .await
     }
 
-    async fn get_stats(&self, request: Request<GetStatsRequest>) -> Result<Response<GetStatsResponse>, Status> {
-        self.call("GetStats", Role::Read, request, |_| async move { Ok(self.stats()) }).await
+    async fn get_stats(
+        &self,
+        request: Request<GetStatsRequest>,
+    ) -> Result<Response<GetStatsResponse>, Status> {
+        self.call("GetStats", Role::Read, request, |_| async move {
+            Ok(self.stats())
+        })
+        .await
     }
 
     async fn rollback_rules(
         &self,
         request: Request<RollbackRulesRequest>,
     ) -> Result<Response<RollbackRulesResponse>, Status> {
-        self.call("RollbackRules", Role::Write, request, |request| async move {
-            self.learning.rollback(&request.host, request.to_version)
-        })
+        self.call(
+            "RollbackRules",
+            Role::Write,
+            request,
+            |request| async move { self.learning.rollback(&request.host, request.to_version) },
+        )
         .await
     }
 }

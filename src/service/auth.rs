@@ -41,9 +41,15 @@ pub enum TokenError {
 }
 
 fn read_token(path: &Path) -> Result<String, TokenError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|err| TokenError::File { path: path.to_owned(), message: err.to_string() })?;
-    let token = text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
+    let text = std::fs::read_to_string(path).map_err(|err| TokenError::File {
+        path: path.to_owned(),
+        message: err.to_string(),
+    })?;
+    let token = text
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or_default();
     if token.len() < 16 {
         return Err(TokenError::File {
             path: path.to_owned(),
@@ -61,7 +67,10 @@ fn generated_token(path: &Path) -> Result<String, TokenError> {
     let token: String = (0..GENERATED_TOKEN_HEX)
         .map(|_| char::from_digit(rng.random_range(0..16), 16).unwrap_or('0'))
         .collect();
-    let error = |err: std::io::Error| TokenError::File { path: path.to_owned(), message: err.to_string() };
+    let error = |err: std::io::Error| TokenError::File {
+        path: path.to_owned(),
+        message: err.to_string(),
+    };
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -74,7 +83,11 @@ fn generated_token(path: &Path) -> Result<String, TokenError> {
 
 impl Tokens {
     /// Loads configured token files, generating the missing ones in `data_dir`.
-    pub fn load(read_file: Option<&Path>, write_file: Option<&Path>, data_dir: &Path) -> Result<Tokens, TokenError> {
+    pub fn load(
+        read_file: Option<&Path>,
+        write_file: Option<&Path>,
+        data_dir: &Path,
+    ) -> Result<Tokens, TokenError> {
         let read = match read_file {
             Some(path) => read_token(path)?,
             None => generated_token(&data_dir.join("admin-read.token"))?,
@@ -88,29 +101,40 @@ impl Tokens {
 
     /// Tokens given directly (tests, embedding).
     pub fn new(read: impl Into<String>, write: impl Into<String>) -> Tokens {
-        Tokens { read: read.into(), write: write.into() }
+        Tokens {
+            read: read.into(),
+            write: write.into(),
+        }
     }
 
     /// Checks a request's bearer token against the role a call needs.
     pub fn authorize<T>(&self, request: &Request<T>, needed: Role) -> Result<Role, Status> {
         let Some(value) = request.metadata().get("authorization") else {
-            return Err(Status::unauthenticated("missing `authorization: Bearer <token>` metadata"));
+            return Err(Status::unauthenticated(
+                "missing `authorization: Bearer <token>` metadata",
+            ));
         };
         let presented = value
             .to_str()
             .ok()
-            .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
+            .and_then(|value| {
+                value
+                    .strip_prefix("Bearer ")
+                    .or_else(|| value.strip_prefix("bearer "))
+            })
             .map(str::trim)
-            .ok_or_else(|| Status::unauthenticated("authorization metadata is not `Bearer <token>`"))?;
+            .ok_or_else(|| {
+                Status::unauthenticated("authorization metadata is not `Bearer <token>`")
+            })?;
         // Both comparisons always run, so timing does not tell which token nearly matched.
         let is_write: bool = presented.as_bytes().ct_eq(self.write.as_bytes()).into();
         let is_read: bool = presented.as_bytes().ct_eq(self.read.as_bytes()).into();
         match (is_write, is_read, needed) {
             (true, _, _) => Ok(Role::Write),
             (false, true, Role::Read) => Ok(Role::Read),
-            (false, true, Role::Write) => {
-                Err(Status::permission_denied("this call needs the admin write token"))
-            }
+            (false, true, Role::Write) => Err(Status::permission_denied(
+                "this call needs the admin write token",
+            )),
             (false, false, _) => Err(Status::unauthenticated("unknown admin token")),
         }
     }
@@ -133,14 +157,34 @@ mod tests {
     #[test]
     fn roles_are_enforced() {
         let tokens = Tokens::new("read-token-0123456789", "write-token-0123456789");
-        assert_eq!(tokens.authorize(&request(Some("read-token-0123456789")), Role::Read).ok(), Some(Role::Read));
-        let denied = tokens.authorize(&request(Some("read-token-0123456789")), Role::Write).unwrap_err();
-        assert_eq!(denied.code(), tonic::Code::PermissionDenied);
-        assert!(tokens.authorize(&request(Some("write-token-0123456789")), Role::Write).is_ok());
-        assert!(tokens.authorize(&request(Some("write-token-0123456789")), Role::Read).is_ok());
-        assert_eq!(tokens.authorize(&request(None), Role::Read).unwrap_err().code(), tonic::Code::Unauthenticated);
         assert_eq!(
-            tokens.authorize(&request(Some("nope-nope-nope-nope")), Role::Read).unwrap_err().code(),
+            tokens
+                .authorize(&request(Some("read-token-0123456789")), Role::Read)
+                .ok(),
+            Some(Role::Read)
+        );
+        let denied = tokens
+            .authorize(&request(Some("read-token-0123456789")), Role::Write)
+            .unwrap_err();
+        assert_eq!(denied.code(), tonic::Code::PermissionDenied);
+        assert!(tokens
+            .authorize(&request(Some("write-token-0123456789")), Role::Write)
+            .is_ok());
+        assert!(tokens
+            .authorize(&request(Some("write-token-0123456789")), Role::Read)
+            .is_ok());
+        assert_eq!(
+            tokens
+                .authorize(&request(None), Role::Read)
+                .unwrap_err()
+                .code(),
+            tonic::Code::Unauthenticated
+        );
+        assert_eq!(
+            tokens
+                .authorize(&request(Some("nope-nope-nope-nope")), Role::Read)
+                .unwrap_err()
+                .code(),
             tonic::Code::Unauthenticated
         );
     }

@@ -45,12 +45,17 @@ impl CanonicalizerService {
     }
 
     /// Answers one batch. `rpc` labels the latency metric.
-    pub fn answer(&self, request: CanonicalizeRequest, rpc: &'static str) -> Result<CanonicalizeResponse, Status> {
+    pub fn answer(
+        &self,
+        request: CanonicalizeRequest,
+        rpc: &'static str,
+    ) -> Result<CanonicalizeResponse, Status> {
         let started = Instant::now();
         let sidecar = &*self.sidecar;
         let max_batch = sidecar.config.max_batch;
         if request.urls.len() > max_batch {
-            metrics::counter!(telemetry::REQUESTS_REFUSED, "reason" => "batch_too_large").increment(1);
+            metrics::counter!(telemetry::REQUESTS_REFUSED, "reason" => "batch_too_large")
+                .increment(1);
             return Err(Status::invalid_argument(format!(
                 "batch of {} URLs exceeds the limit of {max_batch} URLs per request (--max-batch); \
                  no URL of it was recorded",
@@ -61,7 +66,8 @@ impl CanonicalizerService {
         let mut hosts: FxHashMap<String, BatchHost> = FxHashMap::default();
         // A dry run records nothing, yet a repeat inside the batch is still a duplicate.
         let mut dry_seen: FxHashSet<u64> = FxHashSet::default();
-        let (mut changed_static, mut changed_learned, mut invalid, mut suppressed) = (0u64, 0u64, 0u64, 0u64);
+        let (mut changed_static, mut changed_learned, mut invalid, mut suppressed) =
+            (0u64, 0u64, 0u64, 0u64);
         let mut bytes_saved = 0u64;
         let mut results = Vec::with_capacity(request.urls.len());
 
@@ -88,12 +94,18 @@ impl CanonicalizerService {
                 };
                 hosts.insert(host_name.to_owned(), entry);
             }
-            let Some(host) = hosts.get_mut(host_name) else { continue };
+            let Some(host) = hosts.get_mut(host_name) else {
+                continue;
+            };
             let canonical = Canonicalizer::finish(input, url, host.rules.as_deref());
             changed_static += u64::from(canonical.changed_static);
             let (rule_id, rules_version) = match &host.rules {
                 Some(rules) => {
-                    let id = canonical.rule_index.and_then(|i| rules.rule_id(i)).unwrap_or_default().to_owned();
+                    let id = canonical
+                        .rule_index
+                        .and_then(|i| rules.rule_id(i))
+                        .unwrap_or_default()
+                        .to_owned();
                     (id, rules.version())
                 }
                 None => (String::new(), 0),
@@ -120,7 +132,10 @@ impl CanonicalizerService {
                     host.suppressed += 1;
                     suppressed += 1;
                     bytes_saved += sidecar.page_size_estimate(host.counters.as_deref());
-                    let first = sidecar.seen.first_occurrence(key).unwrap_or(canonical.normalized);
+                    let first = sidecar
+                        .seen
+                        .first_occurrence(key)
+                        .unwrap_or(canonical.normalized);
                     (Decision::Duplicate, first)
                 }
             };
@@ -136,18 +151,32 @@ impl CanonicalizerService {
 
         for host in hosts.values() {
             if let Some(counters) = &host.counters {
-                counters.urls_canonicalized.fetch_add(host.canonicalized, Ordering::Relaxed);
-                counters.duplicates_suppressed.fetch_add(host.suppressed, Ordering::Relaxed);
+                counters
+                    .urls_canonicalized
+                    .fetch_add(host.canonicalized, Ordering::Relaxed);
+                counters
+                    .duplicates_suppressed
+                    .fetch_add(host.suppressed, Ordering::Relaxed);
             }
         }
         let totals = &sidecar.totals;
         let count = request.urls.len() as u64;
-        totals.urls_canonicalized.fetch_add(count, Ordering::Relaxed);
-        totals.urls_changed_static.fetch_add(changed_static, Ordering::Relaxed);
-        totals.urls_changed_learned.fetch_add(changed_learned, Ordering::Relaxed);
+        totals
+            .urls_canonicalized
+            .fetch_add(count, Ordering::Relaxed);
+        totals
+            .urls_changed_static
+            .fetch_add(changed_static, Ordering::Relaxed);
+        totals
+            .urls_changed_learned
+            .fetch_add(changed_learned, Ordering::Relaxed);
         totals.urls_invalid.fetch_add(invalid, Ordering::Relaxed);
-        totals.duplicates_suppressed.fetch_add(suppressed, Ordering::Relaxed);
-        totals.estimated_bytes_saved.fetch_add(bytes_saved, Ordering::Relaxed);
+        totals
+            .duplicates_suppressed
+            .fetch_add(suppressed, Ordering::Relaxed);
+        totals
+            .estimated_bytes_saved
+            .fetch_add(bytes_saved, Ordering::Relaxed);
         metrics::counter!(telemetry::URLS_CANONICALIZED).increment(count);
         metrics::counter!(telemetry::URLS_CHANGED_STATIC).increment(changed_static);
         metrics::counter!(telemetry::URLS_CHANGED_LEARNED).increment(changed_learned);
@@ -157,7 +186,10 @@ impl CanonicalizerService {
         metrics::histogram!(telemetry::CANONICALIZE_BATCH_SIZE).record(count as f64);
         metrics::histogram!(telemetry::CANONICALIZE_DURATION, "rpc" => rpc)
             .record(started.elapsed().as_secs_f64());
-        Ok(CanonicalizeResponse { results, sequence: request.sequence })
+        Ok(CanonicalizeResponse {
+            results,
+            sequence: request.sequence,
+        })
     }
 }
 
@@ -167,7 +199,8 @@ impl CanonicalizerRpc for CanonicalizerService {
         &self,
         request: Request<CanonicalizeRequest>,
     ) -> Result<Response<CanonicalizeResponse>, Status> {
-        self.answer(request.into_inner(), "unary").map(Response::new)
+        self.answer(request.into_inner(), "unary")
+            .map(Response::new)
     }
 
     type CanonicalizeStreamStream = ReceiverStream<Result<CanonicalizeResponse, Status>>;

@@ -37,7 +37,7 @@ pub struct IngestService {
 
 /// What to do with one page.
 enum Verdict {
-    Accept(ObservedEvidence),
+    Accept(Box<ObservedEvidence>),
     Skip(&'static str),
     Reject(String),
 }
@@ -52,7 +52,12 @@ fn truncate(text: &str, max: usize) -> String {
 
 /// Whether a page is HTML by its Content-Type, or, when there is none, by the look of its body.
 fn is_html(content_type: &str, body: &[u8]) -> bool {
-    let media = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let media = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     match media.as_str() {
         "text/html" | "application/xhtml+xml" => true,
         "" => {
@@ -65,7 +70,11 @@ fn is_html(content_type: &str, body: &[u8]) -> bool {
 
 impl IngestService {
     pub fn new(sidecar: Arc<Sidecar>, learning: Arc<Learning>) -> Self {
-        IngestService { sidecar, learning, streams: Arc::new(Semaphore::new(MAX_CONCURRENT_STREAMS)) }
+        IngestService {
+            sidecar,
+            learning,
+            streams: Arc::new(Semaphore::new(MAX_CONCURRENT_STREAMS)),
+        }
     }
 
     fn judge(&self, page: ObservedPage) -> Verdict {
@@ -94,7 +103,10 @@ impl IngestService {
             }
         };
         if !(100..=599).contains(&page.http_status) {
-            return Verdict::Reject(format!("http_status {} is not an HTTP status (100 to 599)", page.http_status));
+            return Verdict::Reject(format!(
+                "http_status {} is not an HTTP status (100 to 599)",
+                page.http_status
+            ));
         }
         let max_body = self.sidecar.config.learning.ingest_max_body_bytes;
         if page.body.len() > max_body {
@@ -109,7 +121,12 @@ impl IngestService {
         if !is_html(&page.content_type, &page.body) {
             return Verdict::Skip("content type");
         }
-        Verdict::Accept(ObservedEvidence { url, final_url, rel_canonical, body: page.body })
+        Verdict::Accept(Box::new(ObservedEvidence {
+            url,
+            final_url,
+            rel_canonical,
+            body: page.body,
+        }))
     }
 }
 
@@ -140,7 +157,11 @@ impl IngestRpc for IngestService {
                     summary.rejected += 1;
                     metrics::counter!(telemetry::PAGES_REJECTED).increment(1);
                     if summary.rejections.len() < MAX_REJECTIONS_REPORTED {
-                        summary.rejections.push(PageRejection { index, url: url_echo, reason });
+                        summary.rejections.push(PageRejection {
+                            index,
+                            url: url_echo,
+                            reason,
+                        });
                     }
                 }
                 Verdict::Skip(_why) => {
@@ -154,10 +175,16 @@ impl IngestRpc for IngestService {
                         counters.pages_observed.fetch_add(1, Ordering::Relaxed);
                         counters.page_bytes.fetch_add(body_len, Ordering::Relaxed);
                     }
-                    self.sidecar.totals.pages_observed.fetch_add(1, Ordering::Relaxed);
-                    self.sidecar.totals.page_bytes.fetch_add(body_len, Ordering::Relaxed);
+                    self.sidecar
+                        .totals
+                        .pages_observed
+                        .fetch_add(1, Ordering::Relaxed);
+                    self.sidecar
+                        .totals
+                        .page_bytes
+                        .fetch_add(body_len, Ordering::Relaxed);
                     let learning = Arc::clone(&self.learning);
-                    let sampled = tokio::task::spawn_blocking(move || learning.observe(evidence))
+                    let sampled = tokio::task::spawn_blocking(move || learning.observe(*evidence))
                         .await
                         .map_err(|err| Status::internal(format!("page analysis failed: {err}")))?;
                     if sampled {
@@ -173,7 +200,9 @@ impl IngestRpc for IngestService {
         tokio::task::spawn_blocking(move || learning.persist_samples())
             .await
             .map_err(|err| Status::internal(format!("persisting samples failed: {err}")))?
-            .map_err(|err| Status::unavailable(format!("samples could not be made durable: {err}")))?;
+            .map_err(|err| {
+                Status::unavailable(format!("samples could not be made durable: {err}"))
+            })?;
         Ok(Response::new(summary))
     }
 }

@@ -82,7 +82,12 @@ impl SampleBytes for Sample {
         let urls = self.url.len()
             + self.final_url.as_ref().map_or(0, String::len)
             + self.rel_canonical.as_ref().map_or(0, String::len);
-        let pagelets: usize = self.digest.pagelets.iter().map(|p| 48 + p.vector.len() * 2).sum();
+        let pagelets: usize = self
+            .digest
+            .pagelets
+            .iter()
+            .map(|p| 48 + p.vector.len() * 2)
+            .sum();
         std::mem::size_of::<Sample>() + urls + pagelets
     }
 }
@@ -100,7 +105,11 @@ impl RuleHistory {
     }
 
     fn newest_version(&self) -> u64 {
-        self.versions.iter().map(|set| set.version).max().unwrap_or(0)
+        self.versions
+            .iter()
+            .map(|set| set.version)
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -161,8 +170,10 @@ impl Learning {
         let learning_config = &sidecar.config.learning;
         let sampler = ReservoirSampler::new(SamplerConfig {
             per_host_items: learning_config.sample_pages_per_host,
-            per_host_bytes: usize::try_from(learning_config.sample_budget_bytes).unwrap_or(usize::MAX),
-            global_bytes: usize::try_from(learning_config.sample_budget_bytes).unwrap_or(usize::MAX),
+            per_host_bytes: usize::try_from(learning_config.sample_budget_bytes)
+                .unwrap_or(usize::MAX),
+            global_bytes: usize::try_from(learning_config.sample_budget_bytes)
+                .unwrap_or(usize::MAX),
             ..SamplerConfig::default()
         });
         let learning = Arc::new(Learning {
@@ -227,7 +238,10 @@ impl Learning {
             if let Some(set) = history.live_set() {
                 match HostRules::compile(set) {
                     Ok(rules) => {
-                        self.sidecar.canonicalizer.rules().swap(&host, Arc::new(rules));
+                        self.sidecar
+                            .canonicalizer
+                            .rules()
+                            .swap(&host, Arc::new(rules));
                     }
                     Err(err) => self.store.count_undecodable("rules", &host, &err),
                 }
@@ -257,7 +271,8 @@ impl Learning {
             let sample: Sample = match postcard::from_bytes(&payload) {
                 Ok(sample) => sample,
                 Err(err) => {
-                    self.store.count_undecodable("sample", &(host.as_str(), id), &err);
+                    self.store
+                        .count_undecodable("sample", &(host.as_str(), id), &err);
                     continue;
                 }
             };
@@ -287,7 +302,9 @@ impl Learning {
     /// Analyses one accepted page and offers it to its host's sample; true when it was sampled.
     /// CPU-bound: call from a blocking thread.
     pub fn observe(&self, evidence: ObservedEvidence) -> bool {
-        let Some(host) = evidence.url.host_str().map(str::to_owned) else { return false };
+        let Some(host) = evidence.url.host_str().map(str::to_owned) else {
+            return false;
+        };
         let analysis = content::analyze(&evidence.body, &self.content);
         let url = String::from(evidence.url);
         let state = self.host_state(&host);
@@ -310,7 +327,11 @@ impl Learning {
         let mut pending = self.pending.lock();
         if kept {
             if let Some(payload) = payload {
-                pending.put.push(StoredSample { host: host.clone(), id, payload });
+                pending.put.push(StoredSample {
+                    host: host.clone(),
+                    id,
+                    payload,
+                });
             }
             state.lock().new_samples += 1;
         }
@@ -332,13 +353,17 @@ impl Learning {
                 state.template_dirty = false;
                 match postcard::to_allocvec(&state.template) {
                     Ok(bytes) => batch.templates.push((entry.key().clone(), bytes)),
-                    Err(err) => tracing::error!(host = %entry.key(), %err, "template model not encodable"),
+                    Err(err) => {
+                        tracing::error!(host = %entry.key(), %err, "template model not encodable")
+                    }
                 }
             }
         }
         // A sample added and evicted before this commit needs neither write.
         let deleted: HashSet<(String, u64)> = batch.delete.iter().cloned().collect();
-        batch.put.retain(|sample| !deleted.contains(&(sample.host.clone(), sample.id)));
+        batch
+            .put
+            .retain(|sample| !deleted.contains(&(sample.host.clone(), sample.id)));
         let result = self.store.apply_samples(&batch);
         if result.is_err() {
             // Keep the changes for the next attempt; the caller reports the failure.
@@ -361,7 +386,9 @@ impl Learning {
         if self.store.seen_keys() > live.saturating_mul(2).saturating_add(100_000) {
             let compacted = match seen.keys() {
                 Some(keys) => self.store.rewrite_seen(&keys),
-                None => self.store.trim_seen(self.sidecar.config.seen_set.max_entries),
+                None => self
+                    .store
+                    .trim_seen(self.sidecar.config.seen_set.max_entries),
             };
             if let Err(err) = compacted {
                 tracing::error!(%err, "seen-set log compaction failed");
@@ -380,9 +407,15 @@ impl Learning {
 
     fn publish_gauges(&self) {
         metrics::gauge!(telemetry::SAMPLES).set(self.sample_count() as f64);
-        metrics::gauge!(telemetry::HOSTS).set(self.host_count().max(self.sidecar.hosts.len()) as f64);
-        metrics::gauge!(telemetry::RULES_ACTIVE).set(self.sidecar.canonicalizer.rules().rule_count() as f64);
-        let clusters: u64 = self.hosts.iter().map(|entry| entry.value().lock().clusters).sum();
+        metrics::gauge!(telemetry::HOSTS)
+            .set(self.host_count().max(self.sidecar.hosts.len()) as f64);
+        metrics::gauge!(telemetry::RULES_ACTIVE)
+            .set(self.sidecar.canonicalizer.rules().rule_count() as f64);
+        let clusters: u64 = self
+            .hosts
+            .iter()
+            .map(|entry| entry.value().lock().clusters)
+            .sum();
         metrics::gauge!(telemetry::CLUSTERS).set(clusters as f64);
     }
 
@@ -422,14 +455,19 @@ impl Learning {
             .iter()
             .filter(|entry| {
                 let state = entry.value().lock();
-                let interval_passed = state.last_learned.is_none_or(|at| at.elapsed() >= config.relearn_interval);
+                let interval_passed = state
+                    .last_learned
+                    .is_none_or(|at| at.elapsed() >= config.relearn_interval);
                 state.new_samples >= config.relearn_min_new_samples
                     || (state.new_samples > 0 && interval_passed && state.last_learned.is_some())
             })
             .map(|entry| entry.key().clone())
             .collect();
         let running: HashSet<String> = self.jobs.lock().running.keys().cloned().collect();
-        let due: Vec<String> = due.into_iter().filter(|host| !running.contains(host)).collect();
+        let due: Vec<String> = due
+            .into_iter()
+            .filter(|host| !running.contains(host))
+            .collect();
         if !due.is_empty() {
             tracing::info!(hosts = due.len(), "scheduled relearn");
             let _ = self.start_job(due);
@@ -449,28 +487,46 @@ impl Learning {
     /// Pages in all samples.
     pub fn sample_count(&self) -> u64 {
         let sampler = self.sampler.lock();
-        sampler.hosts().map(|host| sampler.samples(host).map_or(0, <[Sample]>::len) as u64).sum()
+        sampler
+            .hosts()
+            .map(|host| sampler.samples(host).map_or(0, <[Sample]>::len) as u64)
+            .sum()
     }
 
     /// Per-host figures for ListHosts.
     pub fn host_summary(&self, host: &str) -> HostLearningSummary {
         let samples = self.sampler.lock().samples(host).map_or(0, <[Sample]>::len) as u64;
         let Some(state) = self.hosts.get(host).map(|entry| Arc::clone(entry.value())) else {
-            return HostLearningSummary { samples, ..HostLearningSummary::default() };
+            return HostLearningSummary {
+                samples,
+                ..HostLearningSummary::default()
+            };
         };
         let state = state.lock();
-        HostLearningSummary { samples, clusters: state.clusters, last_learned_unix_ms: state.last_learned_unix_ms }
+        HostLearningSummary {
+            samples,
+            clusters: state.clusters,
+            last_learned_unix_ms: state.last_learned_unix_ms,
+        }
     }
 
     /// The Relearn call.
-    pub async fn relearn(self: &Arc<Self>, request: RelearnRequest) -> Result<RelearnResponse, Status> {
+    pub async fn relearn(
+        self: &Arc<Self>,
+        request: RelearnRequest,
+    ) -> Result<RelearnResponse, Status> {
         let hosts: Vec<String> = if request.host.is_empty() {
             let sampler = self.sampler.lock();
             let mut hosts: Vec<String> = sampler.hosts().map(str::to_owned).collect();
             hosts.sort_unstable();
             hosts
         } else {
-            if self.sampler.lock().samples(&request.host).is_none_or(<[Sample]>::is_empty) {
+            if self
+                .sampler
+                .lock()
+                .samples(&request.host)
+                .is_none_or(<[Sample]>::is_empty)
+            {
                 return Err(Status::failed_precondition(format!(
                     "host {:?} has no samples to learn from; stream its pages to Ingest first",
                     request.host
@@ -479,7 +535,9 @@ impl Learning {
             vec![request.host.clone()]
         };
         if hosts.is_empty() {
-            return Err(Status::failed_precondition("no host has samples to learn from"));
+            return Err(Status::failed_precondition(
+                "no host has samples to learn from",
+            ));
         }
         let (job, joined) = self.start_job(hosts);
         if request.wait {
@@ -487,13 +545,21 @@ impl Learning {
             let _ = done.wait_for(|done| *done).await;
         }
         let record = job.record.lock().clone();
-        Ok(RelearnResponse { job_id: record.job_id.clone(), joined, job: Some(record) })
+        Ok(RelearnResponse {
+            job_id: record.job_id.clone(),
+            joined,
+            job: Some(record),
+        })
     }
 
     /// Starts a job for the hosts not already learning, or joins the job that learns all of them.
     fn start_job(self: &Arc<Self>, hosts: Vec<String>) -> (Arc<Job>, bool) {
         let mut jobs = self.jobs.lock();
-        let fresh: Vec<String> = hosts.iter().filter(|host| !jobs.running.contains_key(*host)).cloned().collect();
+        let fresh: Vec<String> = hosts
+            .iter()
+            .filter(|host| !jobs.running.contains_key(*host))
+            .cloned()
+            .collect();
         if fresh.is_empty() {
             // Every host is already learning; join the job of the first one.
             let existing = hosts
@@ -505,18 +571,29 @@ impl Learning {
                 return (job, true);
             }
         }
-        let id = format!("relearn-{}-{}", unix_ms(), self.next_job_id.fetch_add(1, Ordering::Relaxed));
+        let id = format!(
+            "relearn-{}-{}",
+            unix_ms(),
+            self.next_job_id.fetch_add(1, Ordering::Relaxed)
+        );
         let record = RelearnJob {
             job_id: id.clone(),
             state: JobState::Queued as i32,
             hosts: fresh
                 .iter()
-                .map(|host| HostRelearn { host: host.clone(), state: JobState::Queued as i32, ..HostRelearn::default() })
+                .map(|host| HostRelearn {
+                    host: host.clone(),
+                    state: JobState::Queued as i32,
+                    ..HostRelearn::default()
+                })
                 .collect(),
             started_at_unix_ms: unix_ms(),
             finished_at_unix_ms: 0,
         };
-        let job = Arc::new(Job { record: Mutex::new(record), done: watch::channel(false).0 });
+        let job = Arc::new(Job {
+            record: Mutex::new(record),
+            done: watch::channel(false).0,
+        });
         for host in &fresh {
             jobs.running.insert(host.clone(), id.clone());
         }
@@ -532,32 +609,53 @@ impl Learning {
         job.record.lock().state = JobState::Running as i32;
         let mut failed = false;
         for (index, host) in hosts.iter().enumerate() {
-            let Ok(_permit) = Arc::clone(&self.permits).acquire_owned().await else { break };
+            let Ok(_permit) = Arc::clone(&self.permits).acquire_owned().await else {
+                break;
+            };
             if let Some(entry) = job.record.lock().hosts.get_mut(index) {
                 entry.state = JobState::Running as i32;
             }
             let learning = Arc::clone(&self);
             let learn_host_name = host.clone();
             let started = Instant::now();
-            let outcome = tokio::task::spawn_blocking(move || learning.relearn_host(&learn_host_name))
-                .await
-                .unwrap_or_else(|err| Err(format!("learning panicked: {err}")));
-            metrics::histogram!(telemetry::RELEARN_DURATION).record(started.elapsed().as_secs_f64());
-            self.sidecar.totals.relearn_runs.fetch_add(1, Ordering::Relaxed);
+            let outcome =
+                tokio::task::spawn_blocking(move || learning.relearn_host(&learn_host_name))
+                    .await
+                    .unwrap_or_else(|err| Err(format!("learning panicked: {err}")));
+            metrics::histogram!(telemetry::RELEARN_DURATION)
+                .record(started.elapsed().as_secs_f64());
+            self.sidecar
+                .totals
+                .relearn_runs
+                .fetch_add(1, Ordering::Relaxed);
             let mut record = job.record.lock();
-            let Some(entry) = record.hosts.get_mut(index) else { continue };
+            let Some(entry) = record.hosts.get_mut(index) else {
+                continue;
+            };
             match outcome {
                 Ok(result) => {
-                    metrics::counter!(telemetry::RELEARN_RUNS, "outcome" => "succeeded").increment(1);
-                    *entry = HostRelearn { state: JobState::Succeeded as i32, ..result };
+                    metrics::counter!(telemetry::RELEARN_RUNS, "outcome" => "succeeded")
+                        .increment(1);
+                    *entry = HostRelearn {
+                        state: JobState::Succeeded as i32,
+                        ..result
+                    };
                 }
                 Err(error) => {
                     failed = true;
-                    self.sidecar.totals.relearn_failures.fetch_add(1, Ordering::Relaxed);
+                    self.sidecar
+                        .totals
+                        .relearn_failures
+                        .fetch_add(1, Ordering::Relaxed);
                     metrics::counter!(telemetry::RELEARN_RUNS, "outcome" => "failed").increment(1);
                     tracing::warn!(host, %error, "relearn failed; the previous rules stay live");
                     entry.state = JobState::Failed as i32;
-                    entry.rules_version = self.sidecar.canonicalizer.rules().get(host).map_or(0, |r| r.version());
+                    entry.rules_version = self
+                        .sidecar
+                        .canonicalizer
+                        .rules()
+                        .get(host)
+                        .map_or(0, |r| r.version());
                     entry.error = error;
                 }
             }
@@ -566,7 +664,11 @@ impl Learning {
         }
         {
             let mut record = job.record.lock();
-            record.state = if failed { JobState::Failed } else { JobState::Succeeded } as i32;
+            record.state = if failed {
+                JobState::Failed
+            } else {
+                JobState::Succeeded
+            } as i32;
             record.finished_at_unix_ms = unix_ms();
         }
         let mut jobs = self.jobs.lock();
@@ -588,14 +690,22 @@ impl Learning {
 
     /// Learns one host from its samples and puts the result live. Blocking.
     fn relearn_host(&self, host: &str) -> Result<HostRelearn, String> {
-        let samples: Vec<Sample> = self.sampler.lock().samples(host).map(<[Sample]>::to_vec).unwrap_or_default();
+        let samples: Vec<Sample> = self
+            .sampler
+            .lock()
+            .samples(host)
+            .map(<[Sample]>::to_vec)
+            .unwrap_or_default();
         let state = self.host_state(host);
         let (template, new_at_start) = {
             let state = state.lock();
             (state.template.clone(), state.new_samples)
         };
         if samples.len() < MIN_SAMPLES_TO_LEARN {
-            return Err(format!("{} samples; at least {MIN_SAMPLES_TO_LEARN} are needed", samples.len()));
+            return Err(format!(
+                "{} samples; at least {MIN_SAMPLES_TO_LEARN} are needed",
+                samples.len()
+            ));
         }
         let mut builder = ClusterBuilder::new(ClusterConfig::default());
         for sample in &samples {
@@ -616,37 +726,60 @@ impl Learning {
             }
         }
         let clustering = builder.finish();
-        let clusters = clustering.clusters().iter().filter(|cluster| cluster.members.len() > 1).count() as u64;
+        let clusters = clustering
+            .clusters()
+            .iter()
+            .filter(|cluster| cluster.members.len() > 1)
+            .count() as u64;
         let labelled: Vec<LabelledUrl> = clustering
             .labelled_pairs()
             .into_iter()
-            .filter(|(url, _)| url::Url::parse(url).ok().and_then(|u| u.host_str().map(|h| h == host)).unwrap_or(false))
+            .filter(|(url, _)| {
+                url::Url::parse(url)
+                    .ok()
+                    .and_then(|u| u.host_str().map(|h| h == host))
+                    .unwrap_or(false)
+            })
             .map(|(url, cluster)| LabelledUrl { url, cluster })
             .collect();
         let outcome = learn_host(host, &labelled, &self.learn).map_err(|err| err.to_string())?;
         let mut set = outcome.rules;
-        let rules = HostRules::compile(&set).map_err(|err| format!("the learned rules do not compile: {err}"))?;
+        let rules = HostRules::compile(&set)
+            .map_err(|err| format!("the learned rules do not compile: {err}"))?;
         check_against_samples(&rules, &labelled)?;
 
         let mut state = state.lock();
         set.version = state.history.newest_version() + 1;
         set.learned_at_unix_ms = unix_ms();
         set.host = host.to_owned();
-        let rules = HostRules::compile(&set).map_err(|err| format!("the learned rules do not compile: {err}"))?;
+        let rules = HostRules::compile(&set)
+            .map_err(|err| format!("the learned rules do not compile: {err}"))?;
         let mut history = state.history.clone();
         history.versions.insert(0, set.clone());
         history.live = set.version;
         history.versions.truncate(KEPT_VERSIONS);
         let bytes = serde_json::to_vec(&history).map_err(|err| err.to_string())?;
-        self.store.put_rules(host, &bytes).map_err(|err| format!("the rule set could not be stored: {err}"))?;
+        self.store
+            .put_rules(host, &bytes)
+            .map_err(|err| format!("the rule set could not be stored: {err}"))?;
         let rule_count = rules.len() as u32;
-        self.sidecar.canonicalizer.rules().swap(host, Arc::new(rules));
+        self.sidecar
+            .canonicalizer
+            .rules()
+            .swap(host, Arc::new(rules));
         state.history = history;
         state.new_samples = state.new_samples.saturating_sub(new_at_start);
         state.last_learned = Some(Instant::now());
         state.last_learned_unix_ms = set.learned_at_unix_ms;
         state.clusters = clusters;
-        tracing::info!(host, version = set.version, rules = rule_count, samples = samples.len(), clusters, "new rules live");
+        tracing::info!(
+            host,
+            version = set.version,
+            rules = rule_count,
+            samples = samples.len(),
+            clusters,
+            "new rules live"
+        );
         Ok(HostRelearn {
             host: host.to_owned(),
             state: JobState::Succeeded as i32,
@@ -660,25 +793,41 @@ impl Learning {
 
     /// A rule of a host's live rule set, by index (for Explain's support and false-positive rate).
     pub fn live_rule(&self, host: &str, index: usize) -> Option<crate::canon::rules::Rule> {
-        let state = self.hosts.get(host).map(|entry| Arc::clone(entry.value()))?;
+        let state = self
+            .hosts
+            .get(host)
+            .map(|entry| Arc::clone(entry.value()))?;
         let state = state.lock();
-        state.history.live_set().and_then(|set| set.rules.get(index).cloned())
+        state
+            .history
+            .live_set()
+            .and_then(|set| set.rules.get(index).cloned())
     }
 
     /// A job by id.
     pub fn job(&self, id: &str) -> Option<RelearnJob> {
-        self.jobs.lock().by_id.get(id).map(|job| job.record.lock().clone())
+        self.jobs
+            .lock()
+            .by_id
+            .get(id)
+            .map(|job| job.record.lock().clone())
     }
 
     /// The GetRules call.
     pub fn get_rules(&self, host: &str) -> Result<GetRulesResponse, Status> {
         let Some(state) = self.hosts.get(host).map(|entry| Arc::clone(entry.value())) else {
-            return Ok(GetRulesResponse { host: host.to_owned(), ..GetRulesResponse::default() });
+            return Ok(GetRulesResponse {
+                host: host.to_owned(),
+                ..GetRulesResponse::default()
+            });
         };
         let state = state.lock();
         let history = &state.history;
         let Some(live) = history.live_set() else {
-            return Ok(GetRulesResponse { host: host.to_owned(), ..GetRulesResponse::default() });
+            return Ok(GetRulesResponse {
+                host: host.to_owned(),
+                ..GetRulesResponse::default()
+            });
         };
         let rules_json = serde_json::to_string_pretty(&RuleFile::new(vec![live.clone()]))
             .map_err(|err| Status::internal(err.to_string()))?;
@@ -700,7 +849,9 @@ impl Learning {
     /// The RollbackRules call.
     pub fn rollback(&self, host: &str, to_version: u64) -> Result<RollbackRulesResponse, Status> {
         let Some(state) = self.hosts.get(host).map(|entry| Arc::clone(entry.value())) else {
-            return Err(Status::not_found(format!("host {host:?} has no rule versions")));
+            return Err(Status::not_found(format!(
+                "host {host:?} has no rule versions"
+            )));
         };
         let mut state = state.lock();
         let live = state.history.live;
@@ -712,24 +863,51 @@ impl Learning {
                 .map(|set| set.version)
                 .filter(|version| *version < live)
                 .max()
-                .ok_or_else(|| Status::failed_precondition(format!("host {host:?} has no version before {live}")))?
+                .ok_or_else(|| {
+                    Status::failed_precondition(format!(
+                        "host {host:?} has no version before {live}"
+                    ))
+                })?
         } else {
             to_version
         };
-        let Some(set) = state.history.versions.iter().find(|set| set.version == target).cloned() else {
-            let kept: Vec<u64> = state.history.versions.iter().map(|set| set.version).collect();
-            return Err(Status::not_found(format!("host {host:?} keeps versions {kept:?}, not {target}")));
+        let Some(set) = state
+            .history
+            .versions
+            .iter()
+            .find(|set| set.version == target)
+            .cloned()
+        else {
+            let kept: Vec<u64> = state
+                .history
+                .versions
+                .iter()
+                .map(|set| set.version)
+                .collect();
+            return Err(Status::not_found(format!(
+                "host {host:?} keeps versions {kept:?}, not {target}"
+            )));
         };
-        let rules = HostRules::compile(&set).map_err(|err| Status::internal(format!("version {target} does not compile: {err}")))?;
+        let rules = HostRules::compile(&set)
+            .map_err(|err| Status::internal(format!("version {target} does not compile: {err}")))?;
         let mut history = state.history.clone();
         history.live = target;
-        let bytes = serde_json::to_vec(&history).map_err(|err| Status::internal(err.to_string()))?;
-        self.store.put_rules(host, &bytes).map_err(|err| Status::unavailable(format!("rollback not stored: {err}")))?;
-        self.sidecar.canonicalizer.rules().swap(host, Arc::new(rules));
+        let bytes =
+            serde_json::to_vec(&history).map_err(|err| Status::internal(err.to_string()))?;
+        self.store
+            .put_rules(host, &bytes)
+            .map_err(|err| Status::unavailable(format!("rollback not stored: {err}")))?;
+        self.sidecar
+            .canonicalizer
+            .rules()
+            .swap(host, Arc::new(rules));
         state.history = history;
         tracing::info!(host, from = live, to = target, "rules rolled back");
         self.publish_gauges();
-        Ok(RollbackRulesResponse { host: host.to_owned(), version: target })
+        Ok(RollbackRulesResponse {
+            host: host.to_owned(),
+            version: target,
+        })
     }
 }
 
@@ -738,7 +916,9 @@ impl Learning {
 fn check_against_samples(rules: &HostRules, labelled: &[LabelledUrl]) -> Result<(), String> {
     let mut groups: HashMap<String, HashMap<u64, u64>> = HashMap::new();
     for sample in labelled {
-        let Ok(url) = url::Url::parse(&sample.url) else { continue };
+        let Ok(url) = url::Url::parse(&sample.url) else {
+            continue;
+        };
         let canonical = match rules.apply(&url) {
             Some(rewrite) => {
                 if let Ok(again) = url::Url::parse(&rewrite.canonical) {
@@ -755,7 +935,11 @@ fn check_against_samples(rules: &HostRules, labelled: &[LabelledUrl]) -> Result<
             }
             None => String::from(url),
         };
-        *groups.entry(canonical).or_default().entry(sample.cluster).or_default() += 1;
+        *groups
+            .entry(canonical)
+            .or_default()
+            .entry(sample.cluster)
+            .or_default() += 1;
     }
     let (mut support, mut false_positive) = (0u64, 0u64);
     for clusters in groups.values() {
@@ -765,7 +949,11 @@ fn check_against_samples(rules: &HostRules, labelled: &[LabelledUrl]) -> Result<
         support += pairs;
         false_positive += pairs - same;
     }
-    let rate = if support == 0 { 0.0 } else { false_positive as f64 / support as f64 };
+    let rate = if support == 0 {
+        0.0
+    } else {
+        false_positive as f64 / support as f64
+    };
     if rate > MAX_LIVE_FALSE_POSITIVE_RATE {
         return Err(format!(
             "refused: the rules merge {false_positive} of {support} sample pairs across different clusters \

@@ -78,14 +78,19 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
     let (health, health_service) = tonic_health::server::health_reporter();
-    health.set_service_status("", ServingStatus::NotServing).await;
+    health
+        .set_service_status("", ServingStatus::NotServing)
+        .await;
     for name in SERVICE_NAMES {
-        health.set_service_status(name, ServingStatus::NotServing).await;
+        health
+            .set_service_status(name, ServingStatus::NotServing)
+            .await;
     }
 
     let normalizer = StaticNormalizer::new(config.static_config.clone())?;
-    std::fs::create_dir_all(&config.data_dir).map_err(|err| {
-        crate::store::StoreError::Io { path: config.data_dir.clone(), message: err.to_string() }
+    std::fs::create_dir_all(&config.data_dir).map_err(|err| crate::store::StoreError::Io {
+        path: config.data_dir.clone(),
+        message: err.to_string(),
     })?;
     let tokens = Tokens::load(
         config.admin_read_token_file.as_deref(),
@@ -112,32 +117,54 @@ pub async fn run(
         .max_encoding_message_size(config.max_message_bytes.saturating_mul(4))
         .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
         .send_compressed(tonic::codec::CompressionEncoding::Gzip);
-    let ingest = IngestServer::new(IngestService::new(Arc::clone(&sidecar), Arc::clone(&learning)))
-        .max_decoding_message_size(config.max_message_bytes)
-        .accept_compressed(tonic::codec::CompressionEncoding::Gzip);
-    let admin = AdminServer::new(AdminService::new(Arc::clone(&sidecar), Arc::clone(&learning), tokens))
-        .max_decoding_message_size(1024 * 1024);
+    let ingest = IngestServer::new(IngestService::new(
+        Arc::clone(&sidecar),
+        Arc::clone(&learning),
+    ))
+    .max_decoding_message_size(config.max_message_bytes)
+    .accept_compressed(tonic::codec::CompressionEncoding::Gzip);
+    let admin = AdminServer::new(AdminService::new(
+        Arc::clone(&sidecar),
+        Arc::clone(&learning),
+        tokens,
+    ))
+    .max_decoding_message_size(1024 * 1024);
 
-    let mut main_router = Server::builder().add_service(health_service).add_service(canonicalizer).add_service(ingest);
+    let mut main_router = Server::builder()
+        .add_service(health_service)
+        .add_service(canonicalizer)
+        .add_service(ingest);
     if config.reflection {
         let reflection = tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
             .build_v1()
-            .map_err(|err| crate::store::StoreError::Io { path: "reflection".into(), message: err.to_string() })?;
+            .map_err(|err| crate::store::StoreError::Io {
+                path: "reflection".into(),
+                message: err.to_string(),
+            })?;
         main_router = main_router.add_service(reflection);
     }
     let main_addr = listeners.main.local_addr().ok();
     let admin_addr = listeners.admin.local_addr().ok();
-    let main_server = main_router
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listeners.main), stopped(stop.clone()));
+    let main_server = main_router.serve_with_incoming_shutdown(
+        TcpListenerStream::new(listeners.main),
+        stopped(stop.clone()),
+    );
     let admin_server = Server::builder()
         .add_service(admin)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listeners.admin), stopped(stop.clone()));
+        .serve_with_incoming_shutdown(
+            TcpListenerStream::new(listeners.admin),
+            stopped(stop.clone()),
+        );
     let metrics_task = match (listeners.metrics, telemetry::install()) {
         (Some(listener), Some(handle)) => {
             tracing::info!(addr = ?listener.local_addr().ok(), "metrics listening");
-            Some(tokio::spawn(telemetry::serve(listener, handle, stopped(stop.clone()))))
+            Some(tokio::spawn(telemetry::serve(
+                listener,
+                handle,
+                stopped(stop.clone()),
+            )))
         }
         (Some(_), None) => {
             tracing::warn!("another metrics recorder is installed; /metrics is not served");
@@ -151,7 +178,9 @@ pub async fn run(
     sidecar.set_ready();
     health.set_service_status("", ServingStatus::Serving).await;
     for name in SERVICE_NAMES {
-        health.set_service_status(name, ServingStatus::Serving).await;
+        health
+            .set_service_status(name, ServingStatus::Serving)
+            .await;
     }
     tracing::info!(
         rules_hosts = sidecar.canonicalizer.rules().len(),
@@ -164,9 +193,13 @@ pub async fn run(
     let admin_task = tokio::spawn(admin_server);
     shutdown.await;
     tracing::info!(grace = ?config.shutdown_grace, "shutting down: draining in-flight calls");
-    health.set_service_status("", ServingStatus::NotServing).await;
+    health
+        .set_service_status("", ServingStatus::NotServing)
+        .await;
     for name in SERVICE_NAMES {
-        health.set_service_status(name, ServingStatus::NotServing).await;
+        health
+            .set_service_status(name, ServingStatus::NotServing)
+            .await;
     }
     let _ = stop_sender.send(true);
     let drain = async {
@@ -186,7 +219,9 @@ pub async fn run(
                 }
             }
         }
-        Err(_) => tracing::warn!(grace = ?config.shutdown_grace, "drain exceeded the grace period; stopping anyway"),
+        Err(_) => {
+            tracing::warn!(grace = ?config.shutdown_grace, "drain exceeded the grace period; stopping anyway")
+        }
     }
     // Whatever the drain did, acknowledged state is flushed before returning.
     learning.flush();

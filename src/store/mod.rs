@@ -21,7 +21,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use redb::{Database, Durability, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+use redb::{
+    Database, Durability, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition,
+};
 
 const RULES: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("rules");
 const SAMPLES: TableDefinition<'_, (&str, u64), &[u8]> = TableDefinition::new("samples");
@@ -124,13 +126,16 @@ impl Store {
         let path = dir.join(FILE_NAME);
         let (db, moved_aside) = match Database::create(&path) {
             Ok(db) => (db, None),
-            Err(err @ (redb::DatabaseError::DatabaseAlreadyOpen | redb::DatabaseError::UpgradeRequired(_))) => {
-                return Err(err.into())
-            }
+            Err(
+                err @ (redb::DatabaseError::DatabaseAlreadyOpen
+                | redb::DatabaseError::UpgradeRequired(_)),
+            ) => return Err(err.into()),
             Err(err) => {
                 let aside = dir.join(format!("{FILE_NAME}.corrupt-{}", unix_ms()));
-                std::fs::rename(&path, &aside)
-                    .map_err(|io| StoreError::Io { path: path.clone(), message: format!("{err}; moving it aside failed: {io}") })?;
+                std::fs::rename(&path, &aside).map_err(|io| StoreError::Io {
+                    path: path.clone(),
+                    message: format!("{err}; moving it aside failed: {io}"),
+                })?;
                 tracing::error!(
                     store = %path.display(),
                     moved_to = %aside.display(),
@@ -181,17 +186,31 @@ impl Store {
         self.skipped.load(Ordering::Relaxed)
     }
 
-    fn trusted<'a>(&self, what: &str, key: &dyn std::fmt::Debug, sealed: &'a [u8]) -> Option<&'a [u8]> {
+    fn trusted<'a>(
+        &self,
+        what: &str,
+        key: &dyn std::fmt::Debug,
+        sealed: &'a [u8],
+    ) -> Option<&'a [u8]> {
         let payload = open_envelope(sealed);
         if payload.is_none() {
             self.skipped.fetch_add(1, Ordering::Relaxed);
-            tracing::error!(what, ?key, "a stored value failed its checksum and was skipped");
+            tracing::error!(
+                what,
+                ?key,
+                "a stored value failed its checksum and was skipped"
+            );
         }
         payload
     }
 
     /// Counts a value whose envelope held but whose payload did not decode.
-    pub fn count_undecodable(&self, what: &str, key: &dyn std::fmt::Debug, error: &dyn std::fmt::Display) {
+    pub fn count_undecodable(
+        &self,
+        what: &str,
+        key: &dyn std::fmt::Debug,
+        error: &dyn std::fmt::Display,
+    ) {
         self.skipped.fetch_add(1, Ordering::Relaxed);
         tracing::error!(what, ?key, %error, "a stored value could not be decoded and was skipped");
     }
@@ -200,7 +219,8 @@ impl Store {
     pub fn put_rules(&self, host: &str, history: &[u8]) -> Result<(), StoreError> {
         let mut txn = self.db.begin_write()?;
         txn.set_durability(Durability::Immediate)?;
-        txn.open_table(RULES)?.insert(host, seal(history).as_slice())?;
+        txn.open_table(RULES)?
+            .insert(host, seal(history).as_slice())?;
         txn.commit()?;
         Ok(())
     }
@@ -232,7 +252,10 @@ impl Store {
                 samples.remove((host.as_str(), *id))?;
             }
             for sample in &batch.put {
-                samples.insert((sample.host.as_str(), sample.id), seal(&sample.payload).as_slice())?;
+                samples.insert(
+                    (sample.host.as_str(), sample.id),
+                    seal(&sample.payload).as_slice(),
+                )?;
             }
             let mut templates = txn.open_table(TEMPLATES)?;
             for (host, model) in &batch.templates {
@@ -252,7 +275,11 @@ impl Store {
             let (key, value) = row?;
             let (host, id) = key.value();
             if let Some(payload) = self.trusted("sample", &(host, id), value.value()) {
-                out.push(StoredSample { host: host.to_owned(), id, payload: payload.to_vec() });
+                out.push(StoredSample {
+                    host: host.to_owned(),
+                    id,
+                    payload: payload.to_vec(),
+                });
             }
         }
         Ok(out)
@@ -287,7 +314,8 @@ impl Store {
             }
         }
         txn.commit()?;
-        self.seen_keys.fetch_add(keys.len() as u64, Ordering::Relaxed);
+        self.seen_keys
+            .fetch_add(keys.len() as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -324,7 +352,10 @@ impl Store {
             for (number, chunk) in keys.chunks(SEEN_CHUNK_KEYS).enumerate() {
                 table.insert(number as u64, seal(&pack(chunk)).as_slice())?;
             }
-            self.next_seen_chunk.store(keys.len().div_ceil(SEEN_CHUNK_KEYS) as u64, Ordering::Relaxed);
+            self.next_seen_chunk.store(
+                keys.len().div_ceil(SEEN_CHUNK_KEYS) as u64,
+                Ordering::Relaxed,
+            );
         }
         txn.commit()?;
         self.seen_keys.store(keys.len() as u64, Ordering::Relaxed);
@@ -340,8 +371,11 @@ impl Store {
         {
             let mut table = txn.open_table(SEEN)?;
             while remaining > max_keys {
-                let Some((chunk, value)) = table.pop_first()? else { break };
-                let dropped = open_envelope(value.value()).map_or(0, |payload| payload.len() / 8) as u64;
+                let Some((chunk, value)) = table.pop_first()? else {
+                    break;
+                };
+                let dropped =
+                    open_envelope(value.value()).map_or(0, |payload| payload.len() / 8) as u64;
                 drop(chunk);
                 remaining = remaining.saturating_sub(dropped);
             }
@@ -358,14 +392,18 @@ fn pack(keys: &[u64]) -> Vec<u8> {
 }
 
 fn unpack(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
-    bytes.chunks_exact(8).filter_map(|chunk| chunk.try_into().ok().map(u64::from_le_bytes))
+    bytes
+        .chunks_exact(8)
+        .filter_map(|chunk| chunk.try_into().ok().map(u64::from_le_bytes))
 }
 
 /// Milliseconds since the Unix epoch.
 pub fn unix_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+        })
 }
 
 #[cfg(test)]
@@ -380,24 +418,41 @@ mod tests {
             store.put_rules("example.com", b"{\"v\":1}").expect("rules");
             let batch = SampleBatch {
                 put: vec![
-                    StoredSample { host: "a.com".into(), id: 1, payload: b"one".to_vec() },
-                    StoredSample { host: "a.com".into(), id: 2, payload: b"two".to_vec() },
+                    StoredSample {
+                        host: "a.com".into(),
+                        id: 1,
+                        payload: b"one".to_vec(),
+                    },
+                    StoredSample {
+                        host: "a.com".into(),
+                        id: 2,
+                        payload: b"two".to_vec(),
+                    },
                 ],
                 delete: vec![],
                 templates: vec![("a.com".into(), b"model".to_vec())],
             };
             store.apply_samples(&batch).expect("samples");
             store
-                .apply_samples(&SampleBatch { delete: vec![("a.com".into(), 1)], ..SampleBatch::default() })
+                .apply_samples(&SampleBatch {
+                    delete: vec![("a.com".into(), 1)],
+                    ..SampleBatch::default()
+                })
                 .expect("delete");
             store.append_seen(&[1, 2, 3]).expect("seen");
             store.append_seen(&[4]).expect("seen");
         }
         let store = Store::open(dir.path()).expect("reopen");
-        assert_eq!(store.load_rules().expect("rules"), vec![("example.com".to_owned(), b"{\"v\":1}".to_vec())]);
+        assert_eq!(
+            store.load_rules().expect("rules"),
+            vec![("example.com".to_owned(), b"{\"v\":1}".to_vec())]
+        );
         let samples = store.load_samples().expect("samples");
         assert_eq!(samples.len(), 1);
-        assert_eq!((samples[0].id, samples[0].payload.as_slice()), (2, b"two".as_slice()));
+        assert_eq!(
+            (samples[0].id, samples[0].payload.as_slice()),
+            (2, b"two".as_slice())
+        );
         assert_eq!(store.load_templates().expect("templates").len(), 1);
         let mut keys = Vec::new();
         assert_eq!(store.load_seen(|key| keys.push(key)).expect("seen"), 4);
@@ -415,7 +470,10 @@ mod tests {
 
     #[test]
     fn corrupt_values_are_skipped_not_fatal() {
-        assert_eq!(open_envelope(&seal(b"payload")), Some(b"payload".as_slice()));
+        assert_eq!(
+            open_envelope(&seal(b"payload")),
+            Some(b"payload".as_slice())
+        );
         let mut broken = seal(b"payload");
         let last = broken.len() - 1;
         broken[last] ^= 0xFF;
@@ -427,7 +485,11 @@ mod tests {
     #[test]
     fn an_unreadable_file_is_moved_aside_and_reported() {
         let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join(FILE_NAME), b"this is not a redb file, just garbage bytes").expect("write");
+        std::fs::write(
+            dir.path().join(FILE_NAME),
+            b"this is not a redb file, just garbage bytes",
+        )
+        .expect("write");
         let store = Store::open(dir.path()).expect("open despite corruption");
         let aside = store.moved_aside().expect("moved aside").to_owned();
         assert!(aside.exists(), "the corrupt file is kept for inspection");

@@ -11,13 +11,17 @@ use undust::corpus::{self, CorpusConfig, SiteKind};
 use undust::pb::admin_client::AdminClient;
 use undust::pb::canonicalizer_client::CanonicalizerClient;
 use undust::pb::ingest_client::IngestClient;
-use undust::pb::{CanonicalizeRequest, Decision, GetStatsRequest, JobState, ObservedPage, RelearnRequest};
+use undust::pb::{
+    CanonicalizeRequest, Decision, GetStatsRequest, JobState, ObservedPage, RelearnRequest,
+};
 
 use crate::support::{token_knobs, WRITE_TOKEN};
 
 /// A free loopback port (bound then released; the sidecar binds it right after).
 fn free_port() -> SocketAddr {
-    StdListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port")
+    StdListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
 }
 
 struct Sidecar {
@@ -32,7 +36,12 @@ impl Sidecar {
         let (addr, admin, metrics) = (free_port(), free_port(), free_port());
         let child = Command::new(env!("CARGO_BIN_EXE_undust"))
             .arg("serve")
-            .args(["--listen", &addr.to_string(), "--admin-listen", &admin.to_string()])
+            .args([
+                "--listen",
+                &addr.to_string(),
+                "--admin-listen",
+                &admin.to_string(),
+            ])
             .args(["--metrics-addr", &metrics.to_string()])
             .arg("--data-dir")
             .arg(dir.join("store"))
@@ -53,15 +62,27 @@ impl Sidecar {
     async fn wait_serving(&self) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if let Ok(channel) = Endpoint::from_shared(format!("http://{}", self.addr)).expect("uri").connect().await {
+            if let Ok(channel) = Endpoint::from_shared(format!("http://{}", self.addr))
+                .expect("uri")
+                .connect()
+                .await
+            {
                 let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
-                if let Ok(r) = health.check(tonic_health::pb::HealthCheckRequest { service: String::new() }).await {
+                if let Ok(r) = health
+                    .check(tonic_health::pb::HealthCheckRequest {
+                        service: String::new(),
+                    })
+                    .await
+                {
                     if r.into_inner().status == 1 {
                         return;
                     }
                 }
             }
-            assert!(Instant::now() < deadline, "undust did not become SERVING within 60 s");
+            assert!(
+                Instant::now() < deadline,
+                "undust did not become SERVING within 60 s"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -73,19 +94,35 @@ impl Sidecar {
     }
 
     async fn ingest(&self) -> IngestClient<tonic::transport::Channel> {
-        IngestClient::connect(format!("http://{}", self.addr)).await.expect("connect")
+        IngestClient::connect(format!("http://{}", self.addr))
+            .await
+            .expect("connect")
     }
 
     async fn canonicalizer(&self) -> CanonicalizerClient<tonic::transport::Channel> {
-        CanonicalizerClient::connect(format!("http://{}", self.addr)).await.expect("connect")
+        CanonicalizerClient::connect(format!("http://{}", self.addr))
+            .await
+            .expect("connect")
     }
 
     async fn admin(
         &self,
-    ) -> AdminClient<tonic::service::interceptor::InterceptedService<tonic::transport::Channel, impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone>> {
-        let channel = Endpoint::from_shared(format!("http://{}", self.admin)).expect("uri").connect().await.expect("connect");
+    ) -> AdminClient<
+        tonic::service::interceptor::InterceptedService<
+            tonic::transport::Channel,
+            impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone,
+        >,
+    > {
+        let channel = Endpoint::from_shared(format!("http://{}", self.admin))
+            .expect("uri")
+            .connect()
+            .await
+            .expect("connect");
         AdminClient::with_interceptor(channel, |mut request: tonic::Request<()>| {
-            request.metadata_mut().insert("authorization", format!("Bearer {WRITE_TOKEN}").parse().expect("header"));
+            request.metadata_mut().insert(
+                "authorization",
+                format!("Bearer {WRITE_TOKEN}").parse().expect("header"),
+            );
             Ok(request)
         })
     }
@@ -99,7 +136,11 @@ impl Drop for Sidecar {
 }
 
 fn pages(seed: u64, count: usize) -> Vec<ObservedPage> {
-    let corpus = corpus::generate(&CorpusConfig::new(seed, 1).with_kinds(&[SiteKind::Forum]).with_pages(count, count));
+    let corpus = corpus::generate(
+        &CorpusConfig::new(seed, 1)
+            .with_kinds(&[SiteKind::Forum])
+            .with_pages(count, count),
+    );
     corpus
         .sites
         .iter()
@@ -123,13 +164,21 @@ async fn acknowledged_data_survives_kill_9_during_ingest_relearn_and_canonicaliz
     let sidecar = Sidecar::spawn(dir.path()).await;
     let mut ingest = sidecar.ingest().await;
     let batch = pages(21, 300);
-    let summary = ingest.observe_pages(tokio_stream::iter(batch.clone())).await.expect("observe").into_inner();
+    let summary = ingest
+        .observe_pages(tokio_stream::iter(batch.clone()))
+        .await
+        .expect("observe")
+        .into_inner();
     let acknowledged = summary.sampled;
     assert!(acknowledged > 0);
     // An unacknowledged stream in flight when the process dies.
     let (sender, receiver) = tokio::sync::mpsc::channel(4);
     let mut second = sidecar.ingest().await;
-    let in_flight = tokio::spawn(async move { second.observe_pages(tokio_stream::wrappers::ReceiverStream::new(receiver)).await });
+    let in_flight = tokio::spawn(async move {
+        second
+            .observe_pages(tokio_stream::wrappers::ReceiverStream::new(receiver))
+            .await
+    });
     for page in pages(22, 50) {
         if sender.send(page).await.is_err() {
             break;
@@ -137,41 +186,91 @@ async fn acknowledged_data_survives_kill_9_during_ingest_relearn_and_canonicaliz
     }
     sidecar.kill9();
     drop(sender);
-    assert!(in_flight.await.expect("task").is_err(), "the stream cut by the kill was never acknowledged");
+    assert!(
+        in_flight.await.expect("task").is_err(),
+        "the stream cut by the kill was never acknowledged"
+    );
 
     let sidecar = Sidecar::spawn(dir.path()).await;
     let mut admin = sidecar.admin().await;
-    let stats = admin.get_stats(GetStatsRequest {}).await.expect("stats").into_inner();
-    assert!(stats.samples >= acknowledged, "{} samples restored, {acknowledged} were acknowledged", stats.samples);
+    let stats = admin
+        .get_stats(GetStatsRequest {})
+        .await
+        .expect("stats")
+        .into_inner();
+    assert!(
+        stats.samples >= acknowledged,
+        "{} samples restored, {acknowledged} were acknowledged",
+        stats.samples
+    );
 
     // 2. Killed during a relearn: restart serves, and a relearn then succeeds.
-    let started = admin.relearn(RelearnRequest { host: String::new(), wait: false }).await.expect("relearn").into_inner();
+    let started = admin
+        .relearn(RelearnRequest {
+            host: String::new(),
+            wait: false,
+        })
+        .await
+        .expect("relearn")
+        .into_inner();
     assert!(!started.job_id.is_empty());
     sidecar.kill9();
     let sidecar = Sidecar::spawn(dir.path()).await;
     let mut admin = sidecar.admin().await;
-    let job = admin.relearn(RelearnRequest { host: String::new(), wait: true }).await.expect("relearn").into_inner();
-    assert!(job.job.expect("job").hosts.iter().all(|h| h.state == JobState::Succeeded as i32));
+    let job = admin
+        .relearn(RelearnRequest {
+            host: String::new(),
+            wait: true,
+        })
+        .await
+        .expect("relearn")
+        .into_inner();
+    assert!(job
+        .job
+        .expect("job")
+        .hosts
+        .iter()
+        .all(|h| h.state == JobState::Succeeded as i32));
 
     // 3. Recorded canonical forms survive once flushed (the flush interval is 100 ms).
     let mut client = sidecar.canonicalizer().await;
-    let urls: Vec<String> = (0..2_000).map(|i| format!("http://crash.example/item/{i}")).collect();
+    let urls: Vec<String> = (0..2_000)
+        .map(|i| format!("http://crash.example/item/{i}"))
+        .collect();
     let answer = client
-        .canonicalize(CanonicalizeRequest { urls: urls.clone(), dry_run: false, sequence: 0 })
+        .canonicalize(CanonicalizeRequest {
+            urls: urls.clone(),
+            dry_run: false,
+            sequence: 0,
+        })
         .await
         .expect("record")
         .into_inner();
-    assert!(answer.results.iter().all(|r| r.decision == Decision::New as i32));
+    assert!(answer
+        .results
+        .iter()
+        .all(|r| r.decision == Decision::New as i32));
     tokio::time::sleep(Duration::from_millis(600)).await;
     sidecar.kill9();
     let sidecar = Sidecar::spawn(dir.path()).await;
     let mut client = sidecar.canonicalizer().await;
     let answer = client
-        .canonicalize(CanonicalizeRequest { urls, dry_run: true, sequence: 0 })
+        .canonicalize(CanonicalizeRequest {
+            urls,
+            dry_run: true,
+            sequence: 0,
+        })
         .await
         .expect("look")
         .into_inner();
-    let duplicates = answer.results.iter().filter(|r| r.decision == Decision::Duplicate as i32).count();
-    assert_eq!(duplicates, 2_000, "every flushed canonical form is still known after kill -9");
+    let duplicates = answer
+        .results
+        .iter()
+        .filter(|r| r.decision == Decision::Duplicate as i32)
+        .count();
+    assert_eq!(
+        duplicates, 2_000,
+        "every flushed canonical form is still known after kill -9"
+    );
     sidecar.kill9();
 }

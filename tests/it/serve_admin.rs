@@ -11,21 +11,40 @@ use crate::support::{TestServer, READ_TOKEN};
 async fn calls_without_a_token_are_unauthenticated_and_read_tokens_cannot_write() {
     let server = TestServer::start().await;
     let mut anonymous = server.admin_with(None).await;
-    let status = anonymous.get_stats(GetStatsRequest {}).await.expect_err("no token");
+    let status = anonymous
+        .get_stats(GetStatsRequest {})
+        .await
+        .expect_err("no token");
     assert_eq!(status.code(), tonic::Code::Unauthenticated);
 
     let mut wrong = server.admin_with(Some("not-the-right-token-at-all")).await;
-    assert_eq!(wrong.get_stats(GetStatsRequest {}).await.expect_err("bad token").code(), tonic::Code::Unauthenticated);
+    assert_eq!(
+        wrong
+            .get_stats(GetStatsRequest {})
+            .await
+            .expect_err("bad token")
+            .code(),
+        tonic::Code::Unauthenticated
+    );
 
     let mut reader = server.admin_with(Some(READ_TOKEN)).await;
-    reader.get_stats(GetStatsRequest {}).await.expect("a read token reads");
+    reader
+        .get_stats(GetStatsRequest {})
+        .await
+        .expect("a read token reads");
     let status = reader
-        .relearn(RelearnRequest { host: "example.com".into(), wait: false })
+        .relearn(RelearnRequest {
+            host: "example.com".into(),
+            wait: false,
+        })
         .await
         .expect_err("a read token cannot relearn");
     assert_eq!(status.code(), tonic::Code::PermissionDenied);
     let status = reader
-        .rollback_rules(RollbackRulesRequest { host: "example.com".into(), to_version: 0 })
+        .rollback_rules(RollbackRulesRequest {
+            host: "example.com".into(),
+            to_version: 0,
+        })
         .await
         .expect_err("a read token cannot roll back");
     assert_eq!(status.code(), tonic::Code::PermissionDenied);
@@ -37,10 +56,18 @@ async fn explain_shows_the_static_steps_and_whether_the_form_was_seen() {
     let server = TestServer::start().await;
     let mut admin = server.admin().await;
     let input = "HTTP://WWW.Example.com:80/a/../b?utm_source=x&id=1#frag";
-    let explained = admin.explain(ExplainRequest { url: input.into() }).await.expect("explain").into_inner();
+    let explained = admin
+        .explain(ExplainRequest { url: input.into() })
+        .await
+        .expect("explain")
+        .into_inner();
     assert_eq!(explained.static_result, "http://www.example.com/b?id=1");
     assert_eq!(explained.canonical, explained.static_result);
-    let steps: Vec<&str> = explained.static_steps.iter().map(|s| s.step.as_str()).collect();
+    let steps: Vec<&str> = explained
+        .static_steps
+        .iter()
+        .map(|s| s.step.as_str())
+        .collect();
     assert!(steps.contains(&"remove-tracking-params"), "{steps:?}");
     assert!(steps.contains(&"remove-fragment"), "{steps:?}");
     assert!(!explained.seen);
@@ -48,13 +75,30 @@ async fn explain_shows_the_static_steps_and_whether_the_form_was_seen() {
 
     let mut client = server.canonicalizer().await;
     client
-        .canonicalize(CanonicalizeRequest { urls: vec![input.into()], dry_run: false, sequence: 0 })
+        .canonicalize(CanonicalizeRequest {
+            urls: vec![input.into()],
+            dry_run: false,
+            sequence: 0,
+        })
         .await
         .expect("record");
-    let explained = admin.explain(ExplainRequest { url: input.into() }).await.expect("explain").into_inner();
-    assert!(explained.seen, "after recording, Explain reports the form as seen");
+    let explained = admin
+        .explain(ExplainRequest { url: input.into() })
+        .await
+        .expect("explain")
+        .into_inner();
+    assert!(
+        explained.seen,
+        "after recording, Explain reports the form as seen"
+    );
 
-    let invalid = admin.explain(ExplainRequest { url: "mailto:someone@example.com".into() }).await.expect("explain").into_inner();
+    let invalid = admin
+        .explain(ExplainRequest {
+            url: "mailto:someone@example.com".into(),
+        })
+        .await
+        .expect("explain")
+        .into_inner();
     assert!(!invalid.invalid_reason.is_empty());
     server.stop().await;
 }
@@ -69,13 +113,27 @@ async fn stats_and_host_lists_count_what_happened() {
         urls.push(format!("http://host{host:02}.example/a?utm_campaign=z"));
     }
     urls.push("::not a url::".into());
-    client.canonicalize(CanonicalizeRequest { urls, dry_run: false, sequence: 0 }).await.expect("canonicalize");
+    client
+        .canonicalize(CanonicalizeRequest {
+            urls,
+            dry_run: false,
+            sequence: 0,
+        })
+        .await
+        .expect("canonicalize");
     let mut admin = server.admin().await;
-    let stats = admin.get_stats(GetStatsRequest {}).await.expect("stats").into_inner();
+    let stats = admin
+        .get_stats(GetStatsRequest {})
+        .await
+        .expect("stats")
+        .into_inner();
     assert_eq!(stats.urls_canonicalized, 51);
     assert_eq!(stats.duplicates_suppressed, 25);
     assert_eq!(stats.urls_invalid, 1);
-    assert_eq!(stats.urls_changed_static, 25, "the 25 tracking removals; an invalid URL is not a change: {stats:?}");
+    assert_eq!(
+        stats.urls_changed_static, 25,
+        "the 25 tracking removals; an invalid URL is not a change: {stats:?}"
+    );
     assert_eq!(stats.seen_set_entries, 25);
     assert_eq!(stats.seen_set_mode, "exact");
 
@@ -83,7 +141,10 @@ async fn stats_and_host_lists_count_what_happened() {
     let mut token = String::new();
     loop {
         let page = admin
-            .list_hosts(ListHostsRequest { page_size: 10, page_token: token.clone() })
+            .list_hosts(ListHostsRequest {
+                page_size: 10,
+                page_token: token.clone(),
+            })
             .await
             .expect("list")
             .into_inner();
@@ -95,15 +156,42 @@ async fn stats_and_host_lists_count_what_happened() {
         token = page.next_page_token;
     }
     assert_eq!(hosts.len(), 25);
-    assert!(hosts.windows(2).all(|w| w[0].host < w[1].host), "sorted, no repeats");
-    assert!(hosts.iter().all(|h| h.urls_canonicalized == 2 && h.duplicates_suppressed == 1));
+    assert!(
+        hosts.windows(2).all(|w| w[0].host < w[1].host),
+        "sorted, no repeats"
+    );
+    assert!(hosts
+        .iter()
+        .all(|h| h.urls_canonicalized == 2 && h.duplicates_suppressed == 1));
 
-    let too_big = admin.list_hosts(ListHostsRequest { page_size: 5_000, page_token: String::new() }).await;
-    assert_eq!(too_big.expect_err("5000 > 1000").code(), tonic::Code::InvalidArgument);
+    let too_big = admin
+        .list_hosts(ListHostsRequest {
+            page_size: 5_000,
+            page_token: String::new(),
+        })
+        .await;
+    assert_eq!(
+        too_big.expect_err("5000 > 1000").code(),
+        tonic::Code::InvalidArgument
+    );
 
-    let rules = admin.get_rules(GetRulesRequest { host: "host00.example".into() }).await.expect("rules").into_inner();
+    let rules = admin
+        .get_rules(GetRulesRequest {
+            host: "host00.example".into(),
+        })
+        .await
+        .expect("rules")
+        .into_inner();
     assert_eq!(rules.version, 0, "no learned rules yet");
-    let relearn = admin.relearn(RelearnRequest { host: "host00.example".into(), wait: true }).await;
-    assert_eq!(relearn.expect_err("no samples").code(), tonic::Code::FailedPrecondition);
+    let relearn = admin
+        .relearn(RelearnRequest {
+            host: "host00.example".into(),
+            wait: true,
+        })
+        .await;
+    assert_eq!(
+        relearn.expect_err("no samples").code(),
+        tonic::Code::FailedPrecondition
+    );
     server.stop().await;
 }

@@ -7,7 +7,11 @@ use undust::pb::{CanonicalizeRequest, Decision};
 use crate::support::TestServer;
 
 fn request(urls: &[&str]) -> CanonicalizeRequest {
-    CanonicalizeRequest { urls: urls.iter().map(|u| (*u).to_owned()).collect(), dry_run: false, sequence: 0 }
+    CanonicalizeRequest {
+        urls: urls.iter().map(|u| (*u).to_owned()).collect(),
+        dry_run: false,
+        sequence: 0,
+    }
 }
 
 #[tokio::test]
@@ -24,14 +28,30 @@ async fn repeats_are_duplicates_within_and_across_batches() {
         .expect("canonicalize")
         .into_inner();
     let decisions: Vec<i32> = first.results.iter().map(|r| r.decision).collect();
-    assert_eq!(decisions, vec![Decision::New as i32, Decision::Duplicate as i32, Decision::New as i32]);
+    assert_eq!(
+        decisions,
+        vec![
+            Decision::New as i32,
+            Decision::Duplicate as i32,
+            Decision::New as i32
+        ]
+    );
     assert_eq!(first.results[0].canonical, "http://example.com/a/c?id=7");
     assert_eq!(first.results[0].enqueue_url, "http://example.com/a/c?id=7");
-    assert_eq!(first.results[1].enqueue_url, "http://example.com/a/c?id=7", "a duplicate points at the first occurrence");
-    assert!(first.results.iter().all(|r| r.rule_id.is_empty() && r.rules_version == 0));
+    assert_eq!(
+        first.results[1].enqueue_url, "http://example.com/a/c?id=7",
+        "a duplicate points at the first occurrence"
+    );
+    assert!(first
+        .results
+        .iter()
+        .all(|r| r.rule_id.is_empty() && r.rules_version == 0));
 
     let second = client
-        .canonicalize(request(&["http://EXAMPLE.com/other#x", "http://example.com/new"]))
+        .canonicalize(request(&[
+            "http://EXAMPLE.com/other#x",
+            "http://example.com/new",
+        ]))
         .await
         .expect("canonicalize")
         .into_inner();
@@ -46,11 +66,27 @@ async fn dry_runs_look_without_recording() {
     let mut client = server.canonicalizer().await;
     let mut dry = request(&["http://example.com/x", "http://example.com/x"]);
     dry.dry_run = true;
-    let answer = client.canonicalize(dry.clone()).await.expect("dry run").into_inner();
+    let answer = client
+        .canonicalize(dry.clone())
+        .await
+        .expect("dry run")
+        .into_inner();
     assert_eq!(answer.results[0].decision, Decision::New as i32);
-    assert_eq!(answer.results[1].decision, Decision::Duplicate as i32, "a repeat inside a dry-run batch is still a duplicate");
-    let again = client.canonicalize(dry).await.expect("dry run").into_inner();
-    assert_eq!(again.results[0].decision, Decision::New as i32, "the dry run recorded nothing");
+    assert_eq!(
+        answer.results[1].decision,
+        Decision::Duplicate as i32,
+        "a repeat inside a dry-run batch is still a duplicate"
+    );
+    let again = client
+        .canonicalize(dry)
+        .await
+        .expect("dry run")
+        .into_inner();
+    assert_eq!(
+        again.results[0].decision,
+        Decision::New as i32,
+        "the dry run recorded nothing"
+    );
     server.stop().await;
 }
 
@@ -60,7 +96,14 @@ async fn invalid_urls_get_a_reason_and_never_fail_the_batch() {
     let mut client = server.canonicalizer().await;
     let long = format!("http://example.com/{}", "a".repeat(9_000));
     let answer = client
-        .canonicalize(request(&["", "not a url", "ftp://example.com/file", &long, "http://[::1", "http://ok.example/"]))
+        .canonicalize(request(&[
+            "",
+            "not a url",
+            "ftp://example.com/file",
+            &long,
+            "http://[::1",
+            "http://ok.example/",
+        ]))
         .await
         .expect("canonicalize")
         .into_inner();
@@ -70,34 +113,71 @@ async fn invalid_urls_get_a_reason_and_never_fail_the_batch() {
         assert!(!result.invalid_reason.is_empty());
         assert!(result.canonical.is_empty() && result.enqueue_url.is_empty());
     }
-    assert!(answer.results[3].invalid_reason.contains("8192"), "the reason names the limit: {}", answer.results[3].invalid_reason);
+    assert!(
+        answer.results[3].invalid_reason.contains("8192"),
+        "the reason names the limit: {}",
+        answer.results[3].invalid_reason
+    );
     assert_eq!(answer.results[5].decision, Decision::New as i32);
     server.stop().await;
 }
 
 #[tokio::test]
 async fn an_oversized_batch_is_refused_whole_with_the_limit_named() {
-    let server = TestServer::start_with(None, Knobs { max_batch: Some(3), ..Knobs::default() }).await;
+    let server = TestServer::start_with(
+        None,
+        Knobs {
+            max_batch: Some(3),
+            ..Knobs::default()
+        },
+    )
+    .await;
     let mut client = server.canonicalizer().await;
     let status = client
-        .canonicalize(request(&["http://a.com/1", "http://a.com/2", "http://a.com/3", "http://a.com/4"]))
+        .canonicalize(request(&[
+            "http://a.com/1",
+            "http://a.com/2",
+            "http://a.com/3",
+            "http://a.com/4",
+        ]))
         .await
         .expect_err("4 URLs exceed a limit of 3");
     assert_eq!(status.code(), tonic::Code::InvalidArgument);
-    assert!(status.message().contains('3') && status.message().contains("max-batch"), "{}", status.message());
+    assert!(
+        status.message().contains('3') && status.message().contains("max-batch"),
+        "{}",
+        status.message()
+    );
     // Nothing of the refused batch was recorded.
-    let answer = client.canonicalize(request(&["http://a.com/1"])).await.expect("ok").into_inner();
+    let answer = client
+        .canonicalize(request(&["http://a.com/1"]))
+        .await
+        .expect("ok")
+        .into_inner();
     assert_eq!(answer.results[0].decision, Decision::New as i32);
     server.stop().await;
 }
 
 #[tokio::test]
 async fn an_oversized_message_is_refused_with_out_of_range() {
-    let server = TestServer::start_with(None, Knobs { max_message_bytes: Some(64 * 1024), ..Knobs::default() }).await;
+    let server = TestServer::start_with(
+        None,
+        Knobs {
+            max_message_bytes: Some(64 * 1024),
+            ..Knobs::default()
+        },
+    )
+    .await;
     let mut client = server.canonicalizer().await;
-    let urls: Vec<String> = (0..2_000).map(|i| format!("http://example.com/page/{i}/with/a/long/path")).collect();
+    let urls: Vec<String> = (0..2_000)
+        .map(|i| format!("http://example.com/page/{i}/with/a/long/path"))
+        .collect();
     let status = client
-        .canonicalize(CanonicalizeRequest { urls, dry_run: false, sequence: 0 })
+        .canonicalize(CanonicalizeRequest {
+            urls,
+            dry_run: false,
+            sequence: 0,
+        })
         .await
         .expect_err("about 90 KB exceeds 64 KiB");
     assert_eq!(status.code(), tonic::Code::OutOfRange, "{status:?}");
@@ -113,7 +193,11 @@ async fn the_stream_answers_each_request_in_order_with_its_sequence() {
         dry_run: false,
         sequence: 1_000 + i,
     });
-    let mut responses = client.canonicalize_stream(tokio_stream::iter(requests)).await.expect("stream").into_inner();
+    let mut responses = client
+        .canonicalize_stream(tokio_stream::iter(requests))
+        .await
+        .expect("stream")
+        .into_inner();
     let mut seen = Vec::new();
     while let Some(response) = responses.next().await {
         let response = response.expect("response");
@@ -122,7 +206,11 @@ async fn the_stream_answers_each_request_in_order_with_its_sequence() {
     assert_eq!(seen.len(), 20);
     for (i, (sequence, decision)) in seen.iter().enumerate() {
         assert_eq!(*sequence, 1_000 + i as u64);
-        let expected = if i < 10 { Decision::New } else { Decision::Duplicate };
+        let expected = if i < 10 {
+            Decision::New
+        } else {
+            Decision::Duplicate
+        };
         assert_eq!(*decision, expected as i32, "request {i}");
     }
     server.stop().await;
@@ -131,18 +219,28 @@ async fn the_stream_answers_each_request_in_order_with_its_sequence() {
 #[tokio::test]
 async fn concurrent_batches_with_the_same_urls_get_exactly_one_new_each() {
     let server = TestServer::start().await;
-    let urls: Vec<String> = (0..500).map(|i| format!("http://race.example/{i}")).collect();
+    let urls: Vec<String> = (0..500)
+        .map(|i| format!("http://race.example/{i}"))
+        .collect();
     let mut tasks = Vec::new();
     for _ in 0..4 {
         let mut client = server.canonicalizer().await;
         let urls = urls.clone();
         tasks.push(tokio::spawn(async move {
             let answer = client
-                .canonicalize(CanonicalizeRequest { urls, dry_run: false, sequence: 0 })
+                .canonicalize(CanonicalizeRequest {
+                    urls,
+                    dry_run: false,
+                    sequence: 0,
+                })
                 .await
                 .expect("canonicalize")
                 .into_inner();
-            answer.results.iter().filter(|r| r.decision == Decision::New as i32).count()
+            answer
+                .results
+                .iter()
+                .filter(|r| r.decision == Decision::New as i32)
+                .count()
         }));
     }
     let mut news = 0;

@@ -21,20 +21,49 @@ const HTML: &str = "<html><body><nav><a href=/a>a</a><a href=/b>b</a><a href=/c>
 
 #[tokio::test]
 async fn pages_are_validated_one_by_one_and_summarised() {
-    let server = TestServer::start_with(None, Knobs { ingest_max_body_bytes: Some(4_096), ..Knobs::default() }).await;
+    let server = TestServer::start_with(
+        None,
+        Knobs {
+            ingest_max_body_bytes: Some(4_096),
+            ..Knobs::default()
+        },
+    )
+    .await;
     let mut ingest = server.ingest().await;
     let pages = vec![
-        page("http://shop.example/item?id=1", 200, "text/html; charset=utf-8", HTML),
+        page(
+            "http://shop.example/item?id=1",
+            200,
+            "text/html; charset=utf-8",
+            HTML,
+        ),
         page("http://shop.example/item?id=2", 200, "", HTML),
         page("http://shop.example/missing", 404, "text/html", HTML),
-        page("http://shop.example/logo.png", 200, "image/png", "\u{89}PNG"),
+        page(
+            "http://shop.example/logo.png",
+            200,
+            "image/png",
+            "\u{89}PNG",
+        ),
         page("", 200, "text/html", HTML),
         page("ftp://shop.example/file", 200, "text/html", HTML),
-        page("http://shop.example/huge", 200, "text/html", &"x".repeat(5_000)),
+        page(
+            "http://shop.example/huge",
+            200,
+            "text/html",
+            &"x".repeat(5_000),
+        ),
         page("http://shop.example/nostatus", 0, "text/html", HTML),
-        ObservedPage { final_url: "not a url".into(), ..page("http://shop.example/r", 200, "text/html", HTML) },
+        ObservedPage {
+            final_url: "not a url".into(),
+            ..page("http://shop.example/r", 200, "text/html", HTML)
+        },
     ];
-    let summary = ingest.observe_pages(tokio_stream::iter(pages)).await.expect("observe").into_inner();
+    let summary = ingest
+        .observe_pages(tokio_stream::iter(pages))
+        .await
+        .expect("observe")
+        .into_inner();
     assert_eq!(summary.received, 9);
     assert_eq!(summary.accepted, 2);
     assert_eq!(summary.sampled, 2);
@@ -42,11 +71,23 @@ async fn pages_are_validated_one_by_one_and_summarised() {
     assert_eq!(summary.rejected, 5);
     let indexes: Vec<u64> = summary.rejections.iter().map(|r| r.index).collect();
     assert_eq!(indexes, vec![4, 5, 6, 7, 8]);
-    assert!(summary.rejections[2].reason.contains("4096"), "{}", summary.rejections[2].reason);
-    assert!(summary.rejections[4].reason.starts_with("final_url"), "{}", summary.rejections[4].reason);
+    assert!(
+        summary.rejections[2].reason.contains("4096"),
+        "{}",
+        summary.rejections[2].reason
+    );
+    assert!(
+        summary.rejections[4].reason.starts_with("final_url"),
+        "{}",
+        summary.rejections[4].reason
+    );
 
     let mut admin = server.admin().await;
-    let stats = admin.get_stats(GetStatsRequest {}).await.expect("stats").into_inner();
+    let stats = admin
+        .get_stats(GetStatsRequest {})
+        .await
+        .expect("stats")
+        .into_inner();
     assert_eq!(stats.pages_observed, 2);
     assert_eq!(stats.samples, 2);
     server.stop().await;
@@ -62,16 +103,28 @@ async fn too_many_concurrent_streams_get_resource_exhausted() {
         let (sender, receiver) = tokio::sync::mpsc::channel::<ObservedPage>(1);
         let mut ingest = server.ingest().await;
         calls.push(tokio::spawn(async move {
-            ingest.observe_pages(tokio_stream::wrappers::ReceiverStream::new(receiver)).await
+            ingest
+                .observe_pages(tokio_stream::wrappers::ReceiverStream::new(receiver))
+                .await
         }));
-        sender.send(page("http://busy.example/1", 200, "text/html", HTML)).await.expect("send");
+        sender
+            .send(page("http://busy.example/1", 200, "text/html", HTML))
+            .await
+            .expect("send");
         senders.push(sender);
     }
     // Give the server time to accept every stream.
     let mut refused = None;
     for _ in 0..100 {
         let mut ingest = server.ingest().await;
-        let result = ingest.observe_pages(tokio_stream::iter(vec![page("http://busy.example/2", 200, "text/html", HTML)])).await;
+        let result = ingest
+            .observe_pages(tokio_stream::iter(vec![page(
+                "http://busy.example/2",
+                200,
+                "text/html",
+                HTML,
+            )]))
+            .await;
         if let Err(status) = result {
             refused = Some(status);
             break;
@@ -83,7 +136,11 @@ async fn too_many_concurrent_streams_get_resource_exhausted() {
     assert!(status.message().contains("retry"), "{}", status.message());
     drop(senders);
     for call in calls {
-        let summary = call.await.expect("task").expect("held streams complete").into_inner();
+        let summary = call
+            .await
+            .expect("task")
+            .expect("held streams complete")
+            .into_inner();
         assert_eq!(summary.received, 1);
     }
     server.stop().await;

@@ -11,14 +11,23 @@ use crate::support::{http_get, TestServer};
 
 async fn health_of(server: &TestServer, service: &str) -> Result<i32, tonic::Status> {
     let mut health = HealthClient::new(server.channel().await);
-    health.check(HealthCheckRequest { service: service.to_owned() }).await.map(|r| r.into_inner().status)
+    health
+        .check(HealthCheckRequest {
+            service: service.to_owned(),
+        })
+        .await
+        .map(|r| r.into_inner().status)
 }
 
 #[tokio::test]
 async fn health_reports_serving_for_the_sidecar_and_each_service() {
     let server = TestServer::start().await;
     for service in ["", "undust.v1.Canonicalizer", "undust.v1.Ingest"] {
-        assert_eq!(health_of(&server, service).await.expect("health"), ServingStatus::Serving as i32, "{service:?}");
+        assert_eq!(
+            health_of(&server, service).await.expect("health"),
+            ServingStatus::Serving as i32,
+            "{service:?}"
+        );
     }
     server.stop().await;
 }
@@ -28,14 +37,22 @@ async fn shutdown_turns_health_not_serving_and_lets_watchers_see_it() {
     let server = TestServer::start().await;
     let mut health = HealthClient::new(server.channel().await);
     let mut watch = health
-        .watch(HealthCheckRequest { service: String::new() })
+        .watch(HealthCheckRequest {
+            service: String::new(),
+        })
         .await
         .expect("watch")
         .into_inner();
-    let first = watch.message().await.expect("first status").expect("a status");
+    let first = watch
+        .message()
+        .await
+        .expect("first status")
+        .expect("a status");
     assert_eq!(first.status, ServingStatus::Serving as i32);
     let stopping = tokio::spawn(server.stop());
-    let next = tokio::time::timeout(Duration::from_secs(10), watch.message()).await.expect("a status within 10 s");
+    let next = tokio::time::timeout(Duration::from_secs(10), watch.message())
+        .await
+        .expect("a status within 10 s");
     // Either the NOT_SERVING update arrives, or the stream ends as the server goes away.
     if let Ok(Some(update)) = next {
         assert_eq!(update.status, ServingStatus::NotServing as i32);
@@ -47,8 +64,18 @@ async fn shutdown_turns_health_not_serving_and_lets_watchers_see_it() {
 async fn in_flight_calls_finish_during_the_drain() {
     let server = TestServer::start().await;
     let mut client = server.canonicalizer().await;
-    let urls: Vec<String> = (0..10_000).map(|i| format!("http://drain.example/{i}?utm_medium=x")).collect();
-    let call = tokio::spawn(async move { client.canonicalize(CanonicalizeRequest { urls, dry_run: false, sequence: 7 }).await });
+    let urls: Vec<String> = (0..10_000)
+        .map(|i| format!("http://drain.example/{i}?utm_medium=x"))
+        .collect();
+    let call = tokio::spawn(async move {
+        client
+            .canonicalize(CanonicalizeRequest {
+                urls,
+                dry_run: false,
+                sequence: 7,
+            })
+            .await
+    });
     tokio::time::sleep(Duration::from_millis(5)).await;
     server.stop().await;
     let answer = call.await.expect("task");
@@ -64,7 +91,11 @@ async fn metrics_are_exposed_in_prometheus_text_without_hosts_or_urls() {
     let mut client = server.canonicalizer().await;
     client
         .canonicalize(CanonicalizeRequest {
-            urls: vec!["http://metrics.example/a".into(), "http://metrics.example/a".into(), "bad".into()],
+            urls: vec![
+                "http://metrics.example/a".into(),
+                "http://metrics.example/a".into(),
+                "bad".into(),
+            ],
             dry_run: false,
             sequence: 0,
         })
@@ -82,7 +113,10 @@ async fn metrics_are_exposed_in_prometheus_text_without_hosts_or_urls() {
     ] {
         assert!(body.contains(name), "{name} missing from /metrics:\n{body}");
     }
-    assert!(!body.contains("metrics.example"), "no label may hold a host");
+    assert!(
+        !body.contains("metrics.example"),
+        "no label may hold a host"
+    );
     let (status, _) = http_get(server.metrics_addr, "/other").await;
     assert!(status.contains("404"), "{status}");
     server.stop().await;
@@ -94,7 +128,12 @@ fn invalid_configuration_exits_64_before_binding() {
         .args(["serve", "--max-batch", "0", "--listen", "127.0.0.1:1"])
         .output()
         .expect("run undust");
-    assert_eq!(output.status.code(), Some(64), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(64),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(String::from_utf8_lossy(&output.stderr).contains("--max-batch"));
 
     let dir = tempfile::tempdir().expect("tempdir");

@@ -11,8 +11,19 @@ use crate::support::TestServer;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_batch_sees_one_rule_version_while_rules_are_swapped() {
-    let server = TestServer::start_with(None, Knobs { relearn_min_new_samples: Some(1_000_000), ..Knobs::default() }).await;
-    let corpus = corpus::generate(&CorpusConfig::new(9, 1).with_kinds(&[SiteKind::Shop]).with_pages(600, 600));
+    let server = TestServer::start_with(
+        None,
+        Knobs {
+            relearn_min_new_samples: Some(1_000_000),
+            ..Knobs::default()
+        },
+    )
+    .await;
+    let corpus = corpus::generate(
+        &CorpusConfig::new(9, 1)
+            .with_kinds(&[SiteKind::Shop])
+            .with_pages(600, 600),
+    );
     let site = &corpus.sites[0];
     let pages: Vec<ObservedPage> = site
         .pages
@@ -25,7 +36,12 @@ async fn every_batch_sees_one_rule_version_while_rules_are_swapped() {
             ..ObservedPage::default()
         })
         .collect();
-    server.ingest().await.observe_pages(tokio_stream::iter(pages)).await.expect("observe");
+    server
+        .ingest()
+        .await
+        .observe_pages(tokio_stream::iter(pages))
+        .await
+        .expect("observe");
     let urls: Vec<String> = site.pages.iter().map(|p| p.url.clone()).collect();
 
     // Relearn repeatedly in the background: each run puts a new version live.
@@ -34,7 +50,14 @@ async fn every_batch_sees_one_rule_version_while_rules_are_swapped() {
     let relearner = tokio::spawn(async move {
         let mut versions = Vec::new();
         for _ in 0..5 {
-            let job = admin.relearn(RelearnRequest { host: host.clone(), wait: true }).await.expect("relearn").into_inner();
+            let job = admin
+                .relearn(RelearnRequest {
+                    host: host.clone(),
+                    wait: true,
+                })
+                .await
+                .expect("relearn")
+                .into_inner();
             versions.push(job.job.expect("job").hosts[0].rules_version);
         }
         versions
@@ -52,7 +75,11 @@ async fn every_batch_sees_one_rule_version_while_rules_are_swapped() {
                     break;
                 }
                 let answer = client
-                    .canonicalize(CanonicalizeRequest { urls: urls.clone(), dry_run: true, sequence: round })
+                    .canonicalize(CanonicalizeRequest {
+                        urls: urls.clone(),
+                        dry_run: true,
+                        sequence: round,
+                    })
                     .await
                     .expect("canonicalize")
                     .into_inner();
@@ -70,11 +97,18 @@ async fn every_batch_sees_one_rule_version_while_rules_are_swapped() {
         }));
     }
     let versions = relearner.await.expect("relearner");
-    assert_eq!(versions, vec![1, 2, 3, 4, 5], "each relearn puts the next version live");
+    assert_eq!(
+        versions,
+        vec![1, 2, 3, 4, 5],
+        "each relearn puts the next version live"
+    );
     for caller in callers {
         let seen = caller.await.expect("caller");
         assert!(!seen.is_empty());
-        assert!(seen.windows(2).all(|w| w[0] <= w[1]), "versions never go backwards: {seen:?}");
+        assert!(
+            seen.windows(2).all(|w| w[0] <= w[1]),
+            "versions never go backwards: {seen:?}"
+        );
     }
     server.stop().await;
 }

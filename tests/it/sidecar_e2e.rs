@@ -35,19 +35,34 @@ async fn stream_pages(server: &TestServer, corpus: &corpus::Corpus) -> u64 {
             });
         }
     }
-    let summary = ingest.observe_pages(tokio_stream::iter(pages)).await.expect("observe").into_inner();
+    let summary = ingest
+        .observe_pages(tokio_stream::iter(pages))
+        .await
+        .expect("observe")
+        .into_inner();
     assert_eq!(summary.rejected, 0, "{:?}", summary.rejections);
     summary.sampled
 }
 
 /// Canonical form of every corpus URL (dry run: records nothing).
-async fn canonical_forms(server: &TestServer, corpus: &corpus::Corpus) -> HashMap<String, (String, i32)> {
+async fn canonical_forms(
+    server: &TestServer,
+    corpus: &corpus::Corpus,
+) -> HashMap<String, (String, i32)> {
     let mut client = server.canonicalizer().await;
-    let urls: Vec<String> = corpus.sites.iter().flat_map(|s| s.pages.iter().map(|p| p.url.clone())).collect();
+    let urls: Vec<String> = corpus
+        .sites
+        .iter()
+        .flat_map(|s| s.pages.iter().map(|p| p.url.clone()))
+        .collect();
     let mut forms = HashMap::new();
     for chunk in urls.chunks(1_000) {
         let answer = client
-            .canonicalize(CanonicalizeRequest { urls: chunk.to_vec(), dry_run: true, sequence: 0 })
+            .canonicalize(CanonicalizeRequest {
+                urls: chunk.to_vec(),
+                dry_run: true,
+                sequence: 0,
+            })
             .await
             .expect("canonicalize")
             .into_inner();
@@ -62,15 +77,26 @@ async fn canonical_forms(server: &TestServer, corpus: &corpus::Corpus) -> HashMa
 async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart() {
     let data = tempfile::tempdir().expect("tempdir");
     // Relearning only when asked, so the test controls when rules change.
-    let knobs = || Knobs { relearn_min_new_samples: Some(1_000_000), relearn_interval_secs: Some(86_400), ..Knobs::default() };
+    let knobs = || Knobs {
+        relearn_min_new_samples: Some(1_000_000),
+        relearn_interval_secs: Some(86_400),
+        ..Knobs::default()
+    };
     let server = TestServer::start_with(Some(data.path()), knobs()).await;
     let corpus = test_corpus(11);
     let sampled = stream_pages(&server, &corpus).await;
-    assert_eq!(sampled as usize, corpus.total_pages(), "every page fits the default sample");
+    assert_eq!(
+        sampled as usize,
+        corpus.total_pages(),
+        "every page fits the default sample"
+    );
 
     let mut admin = server.admin().await;
     let job = admin
-        .relearn(RelearnRequest { host: String::new(), wait: true })
+        .relearn(RelearnRequest {
+            host: String::new(),
+            wait: true,
+        })
         .await
         .expect("relearn")
         .into_inner()
@@ -80,7 +106,10 @@ async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart
     for host in &job.hosts {
         assert_eq!(host.state, JobState::Succeeded as i32, "{host:?}");
     }
-    assert!(job.hosts.iter().map(|h| h.rules).sum::<u32>() > 0, "some rules were learned: {job:?}");
+    assert!(
+        job.hosts.iter().map(|h| h.rules).sum::<u32>() > 0,
+        "some rules were learned: {job:?}"
+    );
 
     // Duplicates: URLs of one content should share a canonical form; negatives never.
     let forms = canonical_forms(&server, &corpus).await;
@@ -95,53 +124,114 @@ async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart
         }
         for (a, b) in &site.hard_negatives {
             if let (Some(fa), Some(fb)) = (forms.get(a), forms.get(b)) {
-                assert_ne!(fa.0, fb.0, "hard negative merged on {}: {a} / {b}", site.host);
+                assert_ne!(
+                    fa.0, fb.0,
+                    "hard negative merged on {}: {a} / {b}",
+                    site.host
+                );
             }
         }
     }
     let achievable = 1.0 - contents.len() as f64 / urls_total as f64;
     let compression = 1.0 - forms_total.len() as f64 / urls_total as f64;
     eprintln!("e2e: {urls_total} URLs, {} contents, {} canonical forms: compression {compression:.3} of achievable {achievable:.3}", contents.len(), forms_total.len());
-    assert!(compression >= 0.5 * achievable, "compression {compression:.3} is far below the achievable {achievable:.3}");
+    assert!(
+        compression >= 0.5 * achievable,
+        "compression {compression:.3} is far below the achievable {achievable:.3}"
+    );
 
     // Record everything, then restart on the same data directory.
     let mut client = server.canonicalizer().await;
-    let urls: Vec<String> = corpus.sites.iter().flat_map(|s| s.pages.iter().map(|p| p.url.clone())).collect();
+    let urls: Vec<String> = corpus
+        .sites
+        .iter()
+        .flat_map(|s| s.pages.iter().map(|p| p.url.clone()))
+        .collect();
     let mut suppressed = 0;
     for chunk in urls.chunks(1_000) {
         let answer = client
-            .canonicalize(CanonicalizeRequest { urls: chunk.to_vec(), dry_run: false, sequence: 0 })
+            .canonicalize(CanonicalizeRequest {
+                urls: chunk.to_vec(),
+                dry_run: false,
+                sequence: 0,
+            })
             .await
             .expect("record")
             .into_inner();
-        suppressed += answer.results.iter().filter(|r| r.decision == Decision::Duplicate as i32).count();
+        suppressed += answer
+            .results
+            .iter()
+            .filter(|r| r.decision == Decision::Duplicate as i32)
+            .count();
     }
     assert_eq!(suppressed, urls_total - forms_total.len());
     let host = corpus.sites[0].host.clone();
-    let rules_before = admin.get_rules(GetRulesRequest { host: host.clone() }).await.expect("rules").into_inner();
+    let rules_before = admin
+        .get_rules(GetRulesRequest { host: host.clone() })
+        .await
+        .expect("rules")
+        .into_inner();
     server.stop().await;
 
     let server = TestServer::start_with(Some(data.path()), knobs()).await;
     let after = canonical_forms(&server, &corpus).await;
     for (url, (form, decision)) in &after {
-        assert_eq!(form, &forms[url].0, "same canonical form after restart for {url}");
-        assert_eq!(*decision, Decision::Duplicate as i32, "the seen-set was restored for {url}");
+        assert_eq!(
+            form, &forms[url].0,
+            "same canonical form after restart for {url}"
+        );
+        assert_eq!(
+            *decision,
+            Decision::Duplicate as i32,
+            "the seen-set was restored for {url}"
+        );
     }
     let mut admin = server.admin().await;
-    let rules_after = admin.get_rules(GetRulesRequest { host: host.clone() }).await.expect("rules").into_inner();
+    let rules_after = admin
+        .get_rules(GetRulesRequest { host: host.clone() })
+        .await
+        .expect("rules")
+        .into_inner();
     assert_eq!(rules_after.version, rules_before.version);
     assert_eq!(rules_after.rules_json, rules_before.rules_json);
-    let stats = admin.get_stats(GetStatsRequest {}).await.expect("stats").into_inner();
+    let stats = admin
+        .get_stats(GetStatsRequest {})
+        .await
+        .expect("stats")
+        .into_inner();
     assert_eq!(stats.samples, sampled, "samples were restored");
 
     // A second relearn makes version 2; rollback puts version 1 back.
-    let job = admin.relearn(RelearnRequest { host: host.clone(), wait: true }).await.expect("relearn").into_inner();
-    assert_eq!(job.job.expect("job").hosts[0].rules_version, rules_before.version + 1);
-    let rolled = admin.rollback_rules(RollbackRulesRequest { host: host.clone(), to_version: 0 }).await.expect("rollback").into_inner();
+    let job = admin
+        .relearn(RelearnRequest {
+            host: host.clone(),
+            wait: true,
+        })
+        .await
+        .expect("relearn")
+        .into_inner();
+    assert_eq!(
+        job.job.expect("job").hosts[0].rules_version,
+        rules_before.version + 1
+    );
+    let rolled = admin
+        .rollback_rules(RollbackRulesRequest {
+            host: host.clone(),
+            to_version: 0,
+        })
+        .await
+        .expect("rollback")
+        .into_inner();
     assert_eq!(rolled.version, rules_before.version);
-    let rules = admin.get_rules(GetRulesRequest { host }).await.expect("rules").into_inner();
+    let rules = admin
+        .get_rules(GetRulesRequest { host })
+        .await
+        .expect("rules")
+        .into_inner();
     assert_eq!(rules.version, rules_before.version);
-    assert!(rules.previous_versions.contains(&(rules_before.version + 1)));
+    assert!(rules
+        .previous_versions
+        .contains(&(rules_before.version + 1)));
     server.stop().await;
 }
 
@@ -149,23 +239,53 @@ async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart
 async fn a_relearn_of_a_host_already_learning_joins_the_running_job() {
     let server = TestServer::start_with(
         None,
-        Knobs { relearn_min_new_samples: Some(1_000_000), relearn_concurrency: Some(1), ..Knobs::default() },
+        Knobs {
+            relearn_min_new_samples: Some(1_000_000),
+            relearn_concurrency: Some(1),
+            ..Knobs::default()
+        },
     )
     .await;
-    let corpus = corpus::generate(&CorpusConfig::new(5, 1).with_kinds(&[SiteKind::Shop, SiteKind::Forum]).with_pages(1_500, 1_500));
+    let corpus = corpus::generate(
+        &CorpusConfig::new(5, 1)
+            .with_kinds(&[SiteKind::Shop, SiteKind::Forum])
+            .with_pages(1_500, 1_500),
+    );
     stream_pages(&server, &corpus).await;
     let mut hosts: Vec<String> = corpus.sites.iter().map(|s| s.host.clone()).collect();
     hosts.sort();
     let mut admin = server.admin().await;
     // One job for every host; with one learning slot the last host waits behind the first.
-    let all = admin.relearn(RelearnRequest { host: String::new(), wait: false }).await.expect("relearn").into_inner();
+    let all = admin
+        .relearn(RelearnRequest {
+            host: String::new(),
+            wait: false,
+        })
+        .await
+        .expect("relearn")
+        .into_inner();
     assert!(!all.joined);
     let last = hosts.last().cloned().expect("two hosts");
-    let joined = admin.relearn(RelearnRequest { host: last, wait: true }).await.expect("relearn").into_inner();
-    assert!(joined.joined, "the second call joined instead of starting a second run");
+    let joined = admin
+        .relearn(RelearnRequest {
+            host: last,
+            wait: true,
+        })
+        .await
+        .expect("relearn")
+        .into_inner();
+    assert!(
+        joined.joined,
+        "the second call joined instead of starting a second run"
+    );
     assert_eq!(joined.job_id, all.job_id);
     let job = joined.job.expect("job");
     assert_eq!(job.hosts.len(), 2);
-    assert!(job.hosts.iter().all(|h| h.state == JobState::Succeeded as i32), "{job:?}");
+    assert!(
+        job.hosts
+            .iter()
+            .all(|h| h.state == JobState::Succeeded as i32),
+        "{job:?}"
+    );
     server.stop().await;
 }

@@ -49,7 +49,11 @@ pub fn token_knobs(dir: &Path) -> Knobs {
     let write = dir.join("write.token");
     std::fs::write(&read, READ_TOKEN).expect("write read token");
     std::fs::write(&write, WRITE_TOKEN).expect("write write token");
-    Knobs { admin_read_token_file: Some(read), admin_write_token_file: Some(write), ..Knobs::default() }
+    Knobs {
+        admin_read_token_file: Some(read),
+        admin_write_token_file: Some(write),
+        ..Knobs::default()
+    }
 }
 
 impl TestServer {
@@ -64,21 +68,38 @@ impl TestServer {
             Some(_) => None,
             None => Some(tempfile::tempdir().expect("tempdir")),
         };
-        let dir = data_dir.map(Path::to_path_buf).unwrap_or_else(|| temp.as_ref().map(|t| t.path().to_path_buf()).unwrap_or_default());
+        let dir = data_dir.map(Path::to_path_buf).unwrap_or_else(|| {
+            temp.as_ref()
+                .map(|t| t.path().to_path_buf())
+                .unwrap_or_default()
+        });
         let tokens_dir = dir.join("test-tokens");
         std::fs::create_dir_all(&tokens_dir).expect("tokens dir");
-        let knobs = knobs.over(Knobs { data_dir: Some(dir.join("store")), ..token_knobs(&tokens_dir) });
+        let knobs = knobs.over(Knobs {
+            data_dir: Some(dir.join("store")),
+            ..token_knobs(&tokens_dir)
+        });
         let config = ServeConfig::from_knobs(knobs).expect("valid test configuration");
         let main = TcpListener::bind("127.0.0.1:0").await.expect("bind main");
         let admin = TcpListener::bind("127.0.0.1:0").await.expect("bind admin");
-        let metrics = TcpListener::bind("127.0.0.1:0").await.expect("bind metrics");
+        let metrics = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind metrics");
         let addr = main.local_addr().expect("addr");
         let admin_addr = admin.local_addr().expect("addr");
         let metrics_addr = metrics.local_addr().expect("addr");
         let (shutdown, stopped) = oneshot::channel::<()>();
-        let handle = tokio::spawn(run(config, Listeners { main, admin, metrics: Some(metrics) }, async move {
-            let _ = stopped.await;
-        }));
+        let handle = tokio::spawn(run(
+            config,
+            Listeners {
+                main,
+                admin,
+                metrics: Some(metrics),
+            },
+            async move {
+                let _ = stopped.await;
+            },
+        ));
         let server = TestServer {
             addr,
             admin_addr,
@@ -96,22 +117,37 @@ impl TestServer {
     pub async fn wait_serving(&self) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         loop {
-            if let Ok(channel) = Endpoint::from_shared(format!("http://{}", self.addr)).expect("uri").connect().await {
+            if let Ok(channel) = Endpoint::from_shared(format!("http://{}", self.addr))
+                .expect("uri")
+                .connect()
+                .await
+            {
                 let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
-                let request = tonic_health::pb::HealthCheckRequest { service: String::new() };
+                let request = tonic_health::pb::HealthCheckRequest {
+                    service: String::new(),
+                };
                 if let Ok(response) = health.check(request).await {
-                    if response.into_inner().status == tonic_health::pb::health_check_response::ServingStatus::Serving as i32 {
+                    if response.into_inner().status
+                        == tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+                    {
                         return;
                     }
                 }
             }
-            assert!(tokio::time::Instant::now() < deadline, "the sidecar did not become SERVING within 30 s");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the sidecar did not become SERVING within 30 s"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
     pub async fn channel(&self) -> Channel {
-        Endpoint::from_shared(format!("http://{}", self.addr)).expect("uri").connect().await.expect("connect")
+        Endpoint::from_shared(format!("http://{}", self.addr))
+            .expect("uri")
+            .connect()
+            .await
+            .expect("connect")
     }
 
     pub async fn canonicalizer(&self) -> CanonicalizerClient<Channel> {
@@ -126,11 +162,22 @@ impl TestServer {
     pub async fn admin_with(
         &self,
         token: Option<&'static str>,
-    ) -> AdminClient<InterceptedService<Channel, impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone>> {
-        let channel = Endpoint::from_shared(format!("http://{}", self.admin_addr)).expect("uri").connect().await.expect("connect admin");
+    ) -> AdminClient<
+        InterceptedService<
+            Channel,
+            impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone,
+        >,
+    > {
+        let channel = Endpoint::from_shared(format!("http://{}", self.admin_addr))
+            .expect("uri")
+            .connect()
+            .await
+            .expect("connect admin");
         AdminClient::with_interceptor(channel, move |mut request: tonic::Request<()>| {
             if let Some(token) = token {
-                let value = format!("Bearer {token}").parse().map_err(|_| tonic::Status::internal("bad token"))?;
+                let value = format!("Bearer {token}")
+                    .parse()
+                    .map_err(|_| tonic::Status::internal("bad token"))?;
                 request.metadata_mut().insert("authorization", value);
             }
             Ok(request)
@@ -140,7 +187,12 @@ impl TestServer {
     /// An admin client with the write token.
     pub async fn admin(
         &self,
-    ) -> AdminClient<InterceptedService<Channel, impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone>> {
+    ) -> AdminClient<
+        InterceptedService<
+            Channel,
+            impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone,
+        >,
+    > {
         self.admin_with(Some(WRITE_TOKEN)).await
     }
 
@@ -154,8 +206,12 @@ impl TestServer {
             let _ = shutdown.send(());
         }
         if let Some(handle) = self.handle.take() {
-            let result = tokio::time::timeout(Duration::from_secs(30), handle).await.expect("the sidecar stopped within 30 s");
-            result.expect("the server task did not panic").expect("the sidecar stopped cleanly");
+            let result = tokio::time::timeout(Duration::from_secs(30), handle)
+                .await
+                .expect("the sidecar stopped within 30 s");
+            result
+                .expect("the server task did not panic")
+                .expect("the sidecar stopped cleanly");
         }
     }
 }
@@ -171,9 +227,14 @@ impl Drop for TestServer {
 /// Reads `GET path` from an HTTP/1.1 endpoint on loopback, returning status line and body.
 pub async fn http_get(addr: SocketAddr, path: &str) -> (String, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect http");
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connect http");
     let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.expect("write request");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("write request");
     let mut response = Vec::new();
     tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut response))
         .await
@@ -181,5 +242,8 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> (String, String) {
         .expect("read response");
     let text = String::from_utf8_lossy(&response).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    (head.lines().next().unwrap_or_default().to_owned(), body.to_owned())
+    (
+        head.lines().next().unwrap_or_default().to_owned(),
+        body.to_owned(),
+    )
 }
