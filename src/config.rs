@@ -31,9 +31,10 @@ pub const DEFAULT_MAX_BATCH: usize = 10_000;
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
 /// Longest URL accepted, in bytes; longer ones are INVALID.
 pub const DEFAULT_MAX_URL_BYTES: usize = 8 * 1024;
-/// Canonical forms the exact seen-set holds before its oldest generation is dropped. At about
-/// 10 bytes per entry (see BENCHMARKS.md) this is about 200 MB.
-pub const DEFAULT_SEEN_SET_MAX_ENTRIES: u64 = 20_000_000;
+/// Canonical forms the exact seen-set holds before its oldest generation is dropped. At the
+/// measured 10 to 21 bytes per entry (hash-table fill varies; see BENCHMARKS.md) this is at most
+/// about 210 MB. Bloom mode holds the same count in about 2.4 bytes per entry.
+pub const DEFAULT_SEEN_SET_MAX_ENTRIES: u64 = 10_000_000;
 /// Target false-positive rate of each Bloom layer in `bloom` mode.
 pub const DEFAULT_SEEN_SET_BLOOM_FP_RATE: f64 = 0.000_1;
 /// How many first occurrences (canonical form → URL first enqueued) are remembered, so that a
@@ -121,7 +122,7 @@ pub struct Knobs {
     /// Seen-set behaviour when full: exact or bloom [default: exact].
     #[arg(long, env = "UNDUST_SEEN_SET_MODE", value_enum)]
     pub seen_set_mode: Option<SeenSetMode>,
-    /// Canonical forms held by the seen-set [default: 20000000].
+    /// Canonical forms held by the seen-set [default: 10000000].
     #[arg(long, env = "UNDUST_SEEN_SET_MAX_ENTRIES")]
     pub seen_set_max_entries: Option<u64>,
     /// False-positive rate of each Bloom layer in bloom mode [default: 0.0001].
