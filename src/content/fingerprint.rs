@@ -4,7 +4,11 @@
 //! # Which pagelets count
 //!
 //! 1. Pagelets the host's [`TemplateModel`] calls template are removed (none while the model has
-//!    seen fewer than `template_min_pages` pages).
+//!    seen fewer than `template_min_pages` pages). From the others, the text blocks the model
+//!    calls template ([`TemplateModel::is_template_block`]) are subtracted: their simhash vectors,
+//!    tokens and link tokens (a block's vector is exactly its part of the pagelet's, since
+//!    features do not cross block boundaries; pagelets of more than ~16 000 tokens are quantized
+//!    and the subtraction is then approximate). The rest of this list sees the reduced pagelets.
 //! 2. Boilerplate cues, the fallback that makes a lone page (1–2 pages of a host) yield mostly its
 //!    main text, and that also drops per-page boilerplate a template model cannot see (related
 //!    links, tag lists): a pagelet is kept when its link density (link-text tokens / tokens) is at
@@ -18,8 +22,9 @@
 //!    are their content).
 //!
 //! The simhash is the sign of the sum of the kept pagelets' simhash vectors, exactly the simhash of
-//! their 3-shingle features (see [`super::simhash`]); the exact hash is the xxh3 of the kept
-//! pagelets' exact hashes in document order.
+//! their features (see [`super::simhash`]); the exact hash is the xxh3 of the kept pagelets'
+//! exact hashes in document order, where a pagelet that lost template blocks contributes the hash
+//! of its reduced vector and token count instead (its token sequence is not kept).
 //!
 //! # Strength
 //!
@@ -34,6 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use super::simhash::SimhashVector;
 use super::{ContentConfig, PageAnalysis, PageDigest, PageletDigest, TemplateModel};
+use xxhash_rust::xxh3::xxh3_64;
 use xxhash_rust::xxh3::Xxh3;
 
 /// Whether a fingerprint is evidence on its own.
@@ -73,12 +79,13 @@ pub fn fingerprint_digest(
     template: &TemplateModel,
     config: &ContentConfig,
 ) -> Fingerprint {
-    let content: Vec<&PageletDigest> = digest
+    let content: Vec<Part> = digest
         .pagelets
         .iter()
         .filter(|p| !template.is_template(p.identity))
+        .filter_map(|p| Part::without_template_blocks(p, template))
         .collect();
-    let textual = |p: &PageletDigest| p.link_density() <= config.boilerplate_max_link_density;
+    let textual = |p: &Part| p.link_density() <= config.boilerplate_max_link_density;
     let largest = content
         .iter()
         .filter(|p| textual(p))
@@ -88,26 +95,21 @@ pub fn fingerprint_digest(
     let min_tokens = config
         .boilerplate_min_tokens
         .max((config.boilerplate_min_share_of_largest * f64::from(largest)) as u32);
-    let cued: Vec<&PageletDigest> = content
+    let cued: Vec<&Part> = content
         .iter()
-        .copied()
         .filter(|p| textual(p) && p.tokens >= min_tokens)
         .collect();
-    let total = |ps: &[&PageletDigest]| ps.iter().map(|p| u64::from(p.tokens)).sum::<u64>();
+    let total = |ps: &[&Part]| ps.iter().map(|p| u64::from(p.tokens)).sum::<u64>();
     let kept = if total(&cued) >= u64::from(config.weak_tokens) {
         cued
     } else {
-        content
+        content.iter().collect()
     };
     let tokens = total(&kept).min(u64::from(u32::MAX)) as u32;
     let mut vector = SimhashVector::default();
     let mut exact = Xxh3::new();
     for p in &kept {
-        let mut v = [0i32; 64];
-        for (slot, &x) in v.iter_mut().zip(&p.vector) {
-            *slot = i32::from(x);
-        }
-        vector.add(&v);
+        vector.add(&p.vector);
         exact.update(&p.exact.to_le_bytes());
     }
     if tokens >= config.weak_tokens {
@@ -123,6 +125,66 @@ pub fn fingerprint_digest(
             exact: digest.page_exact,
             tokens,
             strength: Strength::Weak,
+        }
+    }
+}
+
+/// A non-template pagelet with its template blocks subtracted.
+struct Part {
+    tokens: u32,
+    link_tokens: u32,
+    vector: [i32; 64],
+    exact: u64,
+}
+
+impl Part {
+    /// `None` when nothing is left.
+    fn without_template_blocks(p: &PageletDigest, template: &TemplateModel) -> Option<Part> {
+        let mut vector = [0i32; 64];
+        for (slot, &x) in vector.iter_mut().zip(&p.vector) {
+            *slot = i32::from(x);
+        }
+        let (mut tokens, mut link_tokens, mut removed) = (p.tokens, p.link_tokens, false);
+        for b in p
+            .blocks
+            .iter()
+            .filter(|b| template.is_template_block(b.identity))
+        {
+            for (slot, &x) in vector.iter_mut().zip(&b.vector) {
+                *slot -= i32::from(x);
+            }
+            tokens = tokens.saturating_sub(b.tokens);
+            link_tokens = link_tokens.saturating_sub(b.link_tokens);
+            removed = true;
+        }
+        if tokens == 0 {
+            return None;
+        }
+        let exact = if removed {
+            let mut bytes = [0u8; 4 * 65];
+            for (chunk, x) in bytes
+                .chunks_exact_mut(4)
+                .zip(vector.iter().chain([&(tokens as i32)]))
+            {
+                chunk.copy_from_slice(&x.to_le_bytes());
+            }
+            xxh3_64(&bytes)
+        } else {
+            p.exact
+        };
+        Some(Part {
+            tokens,
+            link_tokens,
+            vector,
+            exact,
+        })
+    }
+
+    fn link_density(&self) -> f64 {
+        if self.tokens == 0 {
+            0.0
+        } else {
+            f64::from(self.link_tokens.min(self.tokens)) / f64::from(self.tokens)
         }
     }
 }

@@ -7,10 +7,13 @@
 //!    identity, token counts and its contribution to the simhash. See [`pagelet`].
 //! 2. A per-host [`TemplateModel`] observes pages incrementally and calls template the pagelet
 //!    identities recurring on a large share of the host's pages (the paper's local algorithm,
-//!    bounded with heavy-hitters counting; the global algorithm's connectivity test is an option).
-//!    See [`template`].
-//! 3. [`fingerprint`] keeps the non-template, non-boilerplate pagelets and returns a 64-bit simhash,
-//!    an exact hash and a [`Strength`]. See [`fingerprint`](mod@fingerprint).
+//!    bounded with heavy-hitters counting; the global algorithm's connectivity test is an option),
+//!    and, inside pagelets, the text blocks recurring beside different content (the paper's
+//!    future-work direction: link-free sidebars and rotating promo lines share a pagelet with the
+//!    article). Identities mask numbers. See [`template`].
+//! 3. [`fingerprint`] keeps the non-template, non-boilerplate pagelets minus their template
+//!    blocks and returns a 64-bit simhash, an exact hash and a [`Strength`]. See
+//!    [`fingerprint`](mod@fingerprint).
 //!
 //! The sidecar keeps a [`PageDigest`] per sampled page (not the body) and re-fingerprints it with
 //! [`fingerprint_digest`] when the host's template model has matured. The offline pipeline uses
@@ -28,7 +31,7 @@ pub use fingerprint::{
     fingerprint, fingerprint_digest, fingerprint_host, fingerprint_host_linked, Fingerprint,
     HostFingerprints, Strength,
 };
-pub use pagelet::{analyze, PageAnalysis, PageDigest, PageletDigest};
+pub use pagelet::{analyze, BlockDigest, PageAnalysis, PageDigest, PageletDigest};
 pub use simhash::{hamming, simhash_text};
 pub use template::TemplateModel;
 
@@ -63,12 +66,19 @@ pub struct ContentConfig {
     pub max_links: usize,
     /// Pagelets kept per page, the ones with most text (default 64); bounds a [`PageDigest`].
     pub max_pagelets: usize,
+    /// Text blocks kept per page, the ones with most text (default 128); bounds a [`PageDigest`].
+    pub max_blocks: usize,
     /// Share of a host's pages that must carry a pagelet for it to be template (default 0.4).
     pub template_min_share: f64,
     /// Pages a host's model must have seen before anything is template (default 3).
     pub template_min_pages: u64,
     /// Pagelet identities tracked per host by the heavy-hitters counter (default 1024).
     pub template_capacity: usize,
+    /// Share of a host's pages that must carry a text block for it to be template, together with
+    /// evidence that it sits beside different content (default 0.05; see [`template`]).
+    pub block_template_min_share: f64,
+    /// Text-block identities tracked per host by the heavy-hitters counter (default 2048).
+    pub block_template_capacity: usize,
     /// Also require template owners to be connected in the host's link graph (default false;
     /// needs pages observed with their URL, see [`TemplateModel::observe_linked`]).
     pub template_connectivity: bool,
@@ -91,9 +101,12 @@ impl Default for ContentConfig {
             max_tokens: 200_000,
             max_links: 1000,
             max_pagelets: 64,
+            max_blocks: 128,
             template_min_share: 0.4,
             template_min_pages: 3,
             template_capacity: 1024,
+            block_template_min_share: 0.05,
+            block_template_capacity: 2048,
             template_connectivity: false,
             boilerplate_max_link_density: 0.33,
             boilerplate_min_tokens: 20,
@@ -108,6 +121,7 @@ impl ContentConfig {
     pub fn validate(&self) -> Result<(), ContentError> {
         for (name, value) in [
             ("template_min_share", self.template_min_share),
+            ("block_template_min_share", self.block_template_min_share),
             (
                 "boilerplate_max_link_density",
                 self.boilerplate_max_link_density,
@@ -127,6 +141,7 @@ impl ContentConfig {
             ("max_tokens", self.max_tokens),
             ("max_pagelets", self.max_pagelets),
             ("template_capacity", self.template_capacity),
+            ("block_template_capacity", self.block_template_capacity),
         ] {
             if value == 0 {
                 return Err(ContentError::Zero(name));

@@ -45,22 +45,47 @@
 //! elements it already closed. The page's `<meta charset>` is honoured (non-UTF-8 pages decode
 //! correctly); invalid bytes decode as U+FFFD.
 //!
+//! # Text blocks inside pagelets
+//!
+//! Pagelets are too coarse where a region has no links: a link-free sidebar (with rotating
+//! "Trending" lines) beside the article inside one `<div>` is one pagelet with it. So each pagelet
+//! also records its *text blocks*: the innermost block-level elements (`p`, `li`, `h1`–`h6`, `dd`,
+//! `td`, `blockquote`, `pre`, `figcaption`, and `div`/`section`/… without block children) and the
+//! loose text runs written directly in a block element that has block children. Blocks are
+//! disjoint; each carries a digit-masked identity and its exact simhash contribution
+//! ([`BlockDigest`]), so the template model can count blocks across a host's pages and the
+//! fingerprint can subtract the template ones from their pagelet. A pagelet's features are those
+//! of its whole text, as without blocks; a block's vector sums its words and the 3-word shingles
+//! starting in it (the last two reach into what follows), so subtracting a run of template blocks
+//! removes every shingle that reads a word of theirs except the two starting just before the run.
+//! A block covering its whole pagelet is not recorded (the
+//! pagelet's own identity covers it).
+//!
+//! # Identities mask numbers
+//!
+//! Identities (of pagelets and blocks) are computed with numeric tokens (only digits) replaced by
+//! one placeholder, so a footer differing only by its "generated 2019-03-22 18:40:55" timestamp,
+//! a visitor counter or a render time keeps its identity and can be recognised as template. The
+//! simhash vectors and exact hashes keep the digits: pages that differ only by numbers stay apart.
+//!
 //! # Bounds
 //!
 //! At most [`ContentConfig::max_bytes`] of input are parsed (default 4 MiB; the rest is ignored and
 //! [`PageAnalysis::truncated`] is set), at most [`ContentConfig::max_tokens`] tokens are kept
 //! (default 200 000), the stack is at most 512 elements deep (deeper elements are read as part of
-//! their ancestor), at most [`ContentConfig::max_links`] links of at most 2 KiB are kept, and at most
-//! [`ContentConfig::max_pagelets`] pagelets (the ones with most tokens) are kept per page.
+//! their ancestor), at most [`ContentConfig::max_links`] links of at most 2 KiB are kept, at most
+//! [`ContentConfig::max_pagelets`] pagelets (the ones with most tokens) and at most
+//! [`ContentConfig::max_blocks`] text blocks (the ones with most tokens) are kept per page.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use lol_html::{doc_text, element, HtmlRewriter, MemorySettings, Settings};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
-use super::simhash::{for_each_feature, SimhashVector};
+use super::simhash::{shingle_hash, SimhashVector, SHINGLE_WORDS};
 use super::tokens::{complete_prefix, Tokenizer};
 use super::ContentConfig;
 
@@ -68,6 +93,8 @@ use super::ContentConfig;
 const MAX_DEPTH: usize = 512;
 /// Maximum bytes of one kept link.
 const MAX_LINK_BYTES: usize = 2048;
+/// Stand-in for every numeric token in identities.
+const NUMBER: u64 = 0x9e37_79b9_7f4a_7c15;
 /// Memory lol_html may use for its buffers (a single huge tag or comment); beyond it parsing stops.
 const PARSER_MEMORY: usize = 16 << 20;
 
@@ -86,6 +113,25 @@ pub struct PageletDigest {
     /// The pagelet's simhash vector (64 per-bit sums of its features), divided by `scale` when a
     /// sum would not fit an `i16` (pagelets of more than ~16 000 tokens); exact otherwise.
     pub vector: Vec<i16>,
+    /// The pagelet's text blocks (see the module documentation), in document order; empty when
+    /// the pagelet is a single block.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<BlockDigest>,
+}
+
+/// One text block of a pagelet (a paragraph, list item, heading, table cell, loose text run).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockDigest {
+    /// Hash of the block's token sequence with numeric tokens masked: equal for blocks whose
+    /// text is equal up to numbers.
+    pub identity: u64,
+    /// Tokens of text.
+    pub tokens: u32,
+    /// Tokens inside links.
+    pub link_tokens: u32,
+    /// The block's simhash vector, quantized like [`PageletDigest::vector`] (exact below ~16 000
+    /// tokens): the part of its pagelet's vector that comes from this block.
+    pub vector: Vec<i16>,
 }
 
 impl PageletDigest {
@@ -103,11 +149,14 @@ impl PageletDigest {
 /// page instead of the body, enough to re-fingerprint the page when the host's template model has
 /// matured.
 ///
-/// Size in memory: 40 bytes plus, per pagelet, 24 bytes of fields and a 128-byte vector (plus a
-/// 24-byte `Vec` header) = 176 bytes; pages keep at most [`ContentConfig::max_pagelets`] pagelets
-/// (default 64), so a digest is at most 11.3 KiB. Serialized as JSON a pagelet takes ≈ 3× that
-/// (the vector as decimal numbers). Measured on the 181 Zyte benchmark pages: mean 46 pagelets
-/// (≈ 8 KiB in memory), 12 KiB as JSON on average, 18 KiB at most.
+/// Size in memory: 40 bytes plus, per pagelet, 48 bytes of fields and a 128-byte vector (plus a
+/// 24-byte `Vec` header) = 200 bytes, plus, per text block, 16 bytes of fields and a 128-byte
+/// vector with its 24-byte header = 168 bytes; pages keep at most
+/// [`ContentConfig::max_pagelets`] pagelets (default 64) and [`ContentConfig::max_blocks`] blocks
+/// (default 128), so a digest is at most 12.8 KiB + 21 KiB ≈ 34 KiB in memory. Serialized as
+/// JSON it takes ≈ 3× its vectors' size (decimal numbers). Measured on the 181 Zyte benchmark
+/// pages: mean 46 pagelets, 34 KiB as JSON on average, 49 KiB at most (12 KiB and 18 KiB before
+/// text blocks were recorded).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageDigest {
     /// Pagelets with text, in document order.
@@ -313,6 +362,7 @@ struct State {
     max_tokens: usize,
     max_links: usize,
     max_pagelets: usize,
+    max_blocks: usize,
     stack: Vec<Frame>,
     next_id: u32,
     /// Open ignored elements (their text and links are skipped).
@@ -323,6 +373,10 @@ struct State {
     tokenizer: Tokenizer,
     tokens: Vec<u64>,
     link_token: Vec<bool>,
+    /// Per token: made only of digits (masked in identities).
+    numeric: Vec<bool>,
+    /// Text blocks recorded so far: start → end token (disjoint ranges).
+    blocks: BTreeMap<u32, u32>,
     links: Vec<String>,
     pagelets: Vec<(u32, PageletDigest)>,
     truncated: bool,
@@ -347,6 +401,7 @@ impl State {
             max_tokens: config.max_tokens.min(u32::MAX as usize / 2),
             max_links: config.max_links,
             max_pagelets: config.max_pagelets.max(1),
+            max_blocks: config.max_blocks,
             stack: vec![root],
             next_id: 1,
             ignored: 0,
@@ -355,6 +410,8 @@ impl State {
             tokenizer: Tokenizer::default(),
             tokens: Vec::new(),
             link_token: Vec::new(),
+            numeric: Vec::new(),
+            blocks: BTreeMap::new(),
             links: Vec::new(),
             pagelets: Vec::new(),
             truncated: false,
@@ -487,10 +544,12 @@ impl State {
         let decoded = html_escape::decode_html_entities(&self.text[..cut]);
         let max = self.max_tokens;
         let tokens = &mut self.tokens;
+        let numeric = &mut self.numeric;
         let mut over = false;
-        self.tokenizer.feed(&decoded, &mut |h| {
+        self.tokenizer.feed(&decoded, &mut |h, n| {
             if tokens.len() < max {
                 tokens.push(h);
+                numeric.push(n);
             } else {
                 over = true;
             }
@@ -526,6 +585,20 @@ impl State {
             self.in_link = self.in_link.saturating_sub(1);
         }
         let end = self.tokens.len() as u32;
+        if frame.kind == Kind::Block && end > frame.start {
+            // Innermost block elements are text blocks; an element with block descendants
+            // contributes its loose text runs instead. Blocks inside the frame were recorded
+            // after it started, so any has a start at or after the frame's.
+            if self.blocks.range(frame.start..).next().is_none() {
+                self.blocks.insert(frame.start, end);
+            } else {
+                for &(a, b) in &frame.direct {
+                    if b > a {
+                        self.blocks.insert(a, b);
+                    }
+                }
+            }
+        }
         let k = self.k;
         if frame.non_compact {
             // Its compact children were emitted when it turned non-compact; its loose text is one
@@ -564,26 +637,102 @@ impl State {
         let mut exact = Xxh3::new();
         let mut min = [u64::MAX; 2];
         let mut link_tokens = 0u32;
+        let mut blocks = Vec::new();
+        let mut owner: Vec<usize> = Vec::new();
+        let mut segments: Vec<(u32, u32, bool)> = Vec::new();
         for &(a, b) in ranges {
-            let (a, b) = (a as usize, b as usize);
-            let Some(slice) = self.tokens.get(a..b) else {
+            let (ua, ub) = (a as usize, b as usize);
+            let Some(slice) = self.tokens.get(ua..ub) else {
                 continue;
             };
-            for_each_feature(slice, |h| {
-                vector.add_feature(h);
-                if h < min[0] {
-                    min = [h, min[0]];
-                } else if h < min[1] && h != min[0] {
-                    min[1] = h;
-                }
-            });
             for t in slice {
                 exact.update(&t.to_le_bytes());
             }
             link_tokens += self
                 .link_token
-                .get(a..b)
+                .get(ua..ub)
                 .map_or(0, |s| s.iter().filter(|&&l| l).count() as u32);
+            // Cut the range into its text blocks and the runs between them.
+            segments.clear();
+            let mut pos = a;
+            if a >= b {
+                continue;
+            }
+            for (&s, &e) in self.blocks.range(a..b) {
+                // Blocks are disjoint; clamping keeps segments disjoint even if that broke.
+                let s = s.max(pos);
+                let e = e.min(b).max(s);
+                if e == s {
+                    continue;
+                }
+                if s > pos {
+                    segments.push((pos, s, false));
+                }
+                segments.push((s, e, true));
+                pos = e;
+            }
+            if pos < b {
+                segments.push((pos, b, false));
+            }
+            // Features are exactly those of the whole range (as without blocks); a word belongs
+            // to its block, a shingle to the block of its first word.
+            owner.clear();
+            for (i, &(s, e, _)) in segments.iter().enumerate() {
+                owner.extend(std::iter::repeat_n(i, (e - s) as usize));
+            }
+            let mut seg_vecs: Vec<Option<SimhashVector>> = segments
+                .iter()
+                .map(|seg| seg.2.then(SimhashVector::default))
+                .collect();
+            let (Some(toks), Some(num)) = (self.tokens.get(ua..ub), self.numeric.get(ua..ub))
+            else {
+                continue;
+            };
+            let mask = |i: usize| if num[i] { NUMBER } else { toks[i] };
+            for (i, &h) in toks.iter().enumerate() {
+                match seg_vecs.get_mut(owner[i]).and_then(Option::as_mut) {
+                    Some(v) => v.add_feature(h),
+                    None => vector.add_feature(h),
+                }
+                min_two(&mut min, mask(i));
+            }
+            for i in 0..toks.len().saturating_sub(SHINGLE_WORDS - 1) {
+                let h = shingle_hash(toks[i], toks[i + 1], toks[i + 2]);
+                match seg_vecs.get_mut(owner[i]).and_then(Option::as_mut) {
+                    Some(v) => v.add_feature(h),
+                    None => vector.add_feature(h),
+                }
+                let m = if num[i] || num[i + 1] || num[i + 2] {
+                    shingle_hash(mask(i), mask(i + 1), mask(i + 2))
+                } else {
+                    h
+                };
+                min_two(&mut min, m);
+            }
+            for (&(s, e, _), v) in segments.iter().zip(&seg_vecs) {
+                let Some(v) = v else {
+                    continue;
+                };
+                vector.add(&v.0);
+                let n = (e - s) as usize;
+                if n >= tokens as usize {
+                    continue;
+                }
+                let (rs, re) = ((s - a) as usize, (e - a) as usize);
+                let mut identity = Xxh3::new();
+                for i in rs..re {
+                    identity.update(&mask(i).to_le_bytes());
+                }
+                blocks.push(BlockDigest {
+                    identity: identity.digest(),
+                    tokens: n as u32,
+                    link_tokens: self
+                        .link_token
+                        .get(s as usize..e as usize)
+                        .map_or(0, |l| l.iter().filter(|&&l| l).count() as u32),
+                    vector: quantize(&v.0),
+                });
+            }
         }
         let mut id_bytes = [0u8; 16];
         id_bytes[..8].copy_from_slice(&min[0].to_le_bytes());
@@ -597,6 +746,7 @@ impl State {
                 link_tokens,
                 exact: exact.digest(),
                 vector: quantize(&vector.0),
+                blocks,
             },
         ));
     }
@@ -624,6 +774,31 @@ impl State {
             pagelets.truncate(max);
         }
         pagelets.sort_by_key(|p| p.0);
+        let total_blocks: usize = pagelets.iter().map(|p| p.1.blocks.len()).sum();
+        if total_blocks > self.max_blocks {
+            // Keep the blocks with most text; a dropped block's text stays in its pagelet (it
+            // just cannot be subtracted as template).
+            let mut sizes: Vec<u32> = pagelets
+                .iter()
+                .flat_map(|p| p.1.blocks.iter().map(|b| b.tokens))
+                .collect();
+            sizes.sort_unstable_by(|a, b| b.cmp(a));
+            let cut = sizes.get(self.max_blocks).copied().unwrap_or(0);
+            // Strictly larger than the cut always fit; ties at the cut fill the rest in order.
+            let mut room = self.max_blocks - sizes.iter().filter(|&&t| t > cut).count();
+            for p in &mut pagelets {
+                p.1.blocks.retain(|b| {
+                    if b.tokens > cut {
+                        true
+                    } else if b.tokens == cut && room > 0 {
+                        room -= 1;
+                        true
+                    } else {
+                        false
+                    }
+                });
+            }
+        }
         let page_tokens = self.tokens.len() as u32;
         let mut exact = Xxh3::new();
         for t in &self.tokens {
@@ -639,6 +814,16 @@ impl State {
             bytes_analyzed: 0,
             truncated: self.truncated,
         }
+    }
+}
+
+/// Keeps the two smallest distinct feature hashes (the super-shingle identity).
+#[inline]
+fn min_two(min: &mut [u64; 2], h: u64) {
+    if h < min[0] {
+        *min = [h, min[0]];
+    } else if h < min[1] && h != min[0] {
+        min[1] = h;
     }
 }
 
@@ -661,6 +846,7 @@ fn quantize(v: &[i32; 64]) -> Vec<i16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::content::simhash::for_each_feature;
     use proptest::prelude::*;
 
     fn page(html: &str) -> PageAnalysis {
@@ -781,6 +967,82 @@ mod tests {
         let p = analyze(many.as_bytes(), &config);
         assert_eq!(p.digest.pagelets.len(), config.max_pagelets);
         assert!(p.truncated);
+    }
+
+    #[test]
+    fn blocks_split_a_link_free_region_and_sum_to_their_pagelet() {
+        let p = page(
+            "<body><nav><a href=/a>A</a><a href=/b>B</a><a href=/c>C</a></nav>\
+             <div><aside><h3>About us</h3><p>We write about boats.</p><ul><li>Trending: sails</li>\
+             <li>Trending: 12 knots</li></ul></aside><main><p>First article paragraph here.</p>\
+             <p>Second one, 2019 words.</p></main></div></body>",
+        );
+        let ps = &p.digest.pagelets;
+        assert_eq!(ps.len(), 2, "{ps:?}");
+        let body = &ps[1];
+        let sizes: Vec<u32> = body.blocks.iter().map(|b| b.tokens).collect();
+        assert_eq!(sizes, vec![2, 4, 2, 3, 4, 4]);
+        // The pagelet's features are those of its whole text; here all of it is in blocks, so
+        // the blocks' vectors (words and the shingles starting in them) sum to the pagelet's.
+        let text = "About us We write about boats Trending sails Trending 12 knots \
+                    First article paragraph here Second one 2019 words";
+        let toks = crate::content::tokens::tokenize(text);
+        let mut whole = SimhashVector::default();
+        for_each_feature(&toks, |h| whole.add_feature(h));
+        let pagelet: Vec<i32> = body.vector.iter().map(|&x| i32::from(x)).collect();
+        assert_eq!(whole.0.to_vec(), pagelet);
+        let mut sum = SimhashVector::default();
+        for b in &body.blocks {
+            let v: [i32; 64] = std::array::from_fn(|i| i32::from(b.vector[i]));
+            sum.add(&v);
+        }
+        assert_eq!(sum.0, whole.0);
+        // A block that is its whole pagelet is not recorded again.
+        assert!(ps[0].blocks.is_empty());
+    }
+
+    #[test]
+    fn identities_mask_numbers_but_vectors_keep_them() {
+        let footer = |stamp: &str| {
+            page(&format!(
+                "<body><nav><a href=/a>A</a><a href=/b>B</a><a href=/c>C</a></nav>\
+                 <footer><p>Copyright Example</p><p>Page generated {stamp} in 0.03 s</p></footer>"
+            ))
+        };
+        let (a, b) = (footer("2019-03-22 18:40:55"), footer("2024-11-02 07:01:13"));
+        let (fa, fb) = (&a.digest.pagelets[1], &b.digest.pagelets[1]);
+        assert_eq!(fa.identity, fb.identity);
+        assert_eq!(fa.blocks[1].identity, fb.blocks[1].identity);
+        assert_ne!(fa.vector, fb.vector);
+        assert_ne!(fa.exact, fb.exact);
+        // Words with digits inside are words, not numbers.
+        let (c, d) = (
+            page("<p>model x100 here</p>"),
+            page("<p>model x200 here</p>"),
+        );
+        assert_ne!(c.digest.pagelets[0].identity, d.digest.pagelets[0].identity);
+    }
+
+    #[test]
+    fn blocks_per_page_are_bounded() {
+        let config = ContentConfig {
+            max_blocks: 10,
+            ..ContentConfig::default()
+        };
+        let items: String = (0..50)
+            .map(|i| format!("<p>{}</p>", "word ".repeat(1 + i % 7)))
+            .collect();
+        let p = analyze(format!("<div>{items}</div>").as_bytes(), &config);
+        let blocks: Vec<u32> = p
+            .digest
+            .pagelets
+            .iter()
+            .flat_map(|p| p.blocks.iter().map(|b| b.tokens))
+            .collect();
+        assert_eq!(blocks.len(), 10);
+        // The largest are kept: seven of 7 tokens, then the first three of 6.
+        assert_eq!(blocks.iter().filter(|&&t| t == 7).count(), 7, "{blocks:?}");
+        assert!(blocks.iter().all(|&t| t >= 6), "{blocks:?}");
     }
 
     #[test]

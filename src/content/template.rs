@@ -24,6 +24,36 @@
 //! share; decisions use the guaranteed count (count − error). About 56 bytes per tracked identity:
 //! ≈ 56 KiB per host at the default capacity.
 //!
+//! # Identities mask numbers
+//!
+//! Identities are computed with numeric tokens masked (see [`super::pagelet`]), so a footer whose
+//! only change is a timestamp, a counter or a render time is recognised as template.
+//!
+//! # Text blocks
+//!
+//! Pagelets without links are coarse: a link-free sidebar (constant sections plus a rotating
+//! "Trending" list) often shares one pagelet with the article. The model therefore also counts the
+//! pagelets' text blocks ([`super::BlockDigest`]: paragraphs, list items, headings, cells, loose
+//! text runs), with their own Space-Saving counter ([`ContentConfig::block_template_capacity`],
+//! default 2048 identities, ≈ 100 bytes each: ≈ 200 KiB per host). Blocks need a lower share than
+//! pagelets, because a rotating promo line drawn from a pool of 20 sits on only a few percent of
+//! the pages, but a low share alone would also catch the paragraphs of a popular article
+//! duplicated on many URLs, which are exactly what must be kept. What tells them apart is what the
+//! block appears *beside*: a promo line or a sidebar section appears beside many different
+//! articles, an article's paragraph always appears beside the same other paragraphs. So for each
+//! block occurrence the model records a *companion*, the combined identity of the page's largest
+//! other text units (blocks, or pagelets without blocks): the largest and those among the next
+//! two with at least half its tokens, so that a big constant sidebar block does not hide the
+//! article beside it and short rotating lines do not vary a short article's companion. Up to 4
+//! distinct companions are kept per block. A block identity is template when
+//!
+//! - the model is mature (as for pagelets), and
+//! - at least `max(3, ⌈block_template_min_share × pages⌉)` pages carry it (default share 0.05), and
+//! - it was seen beside at least 3 distinct companions.
+//!
+//! A duplicated article (however many URLs) has one companion per paragraph, so it is never
+//! removed; boilerplate recurring beside different content is.
+//!
 //! # Global algorithm's connectivity test (option)
 //!
 //! With [`ContentConfig::template_connectivity`] and pages observed through
@@ -47,6 +77,30 @@ const GRAPH_MAX_PAGES: usize = 512;
 const GRAPH_MAX_LINKS: usize = 64;
 /// Maximum owner pages recorded per identity.
 const MAX_OWNERS: usize = 64;
+/// Distinct companions recorded per block identity.
+const MAX_COMPANIONS: usize = 4;
+/// Distinct companions a block needs to be template.
+const MIN_COMPANIONS: usize = 3;
+/// Pages that must carry a block for it to be template, whatever the share.
+const BLOCK_MIN_PAGES: u64 = 3;
+/// Largest other text units combined into a block's companion.
+const COMPANION_UNITS: usize = 3;
+
+/// Space-Saving counter of one block identity, with the distinct companions seen beside it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct BlockCounter {
+    count: u64,
+    error: u64,
+    companions: Vec<u64>,
+}
+
+fn default_block_share() -> f64 {
+    ContentConfig::default().block_template_min_share
+}
+
+fn default_block_capacity() -> usize {
+    ContentConfig::default().block_template_capacity
+}
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Counter {
@@ -73,6 +127,12 @@ pub struct TemplateModel {
     counters: HashMap<u64, Counter>,
     #[serde(default)]
     graph: LinkGraph,
+    #[serde(default = "default_block_share")]
+    block_min_share: f64,
+    #[serde(default = "default_block_capacity")]
+    block_capacity: usize,
+    #[serde(default)]
+    blocks: HashMap<u64, BlockCounter>,
 }
 
 impl TemplateModel {
@@ -86,6 +146,9 @@ impl TemplateModel {
             connectivity: config.template_connectivity,
             counters: HashMap::new(),
             graph: LinkGraph::default(),
+            block_min_share: config.block_template_min_share.clamp(0.0, 1.0),
+            block_capacity: config.block_template_capacity.max(1),
+            blocks: HashMap::new(),
         }
     }
 
@@ -107,6 +170,86 @@ impl TemplateModel {
                 self.count(p.identity, owner);
             }
         }
+        self.observe_blocks(digest);
+    }
+
+    /// Counts the page's block identities (each once per page) with their companions.
+    fn observe_blocks(&mut self, digest: &PageDigest) {
+        // Text units: blocks, and pagelets without blocks (a single paragraph, a whole article).
+        let mut units: Vec<(u32, usize, u64)> = Vec::new();
+        for p in &digest.pagelets {
+            if p.blocks.is_empty() {
+                units.push((p.tokens, units.len(), p.identity));
+            } else {
+                for b in &p.blocks {
+                    units.push((b.tokens, units.len(), b.identity));
+                }
+            }
+        }
+        // Largest first, document order among equals; one more than needed so a block can skip
+        // itself.
+        units.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        units.truncate(COMPANION_UNITS + 1);
+        let mut seen = HashSet::new();
+        for p in &digest.pagelets {
+            for b in &p.blocks {
+                if !seen.insert(b.identity) {
+                    continue;
+                }
+                let mut others = units.iter().filter(|u| u.2 != b.identity).peekable();
+                let largest = others.peek().map_or(0, |u| u.0);
+                let companion = others
+                    .take(COMPANION_UNITS)
+                    .take_while(|u| u.0.saturating_mul(2) >= largest)
+                    .fold(0u64, |acc, u| acc.rotate_left(17) ^ u.2);
+                self.count_block(b.identity, companion);
+            }
+        }
+    }
+
+    fn count_block(&mut self, identity: u64, companion: u64) {
+        if !self.blocks.contains_key(&identity) && self.blocks.len() >= self.block_capacity {
+            let victim = self
+                .blocks
+                .iter()
+                .min_by_key(|(id, c)| (c.count, **id))
+                .map(|(id, c)| (*id, c.count));
+            if let Some((id, floor)) = victim {
+                self.blocks.remove(&id);
+                self.blocks.insert(
+                    identity,
+                    BlockCounter {
+                        count: floor,
+                        error: floor,
+                        companions: Vec::new(),
+                    },
+                );
+            }
+        }
+        let c = self.blocks.entry(identity).or_default();
+        c.count += 1;
+        if c.companions.len() < MAX_COMPANIONS && !c.companions.contains(&companion) {
+            c.companions.push(companion);
+        }
+    }
+
+    /// Whether text blocks with this identity are template on this host (see the module
+    /// documentation).
+    pub fn is_template_block(&self, identity: u64) -> bool {
+        if !self.is_mature() {
+            return false;
+        }
+        let Some(c) = self.blocks.get(&identity) else {
+            return false;
+        };
+        let threshold =
+            ((self.block_min_share * self.pages as f64).ceil() as u64).max(BLOCK_MIN_PAGES);
+        c.count.saturating_sub(c.error) >= threshold && c.companions.len() >= MIN_COMPANIONS
+    }
+
+    /// Number of block identities currently tracked.
+    pub fn tracked_blocks(&self) -> usize {
+        self.blocks.len()
     }
 
     /// Counts one page and records its links for the connectivity test: `url` is the page's URL,
@@ -259,6 +402,7 @@ mod tests {
                     link_tokens: 0,
                     exact: identity,
                     vector: vec![1; 64],
+                    blocks: Vec::new(),
                 })
                 .collect(),
             page_exact: 0,
@@ -282,6 +426,65 @@ mod tests {
             m.observe_digest(&digest(&[200 + i]));
         }
         assert!(!m.is_template(1));
+    }
+
+    /// A page of one pagelet made of blocks `(identity, tokens)`.
+    fn blocky(blocks: &[(u64, u32)]) -> PageDigest {
+        let tokens = blocks.iter().map(|b| b.1).sum();
+        PageDigest {
+            pagelets: vec![PageletDigest {
+                identity: blocks.iter().fold(0, |a, b| a ^ b.0),
+                tokens,
+                link_tokens: 0,
+                exact: 0,
+                vector: vec![1; 64],
+                blocks: blocks
+                    .iter()
+                    .map(|&(identity, tokens)| crate::content::BlockDigest {
+                        identity,
+                        tokens,
+                        link_tokens: 0,
+                        vector: vec![1; 64],
+                    })
+                    .collect(),
+            }],
+            page_exact: 0,
+            page_tokens: tokens,
+        }
+    }
+
+    #[test]
+    fn blocks_beside_different_content_are_template_duplicated_articles_are_not() {
+        let mut m = TemplateModel::new(&ContentConfig::default());
+        for i in 0..100u64 {
+            // Every page: a constant sidebar block (1), a promo from a pool of 10 (10..20).
+            // Pages 0..40 are URLs of one popular article (paragraphs 500, 501); the others
+            // carry distinct articles.
+            let promo = 10 + i % 10;
+            let article = if i < 40 {
+                vec![(500, 60), (501, 50)]
+            } else {
+                vec![(1000 + 2 * i, 60), (1001 + 2 * i, 50)]
+            };
+            let mut blocks = vec![(1, 8), (promo, 5)];
+            blocks.extend(article);
+            m.observe_digest(&blocky(&blocks));
+        }
+        assert!(m.is_template_block(1), "constant sidebar");
+        assert!((10..20).all(|p| m.is_template_block(p)), "rotating promos");
+        assert!(!m.is_template_block(500) && !m.is_template_block(501));
+        assert!(!m.is_template_block(1000 + 2 * 77));
+        assert!(m.tracked_blocks() <= ContentConfig::default().block_template_capacity);
+        // Old serialized models (without block counters) still load.
+        let mut json: serde_json::Value = serde_json::to_value(&m).expect("serialize");
+        if let Some(o) = json.as_object_mut() {
+            o.remove("blocks");
+            o.remove("block_min_share");
+            o.remove("block_capacity");
+        }
+        let old: TemplateModel = serde_json::from_value(json).expect("old model loads");
+        assert!(!old.is_template_block(1));
+        assert_eq!(old.pages(), 100);
     }
 
     #[test]

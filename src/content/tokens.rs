@@ -10,6 +10,9 @@
 //!   near-duplicate detection in CJK text; Hangul is spaced and is treated as words.
 //! - A token is identified by the 64-bit xxh3 of its lowercased UTF-8 bytes; token strings are
 //!   never kept.
+//! - The HTML path also learns whether a token is *numeric* (made only of digits: parts of dates,
+//!   times, counters, prices), so that template identities can mask numbers (see
+//!   [`super::pagelet`]); fingerprint features keep the digits.
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -42,16 +45,23 @@ pub(crate) struct Tokenizer {
     cjk_prev: Option<char>,
     /// Whether the current CJK run has emitted a bigram yet (a run of one char emits a unigram).
     cjk_emitted: bool,
+    /// Whether every character of the current word so far is a digit.
+    numeric: bool,
 }
 
 impl Tokenizer {
-    /// Tokenizes `text`, calling `emit` with each token hash, in order, and ends the last word:
-    /// callers only pass text that ends at a word boundary.
-    pub(crate) fn feed(&mut self, text: &str, emit: &mut impl FnMut(u64)) {
+    /// Tokenizes `text`, calling `emit` with each token hash and whether the token is numeric
+    /// (only digits), in order, and ends the last word: callers only pass text that ends at a
+    /// word boundary.
+    pub(crate) fn feed(&mut self, text: &str, emit: &mut impl FnMut(u64, bool)) {
         for c in text.chars() {
             if c.is_ascii() {
                 self.end_cjk(emit);
                 if c.is_ascii_alphanumeric() {
+                    if self.word.is_empty() {
+                        self.numeric = true;
+                    }
+                    self.numeric &= c.is_ascii_digit();
                     if self.word.len() < MAX_WORD_BYTES {
                         self.word.push(c.to_ascii_lowercase());
                     }
@@ -64,12 +74,16 @@ impl Tokenizer {
                     let mut buf = [0u8; 8];
                     let a = prev.encode_utf8(&mut buf[..4]).len();
                     let b = c.encode_utf8(&mut buf[a..]).len();
-                    emit(xxh3_64(&buf[..a + b]));
+                    emit(xxh3_64(&buf[..a + b]), false);
                     self.cjk_emitted = true;
                 }
                 self.cjk_prev = Some(c);
             } else if c.is_alphanumeric() {
                 self.end_cjk(emit);
+                if self.word.is_empty() {
+                    self.numeric = true;
+                }
+                self.numeric &= c.is_numeric();
                 if self.word.len() < MAX_WORD_BYTES {
                     self.word.extend(c.to_lowercase());
                 }
@@ -82,18 +96,18 @@ impl Tokenizer {
         self.end_word(emit);
     }
 
-    fn end_word(&mut self, emit: &mut impl FnMut(u64)) {
+    fn end_word(&mut self, emit: &mut impl FnMut(u64, bool)) {
         if !self.word.is_empty() {
-            emit(xxh3_64(self.word.as_bytes()));
+            emit(xxh3_64(self.word.as_bytes()), self.numeric);
             self.word.clear();
         }
     }
 
-    fn end_cjk(&mut self, emit: &mut impl FnMut(u64)) {
+    fn end_cjk(&mut self, emit: &mut impl FnMut(u64, bool)) {
         if let Some(prev) = self.cjk_prev.take() {
             if !self.cjk_emitted {
                 let mut buf = [0u8; 4];
-                emit(xxh3_64(prev.encode_utf8(&mut buf).as_bytes()));
+                emit(xxh3_64(prev.encode_utf8(&mut buf).as_bytes()), false);
             }
             self.cjk_emitted = false;
         }
@@ -103,7 +117,7 @@ impl Tokenizer {
 /// Tokenizes a whole text into token hashes (same rules as the HTML path).
 pub fn tokenize(text: &str) -> Vec<u64> {
     let mut out = Vec::new();
-    Tokenizer::default().feed(text, &mut |h| out.push(h));
+    Tokenizer::default().feed(text, &mut |h, _| out.push(h));
     out
 }
 
@@ -131,6 +145,13 @@ mod tests {
         assert_eq!(tokenize("ÉCOLE Straße"), tokenize("école straße"));
         assert_eq!(tokenize("a-b").len(), 2);
         assert_ne!(tokenize("hello"), tokenize("help"));
+    }
+
+    #[test]
+    fn numeric_tokens_are_flagged() {
+        let mut flags = Vec::new();
+        Tokenizer::default().feed("2019-03-22 v2 ١٢ abc 7", &mut |_, n| flags.push(n));
+        assert_eq!(flags, vec![true, true, true, false, true, false, true]);
     }
 
     #[test]
