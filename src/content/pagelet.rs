@@ -115,7 +115,7 @@ pub struct PageletDigest {
     pub vector: Vec<i16>,
     /// The pagelet's text blocks (see the module documentation), in document order; empty when
     /// the pagelet is a single block.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub blocks: Vec<BlockDigest>,
 }
 

@@ -106,7 +106,7 @@ fn default_block_capacity() -> usize {
 struct Counter {
     count: u64,
     error: u64,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     owners: Vec<u32>,
 }
 
