@@ -303,16 +303,7 @@ fn build(
             });
         }
     }
-    let merged: Vec<KeyId> = source
-        .iter()
-        .filter(|(k1, c)| {
-            *c == Cond::Any
-                && !ops
-                    .iter()
-                    .any(|o| matches!(o, Op::Replace { from, .. } if from == k1))
-        })
-        .map(|(k, _)| *k)
-        .collect();
+    let merged = merged_keys(samples, &source, &ops);
     // A rule of a node to itself that changes no value still sorts the query: proofing keeps
     // it only where parameter order varies among duplicates.
     Some(Candidate {
@@ -324,6 +315,48 @@ fn build(
         merged,
         score,
     })
+}
+
+/// Source keys whose values the rule discards, each of which proofing must show irrelevant on
+/// its own: a key dropped or overwritten by a literal, unless the source fixes it to that same
+/// literal, and not carried to the output by a replace. Overwriting (`keep p=2` for a source
+/// `p=*`, or `p=3 -> p=2`) is an ignore with a fill value and needs exactly an ignore's
+/// evidence, or it would map every page number onto one.
+pub(crate) fn merged_keys(samples: &Samples, source: &[(KeyId, Cond)], ops: &[Op]) -> Vec<KeyId> {
+    source
+        .iter()
+        .filter(|&&(k1, cond)| {
+            if ops
+                .iter()
+                .any(|o| matches!(o, Op::Replace { from, .. } if *from == k1))
+            {
+                return false;
+            }
+            match cond {
+                Cond::Lit(a) => {
+                    let out = ops.iter().find_map(|o| match *o {
+                        Op::Keep { key, val }
+                        | Op::Ignore {
+                            key,
+                            fill: Some(val),
+                        } if key == k1 => Some(Some(val)),
+                        Op::Ignore { key, fill: None } if key == k1 => Some(None),
+                        Op::Replace { key, .. } if key == k1 => Some(None),
+                        _ => None,
+                    });
+                    match out {
+                        Some(Some(b)) => {
+                            samples.value_hash[a as usize] != samples.value_hash[b as usize]
+                        }
+                        Some(None) | None => true,
+                    }
+                }
+                Cond::Any => true,
+                Cond::Absent => false,
+            }
+        })
+        .map(|(k, _)| *k)
+        .collect()
 }
 
 fn most_frequent(samples: &Samples, tree: &Tree, t: u32, k: KeyId) -> Option<ValId> {

@@ -81,7 +81,10 @@ impl Proof {
             };
             (k.groups_varying == 0 || group_rate <= config.key_negative_rate_max)
                 && pair_rate <= config.fpr_max
-                && (k.groups_varying == 0 || k.positive_values >= config.min_ignored_values)
+                // Every discarded key needs its own positive evidence: a key that never
+                // varied inside a merged group was never shown irrelevant (an overwritten page
+                // number that met no other page of its article in training).
+                && k.positive_values >= config.min_ignored_values.max(1)
         })
     }
 }
