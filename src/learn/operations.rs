@@ -333,24 +333,20 @@ pub(crate) fn merged_keys(samples: &Samples, source: &[(KeyId, Cond)], ops: &[Op
                 return false;
             }
             match cond {
-                Cond::Lit(a) => {
-                    let out = ops.iter().find_map(|o| match *o {
-                        Op::Keep { key, val }
-                        | Op::Ignore {
-                            key,
-                            fill: Some(val),
-                        } if key == k1 => Some(Some(val)),
-                        Op::Ignore { key, fill: None } if key == k1 => Some(None),
-                        Op::Replace { key, .. } if key == k1 => Some(None),
-                        _ => None,
-                    });
-                    match out {
-                        Some(Some(b)) => {
-                            samples.value_hash[a as usize] != samples.value_hash[b as usize]
-                        }
-                        Some(None) | None => true,
-                    }
-                }
+                Cond::Lit(a) => match ops.iter().find(|o| o.key() == k1) {
+                    // Overwritten by another literal: the rule claims the two are the same page.
+                    Some(
+                        &Op::Keep { val, .. }
+                        | &Op::Ignore {
+                            fill: Some(val), ..
+                        },
+                    ) => samples.value_hash[a as usize] != samples.value_hash[val as usize],
+                    // Dropped (`?output=amp`): an ignore, with an ignore's evidence.
+                    Some(Op::Ignore { fill: None, .. }) | None => true,
+                    // Rebuilt from another key (`forum.php` -> the page id): a structural
+                    // change, vetted by the key-key mapping and the rule's false-positive rate.
+                    Some(Op::Replace { .. }) => false,
+                },
                 Cond::Any => true,
                 Cond::Absent => false,
             }
