@@ -359,17 +359,17 @@ mod tests {
         let ops_with = |p_op: Op| -> Vec<Op> {
             let mut ops: Vec<Op> = source
                 .iter()
-                .filter_map(|&(k, c)| match (c, &samples.keys[k as usize]) {
+                .map(|&(k, c)| match (c, &samples.keys[k as usize]) {
                     (_, Key::Query { name, .. }) if name == "ref" => {
-                        Some(Op::Ignore { key: k, fill: None })
+                        Op::Ignore { key: k, fill: None }
                     }
-                    _ if k == p => Some(p_op.clone()),
-                    (Cond::Lit(v), _) => Some(Op::Keep { key: k, val: v }),
-                    _ => Some(Op::Replace {
+                    _ if k == p => p_op.clone(),
+                    (Cond::Lit(v), _) => Op::Keep { key: k, val: v },
+                    _ => Op::Replace {
                         key: k,
                         from: k,
                         lower: false,
-                    }),
+                    },
                 })
                 .collect();
             ops.sort_by_key(|o| matches!(o, Op::Ignore { .. }));
