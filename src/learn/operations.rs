@@ -220,7 +220,16 @@ fn build(
                             }
                         }
                     }
-                    best.filter(|b| b.0 > config.sigma_min).map(|b| (b.2, b.1))
+                    // Between different keys, values shared in a handful of clusters can be
+                    // chance (two small numeric ids): the mapping needs as many agreeing
+                    // clusters as any rule needs support.
+                    best.filter(|b| {
+                        b.0 > config.sigma_min
+                            && (b.2 == k2
+                                || (b.0 * n_groups).round()
+                                    >= f64::from(config.min_support_clusters))
+                    })
+                    .map(|b| (b.2, b.1))
                 };
                 // Fake replace: values differ within duplicates -> the key is irrelevant,
                 // unless they differ only by case (then the replace lower-cases).
