@@ -259,17 +259,7 @@ fn compose(samples: &Samples, first: &Candidate, second: &Candidate) -> Option<C
             });
         }
     }
-    let merged = first
-        .source
-        .iter()
-        .filter(|(k1, c)| {
-            *c == Cond::Any
-                && !ops
-                    .iter()
-                    .any(|o| matches!(o, Op::Replace { from, .. } if from == k1))
-        })
-        .map(|(k, _)| *k)
-        .collect();
+    let merged = operations::merged_keys(samples, &first.source, &ops);
     Some(Candidate {
         s: first.s,
         t: second.t,

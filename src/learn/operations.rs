@@ -220,7 +220,16 @@ fn build(
                             }
                         }
                     }
-                    best.filter(|b| b.0 > config.sigma_min).map(|b| (b.2, b.1))
+                    // Between different keys, values shared in a handful of clusters can be
+                    // chance (two small numeric ids): the mapping needs as many agreeing
+                    // clusters as any rule needs support.
+                    best.filter(|b| {
+                        b.0 > config.sigma_min
+                            && (b.2 == k2
+                                || (b.0 * n_groups).round()
+                                    >= f64::from(config.min_support_clusters))
+                    })
+                    .map(|b| (b.2, b.1))
                 };
                 // Fake replace: values differ within duplicates -> the key is irrelevant,
                 // unless they differ only by case (then the replace lower-cases).
@@ -303,16 +312,7 @@ fn build(
             });
         }
     }
-    let merged: Vec<KeyId> = source
-        .iter()
-        .filter(|(k1, c)| {
-            *c == Cond::Any
-                && !ops
-                    .iter()
-                    .any(|o| matches!(o, Op::Replace { from, .. } if from == k1))
-        })
-        .map(|(k, _)| *k)
-        .collect();
+    let merged = merged_keys(samples, &source, &ops);
     // A rule of a node to itself that changes no value still sorts the query: proofing keeps
     // it only where parameter order varies among duplicates.
     Some(Candidate {
@@ -324,6 +324,44 @@ fn build(
         merged,
         score,
     })
+}
+
+/// Source keys whose values the rule discards, each of which proofing must show irrelevant on
+/// its own: a key dropped or overwritten by a literal, unless the source fixes it to that same
+/// literal, and not carried to the output by a replace. Overwriting (`keep p=2` for a source
+/// `p=*`, or `p=3 -> p=2`) is an ignore with a fill value and needs exactly an ignore's
+/// evidence, or it would map every page number onto one.
+pub(crate) fn merged_keys(samples: &Samples, source: &[(KeyId, Cond)], ops: &[Op]) -> Vec<KeyId> {
+    source
+        .iter()
+        .filter(|&&(k1, cond)| {
+            if ops
+                .iter()
+                .any(|o| matches!(o, Op::Replace { from, .. } if *from == k1))
+            {
+                return false;
+            }
+            match cond {
+                Cond::Lit(a) => match ops.iter().find(|o| o.key() == k1) {
+                    // Overwritten by another literal: the rule claims the two are the same page.
+                    Some(
+                        &Op::Keep { val, .. }
+                        | &Op::Ignore {
+                            fill: Some(val), ..
+                        },
+                    ) => samples.value_hash[a as usize] != samples.value_hash[val as usize],
+                    // Dropped (`?output=amp`): an ignore, with an ignore's evidence.
+                    Some(Op::Ignore { fill: None, .. }) | None => true,
+                    // Rebuilt from another key (`forum.php` -> the page id): a structural
+                    // change, vetted by the key-key mapping and the rule's false-positive rate.
+                    Some(Op::Replace { .. }) => false,
+                },
+                Cond::Any => true,
+                Cond::Absent => false,
+            }
+        })
+        .map(|(k, _)| *k)
+        .collect()
 }
 
 fn most_frequent(samples: &Samples, tree: &Tree, t: u32, k: KeyId) -> Option<ValId> {

@@ -81,7 +81,10 @@ impl Proof {
             };
             (k.groups_varying == 0 || group_rate <= config.key_negative_rate_max)
                 && pair_rate <= config.fpr_max
-                && (k.groups_varying == 0 || k.positive_values >= config.min_ignored_values)
+                // Every discarded key needs its own positive evidence: a key that never
+                // varied inside a merged group was never shown irrelevant (an overwritten page
+                // number that met no other page of its article in training).
+                && k.positive_values >= config.min_ignored_values.max(1)
         })
     }
 }
@@ -294,4 +297,100 @@ fn run_pairs<T: PartialEq>(sorted: &[T]) -> u64 {
         i += j;
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canon::rules::key::Key;
+    use crate::learn::operations::{merged_keys, url_order};
+
+    /// The pagination hole (generated news site, seed 11): a candidate whose target fixes
+    /// `p=2` while its source matches `p=*`. In this sparse training set no page of an article
+    /// meets another page of the same article, so `p` never varies inside a merged group; the
+    /// overwrite must still be refused, since nothing shows `p` irrelevant. The same rule
+    /// keeping `p` by a replace qualifies (the tracking key `ref` is shown irrelevant).
+    #[test]
+    fn overwriting_a_wildcard_page_number_needs_ignore_evidence() {
+        let mut urls = Vec::new();
+        for id in 0..40u64 {
+            // Plain page 2 of most articles; tracked page 2, 3 or 4 of a few.
+            if !(2..6).contains(&id) {
+                urls.push((format!("http://n.example/a/{id}?p=2"), id * 10 + 2));
+            }
+            if id < 6 {
+                let p = if id < 2 { 2 } else { 3 + id % 2 };
+                for r in 0..2 {
+                    urls.push((
+                        format!("http://n.example/a/{id}?p={p}&ref=r{id}x{r}"),
+                        id * 10 + p,
+                    ));
+                }
+            }
+        }
+        let samples = Samples::build(urls.iter().map(|(u, c)| (u.as_str(), *c)), 1000);
+        let tracked = samples
+            .urls
+            .iter()
+            .position(|s| {
+                samples.shapes[s.shape as usize].iter().any(|&k| {
+                    matches!(&samples.keys[k as usize], Key::Query { name, .. } if name == "ref")
+                })
+            })
+            .unwrap();
+        let shape = samples.urls[tracked].shape;
+        let key_of = |k: &Key| samples.keys.iter().position(|x| x == k).unwrap() as KeyId;
+        let p = key_of(&Key::Query {
+            name: "p".into(),
+            occurrence: 1,
+        });
+        let two = samples.values.iter().position(|v| &**v == "2").unwrap() as u32;
+        let mut source: Vec<(KeyId, Cond)> = samples.shapes[shape as usize]
+            .iter()
+            .map(|&k| {
+                let lit = samples.get(tracked as u32, k).unwrap();
+                let any = matches!(samples.keys[k as usize], Key::Path(1) | Key::Query { .. });
+                (k, if any { Cond::Any } else { Cond::Lit(lit) })
+            })
+            .collect();
+        source.sort_by(|a, b| {
+            url_order(&samples.keys[a.0 as usize]).cmp(&url_order(&samples.keys[b.0 as usize]))
+        });
+        let ops_with = |p_op: Op| -> Vec<Op> {
+            let mut ops: Vec<Op> = source
+                .iter()
+                .map(|&(k, c)| match (c, &samples.keys[k as usize]) {
+                    (_, Key::Query { name, .. }) if name == "ref" => {
+                        Op::Ignore { key: k, fill: None }
+                    }
+                    _ if k == p => p_op.clone(),
+                    (Cond::Lit(v), _) => Op::Keep { key: k, val: v },
+                    _ => Op::Replace {
+                        key: k,
+                        from: k,
+                        lower: false,
+                    },
+                })
+                .collect();
+            ops.sort_by_key(|o| matches!(o, Op::Ignore { .. }));
+            ops
+        };
+        let config = LearnConfig::default();
+        let mut proofer = Proofer::new(&samples);
+        let overwrite = ops_with(Op::Keep { key: p, val: two });
+        let merged = merged_keys(&samples, &source, &overwrite);
+        assert!(merged.contains(&p), "an overwritten key is a merged key");
+        let proof = proofer.proof(&source, shape, &overwrite, &merged);
+        assert_eq!(proof.fp_pairs, 0, "{proof:?}");
+        assert!(!proof.qualifies(&config), "{proof:?}");
+        let replace = ops_with(Op::Replace {
+            key: p,
+            from: p,
+            lower: false,
+        });
+        let merged = merged_keys(&samples, &source, &replace);
+        assert!(!merged.contains(&p));
+        let proof = proofer.proof(&source, shape, &replace, &merged);
+        assert!(proof.qualifies(&config), "{proof:?}");
+    }
 }
