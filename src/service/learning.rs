@@ -902,6 +902,8 @@ impl Learning {
             .rules()
             .swap(host, Arc::new(rules));
         state.history = history;
+        // The gauges lock every host's state, this one included.
+        drop(state);
         tracing::info!(host, from = live, to = target, "rules rolled back");
         self.publish_gauges();
         Ok(RollbackRulesResponse {
@@ -973,7 +975,10 @@ mod tests {
     /// a serde attribute that skips fields would make them undecodable after a restart.
     #[test]
     fn samples_and_template_models_survive_their_storage_encoding() {
-        let config = ContentConfig { template_connectivity: true, ..ContentConfig::default() };
+        let config = ContentConfig {
+            template_connectivity: true,
+            ..ContentConfig::default()
+        };
         let html = "<html><body><nav><a href=/a>a</a><a href=/b>b</a><a href=/c>c</a></nav>\
             <div><aside><p>Sponsored: a rotating line.</p></aside><article><p>One paragraph of \
             the article with enough words to matter.</p><p>A second paragraph, also with words.</p>\
@@ -984,9 +989,22 @@ mod tests {
             let analysis = content::analyze(html.as_bytes(), &config);
             let url = format!("http://example.com/{i}");
             model.observe_linked(&url, &analysis);
-            samples.push(Sample { id: i, url, final_url: None, rel_canonical: Some("http://example.com/".into()), digest: analysis.digest });
+            samples.push(Sample {
+                id: i,
+                url,
+                final_url: None,
+                rel_canonical: Some("http://example.com/".into()),
+                digest: analysis.digest,
+            });
         }
-        assert!(samples[0].digest.pagelets.iter().any(|p| !p.blocks.is_empty()), "the page has blocks");
+        assert!(
+            samples[0]
+                .digest
+                .pagelets
+                .iter()
+                .any(|p| !p.blocks.is_empty()),
+            "the page has blocks"
+        );
         for sample in &samples {
             let bytes = postcard::to_allocvec(sample).expect("encode");
             let back: Sample = postcard::from_bytes(&bytes).expect("a stored sample decodes");
