@@ -78,14 +78,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
     let (health, health_service) = tonic_health::server::health_reporter();
-    health
-        .set_service_status("", ServingStatus::NotServing)
-        .await;
-    for name in SERVICE_NAMES {
-        health
-            .set_service_status(name, ServingStatus::NotServing)
-            .await;
-    }
+    set_health(&health, ServingStatus::NotServing).await;
 
     let normalizer = StaticNormalizer::new(config.static_config.clone())?;
     std::fs::create_dir_all(&config.data_dir).map_err(|err| crate::store::StoreError::Io {
@@ -176,12 +169,7 @@ pub async fn run(
     tracing::info!(addr = ?admin_addr, "admin listening");
 
     sidecar.set_ready();
-    health.set_service_status("", ServingStatus::Serving).await;
-    for name in SERVICE_NAMES {
-        health
-            .set_service_status(name, ServingStatus::Serving)
-            .await;
-    }
+    set_health(&health, ServingStatus::Serving).await;
     tracing::info!(
         rules_hosts = sidecar.canonicalizer.rules().len(),
         seen = sidecar.seen.len(),
@@ -193,14 +181,7 @@ pub async fn run(
     let admin_task = tokio::spawn(admin_server);
     shutdown.await;
     tracing::info!(grace = ?config.shutdown_grace, "shutting down: draining in-flight calls");
-    health
-        .set_service_status("", ServingStatus::NotServing)
-        .await;
-    for name in SERVICE_NAMES {
-        health
-            .set_service_status(name, ServingStatus::NotServing)
-            .await;
-    }
+    set_health(&health, ServingStatus::NotServing).await;
     let _ = stop_sender.send(true);
     let drain = async {
         let main = main_task.await;
@@ -227,6 +208,14 @@ pub async fn run(
     learning.flush();
     tracing::info!("undust stopped");
     Ok(())
+}
+
+/// Sets the overall status and every service's status at once.
+async fn set_health(health: &tonic_health::server::HealthReporter, status: ServingStatus) {
+    health.set_service_status("", status).await;
+    for name in SERVICE_NAMES {
+        health.set_service_status(name, status).await;
+    }
 }
 
 /// Fully qualified names of the services health reports on.

@@ -4,18 +4,18 @@
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tonic::transport::Endpoint;
 use undust::corpus::{self, CorpusConfig, SiteKind};
-use undust::pb::admin_client::AdminClient;
 use undust::pb::canonicalizer_client::CanonicalizerClient;
 use undust::pb::ingest_client::IngestClient;
 use undust::pb::{
     CanonicalizeRequest, Decision, GetStatsRequest, JobState, ObservedPage, RelearnRequest,
 };
 
-use crate::support::{token_knobs, WRITE_TOKEN};
+use crate::support::{
+    admin_client, observed_pages, token_knobs, wait_serving, AdminConnection, WRITE_TOKEN,
+};
 
 /// A free loopback port (bound then released; the sidecar binds it right after).
 fn free_port() -> SocketAddr {
@@ -60,31 +60,7 @@ impl Sidecar {
     }
 
     async fn wait_serving(&self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Ok(channel) = Endpoint::from_shared(format!("http://{}", self.addr))
-                .expect("uri")
-                .connect()
-                .await
-            {
-                let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
-                if let Ok(r) = health
-                    .check(tonic_health::pb::HealthCheckRequest {
-                        service: String::new(),
-                    })
-                    .await
-                {
-                    if r.into_inner().status == 1 {
-                        return;
-                    }
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "undust did not become SERVING within 60 s"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_serving(self.addr).await;
     }
 
     fn kill9(mut self) {
@@ -105,26 +81,8 @@ impl Sidecar {
             .expect("connect")
     }
 
-    async fn admin(
-        &self,
-    ) -> AdminClient<
-        tonic::service::interceptor::InterceptedService<
-            tonic::transport::Channel,
-            impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone,
-        >,
-    > {
-        let channel = Endpoint::from_shared(format!("http://{}", self.admin))
-            .expect("uri")
-            .connect()
-            .await
-            .expect("connect");
-        AdminClient::with_interceptor(channel, |mut request: tonic::Request<()>| {
-            request.metadata_mut().insert(
-                "authorization",
-                format!("Bearer {WRITE_TOKEN}").parse().expect("header"),
-            );
-            Ok(request)
-        })
+    async fn admin(&self) -> AdminConnection {
+        admin_client(self.admin, Some(WRITE_TOKEN)).await
     }
 }
 
@@ -141,19 +99,7 @@ fn pages(seed: u64, count: usize) -> Vec<ObservedPage> {
             .with_kinds(&[SiteKind::Forum])
             .with_pages(count, count),
     );
-    corpus
-        .sites
-        .iter()
-        .flat_map(|site| {
-            site.pages.iter().map(move |page| ObservedPage {
-                url: page.url.clone(),
-                http_status: 200,
-                content_type: "text/html".into(),
-                body: corpus::render_html(site, page).into_bytes(),
-                ..ObservedPage::default()
-            })
-        })
-        .collect()
+    corpus.sites.iter().flat_map(observed_pages).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use undust::config::Knobs;
 use undust::corpus::{self, CorpusConfig, SiteKind};
-use undust::pb::{CanonicalizeRequest, ObservedPage, RelearnRequest};
+use undust::pb::{CanonicalizeRequest, RelearnRequest};
 
-use crate::support::TestServer;
+use crate::support::{observed_pages, TestServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_batch_sees_one_rule_version_while_rules_are_swapped() {
@@ -25,17 +25,7 @@ async fn every_batch_sees_one_rule_version_while_rules_are_swapped() {
             .with_pages(600, 600),
     );
     let site = &corpus.sites[0];
-    let pages: Vec<ObservedPage> = site
-        .pages
-        .iter()
-        .map(|page| ObservedPage {
-            url: page.url.clone(),
-            http_status: 200,
-            content_type: "text/html".into(),
-            body: corpus::render_html(site, page).into_bytes(),
-            ..ObservedPage::default()
-        })
-        .collect();
+    let pages = observed_pages(site);
     server
         .ingest()
         .await

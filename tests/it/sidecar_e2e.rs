@@ -11,7 +11,7 @@ use undust::pb::{
     RelearnRequest, RollbackRulesRequest,
 };
 
-use crate::support::TestServer;
+use crate::support::{observed_pages, TestServer};
 
 fn test_corpus(seed: u64) -> corpus::Corpus {
     corpus::generate(
@@ -23,18 +23,7 @@ fn test_corpus(seed: u64) -> corpus::Corpus {
 
 async fn stream_pages(server: &TestServer, corpus: &corpus::Corpus) -> u64 {
     let mut ingest = server.ingest().await;
-    let mut pages = Vec::new();
-    for site in &corpus.sites {
-        for page in &site.pages {
-            pages.push(ObservedPage {
-                url: page.url.clone(),
-                http_status: 200,
-                content_type: "text/html; charset=utf-8".into(),
-                body: corpus::render_html(site, page).into_bytes(),
-                ..ObservedPage::default()
-            });
-        }
-    }
+    let pages: Vec<ObservedPage> = corpus.sites.iter().flat_map(observed_pages).collect();
     let summary = ingest
         .observe_pages(tokio_stream::iter(pages))
         .await

@@ -115,31 +115,7 @@ impl TestServer {
 
     /// Waits (bounded) until health reports SERVING.
     pub async fn wait_serving(&self) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Ok(channel) = Endpoint::from_shared(format!("http://{}", self.addr))
-                .expect("uri")
-                .connect()
-                .await
-            {
-                let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
-                let request = tonic_health::pb::HealthCheckRequest {
-                    service: String::new(),
-                };
-                if let Ok(response) = health.check(request).await {
-                    if response.into_inner().status
-                        == tonic_health::pb::health_check_response::ServingStatus::Serving as i32
-                    {
-                        return;
-                    }
-                }
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the sidecar did not become SERVING within 30 s"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_serving(self.addr).await;
     }
 
     pub async fn channel(&self) -> Channel {
@@ -159,40 +135,12 @@ impl TestServer {
     }
 
     /// An admin client sending `token` (none when `None`).
-    pub async fn admin_with(
-        &self,
-        token: Option<&'static str>,
-    ) -> AdminClient<
-        InterceptedService<
-            Channel,
-            impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone,
-        >,
-    > {
-        let channel = Endpoint::from_shared(format!("http://{}", self.admin_addr))
-            .expect("uri")
-            .connect()
-            .await
-            .expect("connect admin");
-        AdminClient::with_interceptor(channel, move |mut request: tonic::Request<()>| {
-            if let Some(token) = token {
-                let value = format!("Bearer {token}")
-                    .parse()
-                    .map_err(|_| tonic::Status::internal("bad token"))?;
-                request.metadata_mut().insert("authorization", value);
-            }
-            Ok(request)
-        })
+    pub async fn admin_with(&self, token: Option<&'static str>) -> AdminConnection {
+        admin_client(self.admin_addr, token).await
     }
 
     /// An admin client with the write token.
-    pub async fn admin(
-        &self,
-    ) -> AdminClient<
-        InterceptedService<
-            Channel,
-            impl FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone,
-        >,
-    > {
+    pub async fn admin(&self) -> AdminConnection {
         self.admin_with(Some(WRITE_TOKEN)).await
     }
 
@@ -246,4 +194,79 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> (String, String) {
         head.lines().next().unwrap_or_default().to_owned(),
         body.to_owned(),
     )
+}
+
+/// Adds `authorization: Bearer <token>` to every call (nothing when the token is `None`).
+#[derive(Clone, Copy)]
+pub struct Bearer(Option<&'static str>);
+
+impl tonic::service::Interceptor for Bearer {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(token) = self.0 {
+            let value = format!("Bearer {token}")
+                .parse()
+                .map_err(|_| tonic::Status::internal("bad token"))?;
+            request.metadata_mut().insert("authorization", value);
+        }
+        Ok(request)
+    }
+}
+
+/// An admin client that authenticates with a bearer token.
+pub type AdminConnection = AdminClient<InterceptedService<Channel, Bearer>>;
+
+/// An admin client for `addr` sending `token` (none when `None`).
+pub async fn admin_client(addr: SocketAddr, token: Option<&'static str>) -> AdminConnection {
+    let channel = Endpoint::from_shared(format!("http://{addr}"))
+        .expect("uri")
+        .connect()
+        .await
+        .expect("connect admin");
+    AdminClient::with_interceptor(channel, Bearer(token))
+}
+
+/// Waits (bounded) until the sidecar at `addr` reports SERVING.
+pub async fn wait_serving(addr: SocketAddr) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(channel) = Endpoint::from_shared(format!("http://{addr}"))
+            .expect("uri")
+            .connect()
+            .await
+        {
+            let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+            let request = tonic_health::pb::HealthCheckRequest {
+                service: String::new(),
+            };
+            if let Ok(response) = health.check(request).await {
+                if response.into_inner().status
+                    == tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+                {
+                    return;
+                }
+            }
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the sidecar did not become SERVING within 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Every page of a generated site, rendered, as the crawler would report it.
+pub fn observed_pages(site: &undust::corpus::Site) -> Vec<undust::pb::ObservedPage> {
+    site.pages
+        .iter()
+        .map(|page| undust::pb::ObservedPage {
+            url: page.url.clone(),
+            http_status: 200,
+            content_type: "text/html; charset=utf-8".into(),
+            body: undust::corpus::render_html(site, page).into_bytes(),
+            ..undust::pb::ObservedPage::default()
+        })
+        .collect()
 }
