@@ -175,8 +175,10 @@ pub fn run(args: LoadArgs) -> ExitCode {
 }
 
 async fn drive(args: LoadArgs) -> Result<(), String> {
-    let endpoint =
-        Endpoint::from_shared(format!("http://{}", args.addr)).map_err(|e| e.to_string())?;
+    let endpoint = Endpoint::from_shared(format!("http://{}", args.addr))
+        .map_err(|e| e.to_string())?
+        .initial_stream_window_size(Some(4 * 1024 * 1024))
+        .initial_connection_window_size(Some(16 * 1024 * 1024));
     let relearn_host = if args.relearn_pages > 0 {
         Some(prepare_relearn(&args, &endpoint).await?)
     } else {

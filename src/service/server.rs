@@ -123,7 +123,12 @@ pub async fn run(
     ))
     .max_decoding_message_size(1024 * 1024);
 
+    // Batches of thousands of URLs answer with hundreds of kilobytes: HTTP/2's default 64 KiB
+    // windows would make every response wait for window updates (measured: throughput grew
+    // linearly with connections while the cores idled).
     let mut main_router = Server::builder()
+        .initial_stream_window_size(Some(HTTP2_STREAM_WINDOW))
+        .initial_connection_window_size(Some(HTTP2_CONNECTION_WINDOW))
         .add_service(health_service)
         .add_service(canonicalizer)
         .add_service(ingest);
@@ -140,16 +145,11 @@ pub async fn run(
     }
     let main_addr = listeners.main.local_addr().ok();
     let admin_addr = listeners.admin.local_addr().ok();
-    let main_server = main_router.serve_with_incoming_shutdown(
-        TcpListenerStream::new(listeners.main),
-        stopped(stop.clone()),
-    );
+    let main_server =
+        main_router.serve_with_incoming_shutdown(nodelay(listeners.main), stopped(stop.clone()));
     let admin_server = Server::builder()
         .add_service(admin)
-        .serve_with_incoming_shutdown(
-            TcpListenerStream::new(listeners.admin),
-            stopped(stop.clone()),
-        );
+        .serve_with_incoming_shutdown(nodelay(listeners.admin), stopped(stop.clone()));
     let metrics_task = match (listeners.metrics, telemetry::install()) {
         (Some(listener), Some(handle)) => {
             tracing::info!(addr = ?listener.local_addr().ok(), "metrics listening");
@@ -209,6 +209,26 @@ pub async fn run(
     tracing::info!("undust stopped");
     Ok(())
 }
+
+/// Accepted connections with Nagle's algorithm off. tonic sets TCP_NODELAY only on listeners it
+/// binds itself; without it a response's last segment waits for the peer's delayed ACK (measured:
+/// 40 ms p99 stalls on batches).
+fn nodelay(
+    listener: TcpListener,
+) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    use tokio_stream::StreamExt;
+    TcpListenerStream::new(listener).map(|accepted| {
+        accepted.inspect(|stream| {
+            if let Err(err) = stream.set_nodelay(true) {
+                tracing::debug!(%err, "TCP_NODELAY not set");
+            }
+        })
+    })
+}
+
+/// HTTP/2 flow-control windows of the main listener.
+const HTTP2_STREAM_WINDOW: u32 = 4 * 1024 * 1024;
+const HTTP2_CONNECTION_WINDOW: u32 = 16 * 1024 * 1024;
 
 /// Sets the overall status and every service's status at once.
 async fn set_health(health: &tonic_health::server::HealthReporter, status: ServingStatus) {
