@@ -247,18 +247,7 @@ fn compose(samples: &Samples, first: &Candidate, second: &Candidate) -> Option<C
             }
         }
     }
-    for &(k1, _) in &first.source {
-        let used = ops.iter().any(|o| match o {
-            Op::Replace { from, .. } => *from == k1 || o.key() == k1,
-            _ => o.key() == k1,
-        });
-        if !used {
-            ops.push(Op::Ignore {
-                key: k1,
-                fill: None,
-            });
-        }
-    }
+    operations::ignore_unused_source_keys(&first.source, &mut ops);
     let merged = operations::merged_keys(samples, &first.source, &ops);
     Some(Candidate {
         s: first.s,

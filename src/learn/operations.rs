@@ -299,19 +299,7 @@ fn build(
             }
         }
     }
-    // Source keys that reach the output neither by name nor through a replace are dropped.
-    for &(k1, _) in &source {
-        let used = ops.iter().any(|o| match o {
-            Op::Replace { from, .. } => *from == k1 || o.key() == k1,
-            _ => o.key() == k1,
-        });
-        if !used {
-            ops.push(Op::Ignore {
-                key: k1,
-                fill: None,
-            });
-        }
-    }
+    ignore_unused_source_keys(&source, &mut ops);
     let merged = merged_keys(samples, &source, &ops);
     // A rule of a node to itself that changes no value still sorts the query: proofing keeps
     // it only where parameter order varies among duplicates.
@@ -324,6 +312,23 @@ fn build(
         merged,
         score,
     })
+}
+
+/// Source keys that reach the output neither by name nor through a replace are dropped: adds an
+/// `ignore` for each.
+pub(crate) fn ignore_unused_source_keys(source: &[(KeyId, Cond)], ops: &mut Vec<Op>) {
+    for &(k1, _) in source {
+        let used = ops.iter().any(|o| match o {
+            Op::Replace { from, .. } => *from == k1 || o.key() == k1,
+            _ => o.key() == k1,
+        });
+        if !used {
+            ops.push(Op::Ignore {
+                key: k1,
+                fill: None,
+            });
+        }
+    }
 }
 
 /// Source keys whose values the rule discards, each of which proofing must show irrelevant on

@@ -9,12 +9,10 @@ use std::time::Duration;
 use undust::corpus::{self, CorpusConfig, SiteKind};
 use undust::pb::canonicalizer_client::CanonicalizerClient;
 use undust::pb::ingest_client::IngestClient;
-use undust::pb::{
-    CanonicalizeRequest, Decision, GetStatsRequest, JobState, ObservedPage, RelearnRequest,
-};
+use undust::pb::{CanonicalizeRequest, Decision, GetStatsRequest, JobState, ObservedPage};
 
 use crate::support::{
-    admin_client, observed_pages, token_knobs, wait_serving, AdminConnection, WRITE_TOKEN,
+    admin_client, observed_pages, relearn, token_knobs, wait_serving, AdminConnection, WRITE_TOKEN,
 };
 
 /// A free loopback port (bound then released; the sidecar binds it right after).
@@ -151,26 +149,12 @@ async fn acknowledged_data_survives_kill_9_during_ingest_relearn_and_canonicaliz
     );
 
     // 2. Killed during a relearn: restart serves, and a relearn then succeeds.
-    let started = admin
-        .relearn(RelearnRequest {
-            host: String::new(),
-            wait: false,
-        })
-        .await
-        .expect("relearn")
-        .into_inner();
+    let started = relearn(&mut admin, "", false).await;
     assert!(!started.job_id.is_empty());
     sidecar.kill9();
     let sidecar = Sidecar::spawn(dir.path()).await;
     let mut admin = sidecar.admin().await;
-    let job = admin
-        .relearn(RelearnRequest {
-            host: String::new(),
-            wait: true,
-        })
-        .await
-        .expect("relearn")
-        .into_inner();
+    let job = relearn(&mut admin, "", true).await;
     assert!(job
         .job
         .expect("job")

@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use undust::config::Knobs;
 use undust::corpus::{self, CorpusConfig, SiteKind};
-use undust::pb::{CanonicalizeRequest, RelearnRequest};
+use undust::pb::CanonicalizeRequest;
 
-use crate::support::{observed_pages, TestServer};
+use crate::support::{observed_pages, relearn, TestServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_batch_sees_one_rule_version_while_rules_are_swapped() {
@@ -40,14 +40,7 @@ async fn every_batch_sees_one_rule_version_while_rules_are_swapped() {
     let relearner = tokio::spawn(async move {
         let mut versions = Vec::new();
         for _ in 0..5 {
-            let job = admin
-                .relearn(RelearnRequest {
-                    host: host.clone(),
-                    wait: true,
-                })
-                .await
-                .expect("relearn")
-                .into_inner();
+            let job = relearn(&mut admin, &host, true).await;
             versions.push(job.job.expect("job").hosts[0].rules_version);
         }
         versions

@@ -7,11 +7,10 @@ use std::collections::{HashMap, HashSet};
 use undust::config::Knobs;
 use undust::corpus::{self, CorpusConfig, SiteKind};
 use undust::pb::{
-    CanonicalizeRequest, Decision, GetRulesRequest, GetStatsRequest, JobState, ObservedPage,
-    RelearnRequest, RollbackRulesRequest,
+    Decision, GetRulesRequest, GetStatsRequest, JobState, ObservedPage, RollbackRulesRequest,
 };
 
-use crate::support::{observed_pages, TestServer};
+use crate::support::{canonicalize_all, observed_pages, relearn, TestServer};
 
 fn test_corpus(seed: u64) -> corpus::Corpus {
     corpus::generate(
@@ -33,32 +32,28 @@ async fn stream_pages(server: &TestServer, corpus: &corpus::Corpus) -> u64 {
     summary.sampled
 }
 
+/// Every URL of the corpus, site by site.
+fn corpus_urls(corpus: &corpus::Corpus) -> Vec<String> {
+    corpus
+        .sites
+        .iter()
+        .flat_map(|s| s.pages.iter().map(|p| p.url.clone()))
+        .collect()
+}
+
 /// Canonical form of every corpus URL (dry run: records nothing).
 async fn canonical_forms(
     server: &TestServer,
     corpus: &corpus::Corpus,
 ) -> HashMap<String, (String, i32)> {
     let mut client = server.canonicalizer().await;
-    let urls: Vec<String> = corpus
-        .sites
-        .iter()
-        .flat_map(|s| s.pages.iter().map(|p| p.url.clone()))
+    let urls = corpus_urls(corpus);
+    let results = canonicalize_all(&mut client, &urls, true).await;
+    let forms: HashMap<String, (String, i32)> = urls
+        .into_iter()
+        .zip(results)
+        .map(|(url, result)| (url, (result.canonical, result.decision)))
         .collect();
-    let mut forms = HashMap::new();
-    for chunk in urls.chunks(1_000) {
-        let answer = client
-            .canonicalize(CanonicalizeRequest {
-                urls: chunk.to_vec(),
-                dry_run: true,
-                sequence: 0,
-            })
-            .await
-            .expect("canonicalize")
-            .into_inner();
-        for (url, result) in chunk.iter().zip(answer.results) {
-            forms.insert(url.clone(), (result.canonical, result.decision));
-        }
-    }
     forms
 }
 
@@ -81,16 +76,7 @@ async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart
     );
 
     let mut admin = server.admin().await;
-    let job = admin
-        .relearn(RelearnRequest {
-            host: String::new(),
-            wait: true,
-        })
-        .await
-        .expect("relearn")
-        .into_inner()
-        .job
-        .expect("job");
+    let job = relearn(&mut admin, "", true).await.job.expect("job");
     assert_eq!(job.hosts.len(), corpus.sites.len());
     for host in &job.hosts {
         assert_eq!(host.state, JobState::Succeeded as i32, "{host:?}");
@@ -131,28 +117,11 @@ async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart
 
     // Record everything, then restart on the same data directory.
     let mut client = server.canonicalizer().await;
-    let urls: Vec<String> = corpus
-        .sites
+    let suppressed = canonicalize_all(&mut client, &corpus_urls(&corpus), false)
+        .await
         .iter()
-        .flat_map(|s| s.pages.iter().map(|p| p.url.clone()))
-        .collect();
-    let mut suppressed = 0;
-    for chunk in urls.chunks(1_000) {
-        let answer = client
-            .canonicalize(CanonicalizeRequest {
-                urls: chunk.to_vec(),
-                dry_run: false,
-                sequence: 0,
-            })
-            .await
-            .expect("record")
-            .into_inner();
-        suppressed += answer
-            .results
-            .iter()
-            .filter(|r| r.decision == Decision::Duplicate as i32)
-            .count();
-    }
+        .filter(|r| r.decision == Decision::Duplicate as i32)
+        .count();
     assert_eq!(suppressed, urls_total - forms_total.len());
     let host = corpus.sites[0].host.clone();
     let rules_before = admin
@@ -191,14 +160,7 @@ async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart
     assert_eq!(stats.samples, sampled, "samples were restored");
 
     // A second relearn makes version 2; rollback puts version 1 back.
-    let job = admin
-        .relearn(RelearnRequest {
-            host: host.clone(),
-            wait: true,
-        })
-        .await
-        .expect("relearn")
-        .into_inner();
+    let job = relearn(&mut admin, &host, true).await;
     assert_eq!(
         job.job.expect("job").hosts[0].rules_version,
         rules_before.version + 1
@@ -245,24 +207,10 @@ async fn a_relearn_of_a_host_already_learning_joins_the_running_job() {
     hosts.sort();
     let mut admin = server.admin().await;
     // One job for every host; with one learning slot the last host waits behind the first.
-    let all = admin
-        .relearn(RelearnRequest {
-            host: String::new(),
-            wait: false,
-        })
-        .await
-        .expect("relearn")
-        .into_inner();
+    let all = relearn(&mut admin, "", false).await;
     assert!(!all.joined);
     let last = hosts.last().cloned().expect("two hosts");
-    let joined = admin
-        .relearn(RelearnRequest {
-            host: last,
-            wait: true,
-        })
-        .await
-        .expect("relearn")
-        .into_inner();
+    let joined = relearn(&mut admin, &last, true).await;
     assert!(
         joined.joined,
         "the second call joined instead of starting a second run"

@@ -508,15 +508,20 @@ fn no_kwargs(row: &Value, allowed: &[(&str, Value)]) -> bool {
         })
 }
 
-#[test]
-fn w3lib_canonicalize_url() {
+/// Runs one suite extracted from a Python project's tests: rows calling `func` with no keyword
+/// arguments other than the `allowed` ones, first argument in, `expected` out.
+fn python_suite(
+    name: &'static str,
+    file: &str,
+    func: &str,
+    allowed: &[(&str, Value)],
+    n: &StaticNormalizer,
+    http_only: bool,
+) {
     let Some(dir) = testdata() else { return };
-    let n = sorting_normalizer();
-    let mut suite = Suite::new("w3lib");
-    for row in read_jsonl(&dir.join("url-vectors-extracted/w3lib_test_url.jsonl")) {
-        if row.get("func").and_then(Value::as_str) != Some("canonicalize_url")
-            || !no_kwargs(&row, &[("keep_fragments", Value::Bool(false))])
-        {
+    let mut suite = Suite::new(name);
+    for row in read_jsonl(&dir.join("url-vectors-extracted").join(file)) {
+        if row.get("func").and_then(Value::as_str) != Some(func) || !no_kwargs(&row, allowed) {
             continue;
         }
         let (Some(input), Some(expected)) =
@@ -524,9 +529,26 @@ fn w3lib_canonicalize_url() {
         else {
             continue;
         };
-        suite.check(input, &peer_expected(expected), &ours(&n, input));
+        if http_only && (!is_http(expected) || !is_http(input)) {
+            continue;
+        }
+        suite.check(input, &peer_expected(expected), &ours(n, input));
     }
     suite.finish();
+}
+
+#[test]
+fn w3lib_canonicalize_url() {
+    let allowed = [("keep_fragments", Value::Bool(false))];
+    let n = sorting_normalizer();
+    python_suite(
+        "w3lib",
+        "w3lib_test_url.jsonl",
+        "canonicalize_url",
+        &allowed,
+        &n,
+        false,
+    );
 }
 
 #[test]
@@ -604,48 +626,31 @@ fn stormcrawler_basic() {
 
 #[test]
 fn courlan_normalize_url() {
-    let Some(dir) = testdata() else { return };
+    let allowed = [("strict", Value::Bool(false))];
     let n = sorting_normalizer();
-    let mut suite = Suite::new("courlan");
-    for row in read_jsonl(&dir.join("url-vectors-extracted/courlan_tests.jsonl")) {
-        if row.get("func").and_then(Value::as_str) != Some("normalize_url")
-            || !no_kwargs(&row, &[("strict", Value::Bool(false))])
-        {
-            continue;
-        }
-        let (Some(input), Some(expected)) =
-            (first_arg(&row), row.get("expected").and_then(Value::as_str))
-        else {
-            continue;
-        };
-        suite.check(input, &peer_expected(expected), &ours(&n, input));
-    }
-    suite.finish();
+    python_suite(
+        "courlan",
+        "courlan_tests.jsonl",
+        "normalize_url",
+        &allowed,
+        &n,
+        false,
+    );
 }
 
+/// Only absolute http(s) cases: relative references and other schemes are outside the contract
+/// (the frontier sends absolute web URLs).
 #[test]
 fn url_normalize_suite() {
-    let Some(dir) = testdata() else { return };
     let n = default_normalizer();
-    let mut suite = Suite::new("url-normalize");
-    for row in read_jsonl(&dir.join("url-vectors-extracted/url_normalize_tests.jsonl")) {
-        if row.get("func").and_then(Value::as_str) != Some("url_normalize") || !no_kwargs(&row, &[])
-        {
-            continue;
-        }
-        let (Some(input), Some(expected)) =
-            (first_arg(&row), row.get("expected").and_then(Value::as_str))
-        else {
-            continue;
-        };
-        // Only absolute http(s) cases: relative references and other schemes are outside the
-        // contract (the frontier sends absolute web URLs).
-        if !is_http(expected) || !is_http(input) {
-            continue;
-        }
-        suite.check(input, &peer_expected(expected), &ours(&n, input));
-    }
-    suite.finish();
+    python_suite(
+        "url-normalize",
+        "url_normalize_tests.jsonl",
+        "url_normalize",
+        &[],
+        &n,
+        true,
+    );
 }
 
 /// Expands a ClearURLs parameter-name regex into one concrete name it matches.

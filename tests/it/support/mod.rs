@@ -270,3 +270,44 @@ pub fn observed_pages(site: &undust::corpus::Site) -> Vec<undust::pb::ObservedPa
         })
         .collect()
 }
+
+/// Asks for a relearn of `host` (every host when empty), expecting success.
+pub async fn relearn(
+    admin: &mut AdminConnection,
+    host: &str,
+    wait: bool,
+) -> undust::pb::RelearnResponse {
+    admin
+        .relearn(undust::pb::RelearnRequest {
+            host: host.to_owned(),
+            wait,
+        })
+        .await
+        .expect("relearn")
+        .into_inner()
+}
+
+/// Canonicalizes `urls` in batches of 1,000, returning one result per URL in order.
+pub async fn canonicalize_all(
+    client: &mut CanonicalizerClient<Channel>,
+    urls: &[String],
+    dry_run: bool,
+) -> Vec<undust::pb::CanonicalizeResult> {
+    let mut results = Vec::with_capacity(urls.len());
+    for chunk in urls.chunks(1_000) {
+        let request = undust::pb::CanonicalizeRequest {
+            urls: chunk.to_vec(),
+            dry_run,
+            sequence: 0,
+        };
+        results.extend(
+            client
+                .canonicalize(request)
+                .await
+                .expect("canonicalize")
+                .into_inner()
+                .results,
+        );
+    }
+    results
+}
