@@ -22,18 +22,33 @@ use url::Url;
 
 use crate::canon::rules::key::{decompose, escape_for, Key, KeyRef, MAX_KEYS_PER_URL};
 use crate::canon::rules::pattern::{write_url, ValuePattern};
-use crate::canon::rules::{HostRuleSet, Operation, Pattern, Rule, RuleError, ValidatedRule};
+use crate::canon::rules::{
+    HostRuleSet, Operation, Pattern, Rule, RuleError, SiteAction, SiteRewriter, ValidatedRule,
+};
 
-/// A URL rewritten by a rule.
+/// A URL rewritten by the host's site rules, a pattern rule, or both.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rewrite {
     /// The canonical URL text.
     pub canonical: String,
-    /// Index of the rule in the host's rule set ([`HostRules::rule_id`] names it).
-    pub rule_index: usize,
+    /// Index of the pattern rule in the host's rule set ([`HostRules::rule_id`] names it);
+    /// `None` when only site rules changed the URL.
+    pub rule_index: Option<usize>,
 }
 
-/// Why a URL was rewritten: the rule, the pattern it matched and the result.
+/// Why a URL was rewritten: the site rules that changed it, the pattern rule that matched,
+/// and the result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Explained {
+    /// Site rules that changed the URL (id and action), in the order they apply.
+    pub site_rules: Vec<(String, String)>,
+    /// The pattern rule that matched, if any.
+    pub rule: Option<RuleMatch>,
+    /// The canonical URL.
+    pub canonical: String,
+}
+
+/// The pattern rule that rewrote a URL and the pattern it matched.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuleMatch {
     /// Index of the rule in the host's rule set.
@@ -46,8 +61,6 @@ pub struct RuleMatch {
     pub target_pattern: String,
     /// The operations, as text (`ignore query:sid`, ...).
     pub operations: Vec<String>,
-    /// The canonical URL.
-    pub canonical: String,
 }
 
 #[derive(Debug)]
@@ -74,6 +87,9 @@ struct CompiledRule {
     literals: usize,
     /// Whether this rule's output could be matched by a rule again (then `apply` re-checks).
     chains: bool,
+    /// Whether the output carries a value moved from another component (a query value into
+    /// the path), which the site rules may need to normalize again.
+    moves_values: bool,
 }
 
 #[derive(Debug, Default)]
@@ -90,6 +106,10 @@ struct ShapeIndex {
 pub struct HostRules {
     host: String,
     version: u64,
+    /// Host-wide actions applied before the pattern rules.
+    site: SiteRewriter,
+    /// Site rule ids and actions, and the single-action rewriter of each (for `explain`).
+    site_rules: Vec<(String, SiteAction, SiteRewriter)>,
     rules: Vec<CompiledRule>,
     shapes: FxHashMap<u64, ShapeIndex>,
     /// Most rules one URL can go through (longest chain of the acyclic could-match graph).
@@ -159,6 +179,9 @@ impl HostRules {
             }
             let shape = shape_of(v.source.entries.iter().map(|(k, _)| k.as_ref()));
             members.entry(shape).or_default().push(i as u32);
+            let moves_values = rule.operations.iter().any(|op| {
+                matches!(op, Operation::Replace { key, from, .. } if key.component() != from.component())
+            });
             rules.push(CompiledRule {
                 id: rule.id.clone(),
                 source_text: rule.source_pattern.clone(),
@@ -168,6 +191,7 @@ impl HostRules {
                 source,
                 ops,
                 chains: false,
+                moves_values,
             });
         }
         for (shape, mut ids) in members {
@@ -203,9 +227,20 @@ impl HostRules {
             shapes.insert(shape, index);
         }
         let max_steps = chain_bound(set, &validated, &mut rules)?;
+        let site = SiteRewriter::new(set.site_rules.iter().map(|r| &r.action));
+        let site_rules = set
+            .site_rules
+            .iter()
+            .map(|r| {
+                let one = SiteRewriter::new([&r.action]);
+                (r.id.clone(), r.action.clone(), one)
+            })
+            .collect();
         Ok(HostRules {
             host: set.host.clone(),
             version: set.version,
+            site,
+            site_rules,
             rules,
             shapes,
             max_steps,
@@ -222,14 +257,14 @@ impl HostRules {
         &self.host
     }
 
-    /// Number of rules.
+    /// Number of rules, site rules included.
     pub fn len(&self) -> usize {
-        self.rules.len()
+        self.rules.len() + self.site_rules.len()
     }
 
     /// Whether there are no rules.
     pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
+        self.rules.is_empty() && self.site_rules.is_empty()
     }
 
     /// The id of rule `index`.
@@ -237,12 +272,51 @@ impl HostRules {
         self.rules.get(index).map(|r| r.id.as_str())
     }
 
-    /// Rewrites `url` with the most specific matching rule, if any.
+    /// Rewrites `url` with the site rules, then the most specific matching pattern rule.
+    /// `None` when nothing changes the URL.
+    pub fn apply(&self, url: &Url) -> Option<Rewrite> {
+        if self.site.is_empty() {
+            return self.apply_rules(url);
+        }
+        let Some(text) = self.site.rewrite(url) else {
+            return self.apply_rules(url).map(|rw| self.site_again(rw));
+        };
+        // A rewritten URL always parses (only path letters and whole parameters change); if it
+        // ever did not, the URL is left alone rather than half-rewritten.
+        let sited = Url::parse(&text).ok()?;
+        match self.apply_rules(&sited) {
+            Some(rw) => Some(self.site_again(rw)),
+            None => Some(Rewrite {
+                canonical: text,
+                rule_index: None,
+            }),
+        }
+    }
+
+    /// Site rules applied to a pattern rule's output that carries moved values (a mixed-case
+    /// query value written into the path), so the result is a fixpoint of both.
+    fn site_again(&self, mut rw: Rewrite) -> Rewrite {
+        let moved = rw
+            .rule_index
+            .and_then(|i| self.rules.get(i))
+            .is_some_and(|r| r.moves_values);
+        if moved && !self.site.is_empty() {
+            if let Some(again) = Url::parse(&rw.canonical)
+                .ok()
+                .and_then(|u| self.site.rewrite(&u))
+            {
+                rw.canonical = again;
+            }
+        }
+        rw
+    }
+
+    /// Rewrites `url` with the most specific matching pattern rule, if any.
     ///
     /// When the rule's output could be matched by a rule again (a chain the learner did not
     /// concatenate), the output is rewritten again, at most as many times as the longest
     /// chain of the compiled rules; `rule_index` names the first rule.
-    pub fn apply(&self, url: &Url) -> Option<Rewrite> {
+    fn apply_rules(&self, url: &Url) -> Option<Rewrite> {
         let mut kv = Vec::with_capacity(24);
         let mut slots = [0u8; MAX_KEYS_PER_URL];
         let index = self.find(url, &mut kv, &mut slots)?;
@@ -270,20 +344,33 @@ impl HostRules {
         }
         Some(Rewrite {
             canonical,
-            rule_index: index,
+            rule_index: Some(index),
         })
     }
 
-    /// Like [`HostRules::apply`], with the rule and pattern that explain the rewrite.
-    pub fn explain(&self, url: &Url) -> Option<RuleMatch> {
+    /// Like [`HostRules::apply`], with the site rules and the pattern rule that explain the
+    /// rewrite.
+    pub fn explain(&self, url: &Url) -> Option<Explained> {
         let rewrite = self.apply(url)?;
-        let rule = self.rules.get(rewrite.rule_index)?;
-        Some(RuleMatch {
-            rule_index: rewrite.rule_index,
-            rule_id: rule.id.clone(),
-            source_pattern: rule.source_text.clone(),
-            target_pattern: rule.target_text.clone(),
-            operations: rule.ops_text.clone(),
+        let site_rules = self
+            .site_rules
+            .iter()
+            .filter(|(_, _, one)| one.rewrite(url).is_some())
+            .map(|(id, action, _)| (id.clone(), action.to_string()))
+            .collect();
+        let rule = rewrite.rule_index.and_then(|i| {
+            let rule = self.rules.get(i)?;
+            Some(RuleMatch {
+                rule_index: i,
+                rule_id: rule.id.clone(),
+                source_pattern: rule.source_text.clone(),
+                target_pattern: rule.target_text.clone(),
+                operations: rule.ops_text.clone(),
+            })
+        });
+        Some(Explained {
+            site_rules,
+            rule,
             canonical: rewrite.canonical,
         })
     }
@@ -545,6 +632,7 @@ mod tests {
             host: "example.com".into(),
             version: 7,
             learned_at_unix_ms: 0,
+            site_rules: Vec::new(),
             rules,
         })
         .unwrap()
@@ -579,10 +667,10 @@ mod tests {
         let u = Url::parse("http://example.com/archive3/forum.php?pageid=21&sid=9f8e").unwrap();
         let rw = h.apply(&u).unwrap();
         assert_eq!(rw.canonical, "http://example.com/archive/21/display");
-        assert_eq!(h.rule_id(rw.rule_index), Some("example.com#1"));
+        assert_eq!(h.rule_id(rw.rule_index.unwrap()), Some("example.com#1"));
         let again = Url::parse(&rw.canonical).unwrap();
         assert_eq!(h.apply(&again), None, "canonical form is a fixpoint");
-        let ex = h.explain(&u).unwrap();
+        let ex = h.explain(&u).unwrap().rule.unwrap();
         assert_eq!(
             ex.source_pattern,
             "http://example.com/*/forum.php?pageid=*&sid=*"
@@ -609,7 +697,7 @@ mod tests {
         );
         let h = host(vec![general, specific]);
         let u = Url::parse("http://example.com/cart?sid=1").unwrap();
-        assert_eq!(h.explain(&u).unwrap().rule_id, "s");
+        assert_eq!(h.explain(&u).unwrap().rule.unwrap().rule_id, "s");
         let u = Url::parse("http://example.com/news?sid=1").unwrap();
         assert_eq!(h.apply(&u).unwrap().canonical, "http://example.com/news");
     }
@@ -630,6 +718,7 @@ mod tests {
             host: "example.com".into(),
             version: 1,
             learned_at_unix_ms: 0,
+            site_rules: Vec::new(),
             rules: vec![r],
         });
         assert!(err.is_err(), "two operations on path_0 are rejected");
@@ -667,7 +756,7 @@ mod tests {
             rw.canonical, "http://example.com/c/7",
             "the chain is followed"
         );
-        assert_eq!(h.rule_id(rw.rule_index), Some("a"));
+        assert_eq!(h.rule_id(rw.rule_index.unwrap()), Some("a"));
         assert_eq!(h.apply(&Url::parse(&rw.canonical).unwrap()), None);
         let c_to_a = rule(
             "c",
@@ -679,6 +768,7 @@ mod tests {
             host: "example.com".into(),
             version: 1,
             learned_at_unix_ms: 0,
+            site_rules: Vec::new(),
             rules: vec![a_to_b, b_to_c, c_to_a],
         })
         .unwrap_err();

@@ -33,7 +33,9 @@ pub struct Canonical {
     pub normalized: String,
     /// Whether static normalization changed the input.
     pub changed_static: bool,
-    /// Index of the learned rule that rewrote the URL, in the rule set it came from.
+    /// Whether learned rules (site rules, a pattern rule, or both) changed the URL.
+    pub learned: bool,
+    /// Index of the pattern rule that rewrote the URL, in the rule set it came from.
     pub rule_index: Option<usize>,
 }
 
@@ -130,12 +132,14 @@ impl Canonicalizer {
                 canonical: rewrite.canonical,
                 normalized,
                 changed_static,
-                rule_index: Some(rewrite.rule_index),
+                learned: true,
+                rule_index: rewrite.rule_index,
             },
             None => Canonical {
                 canonical: normalized.clone(),
                 normalized,
                 changed_static,
+                learned: false,
                 rule_index: None,
             },
         }
@@ -168,8 +172,8 @@ pub struct Explanation {
     pub static_steps: Vec<StaticStep>,
     /// The host's live rule set, if any.
     pub rules: Option<Arc<HostRules>>,
-    /// The learned rule that matched, if any.
-    pub matched: Option<engine::RuleMatch>,
+    /// The site rules and the pattern rule that changed the URL, if any.
+    pub matched: Option<engine::Explained>,
     /// The final canonical form.
     pub canonical: String,
 }

@@ -112,7 +112,7 @@ pub fn run(args: CanonicalizeArgs) -> ExitCode {
             Ok(text) => match canonicalizer.canonicalize(text.trim()) {
                 Ok(canonical) => {
                     changed += u64::from(canonical.canonical != text);
-                    learned += u64::from(canonical.rule_index.is_some());
+                    learned += u64::from(canonical.learned);
                     out.write_all(canonical.canonical.as_bytes())
                 }
                 Err(reason) => {

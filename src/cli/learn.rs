@@ -113,13 +113,14 @@ pub fn run(args: LearnArgs) -> ExitCode {
         match learn_host(host, training, &config) {
             Ok(outcome) => {
                 eprintln!(
-                    "[{}/{}] {host}: {} URLs, {clusters} clusters -> {} rules",
+                    "[{}/{}] {host}: {} URLs, {clusters} clusters -> {} site rules, {} rules",
                     index + 1,
                     hosts.len(),
                     training.len(),
+                    outcome.rules.site_rules.len(),
                     outcome.rules.rules.len()
                 );
-                if !outcome.rules.rules.is_empty() {
+                if !outcome.rules.is_empty() {
                     sets.push(outcome.rules);
                 }
             }

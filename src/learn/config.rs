@@ -37,6 +37,12 @@ pub const MIN_IGNORED_VALUES: u32 = 2;
 /// the rule makes identical and that differ in that key, the share holding URLs of different
 /// clusters. Pagination, sort orders and variants fail this at once.
 pub const KEY_NEGATIVE_RATE_MAX: f64 = 0.01;
+/// A value of a discarded key met in at least this share of the clusters a rule matches (and in
+/// at least two of them) marks a page type, such as `/print` or
+/// `/comments`, rather than an identifier: it must itself appear inside merged duplicates.
+/// Evidence that `/print` is a copy of the article says nothing about `/comments`. 1 or more
+/// switches the check off.
+pub const FREQUENT_VALUE_SHARE: f64 = 0.05;
 /// Damping of the random walk of eq. 7 (teleport back to node volumes), for convergence on
 /// periodic graphs; PageRank's usual value.
 pub const DAMPING: f64 = 0.85;
@@ -91,6 +97,8 @@ pub struct LearnConfig {
     pub min_ignored_values: u32,
     /// [`KEY_NEGATIVE_RATE_MAX`].
     pub key_negative_rate_max: f64,
+    /// [`FREQUENT_VALUE_SHARE`].
+    pub frequent_value_share: f64,
     /// Rule selection strategy.
     pub strategy: Strategy,
     /// [`DAMPING`].
@@ -99,6 +107,9 @@ pub struct LearnConfig {
     pub max_walk_iterations: usize,
     /// [`MAX_SAMPLES`].
     pub max_samples: usize,
+    /// Look for host-wide normalizations (`learn::site`) before building the pattern tree.
+    /// Off in [`LearnConfig::paper`], which learns pattern rules only.
+    pub site_rules: bool,
 }
 
 impl Default for LearnConfig {
@@ -114,10 +125,12 @@ impl Default for LearnConfig {
             min_support_clusters: MIN_SUPPORT_CLUSTERS,
             min_ignored_values: MIN_IGNORED_VALUES,
             key_negative_rate_max: KEY_NEGATIVE_RATE_MAX,
+            frequent_value_share: FREQUENT_VALUE_SHARE,
             strategy: Strategy::Graph,
             damping: DAMPING,
             max_walk_iterations: MAX_WALK_ITERATIONS,
             max_samples: MAX_SAMPLES,
+            site_rules: true,
         }
     }
 }
@@ -132,7 +145,9 @@ impl LearnConfig {
             min_support_clusters: 1,
             min_ignored_values: 1,
             key_negative_rate_max: 1.0,
+            frequent_value_share: 1.0,
             fpr_max: 0.05,
+            site_rules: false,
             ..LearnConfig::default()
         }
     }

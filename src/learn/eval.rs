@@ -292,7 +292,7 @@ pub fn evaluate(hosts: &[HostSamples], config: &EvalConfig) -> Result<Vec<EvalRo
                 config.max_train_urls,
             );
             let out = learn_host(&h.host, &train, &learn)?;
-            rules += out.rules.rules.len();
+            rules += out.rules.len();
             let engine = HostRules::compile(&out.rules).map_err(|e| {
                 LearnError::InvalidConfig(format!("learned rules do not compile: {e}"))
             })?;

@@ -25,6 +25,7 @@ pub(crate) mod key;
 pub(crate) mod operations;
 pub(crate) mod proofing;
 pub(crate) mod select;
+pub(crate) mod site;
 pub(crate) mod tree;
 
 use std::time::Instant;
@@ -93,6 +94,9 @@ pub struct LearnReport {
     pub candidates_us: u64,
     /// Microseconds: selection, concatenation and verification.
     pub selection_us: u64,
+    /// Site rules (host-wide normalizations) deployed.
+    #[serde(default)]
+    pub site_rules: usize,
 }
 
 /// Why learning could not run.
@@ -114,6 +118,7 @@ fn check_config(c: &LearnConfig) -> Result<(), LearnError> {
         ("dup_rate_min", c.dup_rate_min),
         ("fake_replace_min", c.fake_replace_min),
         ("key_negative_rate_max", c.key_negative_rate_max),
+        ("frequent_value_share", c.frequent_value_share),
         ("damping", c.damping),
     ];
     for (name, v) in unit {
@@ -275,8 +280,22 @@ pub fn learn_host(
     }
     check_config(config)?;
     let t0 = Instant::now();
+    // Host-wide properties first; the tree learns from the samples they rewrite.
+    let site = if config.site_rules {
+        site::learn(samples, config)
+    } else {
+        site::SiteOutcome {
+            rules: Vec::new(),
+            samples: Vec::new(),
+        }
+    };
+    let tree_samples = if site.rules.is_empty() {
+        samples
+    } else {
+        &site.samples[..]
+    };
     let data = Samples::build(
-        samples.iter().map(|s| (s.url.as_str(), s.cluster)),
+        tree_samples.iter().map(|s| (s.url.as_str(), s.cluster)),
         config.max_samples,
     );
     let tree = Tree::build(&data, config);
@@ -297,7 +316,7 @@ pub fn learn_host(
     let (pairs, dstats) = duplicate_nodes::find(&data, &tree, config);
     report.duplicate_pairs = pairs.len();
     report.sprawling_clusters = dstats.clusters_skipped;
-    let mut proofer = Proofer::new(&data);
+    let mut proofer = Proofer::new(&data, config);
     let mut qualified: Vec<(Candidate, Proof)> = Vec::new();
     let mut unqualified: Vec<(Candidate, Proof)> = Vec::new();
     for pair in &pairs {
@@ -370,6 +389,15 @@ pub fn learn_host(
         learned_at_unix_ms: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64),
+        site_rules: site
+            .rules
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut r)| {
+                r.id = format!("{host}#s{}", i + 1);
+                r
+            })
+            .collect(),
         rules: Vec::new(),
     };
     rules.sort_by(|a, b| b.1.matched.cmp(&a.1.matched).then(a.0.s.cmp(&b.0.s)));
@@ -385,6 +413,7 @@ pub fn learn_host(
     verify(&mut set, samples, config.max_samples);
     report.removed_as_conflicting = before - set.rules.len();
     report.deployed = set.rules.len();
+    report.site_rules = set.site_rules.len();
     report.selection_us = t2.elapsed().as_micros() as u64;
     Ok(LearnOutcome { rules: set, report })
 }
@@ -613,12 +642,12 @@ fn verify(set: &mut HostRuleSet, samples: &[LabelledUrl], max: usize) {
         .take(max)
         .filter_map(|s| Url::parse(&s.url).ok())
         .collect();
-    for _ in 0..=set.rules.len() {
+    for _ in 0..=set.rules.len() + 1 {
         let Ok(engine) = HostRules::compile(set) else {
             set.rules.clear();
             return;
         };
-        let mut bad: Option<usize> = None;
+        let mut bad: Option<Option<usize>> = None;
         for u in &urls {
             let Some(rw) = engine.apply(u) else { continue };
             let ok = match Url::parse(&rw.canonical) {
@@ -636,9 +665,12 @@ fn verify(set: &mut HostRuleSet, samples: &[LabelledUrl], max: usize) {
             }
         }
         match bad {
-            Some(i) => {
+            Some(Some(i)) => {
                 set.rules.remove(i);
             }
+            // Site rules alone are idempotent by construction; should they ever not be, the
+            // host gets no site rules rather than a rewrite that is not a fixpoint.
+            Some(None) => set.site_rules.clear(),
             None => return,
         }
     }
@@ -718,7 +750,12 @@ mod tests {
                 ));
             }
         }
-        let out = learn_host("xxx.example", &samples, &LearnConfig::default()).unwrap();
+        // The figure's operations come from the pattern tree alone.
+        let tree_only = LearnConfig {
+            site_rules: false,
+            ..LearnConfig::default()
+        };
+        let out = learn_host("xxx.example", &samples, &tree_only).unwrap();
         let ops = ops_of(&out.rules);
         let a_to_b = ops
             .iter()
@@ -738,14 +775,19 @@ mod tests {
                 .any(|o| o.starts_with("ignore path_0 -> archive")),
             "{a_to_b:?}"
         );
-        // Every page ends in one canonical form.
-        let engine = HostRules::compile(&out.rules).unwrap();
-        let mut forms: FxHashMap<u64, std::collections::BTreeSet<String>> = FxHashMap::default();
-        for s in &samples {
-            let u = Url::parse(&s.url).unwrap();
-            let c = engine.apply(&u).map_or(u.to_string(), |r| r.canonical);
-            forms.entry(s.cluster).or_default().insert(c);
+        // Every page ends in one canonical form, with and without site rules. (`sid` is not a
+        // site rule here: on forum.php it is only shown irrelevant together with the mirror.)
+        let with_site = learn_host("xxx.example", &samples, &LearnConfig::default()).unwrap();
+        for set in [&out.rules, &with_site.rules] {
+            let engine = HostRules::compile(set).unwrap();
+            let mut forms: FxHashMap<u64, std::collections::BTreeSet<String>> =
+                FxHashMap::default();
+            for s in &samples {
+                let u = Url::parse(&s.url).unwrap();
+                let c = engine.apply(&u).map_or(u.to_string(), |r| r.canonical);
+                forms.entry(s.cluster).or_default().insert(c);
+            }
+            assert!(forms.values().all(|f| f.len() == 1), "{forms:#?}");
         }
-        assert!(forms.values().all(|f| f.len() == 1), "{forms:#?}");
     }
 }

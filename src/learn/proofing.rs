@@ -36,6 +36,9 @@ pub(crate) struct KeyEvidence {
     pub groups_varying: u32,
     pub groups_negative: u32,
     pub positive_values: u32,
+    /// Frequent values of the key (see `LearnConfig::frequent_value_share`) never shown
+    /// irrelevant.
+    pub unproven_frequent_values: u32,
 }
 
 /// What running a rule on the training set showed.
@@ -85,6 +88,7 @@ impl Proof {
                 // varied inside a merged group was never shown irrelevant (an overwritten page
                 // number that met no other page of its article in training).
                 && k.positive_values >= config.min_ignored_values.max(1)
+                && k.unproven_frequent_values == 0
         })
     }
 }
@@ -99,10 +103,11 @@ pub(crate) struct Proofer<'a> {
     by_ident: FxHashMap<u64, u32>,
     mark: Vec<u32>,
     generation: u32,
+    frequent_value_share: f64,
 }
 
 impl<'a> Proofer<'a> {
-    pub fn new(samples: &'a Samples) -> Self {
+    pub fn new(samples: &'a Samples, config: &LearnConfig) -> Self {
         let by_ident = samples
             .urls
             .iter()
@@ -114,6 +119,7 @@ impl<'a> Proofer<'a> {
             by_ident,
             mark: vec![0; samples.urls.len()],
             generation: 0,
+            frequent_value_share: config.frequent_value_share,
         }
     }
 
@@ -280,8 +286,29 @@ impl<'a> Proofer<'a> {
             }
         }
         proof.positive_clusters = positive.len() as u32;
-        for (ev, vals) in proof.keys.iter_mut().zip(positive_values) {
+        let matched_clusters: FxHashSet<u32> = matched
+            .iter()
+            .map(|&u| self.samples.urls[u as usize].cluster)
+            .collect();
+        let frequent_at = if self.frequent_value_share >= 1.0 {
+            f64::INFINITY
+        } else {
+            (self.frequent_value_share * matched_clusters.len() as f64).max(2.0)
+        };
+        for (ki, (ev, vals)) in proof.keys.iter_mut().zip(positive_values).enumerate() {
             ev.positive_values = vals.len() as u32;
+            let mut clusters_of: FxHashMap<u64, FxHashSet<u32>> = FxHashMap::default();
+            for &u in &matched {
+                let v = self.samples.get(u, merged[ki]).unwrap_or(u32::MAX);
+                clusters_of
+                    .entry(self.lower_hash(v))
+                    .or_default()
+                    .insert(self.samples.urls[u as usize].cluster);
+            }
+            ev.unproven_frequent_values = clusters_of
+                .iter()
+                .filter(|(v, c)| c.len() as f64 >= frequent_at && !vals.contains(v))
+                .count() as u32;
         }
         proof
     }
@@ -376,7 +403,7 @@ mod tests {
             ops
         };
         let config = LearnConfig::default();
-        let mut proofer = Proofer::new(&samples);
+        let mut proofer = Proofer::new(&samples, &LearnConfig::default());
         let overwrite = ops_with(Op::Keep { key: p, val: two });
         let merged = merged_keys(&samples, &source, &overwrite);
         assert!(merged.contains(&p), "an overwritten key is a merged key");

@@ -102,24 +102,44 @@ impl AdminService {
             .seen
             .check(key_of(&explanation.canonical), false, None)
             == Seen::Duplicate;
-        let rule = explanation.matched.as_ref().map(|matched| {
-            let host = explanation
-                .rules
-                .as_ref()
-                .map(|rules| rules.host().to_owned())
-                .unwrap_or_default();
-            let learned = self.learning.live_rule(&host, matched.rule_index);
-            pb::Rule {
-                id: matched.rule_id.clone(),
-                source_pattern: matched.source_pattern.clone(),
-                target_pattern: matched.target_pattern.clone(),
-                operations: matched.operations.clone(),
-                support: learned.as_ref().map_or(0, |rule| rule.support),
-                false_positive_rate: learned
-                    .as_ref()
-                    .map_or(0.0, |rule| rule.false_positive_rate),
-            }
-        });
+        let host = explanation
+            .rules
+            .as_ref()
+            .map(|rules| rules.host().to_owned())
+            .unwrap_or_default();
+        let site_rules = explanation
+            .matched
+            .iter()
+            .flat_map(|m| &m.site_rules)
+            .map(|(id, action)| {
+                let learned = self.learning.live_site_rule(&host, id);
+                pb::SiteRule {
+                    id: id.clone(),
+                    action: action.clone(),
+                    support: learned.as_ref().map_or(0, |rule| rule.support),
+                    false_positive_rate: learned
+                        .as_ref()
+                        .map_or(0.0, |rule| rule.false_positive_rate),
+                }
+            })
+            .collect();
+        let rule = explanation
+            .matched
+            .as_ref()
+            .and_then(|m| m.rule.as_ref())
+            .map(|matched| {
+                let learned = self.learning.live_rule(&host, matched.rule_index);
+                pb::Rule {
+                    id: matched.rule_id.clone(),
+                    source_pattern: matched.source_pattern.clone(),
+                    target_pattern: matched.target_pattern.clone(),
+                    operations: matched.operations.clone(),
+                    support: learned.as_ref().map_or(0, |rule| rule.support),
+                    false_positive_rate: learned
+                        .as_ref()
+                        .map_or(0.0, |rule| rule.false_positive_rate),
+                }
+            });
         Ok(ExplainResponse {
             input: request.url,
             static_result: explanation.static_result,
@@ -138,6 +158,7 @@ impl AdminService {
                 .as_ref()
                 .map_or(0, |rules| rules.version()),
             seen,
+            site_rules,
             invalid_reason: String::new(),
         })
     }

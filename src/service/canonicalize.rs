@@ -110,14 +110,14 @@ impl CanonicalizerService {
                 }
                 None => (String::new(), 0),
             };
-            changed_learned += u64::from(canonical.rule_index.is_some());
+            changed_learned += u64::from(canonical.learned);
             host.canonicalized += 1;
 
             let key = key_of(&canonical.canonical);
             let seen = if record {
                 // The URL to remember is only worth a copy when a learned rule rewrote it: otherwise
                 // it is the canonical form itself.
-                let first = canonical.rule_index.map(|_| canonical.normalized.as_str());
+                let first = canonical.learned.then_some(canonical.normalized.as_str());
                 sidecar.seen.check(key, true, first)
             } else {
                 match sidecar.seen.check(key, false, None) {

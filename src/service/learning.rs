@@ -804,6 +804,20 @@ impl Learning {
             .and_then(|set| set.rules.get(index).cloned())
     }
 
+    /// A site rule of a host's live rule set, by id (for Explain's support and false-positive
+    /// rate).
+    pub fn live_site_rule(&self, host: &str, id: &str) -> Option<crate::canon::rules::SiteRule> {
+        let state = self
+            .hosts
+            .get(host)
+            .map(|entry| Arc::clone(entry.value()))?;
+        let state = state.lock();
+        state
+            .history
+            .live_set()
+            .and_then(|set| set.site_rules.iter().find(|r| r.id == id).cloned())
+    }
+
     /// A job by id.
     pub fn job(&self, id: &str) -> Option<RelearnJob> {
         self.jobs
@@ -835,6 +849,11 @@ impl Learning {
             host: host.to_owned(),
             version: live.version,
             learned_at_unix_ms: live.learned_at_unix_ms,
+            site_rules: live
+                .site_rules
+                .iter()
+                .map(super::rules_pb::site_rule_to_pb)
+                .collect(),
             previous_versions: history
                 .versions
                 .iter()

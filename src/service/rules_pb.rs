@@ -1,6 +1,6 @@
 //! Learned rules as protobuf messages (admin `GetRules` and `Explain`).
 
-use crate::canon::rules::Rule;
+use crate::canon::rules::{Rule, SiteRule};
 use crate::pb;
 
 /// One rule as the admin API shows it; operations are their human-readable form.
@@ -10,6 +10,16 @@ pub fn rule_to_pb(rule: &Rule) -> pb::Rule {
         source_pattern: rule.source_pattern.clone(),
         target_pattern: rule.target_pattern.clone(),
         operations: rule.operations.iter().map(ToString::to_string).collect(),
+        support: rule.support,
+        false_positive_rate: rule.false_positive_rate,
+    }
+}
+
+/// One site rule as the admin API shows it.
+pub fn site_rule_to_pb(rule: &SiteRule) -> pb::SiteRule {
+    pb::SiteRule {
+        id: rule.id.clone(),
+        action: rule.action.to_string(),
         support: rule.support,
         false_positive_rate: rule.false_positive_rate,
     }

@@ -229,13 +229,22 @@ fn labelled_clusters_are_a_training_set_with_bad_lines_named() {
     );
     let rules: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).expect("rules")).expect("JSON");
-    let ignores_session = rules["hosts"][0]["rules"].as_array().is_some_and(|rules| {
-        rules.iter().any(|rule| {
-            rule["operations"].as_array().is_some_and(|ops| {
-                ops.iter()
-                    .any(|op| op["op"] == "ignore" && op["key"] == "query:s")
+    // Host-wide, as a site rule, or per page type, as a pattern rule's operation.
+    let site_rule = rules["hosts"][0]["site_rules"]
+        .as_array()
+        .is_some_and(|rules| {
+            rules
+                .iter()
+                .any(|rule| rule["op"] == "ignore_param" && rule["name"] == "s")
+        });
+    let ignores_session = site_rule
+        || rules["hosts"][0]["rules"].as_array().is_some_and(|rules| {
+            rules.iter().any(|rule| {
+                rule["operations"].as_array().is_some_and(|ops| {
+                    ops.iter()
+                        .any(|op| op["op"] == "ignore" && op["key"] == "query:s")
+                })
             })
-        })
-    });
+        });
     assert!(ignores_session, "the session key is ignored: {rules}");
 }

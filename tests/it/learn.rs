@@ -234,9 +234,15 @@ fn run(site: &Site, strategy: Strategy, seed: u64) -> Outcome {
     Outcome {
         ops: out
             .rules
-            .rules
+            .site_rules
             .iter()
-            .flat_map(|r| r.operations.iter().map(ToString::to_string))
+            .map(|r| r.action.to_string())
+            .chain(
+                out.rules
+                    .rules
+                    .iter()
+                    .flat_map(|r| r.operations.iter().map(ToString::to_string)),
+            )
             .collect(),
         compression: m.compression_rate(),
         best: m.best_compression_rate(),
@@ -292,12 +298,57 @@ fn mirrors_merged_but_versions_kept() {
 
 #[test]
 fn case_insensitive_paths_but_revisions_kept() {
-    check(case_site(), &["replace path_1 <- lower(path_1)"], 0.8);
+    check(case_site(), &["lower-case the path"], 0.8);
 }
 
 #[test]
 fn default_documents_but_sort_orders_kept() {
-    check(default_document_site(), &["keep path_1="], 0.8);
+    check(
+        default_document_site(),
+        &["strip the default document"],
+        0.8,
+    );
+}
+
+/// Print copies of articles are duplicates; comment pages are not. The samples hold several
+/// comment pages but never one next to its own article, so no group contradicts ignoring the
+/// last segment: what keeps `/comments` apart is that a frequent value of a discarded key must
+/// itself be shown irrelevant.
+#[test]
+fn print_copies_merged_but_unproven_comment_pages_kept() {
+    let mut b = Builder::new("articles.example", 12);
+    for a in 0..200 {
+        let article = format!("/news/story-{a}.html");
+        match a % 5 {
+            0 | 1 => {
+                b.page(&[article.clone(), format!("{article}/print")]);
+            }
+            2 => {
+                b.page(&[format!("/news/story-{a}.html/comments")]);
+                b.negative(&article, &format!("{article}/comments"));
+            }
+            _ => {
+                b.page(std::slice::from_ref(&article));
+            }
+        }
+    }
+    let site = b.done();
+    let out = learn_host(site.host, &site.urls, &LearnConfig::default()).unwrap();
+    let engine = HostRules::compile(&out.rules).unwrap();
+    for (a, c) in &site.negatives {
+        assert_ne!(
+            canonicalize(&engine, a),
+            canonicalize(&engine, c),
+            "{:#?}",
+            out.rules
+        );
+    }
+    assert_eq!(
+        canonicalize(&engine, "http://articles.example/news/story-7.html/print"),
+        "http://articles.example/news/story-7.html",
+        "{:#?}",
+        out.rules
+    );
 }
 
 #[test]
@@ -317,6 +368,7 @@ fn noisy_cluster_does_not_merge_a_whole_key() {
     let site = b.done();
     let out = learn_host(site.host, &site.urls, &LearnConfig::default()).unwrap();
     assert!(out.rules.rules.is_empty(), "{:#?}", out.rules);
+    assert!(out.rules.site_rules.is_empty(), "{:#?}", out.rules);
 }
 
 #[test]
@@ -327,14 +379,28 @@ fn rule_file_reads_as_documented() {
     let text = file.to_json_pretty().unwrap();
     let back = undust::canon::rules::RuleFile::from_json(&text).unwrap();
     assert_eq!(back.hosts[0], out.rules);
-    let mut by_source: BTreeMap<&str, &str> = BTreeMap::new();
-    for r in &out.rules.rules {
-        by_source.insert(&r.source_pattern, &r.target_pattern);
-    }
-    assert_eq!(
-        by_source.get("http://shop-sessions.example/item.php?id=*&sid=*"),
-        Some(&"http://shop-sessions.example/item.php?id=*"),
+    // The session id is a host-wide property: one site rule, written as documented, with its
+    // evidence.
+    assert!(
+        text.contains("\"op\": \"ignore_param\",\n          \"name\": \"sid\""),
         "{text}"
+    );
+    let sid = &out.rules.site_rules[0];
+    assert_eq!(sid.id, "shop-sessions.example#s1");
+    assert!(sid.support_clusters >= 3 && sid.false_positive_rate == 0.0);
+    let engine = HostRules::compile(&out.rules).unwrap();
+    let u = Url::parse("http://shop-sessions.example/item.php?id=7&sid=abc123").unwrap();
+    let explained = engine.explain(&u).unwrap();
+    assert_eq!(
+        explained.canonical,
+        "http://shop-sessions.example/item.php?id=7"
+    );
+    assert_eq!(
+        explained.site_rules,
+        [(
+            "shop-sessions.example#s1".to_owned(),
+            "ignore query:sid on every URL".to_owned()
+        )]
     );
 }
 
@@ -437,6 +503,12 @@ fn corpus_run(
                 || m.false_positive_rate() > 0.002
                 || std::env::var("LEARN_DEBUG").is_ok()
             {
+                for r in &out.rules.site_rules {
+                    eprintln!(
+                        "    site: {} (support {}, clusters {}, fpr {:.4})",
+                        r.action, r.support, r.support_clusters, r.false_positive_rate
+                    );
+                }
                 for r in &out.rules.rules {
                     eprintln!(
                         "    {} -> {}  [{}]",
@@ -456,11 +528,9 @@ fn corpus_run(
 }
 
 /// Share of the best achievable compression the pipeline (static normalization, then learned
-/// rules) must reach corpus-wide. The brief's target is 0.85; measured on seeds 11, 12, 13:
-/// 0.85, 0.74, 0.86 (the learner alone, without static normalization: 0.84, 0.71, 0.80). The
-/// bar guards the level reached while the gap (ids embedded in slugs, case variants that
-/// fragment the tree) is worked on.
-const MIN_SHARE_OF_BEST: f64 = 0.7;
+/// rules) must reach corpus-wide: the brief's target. Measured on seeds 11, 12, 13 with site
+/// rules: 0.97, 0.93, 0.91 (0.87, 0.71, 0.89 with pattern rules alone).
+const MIN_SHARE_OF_BEST: f64 = 0.85;
 
 /// The corpus-wide quality bar on several seeds: micro-averaged compression against the best
 /// achievable, false-positive rate at most 0.2% of support pairs, learning from a 20% training

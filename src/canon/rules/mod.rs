@@ -25,11 +25,16 @@
 //!   host labels, path segments, scheme and port cannot be dropped without changing the URL's
 //!   shape, so they are set to the `fill` value (`ignore path_0 -> archive`).
 //!
+//! A host may also carry `site_rules`, host-wide normalizations applied before the pattern rules
+//! (drop a parameter everywhere, lower-case paths, strip a default document, sort the query):
+//! see [`site`].
+//!
 //! Loading validates everything ([`RuleFile::from_json`]): unknown format or version, bad
 //! patterns, operations that do not produce the target pattern are errors naming the rule.
 
 pub mod key;
 pub mod pattern;
+pub mod site;
 
 use std::fmt;
 
@@ -38,6 +43,7 @@ use thiserror::Error;
 
 pub use key::{decompose, Component, Key, KeyRef};
 pub use pattern::{Pattern, PatternError, ValuePattern};
+pub use site::{SiteAction, SiteRewriter, SiteRule};
 
 /// The `format` marker of rule files.
 pub const RULE_FILE_FORMAT: &str = "undust-rules";
@@ -142,6 +148,9 @@ pub struct HostRuleSet {
     pub version: u64,
     /// When the rules were learned.
     pub learned_at_unix_ms: i64,
+    /// Host-wide normalizations applied before the pattern rules (see [`site`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub site_rules: Vec<SiteRule>,
     /// The rules.
     pub rules: Vec<Rule>,
 }
@@ -240,6 +249,16 @@ pub struct ValidatedRule {
 }
 
 impl HostRuleSet {
+    /// Rules of both kinds: site rules and pattern rules.
+    pub fn len(&self) -> usize {
+        self.site_rules.len() + self.rules.len()
+    }
+
+    /// Whether the host has no rule of either kind.
+    pub fn is_empty(&self) -> bool {
+        self.site_rules.is_empty() && self.rules.is_empty()
+    }
+
     /// Validates every rule; returns the parsed patterns in rule order.
     pub fn validate(&self) -> Result<Vec<ValidatedRule>, RuleError> {
         if self.rules.len() > MAX_RULES_PER_HOST {
@@ -247,6 +266,31 @@ impl HostRuleSet {
                 host: self.host.clone(),
                 count: self.rules.len(),
             });
+        }
+        if self.site_rules.len() > MAX_RULES_PER_HOST {
+            return Err(RuleError::TooManyRules {
+                host: self.host.clone(),
+                count: self.site_rules.len(),
+            });
+        }
+        for rule in &self.site_rules {
+            let bad = |reason: &str| RuleError::BadOperations {
+                rule: rule.id.clone(),
+                reason: reason.to_owned(),
+            };
+            match &rule.action {
+                SiteAction::IgnoreParam { name } => {
+                    if name.is_empty() || name.contains(['&', '=', '#']) {
+                        return Err(bad("a parameter name must be non-empty without & = #"));
+                    }
+                }
+                SiteAction::DefaultDocument { name } => {
+                    if name.is_empty() || name.contains(['/', '?', '#']) {
+                        return Err(bad("a default document must be a non-empty file name"));
+                    }
+                }
+                SiteAction::LowercasePath | SiteAction::SortQuery => {}
+            }
         }
         self.rules.iter().map(Rule::validate).collect()
     }
@@ -432,6 +476,7 @@ mod tests {
             host: "example.com".into(),
             version: 1,
             learned_at_unix_ms: 0,
+            site_rules: Vec::new(),
             rules: vec![sample_rule()],
         };
         let file = RuleFile::new(vec![set]);
@@ -446,6 +491,7 @@ mod tests {
             host: "example.com".into(),
             version: 1,
             learned_at_unix_ms: 0,
+            site_rules: Vec::new(),
             rules: vec![sample_rule()],
         }]);
         file.version = 2;

@@ -1,0 +1,508 @@
+//! Site rules: host-wide normalizations found before the pattern tree is built.
+//!
+//! The pattern tree learns one rule per pair of page types (Lei et al., section 5). A property
+//! of the whole site — a session parameter the server ignores, case-insensitive paths,
+//! parameters in any order, a default document — then has to be learned once per page type,
+//! and combinations of such properties split every page type into many sparse nodes
+//! (`/A/b?sid=…&ref=…`), each of which may lack the support for a rule. This step tests each
+//! candidate property over all of the host's samples and accepts it only when the duplicate
+//! clusters support it everywhere it would merge URLs:
+//!
+//! - every candidate is a [`SiteAction`]: drop parameter `n`, lower-case the path, strip the
+//!   default document `d`, sort the query;
+//! - with the accepted actions `A` applied, a candidate `X` *merges* two samples when they
+//!   differ under `A` and are identical under `A ∪ X`. Each group of samples made identical is
+//!   positive when it merges samples of one cluster, negative when it merges different clusters;
+//! - `X` is accepted when the positive groups span at least `min_support_clusters` clusters,
+//!   the share of negative groups is at most `key_negative_rate_max` and the share of merged
+//!   pairs that are false positives at most `fpr_max` (the thresholds of the per-key negative
+//!   check and of proofing, so a site rule needs the same evidence as a pattern rule ignoring
+//!   the same key). Pagination, sort orders, variants and revisions put different pages in
+//!   one group and fail at once.
+//!
+//! Accepting one action can reveal another (`sid` and `ref` on the same URLs), so the search
+//! repeats until nothing changes, a bounded number of rounds. The samples rewritten by the
+//! accepted actions are what the pattern tree then learns from, and the engine applies the
+//! same [`SiteRewriter`] before the pattern rules, so learning and serving agree.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use url::Url;
+use xxhash_rust::xxh3::Xxh3;
+
+use super::config::LearnConfig;
+use super::LabelledUrl;
+use crate::canon::rules::{SiteAction, SiteRewriter, SiteRule};
+
+/// Share of the samples a candidate changes that must lie in page types where it merged
+/// duplicates: absence of contrary evidence in a page type is not evidence, so a parameter
+/// shown irrelevant on topic pages (`viewtopic.php?f=…&t=…`) is not dropped from the forum
+/// listings (`viewforum.php?f=…`) that carry most of it.
+const MIN_TYPE_COVERAGE: f64 = 0.75;
+/// No page type without evidence may hold more than this share of the samples a candidate
+/// changes (when it holds at least [`MIN_UNEVIDENCED_TYPE_SAMPLES`]): a forum's listing pages
+/// are a minority of the URLs carrying `f`, but a page type of their own.
+const MAX_UNEVIDENCED_TYPE_SHARE: f64 = 0.05;
+/// Unevidenced page types smaller than this are too small to judge.
+const MIN_UNEVIDENCED_TYPE_SAMPLES: u64 = 3;
+/// A path segment value at least this common at its position (share of samples) names a page
+/// type (a directory or script); rarer values are identifiers or slugs.
+const COMMON_SEGMENT_SHARE: f64 = 0.02;
+/// Rounds of the accept-and-retest loop.
+const MAX_ROUNDS: usize = 4;
+/// Parameter names tested per round (the most frequent first).
+const MAX_PARAM_CANDIDATES: usize = 256;
+/// Default-document names tested per round (the most frequent final segments first).
+const MAX_DOCUMENT_CANDIDATES: usize = 16;
+/// A final segment is a default-document candidate only under this many distinct directories:
+/// a name that ends URLs all over the site, not an identifier.
+const MIN_DOCUMENT_DIRECTORIES: usize = 3;
+
+/// The accepted site rules and the samples rewritten by them.
+pub(crate) struct SiteOutcome {
+    /// Accepted rules, ids not yet assigned.
+    pub rules: Vec<SiteRule>,
+    /// The training samples with the rules applied (unparseable ones unchanged).
+    pub samples: Vec<LabelledUrl>,
+}
+
+/// One parsed sample.
+struct Parsed {
+    url: Url,
+    cluster: u64,
+}
+
+/// Evidence for one candidate.
+#[derive(Default, Debug)]
+struct Evidence {
+    positive_groups: u64,
+    negative_groups: u64,
+    same_pairs: u64,
+    cross_pairs: u64,
+    clusters: FxHashSet<u64>,
+    /// Samples the candidate changes, and those of them in a page type where it merged
+    /// duplicates.
+    changed: u64,
+    changed_in_evidenced_types: u64,
+    /// Most changed samples in one page type without such evidence.
+    largest_unevidenced_type: u64,
+}
+
+impl Evidence {
+    fn accepts(&self, config: &LearnConfig) -> bool {
+        let groups = self.positive_groups + self.negative_groups;
+        groups > 0
+            && self.changed_in_evidenced_types as f64 >= MIN_TYPE_COVERAGE * self.changed as f64
+            && (self.largest_unevidenced_type < MIN_UNEVIDENCED_TYPE_SAMPLES
+                || self.largest_unevidenced_type as f64
+                    <= MAX_UNEVIDENCED_TYPE_SHARE * self.changed as f64)
+            && self.clusters.len() as u64 >= u64::from(config.min_support_clusters.max(1))
+            && self.negative_groups as f64 <= config.key_negative_rate_max * groups as f64
+            && (self.cross_pairs - self.same_pairs) as f64
+                <= config.fpr_max * self.cross_pairs as f64
+    }
+}
+
+/// The samples under the accepted actions: output hashes and the indexes candidates need.
+struct Round {
+    hashes: Vec<u64>,
+    by_hash: FxHashMap<u64, Vec<u32>>,
+    /// Page type of each sample ([`page_types`]).
+    types: Vec<u64>,
+}
+
+/// Page type of each sample: its path with every segment that is not a common value at its
+/// position (a directory or script name) replaced by a wildcard, so `/viewforum.php` and
+/// `/viewtopic.php` are two types and `/threads/<slug>` is one.
+fn page_types(paths: &[&str]) -> Vec<u64> {
+    let mut counts: FxHashMap<(usize, &str), u32> = FxHashMap::default();
+    for path in paths {
+        for (i, seg) in path.split('/').enumerate() {
+            *counts.entry((i, seg)).or_default() += 1;
+        }
+    }
+    let common = (paths.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
+    paths
+        .iter()
+        .map(|path| {
+            let mut h = Xxh3::new();
+            for (i, seg) in path.split('/').enumerate() {
+                if f64::from(counts[&(i, seg)]) >= common {
+                    h.update(seg.as_bytes());
+                } else {
+                    h.update(b"\0*");
+                }
+                h.update(b"/");
+            }
+            h.digest()
+        })
+        .collect()
+}
+
+fn hash_parts(url: &Url, path: &str, query: Option<&str>) -> u64 {
+    let mut h = Xxh3::new();
+    h.update(url[..url::Position::BeforePath].as_bytes());
+    h.update(path.as_bytes());
+    if let Some(q) = query {
+        h.update(b"?");
+        h.update(q.as_bytes());
+    }
+    h.digest()
+}
+
+fn output_hash(rw: &SiteRewriter, url: &Url) -> u64 {
+    let (path, query, _) = rw.rewrite_parts(url.path(), url.query());
+    hash_parts(url, &path, query.as_deref())
+}
+
+/// Finds the site rules of one host's samples (already statically normalized).
+pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcome {
+    let parsed: Vec<Parsed> = samples
+        .iter()
+        .take(config.max_samples)
+        .filter_map(|s| {
+            Some(Parsed {
+                url: Url::parse(&s.url).ok()?,
+                cluster: s.cluster,
+            })
+        })
+        .collect();
+    let mut accepted: Vec<(SiteAction, Evidence)> = Vec::new();
+    let mut rewriter = SiteRewriter::default();
+    for _ in 0..MAX_ROUNDS {
+        let mut changed = false;
+        let mut round = start_round(&parsed, &rewriter);
+        for candidate in candidates(&parsed, &rewriter, &accepted) {
+            let mut with = rewriter.clone();
+            with.add(&candidate);
+            let evidence = measure(&parsed, &with, &round);
+            if evidence.accepts(config) {
+                rewriter = with;
+                accepted.push((candidate, evidence));
+                round = start_round(&parsed, &rewriter);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let rules = accepted
+        .into_iter()
+        .map(|(action, e)| SiteRule {
+            id: String::new(),
+            action,
+            support: e.same_pairs,
+            support_clusters: e.clusters.len() as u64,
+            false_positive_rate: if e.cross_pairs == 0 {
+                0.0
+            } else {
+                (e.cross_pairs - e.same_pairs) as f64 / e.cross_pairs as f64
+            },
+        })
+        .collect::<Vec<_>>();
+    let samples = if rules.is_empty() {
+        samples.to_vec()
+    } else {
+        samples
+            .iter()
+            .map(|s| {
+                let url = Url::parse(&s.url)
+                    .ok()
+                    .and_then(|u| rewriter.rewrite(&u))
+                    .unwrap_or_else(|| s.url.clone());
+                LabelledUrl {
+                    url,
+                    cluster: s.cluster,
+                }
+            })
+            .collect()
+    };
+    SiteOutcome { rules, samples }
+}
+
+fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
+    let mut hashes = Vec::with_capacity(parsed.len());
+    let mut paths = Vec::with_capacity(parsed.len());
+    for p in parsed {
+        let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
+        hashes.push(hash_parts(&p.url, &path, query.as_deref()));
+        paths.push(path);
+    }
+    let types = page_types(&paths.iter().map(|p| p.as_ref()).collect::<Vec<_>>());
+    let mut by_hash: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    for (i, &h) in hashes.iter().enumerate() {
+        by_hash.entry(h).or_default().push(i as u32);
+    }
+    Round {
+        hashes,
+        by_hash,
+        types,
+    }
+}
+
+/// Candidate actions not yet accepted, in test order: path case, default documents,
+/// parameters by frequency, query order.
+fn candidates(
+    parsed: &[Parsed],
+    rewriter: &SiteRewriter,
+    accepted: &[(SiteAction, Evidence)],
+) -> Vec<SiteAction> {
+    let mut out = Vec::new();
+    let mut upper = false;
+    let mut unsorted = false;
+    let mut params: FxHashMap<String, usize> = FxHashMap::default();
+    let mut documents: FxHashMap<String, FxHashSet<u64>> = FxHashMap::default();
+    for p in parsed {
+        let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
+        upper |= path.bytes().any(|b| b.is_ascii_uppercase());
+        if let Some((dir, last)) = path.rsplit_once('/') {
+            if !last.is_empty() && !last.contains(';') {
+                documents
+                    .entry(last.to_owned())
+                    .or_default()
+                    .insert(hash_parts(&p.url, dir, None));
+            }
+        }
+        if let Some(q) = query.as_deref() {
+            let mut prev: Option<&str> = None;
+            let mut names: Vec<&str> = Vec::new();
+            for part in q.split('&') {
+                let name = part.split_once('=').map_or(part, |(n, _)| n);
+                if name.is_empty() {
+                    continue;
+                }
+                unsorted |= prev.is_some_and(|pr| pr > name);
+                prev = Some(name);
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+            for name in names {
+                *params.entry(name.to_owned()).or_default() += 1;
+            }
+        }
+    }
+    let taken = |a: &SiteAction| accepted.iter().any(|(b, _)| b == a);
+    if upper && !taken(&SiteAction::LowercasePath) {
+        out.push(SiteAction::LowercasePath);
+    }
+    let mut documents: Vec<(String, usize)> = documents
+        .into_iter()
+        .map(|(name, dirs)| (name, dirs.len()))
+        .filter(|(_, dirs)| *dirs >= MIN_DOCUMENT_DIRECTORIES)
+        .collect();
+    documents.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out.extend(
+        documents
+            .into_iter()
+            .take(MAX_DOCUMENT_CANDIDATES)
+            .map(|(name, _)| SiteAction::DefaultDocument { name })
+            .filter(|a| !taken(a)),
+    );
+    let mut params: Vec<(String, usize)> = params.into_iter().filter(|p| p.1 >= 2).collect();
+    params.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out.extend(
+        params
+            .into_iter()
+            .take(MAX_PARAM_CANDIDATES)
+            .map(|(name, _)| SiteAction::IgnoreParam { name })
+            .filter(|a| !taken(a)),
+    );
+    if unsorted && !taken(&SiteAction::SortQuery) {
+        out.push(SiteAction::SortQuery);
+    }
+    out
+}
+
+/// Evidence for adding one action to the accepted ones (`round`), giving `after`.
+fn measure(parsed: &[Parsed], after: &SiteRewriter, round: &Round) -> Evidence {
+    // Samples the candidate changes, by their new output.
+    let mut touched: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    let mut is_touched: FxHashSet<u32> = FxHashSet::default();
+    for (i, p) in parsed.iter().enumerate() {
+        let h = output_hash(after, &p.url);
+        if h != round.hashes[i] {
+            touched.entry(h).or_default().push(i as u32);
+            is_touched.insert(i as u32);
+        }
+    }
+    let mut e = Evidence::default();
+    let mut members: Vec<(u64, u64)> = Vec::new();
+    let mut evidenced_types: FxHashSet<u64> = FxHashSet::default();
+    for (h, moved) in &touched {
+        let positive_before = e.positive_groups;
+        members.clear();
+        // (sub-group: the output before the candidate, cluster)
+        members.extend(
+            moved
+                .iter()
+                .map(|&u| (round.hashes[u as usize], parsed[u as usize].cluster)),
+        );
+        if let Some(stay) = round.by_hash.get(h) {
+            members.extend(
+                stay.iter()
+                    .filter(|u| !is_touched.contains(u))
+                    .map(|&u| (round.hashes[u as usize], parsed[u as usize].cluster)),
+            );
+        }
+        count_group(&mut members, &mut e);
+        if e.positive_groups > positive_before {
+            evidenced_types.extend(moved.iter().map(|&u| round.types[u as usize]));
+        }
+    }
+    e.changed = is_touched.len() as u64;
+    let mut unevidenced: FxHashMap<u64, u64> = FxHashMap::default();
+    for &u in &is_touched {
+        let t = round.types[u as usize];
+        if evidenced_types.contains(&t) {
+            e.changed_in_evidenced_types += 1;
+        } else {
+            *unevidenced.entry(t).or_default() += 1;
+        }
+    }
+    e.largest_unevidenced_type = unevidenced.values().copied().max().unwrap_or(0);
+    e
+}
+
+/// Adds the pairs of one merged group that were not identical before the candidate.
+fn count_group(members: &mut [(u64, u64)], e: &mut Evidence) {
+    if members.len() < 2 {
+        return;
+    }
+    let pairs = |n: u64| n * n.saturating_sub(1) / 2;
+    members.sort_unstable();
+    let mut within_sub = 0u64;
+    let mut within_sub_cluster = 0u64;
+    let mut by_cluster: FxHashMap<u64, u64> = FxHashMap::default();
+    let mut i = 0;
+    while i < members.len() {
+        let mut j = i;
+        while j < members.len() && members[j].0 == members[i].0 {
+            j += 1;
+        }
+        within_sub += pairs((j - i) as u64);
+        let mut k = i;
+        while k < j {
+            let mut l = k;
+            while l < j && members[l].1 == members[k].1 {
+                l += 1;
+            }
+            within_sub_cluster += pairs((l - k) as u64);
+            k = l;
+        }
+        for m in &members[i..j] {
+            *by_cluster.entry(m.1).or_default() += 1;
+        }
+        i = j;
+    }
+    let cross = pairs(members.len() as u64) - within_sub;
+    if cross == 0 {
+        return;
+    }
+    let same: u64 = by_cluster.values().map(|&n| pairs(n)).sum::<u64>() - within_sub_cluster;
+    e.cross_pairs += cross;
+    e.same_pairs += same;
+    if same > 0 {
+        e.positive_groups += 1;
+        // Clusters with a merged same-cluster pair.
+        for (&c, &n) in &by_cluster {
+            if n >= 2 {
+                e.clusters.insert(c);
+            }
+        }
+    }
+    if cross > same {
+        e.negative_groups += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lu(url: &str, cluster: u64) -> LabelledUrl {
+        LabelledUrl {
+            url: url.to_owned(),
+            cluster,
+        }
+    }
+
+    #[test]
+    fn session_parameter_is_ignored_site_wide_but_pagination_is_not() {
+        let mut s = Vec::new();
+        for id in 0..20u64 {
+            s.push(lu(&format!("http://a.example/item?id={id}"), id));
+            s.push(lu(
+                &format!("http://a.example/item?id={id}&sid={:x}", id * 7919),
+                id,
+            ));
+            s.push(lu(&format!("http://a.example/Item?id={id}"), id));
+            for page in 1..3 {
+                s.push(lu(
+                    &format!("http://a.example/list?c={id}&page={page}"),
+                    1000 + id * 10 + page,
+                ));
+            }
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let actions: Vec<&SiteAction> = out.rules.iter().map(|r| &r.action).collect();
+        assert!(
+            actions.contains(&&SiteAction::IgnoreParam { name: "sid".into() }),
+            "{actions:?}"
+        );
+        assert!(actions.contains(&&SiteAction::LowercasePath), "{actions:?}");
+        assert!(
+            !actions.contains(&&SiteAction::IgnoreParam {
+                name: "page".into()
+            }),
+            "{actions:?}"
+        );
+        assert!(
+            !actions.contains(&&SiteAction::IgnoreParam { name: "id".into() }),
+            "{actions:?}"
+        );
+        assert!(out.samples.iter().all(|s| !s.url.contains("sid=")));
+        assert!(out
+            .samples
+            .iter()
+            .any(|s| s.url == "http://a.example/item?id=3"));
+    }
+
+    #[test]
+    fn a_parameter_needs_evidence_in_every_large_page_type() {
+        // `f` is redundant on topic pages (the topic id says it all) but names the forum on
+        // the listings; the samples hold no two listings of one page, so nothing contradicts
+        // dropping it there, and nothing supports it either.
+        let mut s = Vec::new();
+        for t in 0..40u64 {
+            s.push(lu(&format!("http://c.example/viewtopic.php?f=1&t={t}"), t));
+            s.push(lu(&format!("http://c.example/viewtopic.php?f=2&t={t}"), t));
+        }
+        for f in 0..20u64 {
+            s.push(lu(
+                &format!("http://c.example/viewforum.php?f={f}&start=0"),
+                100 + f,
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        assert!(out.rules.is_empty(), "{:?}", out.rules);
+        // With the listings out of the sample, the topic pages alone justify it.
+        let topics: Vec<LabelledUrl> = s.into_iter().filter(|l| l.cluster < 100).collect();
+        let out = learn(&topics, &LearnConfig::default());
+        assert_eq!(
+            out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
+            [&SiteAction::IgnoreParam { name: "f".into() }]
+        );
+    }
+
+    #[test]
+    fn a_case_sensitive_site_keeps_its_case() {
+        let mut s = Vec::new();
+        for id in 0..20u64 {
+            s.push(lu(&format!("http://b.example/wiki/Page{id}"), id));
+            s.push(lu(&format!("http://b.example/wiki/PAGE{id}"), 100 + id));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        assert!(out.rules.is_empty(), "{:?}", out.rules);
+    }
+}
