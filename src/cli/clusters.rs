@@ -1,6 +1,7 @@
 //! `undust clusters`: fetched pages in, one JSON line per URL out:
 //! `{"url", "host", "cluster", "simhash"}` (simhash as 16 hex digits; absent for URLs known only
-//! from redirects or rel=canonical). A summary ends on stderr.
+//! from redirects or rel=canonical: a redirected page's content is its final URL's). A summary
+//! ends on stderr, with the redirect and canonical evidence used and refused.
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -9,6 +10,7 @@ use std::process::ExitCode;
 use super::canonicalize::StaticArgs;
 use super::pipeline::{cluster_host, read_hosts};
 use super::{EXIT_NO_INPUT, EXIT_USAGE};
+use crate::cluster::ClusterStats;
 use crate::content::ContentConfig;
 
 /// Flags of `undust clusters`.
@@ -62,6 +64,7 @@ pub fn run(args: ClustersArgs) -> ExitCode {
     };
     let mut out = BufWriter::new(sink);
     let (mut urls, mut clusters) = (0usize, 0usize);
+    let mut evidence = ClusterStats::default();
     for (host, pages) in &hosts {
         let (clustering, prints) = cluster_host(pages, &config);
         clusters += clustering
@@ -69,10 +72,16 @@ pub fn run(args: ClustersArgs) -> ExitCode {
             .iter()
             .filter(|c| c.members.len() > 1)
             .count();
-        let simhash_of: std::collections::HashMap<&str, u64> = pages
+        let s = clustering.stats();
+        evidence.redirects += s.redirects;
+        evidence.redirects_fan_in += s.redirects_fan_in;
+        evidence.canonicals += s.canonicals;
+        evidence.canonicals_contradicted += s.canonicals_contradicted;
+        evidence.canonicals_fan_in += s.canonicals_fan_in;
+        evidence.cross_host_ignored += s.cross_host_ignored;
+        let simhash_of: std::collections::HashMap<&str, u64> = prints
             .iter()
-            .zip(&prints)
-            .map(|(page, print)| (page.url.as_str(), print.simhash))
+            .filter_map(|(at, print)| Some((at.as_deref()?, print.simhash)))
             .collect();
         for (url, cluster) in clustering.assignments() {
             urls += 1;
@@ -95,6 +104,18 @@ pub fn run(args: ClustersArgs) -> ExitCode {
         "undust clusters: {} records, {} pages fingerprinted, {} skipped (non-2xx), {} malformed, {} invalid URLs; \
          {} hosts, {urls} URLs, {clusters} duplicate clusters",
         summary.records, summary.pages, summary.skipped_status, summary.malformed, summary.invalid_url, hosts.len()
+    );
+    eprintln!(
+        "undust clusters: {} canonicals from HTML; evidence applied: {} redirects, {} canonicals; \
+         refused: {} redirects into catch-alls, {} canonicals contradicted by content, \
+         {} canonicals claimed by different contents, {} cross-host pairs",
+        summary.html_canonicals,
+        evidence.redirects,
+        evidence.canonicals,
+        evidence.redirects_fan_in,
+        evidence.canonicals_contradicted,
+        evidence.canonicals_fan_in,
+        evidence.cross_host_ignored
     );
     ExitCode::SUCCESS
 }

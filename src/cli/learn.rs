@@ -71,13 +71,15 @@ pub fn training_sets(
     let (hosts, summary) =
         read_hosts(pages, &normalizer, &config, true).map_err(|err| (EXIT_NO_INPUT, err))?;
     eprintln!(
-        "read {} records: {} pages, {} non-2xx skipped, {} malformed, {} invalid URLs, {} hosts",
+        "read {} records: {} pages, {} non-2xx skipped, {} malformed, {} invalid URLs, {} hosts, \
+         {} canonicals from HTML",
         summary.records,
         summary.pages,
         summary.skipped_status,
         summary.malformed,
         summary.invalid_url,
-        hosts.len()
+        hosts.len(),
+        summary.html_canonicals
     );
     Ok(hosts
         .into_iter()

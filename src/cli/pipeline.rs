@@ -6,6 +6,12 @@
 //! (the paper's local algorithm, with the link-graph connectivity test), a fingerprint per page,
 //! and clusters from near-duplicate, redirect and rel=canonical evidence. Labelled input
 //! (`{"url", "cluster"}` lines) skips the content side entirely.
+//!
+//! A page's canonical is the one its record declares (the JSON `canonical` field, or an HTTP
+//! `Link: rel="canonical"` header in WARC), else the one its HTML head declares
+//! ([`PageAnalysis::declared_canonical`], found by the same analysis pass), resolved against the
+//! URL the body came from. A redirected record's body and canonical belong to its final URL
+//! ([`ClusterBuilder::add_fetch`]).
 
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -22,8 +28,11 @@ const RECORD_ERRORS_REPORTED: usize = 20;
 
 /// One page kept for a host.
 pub struct HostPage {
+    /// The URL fetched (statically normalized).
     pub url: String,
+    /// Where the fetch ended after redirects, when elsewhere (statically normalized).
     pub final_url: Option<String>,
+    /// The canonical the record declares, else the one the HTML head declares (normalized).
     pub rel_canonical: Option<String>,
     pub analysis: PageAnalysis,
 }
@@ -36,6 +45,8 @@ pub struct ReadSummary {
     pub skipped_status: u64,
     pub malformed: u64,
     pub invalid_url: u64,
+    /// Pages whose canonical came from their HTML (the record declared none).
+    pub html_canonicals: u64,
 }
 
 /// Reads page files into per-host page lists (hosts sorted). Record errors are reported on
@@ -82,16 +93,26 @@ pub fn read_hosts(
             let Some(host) = url.host_str().map(str::to_owned) else {
                 continue;
             };
-            let normalize = |text: Option<String>| {
-                text.and_then(|t| normalizer.normalize(&t).ok())
-                    .map(String::from)
-            };
+            let normalize = |text: &str| normalizer.normalize(text).ok();
+            let final_url = page.final_url.as_deref().and_then(normalize);
             let analysis = content::analyze(&page.body, config);
+            let declared = page.rel_canonical.as_deref().and_then(normalize);
+            let rel_canonical = match declared {
+                Some(declared) => Some(declared),
+                None => {
+                    let served_from = final_url.as_ref().unwrap_or(&url);
+                    let html = analysis
+                        .declared_canonical(served_from)
+                        .and_then(|c| normalize(c.as_str()));
+                    summary.html_canonicals += u64::from(html.is_some());
+                    html
+                }
+            };
             summary.pages += 1;
             hosts.entry(host).or_default().push(HostPage {
                 url: String::from(url),
-                final_url: normalize(page.final_url),
-                rel_canonical: normalize(page.rel_canonical),
+                final_url: final_url.map(String::from),
+                rel_canonical: rel_canonical.map(String::from),
                 analysis,
             });
         }
@@ -102,31 +123,37 @@ pub fn read_hosts(
     Ok((hosts, summary))
 }
 
-/// Clusters one host's pages: template model from all of them, fingerprints, evidence.
-pub fn cluster_host(pages: &[HostPage], config: &ContentConfig) -> (Clustering, Vec<Fingerprint>) {
+/// Clusters one host's pages: template model from all of them, fingerprints, evidence. The
+/// fingerprints are in page order, each with the URL it was recorded for (the final URL of a
+/// redirected page; `None` when it was not recorded, see [`ClusterBuilder::add_fetch`]).
+pub fn cluster_host(
+    pages: &[HostPage],
+    config: &ContentConfig,
+) -> (Clustering, Vec<(Option<String>, Fingerprint)>) {
     let linked: Vec<(String, PageAnalysis)> = pages
         .iter()
         .map(|page| (page.url.clone(), page.analysis.clone()))
         .collect();
     let prints = content::fingerprint_host_linked(&linked, config).fingerprints;
     let mut builder = ClusterBuilder::new(ClusterConfig::default());
-    for (page, print) in pages.iter().zip(&prints) {
-        builder.add_page(
-            &page.url,
-            PageEvidence {
-                simhash: print.simhash,
-                exact: print.exact,
-                strong: print.strength == Strength::Strong,
-            },
-        );
-        if let Some(final_url) = &page.final_url {
-            builder.add_redirect(&page.url, final_url);
-        }
-        if let Some(canonical) = &page.rel_canonical {
-            builder.add_canonical(&page.url, canonical);
-        }
-    }
-    (builder.finish(), prints)
+    let recorded: Vec<(Option<String>, Fingerprint)> = pages
+        .iter()
+        .zip(prints)
+        .map(|(page, print)| {
+            let at = builder.add_fetch(
+                &page.url,
+                page.final_url.as_deref(),
+                page.rel_canonical.as_deref(),
+                PageEvidence {
+                    simhash: print.simhash,
+                    exact: print.exact,
+                    strong: print.strength == Strength::Strong,
+                },
+            );
+            (at, print)
+        })
+        .collect();
+    (builder.finish(), recorded)
 }
 
 /// Labelled URLs of one host from its clustering (only URLs of that host).

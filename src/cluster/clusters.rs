@@ -10,6 +10,17 @@
 //!   declarations that put both URLs in one cluster, even when the target was never fetched.
 //!   Cross-host pairs are ignored (the clusters, and the rules learned from them, are per host).
 //!
+//! # Fetches
+//!
+//! A crawler reports a fetch as "asked for `url`, was redirected to `final_url`, got this body,
+//! which declares this canonical". [`ClusterBuilder::add_fetch`] records it the one way that keeps
+//! the evidence apart: the body is the *final* URL's content, so the fingerprint and the canonical
+//! claim are recorded for the final URL, and the fetched URL is tied to it only by the redirect.
+//! Recording the body under the fetched URL would make every URL redirected to one login page
+//! carry that page's text, and the exact-hash evidence would merge them whatever a redirect guard
+//! says. A final URL on another host is not this host's content: such a fetch records nothing
+//! (the cross-host redirect is counted).
+//!
 //! # Chaining guard
 //!
 //! Transitive closure of "within k" chains: A~B, B~C, C~D … can join pages with nothing in
@@ -28,6 +39,22 @@
 //! Strong pages claiming it fall into more than one content cluster. Rejections are counted in
 //! [`ClusterStats`].
 //!
+//! # Catch-all redirects
+//!
+//! Sites send many unrelated URLs to one place: removed or protected pages to a login page, the
+//! home page or an error page. Those redirects say "this URL has no content of its own", not "this
+//! URL is a duplicate of the target", and applying them would put every such URL in one cluster
+//! and teach the learner that they are duplicates. The guard mirrors the canonical fan-in guard: a
+//! redirect *changes the path* when the source's path differs from the target's once ASCII case
+//! and trailing slashes are set aside (`http→https`, `/a → /a/`, `/A → /a`, `/a?utm=x → /a` keep
+//! the path and are always applied). The targets are taken with their content clusters (exact and
+//! near-duplicate merges; an unfetched target stands alone), so `/login?next=/a` and
+//! `/login?next=/b`, the same page, are one target. A target whose path-changing redirects come
+//! from more than [`MAX_REDIRECT_ALIAS_PATHS`] distinct source paths is a catch-all: those
+//! redirects are not applied and are counted in [`ClusterStats::redirects_fan_in`]; its
+//! path-keeping redirects still are. Redirect sources are compared by path, not content, because
+//! a redirected URL has none of its own (see "Fetches").
+//!
 //! # Stability
 //!
 //! [`ClusterBuilder::finish`] processes everything in URL order, so the same set of evidence
@@ -38,11 +65,24 @@
 //! different spellings meet); callers should pass every URL through the same static normalization
 //! first. Memory is proportional to the URLs added: the caller bounds that (the sampler does).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::index::{SimhashIndex, DEFAULT_MAX_DISTANCE, MAX_SUPPORTED_DISTANCE};
+
+/// Most distinct source paths whose redirects into one target (content cluster) are taken as
+/// duplicate evidence; beyond it the target is a catch-all (see the module documentation).
+///
+/// Why 8: the path-changing aliases of one resource are a handful of spellings: default documents
+/// (`/index.html`, `/index.php`, `/default.aspx`, `/home` → `/`), a legacy URL scheme or two
+/// (`/item.php?id=5`, `/p/5` → `/products/5`), an old slug, an AMP or print path. Case, trailing
+/// slashes, scheme and query changes are not counted at all. A catch-all collects one path per
+/// resource it stands in for, so on any site with more than a few removed or protected pages it
+/// passes a small bound, and keeps growing with the site. What the bound lets through is capped:
+/// a catch-all fed from 8 paths or fewer wrongly merges the URLs of those few paths only. A bound
+/// of 2–3 would start refusing real alias sets.
+pub const MAX_REDIRECT_ALIAS_PATHS: usize = 8;
 
 /// A stable cluster id: xxh3-64 of the cluster's smallest member URL.
 pub type ClusterId = u64;
@@ -88,6 +128,9 @@ pub struct ClusterStats {
     pub near_duplicate_merges: usize,
     /// Redirect pairs applied.
     pub redirects: usize,
+    /// Redirect pairs not applied because their target is a catch-all: it receives path-changing
+    /// redirects from more than [`MAX_REDIRECT_ALIAS_PATHS`] distinct paths.
+    pub redirects_fan_in: usize,
     /// Canonical pairs applied.
     pub canonicals: usize,
     /// Canonical pairs rejected because both pages' Strong content disagrees.
@@ -116,15 +159,32 @@ pub struct ClusterBuilder {
     node_of: HashMap<String, u32>,
     urls: Vec<String>,
     evidence: Vec<Option<PageEvidence>>,
-    redirects: Vec<(u32, u32)>,
+    redirects: Vec<Redirect>,
     canonicals: Vec<(u32, u32)>,
     cross_host_ignored: usize,
     invalid_ignored: usize,
 }
 
+/// One redirect, with what the catch-all guard needs.
+#[derive(Debug, Clone)]
+struct Redirect {
+    from: u32,
+    to: u32,
+    /// Source and target have the same path up to ASCII case and trailing slashes.
+    keeps_path: bool,
+    /// Hash of the source's folded path.
+    source_path: u64,
+}
+
 /// Parses and re-serialises a URL; unparseable strings are kept as given.
 fn normalise(url: &str) -> String {
     url::Url::parse(url).map_or_else(|_| url.to_string(), String::from)
+}
+
+/// A URL's path with ASCII case and trailing slashes set aside: the spellings of one path that
+/// servers commonly redirect between.
+fn folded_path(url: &url::Url) -> String {
+    url.path().trim_end_matches('/').to_ascii_lowercase()
 }
 
 impl ClusterBuilder {
@@ -157,7 +217,7 @@ impl ClusterBuilder {
     }
 
     /// Resolves `target` against `from` and checks both are on the same host.
-    fn same_host_pair(&mut self, from: &str, target: &str) -> Option<(String, String)> {
+    fn same_host_pair(&mut self, from: &str, target: &str) -> Option<(url::Url, url::Url)> {
         let Ok(base) = url::Url::parse(from) else {
             self.invalid_ignored += 1;
             return None;
@@ -170,22 +230,35 @@ impl ClusterBuilder {
             self.cross_host_ignored += 1;
             return None;
         }
-        Some((String::from(base), String::from(to)))
+        Some((base, to))
     }
 
     /// Records that `from` redirected to `to` (absolute, or relative to `from`). Returns false
     /// when the pair is ignored (cross-host, unparseable, or a self-redirect). The body of a 3xx
-    /// response is not the page's content: record the redirect, not a page, for `from`.
+    /// response is not the page's content: record the redirect, not a page, for `from`. Redirects
+    /// into a catch-all are not applied at [`ClusterBuilder::finish`] (see the module
+    /// documentation).
     pub fn add_redirect(&mut self, from: &str, to: &str) -> bool {
-        let Some((a, b)) = self.same_host_pair(from, to) else {
-            return false;
-        };
+        self.redirect_pair(from, to).is_some()
+    }
+
+    /// [`ClusterBuilder::add_redirect`], returning the target as recorded.
+    fn redirect_pair(&mut self, from: &str, to: &str) -> Option<String> {
+        let (a, b) = self.same_host_pair(from, to)?;
         if a == b {
-            return false;
+            return None;
         }
-        let (a, b) = (self.node(a), self.node(b));
-        self.redirects.push((a, b));
-        true
+        let keeps_path = folded_path(&a) == folded_path(&b);
+        let source_path = xxh3_64(folded_path(&a).as_bytes());
+        let target = String::from(b);
+        let (from, to) = (self.node(String::from(a)), self.node(target.clone()));
+        self.redirects.push(Redirect {
+            from,
+            to,
+            keeps_path,
+            source_path,
+        });
+        Some(target)
     }
 
     /// Records that `url` declares `canonical` (absolute, or relative to `url`) as its canonical
@@ -198,9 +271,37 @@ impl ClusterBuilder {
         if a == b {
             return false;
         }
-        let (a, b) = (self.node(a), self.node(b));
+        let (a, b) = (self.node(String::from(a)), self.node(String::from(b)));
         self.canonicals.push((a, b));
         true
+    }
+
+    /// Records one fetch: `url` was asked for, the response body (fingerprinted as `evidence`)
+    /// came from `final_url` after redirects (`None`: from `url` itself), and the body declared
+    /// `canonical` (absolute, or relative to the final URL). The page and its canonical claim are
+    /// recorded for the final URL, which the redirect ties `url` to (see "Fetches" in the module
+    /// documentation). Returns the URL the content was recorded for, or `None` when nothing was
+    /// (a final URL on another host, or an unparseable pair).
+    pub fn add_fetch(
+        &mut self,
+        url: &str,
+        final_url: Option<&str>,
+        canonical: Option<&str>,
+        evidence: PageEvidence,
+    ) -> Option<String> {
+        let content_url = match final_url {
+            None => normalise(url),
+            Some(final_url) => match self.same_host_pair(url, final_url) {
+                Some((a, b)) if a == b => String::from(b),
+                Some((a, b)) => self.redirect_pair(a.as_str(), b.as_str())?,
+                None => return None,
+            },
+        };
+        self.add_page(&content_url, evidence);
+        if let Some(canonical) = canonical {
+            self.add_canonical(&content_url, canonical);
+        }
+        Some(content_url)
     }
 
     /// Number of distinct URLs seen so far.
@@ -299,7 +400,33 @@ impl ClusterBuilder {
             }
         }
 
-        // 3. Canonical claims, checked against content before anything declared is applied.
+        // 3. Catch-all redirect targets, judged on the content clusters before anything declared
+        // is applied (see the module documentation).
+        let mut source_paths: HashMap<u32, Vec<u64>> = HashMap::new();
+        for r in self.redirects.iter().filter(|r| !r.keeps_path) {
+            source_paths
+                .entry(uf.find(r.to))
+                .or_default()
+                .push(r.source_path);
+        }
+        let catch_alls: HashSet<u32> = source_paths
+            .into_iter()
+            .filter_map(|(target, mut paths)| {
+                paths.sort_unstable();
+                paths.dedup();
+                (paths.len() > MAX_REDIRECT_ALIAS_PATHS).then_some(target)
+            })
+            .collect();
+        let mut redirects: Vec<(u32, u32)> = Vec::with_capacity(self.redirects.len());
+        for r in &self.redirects {
+            if r.keeps_path || !catch_alls.contains(&uf.find(r.to)) {
+                redirects.push((r.from, r.to));
+            } else {
+                stats.redirects_fan_in += 1;
+            }
+        }
+
+        // 4. Canonical claims, checked against content before anything declared is applied.
         let strong_fp = |node: u32| -> Option<u64> {
             self.evidence[node as usize]
                 .filter(|e| e.strong)
@@ -346,13 +473,13 @@ impl ClusterBuilder {
             stats.canonicals += 1;
         }
 
-        // 4. Redirects: what the server did, applied as given.
-        for &(a, b) in &self.redirects {
+        // 5. Redirects: what the server did, applied as given once catch-alls are set aside.
+        for (a, b) in redirects {
             uf.union(a, b);
             stats.redirects += 1;
         }
 
-        // 5. Stable ids from the smallest member URL; members listed in URL order.
+        // 6. Stable ids from the smallest member URL; members listed in URL order.
         let mut cluster_of_root: HashMap<u32, u32> = HashMap::new();
         let mut clusters: Vec<Cluster> = Vec::new();
         let mut cluster_index = Vec::with_capacity(n);

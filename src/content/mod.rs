@@ -31,7 +31,9 @@ pub use fingerprint::{
     fingerprint, fingerprint_digest, fingerprint_host, fingerprint_host_linked, Fingerprint,
     HostFingerprints, Strength,
 };
-pub use pagelet::{analyze, BlockDigest, PageAnalysis, PageDigest, PageletDigest};
+pub use pagelet::{
+    analyze, BlockDigest, PageAnalysis, PageDigest, PageletDigest, MAX_CANONICAL_BYTES,
+};
 pub use simhash::{hamming, simhash_text};
 pub use template::TemplateModel;
 

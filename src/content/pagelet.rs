@@ -68,6 +68,27 @@
 //! a visitor counter or a render time keeps its identity and can be recognised as template. The
 //! simhash vectors and exact hashes keep the digits: pages that differ only by numbers stay apart.
 //!
+//! # Declared canonical URL
+//!
+//! The same pass records what the page's `<head>` says about its own URL, so taking it costs no
+//! second parse: the `href` of the first `<link>` whose `rel` holds the token `canonical` (tokens
+//! are split on ASCII whitespace and compared without case, so `rel="Canonical"` and
+//! `rel="canonical amphtml"` count, `rel="canonical-x"` does not), and the `href` of the first
+//! `<base>` that has one. [`PageAnalysis::declared_canonical`] resolves them against the page's
+//! URL. Choices, each the conservative one:
+//!
+//! - Only the *first* canonical link decides: when its `href` is missing, empty, too long or not
+//!   http(s), the page declares no usable canonical, and a later one is not tried (pages carrying
+//!   two come from two plugins that disagree, and the first is what the head's author wrote).
+//! - Only links in the head count: a `<link rel=canonical>` after the body has started (a `<body>`
+//!   tag, any element that is not head content, or non-blank text, as HTML's tree builder decides),
+//!   or inside a `<template>` (inert content), is ignored. Search engines honour it only in the
+//!   head too, and a body link may be user content.
+//! - `<base href>` applies wherever it stands, before or after the link, as in browsers (the
+//!   document's base URL is its first `<base href>`); one that does not resolve to http(s) is
+//!   ignored and the page URL is the base. `<meta property="og:url">` is not used: it is too often
+//!   a site-wide constant or a stale share URL.
+//!
 //! # Bounds
 //!
 //! At most [`ContentConfig::max_bytes`] of input are parsed (default 4 MiB; the rest is ignored and
@@ -81,6 +102,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use lol_html::html_content::TextType;
 use lol_html::{doc_text, element, HtmlRewriter, MemorySettings, Settings};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
@@ -97,6 +119,10 @@ const MAX_LINK_BYTES: usize = 2048;
 const NUMBER: u64 = 0x9e37_79b9_7f4a_7c15;
 /// Memory lol_html may use for its buffers (a single huge tag or comment); beyond it parsing stops.
 const PARSER_MEMORY: usize = 16 << 20;
+/// Longest declared canonical or base `href` used, and longest resolved canonical URL, in bytes.
+/// Real canonical URLs are well under 1 KiB; an `href` of several KiB is a data blob or an
+/// injected payload, not a page's address, and would only bloat the samples that keep it.
+pub const MAX_CANONICAL_BYTES: usize = 4096;
 
 /// One pagelet of a page, reduced to what template detection and fingerprinting need.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,6 +222,57 @@ pub struct PageAnalysis {
     pub bytes_analyzed: usize,
     /// True when a bound (bytes, tokens, pagelets, parser memory) cut the analysis short.
     pub truncated: bool,
+    /// `href` of the head's first `<link rel="canonical">` (entity-decoded, trimmed, unresolved),
+    /// when it has a usable one; see [`PageAnalysis::declared_canonical`].
+    #[serde(default)]
+    pub canonical_href: Option<String>,
+    /// `href` of the page's first `<base href>` (entity-decoded, trimmed, unresolved).
+    #[serde(default)]
+    pub base_href: Option<String>,
+}
+
+impl PageAnalysis {
+    /// The canonical URL the page's head declares (see the module documentation), resolved
+    /// against `page_url`, the URL the page was served from, through the page's `<base href>`.
+    /// `None` when the page declares none, or when it is not an absolute http(s) URL of at most
+    /// [`MAX_CANONICAL_BYTES`] once resolved.
+    pub fn declared_canonical(&self, page_url: &url::Url) -> Option<url::Url> {
+        let href = self.canonical_href.as_deref()?;
+        let base = self
+            .base_href
+            .as_deref()
+            .and_then(|b| page_url.join(b).ok())
+            .filter(is_web_url);
+        let resolved = base.as_ref().unwrap_or(page_url).join(href).ok()?;
+        (is_web_url(&resolved) && resolved.as_str().len() <= MAX_CANONICAL_BYTES)
+            .then_some(resolved)
+    }
+}
+
+fn is_web_url(url: &url::Url) -> bool {
+    matches!(url.scheme(), "http" | "https") && url.has_host()
+}
+
+/// An attribute value as written (entities decoded, surrounding whitespace trimmed), or `None`
+/// when it is empty or longer than [`MAX_CANONICAL_BYTES`].
+fn href_value(raw: &str) -> Option<String> {
+    // HTML strips ASCII whitespace (only) around a URL before parsing it; entities may decode to
+    // some, so trim again after decoding. No entity decodes to more than twice its own length.
+    let ascii_ws = |c: char| c.is_ascii_whitespace();
+    let raw = raw.trim_matches(ascii_ws);
+    if raw.len() > 2 * MAX_CANONICAL_BYTES {
+        return None;
+    }
+    let decoded = html_escape::decode_html_entities(raw);
+    let value = decoded.trim_matches(ascii_ws);
+    (!value.is_empty() && value.len() <= MAX_CANONICAL_BYTES).then(|| value.to_owned())
+}
+
+/// True when a `rel` attribute value holds the link type `canonical` (link types are
+/// whitespace-separated and ASCII case-insensitive).
+fn rel_is_canonical(rel: &str) -> bool {
+    rel.split_ascii_whitespace()
+        .any(|t| t.eq_ignore_ascii_case("canonical"))
 }
 
 /// Splits a page into pagelets and summarizes each. Never panics, on any input.
@@ -220,6 +297,43 @@ pub fn analyze(html: &[u8], config: &ContentConfig) -> PageAnalysis {
                 } else {
                     None
                 };
+                match name.as_str() {
+                    "link" => {
+                        let mut s = s_el.borrow_mut();
+                        if s.takes_canonical() {
+                            if let Some(rel) = el.get_attribute("rel") {
+                                if rel_is_canonical(&rel) {
+                                    s.canonical_seen = true;
+                                    s.canonical_href =
+                                        el.get_attribute("href").as_deref().and_then(href_value);
+                                }
+                            }
+                        }
+                    }
+                    "base" => {
+                        let mut s = s_el.borrow_mut();
+                        if !s.base_seen && s.templates == 0 {
+                            if let Some(base) = el.get_attribute("href") {
+                                s.base_seen = true;
+                                s.base_href = href_value(&base);
+                            }
+                        }
+                    }
+                    "template" => {
+                        // Template content is inert: its links and bases are not the page's.
+                        if let Some(handlers) = el.end_tag_handlers() {
+                            s_el.borrow_mut().templates += 1;
+                            let s_end = s_el.clone();
+                            let handler: lol_html::EndTagHandler<'static> = Box::new(move |_end| {
+                                let mut s = s_end.borrow_mut();
+                                s.templates = s.templates.saturating_sub(1);
+                                Ok(())
+                            });
+                            handlers.push(handler);
+                        }
+                    }
+                    _ => {}
+                }
                 let pushed = s_el.borrow_mut().start(&name, href);
                 if let Some(id) = pushed {
                     match el.end_tag_handlers() {
@@ -238,7 +352,9 @@ pub fn analyze(html: &[u8], config: &ContentConfig) -> PageAnalysis {
                 Ok(())
             }))
             .append_document_content_handler(doc_text!(move |t| {
-                s_txt.borrow_mut().text(t.as_str());
+                s_txt
+                    .borrow_mut()
+                    .text(t.as_str(), t.text_type() == TextType::Data);
                 Ok(())
             }));
         let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
@@ -255,13 +371,16 @@ pub fn analyze(html: &[u8], config: &ContentConfig) -> PageAnalysis {
         }
         truncated |= !ok;
     }
-    let state = match Rc::try_unwrap(state) {
+    let mut state = match Rc::try_unwrap(state) {
         Ok(cell) => cell.into_inner(),
         // The handlers (holding clones) are dropped with the rewriter above; this cannot happen,
         // but an empty analysis is the safe answer if it ever did.
         Err(_) => return PageAnalysis::default(),
     };
+    let (canonical_href, base_href) = (state.canonical_href.take(), state.base_href.take());
     let mut page = state.finish();
+    page.canonical_href = canonical_href;
+    page.base_href = base_href;
     if page.digest.page_tokens == 0 {
         // No text at all (script-rendered shells, images, binary): text equality would say
         // nothing, so the whole-page hash is of the bytes.
@@ -380,6 +499,17 @@ struct State {
     links: Vec<String>,
     pagelets: Vec<(u32, PageletDigest)>,
     truncated: bool,
+    /// The body has started (HTML's tree builder left the head): later canonical links are not
+    /// the head's.
+    body_started: bool,
+    /// Open `<template>` elements (their content is inert).
+    templates: u32,
+    /// A canonical link was seen in the head: only the first one decides.
+    canonical_seen: bool,
+    canonical_href: Option<String>,
+    /// A `<base href>` was seen: only the first one is the document's base.
+    base_seen: bool,
+    base_href: Option<String>,
 }
 
 impl State {
@@ -415,11 +545,29 @@ impl State {
             links: Vec::new(),
             pagelets: Vec::new(),
             truncated: false,
+            body_started: false,
+            templates: 0,
+            canonical_seen: false,
+            canonical_href: None,
+            base_seen: false,
+            base_href: None,
         }
+    }
+
+    /// Whether a canonical link starting now would be the head's first.
+    fn takes_canonical(&self) -> bool {
+        !self.canonical_seen && !self.body_started && self.templates == 0
     }
 
     /// An element starts; returns its frame id when it was pushed.
     fn start(&mut self, name: &str, href: Option<String>) -> Option<u32> {
+        if !self.body_started
+            && self.templates == 0
+            && (name == "body" || !(matches!(name, "html" | "head") || head_content(name)))
+        {
+            // What HTML's tree builder does before the body: anything but head content starts it.
+            self.body_started = true;
+        }
         let kind = kind_of(name);
         if self.ignored > 0 {
             // Body content (or <body>) inside an unclosed <head> closes it, as the tree builder
@@ -516,7 +664,17 @@ impl State {
         }
     }
 
-    fn text(&mut self, chunk: &str) {
+    /// A text chunk; `data` when it is ordinary text (not the raw text of a `<title>`,
+    /// `<script>`, `<style>` or the like).
+    fn text(&mut self, chunk: &str, data: bool) {
+        if data
+            && !self.body_started
+            && self.templates == 0
+            && chunk.bytes().any(|b| !b.is_ascii_whitespace())
+        {
+            // Non-blank text before the body starts it, as in HTML's tree builder.
+            self.body_started = true;
+        }
         if self.ignored == 0 && self.tokens.len() < self.max_tokens {
             // Bound the pending text too: one text node cannot hold more than a few bytes per
             // remaining token.
@@ -813,6 +971,8 @@ impl State {
             links: self.links,
             bytes_analyzed: 0,
             truncated: self.truncated,
+            canonical_href: None,
+            base_href: None,
         }
     }
 }
@@ -1045,6 +1205,158 @@ mod tests {
         assert!(blocks.iter().all(|&t| t >= 6), "{blocks:?}");
     }
 
+    /// The canonical `html` declares when served from `https://site.test/dir/page?x=1`.
+    fn canonical(html: &str) -> Option<String> {
+        let base = url::Url::parse("https://site.test/dir/page?x=1").expect("valid");
+        page(html).declared_canonical(&base).map(String::from)
+    }
+
+    #[test]
+    fn canonical_link_attribute_case_and_rel_tokens() {
+        let want = Some("https://site.test/a".to_owned());
+        for html in [
+            r#"<head><link rel="canonical" href="/a"></head>"#,
+            r#"<HEAD><LINK REL="Canonical" HREF="/a"></HEAD>"#,
+            r#"<head><link rel=" amphtml	CANONICAL
+ " href="/a"></head>"#,
+            r#"<link href='https://site.test/a' rel=canonical>"#,
+        ] {
+            assert_eq!(canonical(html), want, "{html}");
+        }
+        for html in [
+            r#"<head><link rel="alternate" href="/a"></head>"#,
+            r#"<head><link rel="canonical-url" href="/a"></head>"#,
+            r#"<head><link rel="nocanonical" href="/a"></head>"#,
+            r#"<head><link href="/a"></head>"#,
+            r#"<head><meta property="og:url" content="https://site.test/a"></head>"#,
+        ] {
+            assert_eq!(canonical(html), None, "{html}");
+        }
+        // Entities in the attribute are decoded; surrounding whitespace is trimmed.
+        assert_eq!(
+            canonical(r#"<head><link rel=canonical href="  /a?b=1&amp;c=2 "></head>"#),
+            Some("https://site.test/a?b=1&c=2".to_owned())
+        );
+    }
+
+    #[test]
+    fn canonical_resolves_against_the_page_and_its_base() {
+        assert_eq!(
+            canonical(r#"<head><link rel=canonical href="other"></head>"#),
+            Some("https://site.test/dir/other".to_owned())
+        );
+        assert_eq!(
+            canonical(r#"<head><link rel=canonical href="?x=2"></head>"#),
+            Some("https://site.test/dir/page?x=2".to_owned())
+        );
+        assert_eq!(
+            canonical(r#"<head><link rel=canonical href="//site.test/p"></head>"#),
+            Some("https://site.test/p".to_owned())
+        );
+        // The base (itself relative to the page) applies before or after the link; only the
+        // first base with an href counts.
+        let want = Some("https://site.test/base/x".to_owned());
+        assert_eq!(
+            canonical(r#"<head><base href="/base/"><link rel=canonical href="x"></head>"#),
+            want
+        );
+        assert_eq!(
+            canonical(r#"<head><link rel=canonical href="x"><base href="/base/"></head>"#),
+            want
+        );
+        assert_eq!(
+            canonical(
+                r#"<head><base target=_top><base href="/base/"><base href="/no/"><link rel=canonical href="x">"#
+            ),
+            want
+        );
+        // A base that is not a web URL is ignored; a canonical that is not one is no canonical.
+        assert_eq!(
+            canonical(r#"<head><base href="javascript:void(0)"><link rel=canonical href="x">"#),
+            Some("https://site.test/dir/x".to_owned())
+        );
+        for bad in [
+            "javascript:alert(1)",
+            "mailto:a@site.test",
+            "data:text/html,x",
+            "ftp://site.test/a",
+            "http://",
+        ] {
+            let html = format!(r#"<head><link rel=canonical href="{bad}"></head>"#);
+            assert_eq!(canonical(&html), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_the_first_canonical_link_decides() {
+        assert_eq!(
+            canonical(r#"<head><link rel=canonical href="/a"><link rel=canonical href="/b">"#),
+            Some("https://site.test/a".to_owned())
+        );
+        // A first link with a missing, empty or oversized href: no canonical, the second is not
+        // tried.
+        let long = format!("/{}", "x".repeat(MAX_CANONICAL_BYTES));
+        for first in [
+            r#"<link rel=canonical>"#.to_owned(),
+            r#"<link rel=canonical href="">"#.to_owned(),
+            r#"<link rel=canonical href="   ">"#.to_owned(),
+            format!(r#"<link rel=canonical href="{long}">"#),
+        ] {
+            let html = format!(r#"<head>{first}<link rel=canonical href="/b"></head>"#);
+            assert_eq!(canonical(&html), None, "{first}");
+        }
+        // A resolved URL over the bound is refused too.
+        let near = "y".repeat(MAX_CANONICAL_BYTES - 10);
+        let html = format!(r#"<head><base href="/{near}/"><link rel=canonical href="{near}">"#);
+        assert_eq!(canonical(&html), None);
+    }
+
+    #[test]
+    fn canonical_links_count_in_the_head_only() {
+        let want = Some("https://site.test/c".to_owned());
+        // Before the body: explicit head, implied head, after </head>, after title, scripts and
+        // styles (whose text is not markup), in an unclosed head.
+        for html in [
+            r#"<!doctype html><html><head><title>T</title><link rel=canonical href=/c></head><body>x"#,
+            r#"<html><meta charset=utf-8>
+  <link rel=canonical href=/c><p>text"#,
+            r#"<html><head></head> <link rel=canonical href=/c><body>x"#,
+            r#"<head><script>document.write("<div>")</script><style>p{}</style><link rel=canonical href=/c>"#,
+            r#"<html><head><noscript><p>no</p></noscript><link rel=canonical href=/c><div>body"#,
+        ] {
+            assert_eq!(canonical(html), want, "{html}");
+        }
+        // Once the body started (a <body> tag, body content, non-blank text), or inside a
+        // <template>: ignored.
+        for html in [
+            r#"<head></head><body><link rel=canonical href=/c>"#,
+            r#"<html><div>x</div><link rel=canonical href=/c>"#,
+            r#"<html><head><title>T</title><div>x<link rel=canonical href=/c>"#,
+            r#"<html>Hello <link rel=canonical href=/c>"#,
+            r#"<head><template><link rel=canonical href=/c></template></head>"#,
+            r#"<p>Article <a href=/a>a</a></p><link rel=canonical href=/c>"#,
+        ] {
+            assert_eq!(canonical(html), None, "{html}");
+        }
+        // A template closes: the head goes on.
+        assert_eq!(
+            canonical(r#"<head><template><p>t</p></template><link rel=canonical href=/c>"#),
+            want
+        );
+    }
+
+    #[test]
+    fn the_canonical_link_does_not_change_the_content() {
+        let with = page(
+            r#"<html><head><link rel=canonical href=/c><base href=/b/></head><body><p>Words here</p>"#,
+        );
+        let without = page(r#"<html><head></head><body><p>Words here</p>"#);
+        assert_eq!(with.digest, without.digest);
+        assert_eq!(with.canonical_href.as_deref(), Some("/c"));
+        assert_eq!(with.base_href.as_deref(), Some("/b/"));
+        assert_eq!(without.canonical_href, None);
+    }
+
     #[test]
     fn quantize_keeps_signs() {
         let mut v = [0i32; 64];
@@ -1066,6 +1378,10 @@ mod tests {
         fn never_panics_on_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
             let p = analyze(&bytes, &ContentConfig::default());
             prop_assert!(p.digest.pagelets.len() <= 64);
+            let base = url::Url::parse("http://h.test/p").expect("valid");
+            if let Some(c) = p.declared_canonical(&base) {
+                prop_assert!(matches!(c.scheme(), "http" | "https"));
+            }
         }
 
         #[test]
@@ -1075,9 +1391,15 @@ mod tests {
             Just("<script>"), Just("</script>"), Just("<svg>"), Just("<!--"), Just("-->"), Just("&amp"),
             Just("&#x110000;"), Just("text "), Just("東京"), Just("<b>"), Just("</b>"), Just("<body>"),
             Just("<select>"), Just("<option>"), Just("<br/>"), Just("<"), Just(">"), Just("\u{0}"),
+            Just("<link rel=canonical href=/c>"), Just("<base href=x/>"), Just("<template>"),
+            Just("</template>"), Just("</head>"),
         ], 0..200)) {
             let html: String = parts.concat();
             let p = analyze(html.as_bytes(), &ContentConfig::default());
+            let base = url::Url::parse("http://h.test/p").expect("valid");
+            if let Some(c) = p.declared_canonical(&base) {
+                prop_assert!(c.as_str().len() <= MAX_CANONICAL_BYTES);
+            }
             let total: u32 = p.digest.pagelets.iter().map(|p| p.tokens).sum();
             prop_assert!(total <= p.digest.page_tokens);
         }

@@ -1,10 +1,13 @@
 //! The sidecar's learning loop: samples in, rule sets out, everything durable.
 //!
 //! - **Sampling.** Every accepted page is analysed once on arrival (pagelets, template features,
-//!   simhash contributions; the body is then dropped). The host's template model observes it, and
-//!   the page's compact digest is offered to the host's reservoir ([`crate::ingest::sample`]),
-//!   bounded per host and globally. Changes are made durable in one store transaction before the
-//!   ingest stream is acknowledged.
+//!   simhash contributions, the canonical its HTML head declares; the body is then dropped). The
+//!   host's template model observes it, and the page's compact digest is offered to the host's
+//!   reservoir ([`crate::ingest::sample`]), bounded per host and globally. A sample keeps one
+//!   canonical: the crawler's `rel_canonical` when it sent one, else the HTML's (resolved against
+//!   the URL the body came from and statically normalized), so a relearn after a restart uses it
+//!   without the body. Changes are made durable in one store transaction before the ingest stream
+//!   is acknowledged.
 //! - **Relearning.** A host is relearned when `--relearn-min-new-samples` new pages entered its
 //!   sample, or when `--relearn-interval-secs` passed and any did, or when an operator asks. A job
 //!   re-fingerprints the host's samples against its *current* template model, clusters them
@@ -67,12 +70,14 @@ pub struct ObservedEvidence {
     pub body: Vec<u8>,
 }
 
-/// One sampled page: URL evidence and content digest (no body).
+/// One sampled page: URL evidence and content digest (no body). Stored with postcard: fields
+/// cannot be added or skipped without breaking the decoding of stored samples.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Sample {
     id: u64,
     url: String,
     final_url: Option<String>,
+    /// The crawler's declared canonical, else the one the page's HTML head declares.
     rel_canonical: Option<String>,
     digest: PageDigest,
 }
@@ -306,6 +311,16 @@ impl Learning {
             return false;
         };
         let analysis = content::analyze(&evidence.body, &self.content);
+        // The crawler's canonical wins; else the HTML's, relative to the URL the body came from.
+        let rel_canonical = evidence.rel_canonical.or_else(|| {
+            let served_from = evidence.final_url.as_ref().unwrap_or(&evidence.url);
+            let declared = analysis.declared_canonical(served_from)?;
+            self.sidecar
+                .canonicalizer
+                .normalizer()
+                .normalize(declared.as_str())
+                .ok()
+        });
         let url = String::from(evidence.url);
         let state = self.host_state(&host);
         {
@@ -317,7 +332,7 @@ impl Learning {
             id: self.next_sample_id.fetch_add(1, Ordering::Relaxed),
             url,
             final_url: evidence.final_url.map(String::from),
-            rel_canonical: evidence.rel_canonical.map(String::from),
+            rel_canonical: rel_canonical.map(String::from),
             digest: analysis.digest,
         };
         let id = sample.id;
@@ -710,20 +725,16 @@ impl Learning {
         let mut builder = ClusterBuilder::new(ClusterConfig::default());
         for sample in &samples {
             let fingerprint = content::fingerprint_digest(&sample.digest, &template, &self.content);
-            builder.add_page(
+            builder.add_fetch(
                 &sample.url,
+                sample.final_url.as_deref(),
+                sample.rel_canonical.as_deref(),
                 PageEvidence {
                     simhash: fingerprint.simhash,
                     exact: fingerprint.exact,
                     strong: fingerprint.strength == Strength::Strong,
                 },
             );
-            if let Some(final_url) = &sample.final_url {
-                builder.add_redirect(&sample.url, final_url);
-            }
-            if let Some(canonical) = &sample.rel_canonical {
-                builder.add_canonical(&sample.url, canonical);
-            }
         }
         let clustering = builder.finish();
         let clusters = clustering

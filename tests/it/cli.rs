@@ -1,7 +1,10 @@
 //! The offline command line, run as a real process: canonicalize, clusters, learn, eval, corpus.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
+
+use crate::support::prose;
 
 fn undust(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_undust"))
@@ -247,4 +250,151 @@ fn labelled_clusters_are_a_training_set_with_bad_lines_named() {
             })
         });
     assert!(ignores_session, "the session key is ignored: {rules}");
+}
+
+/// `undust clusters` on JSON lines `records`: the URL → cluster map, URL → simhash (when the URL
+/// has content), and stderr.
+fn clusters_of(
+    records: &[serde_json::Value],
+) -> (HashMap<String, String>, HashMap<String, String>, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pages = dir.path().join("pages.jsonl");
+    let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&pages, text).expect("write");
+    let output = undust(
+        &["clusters", "--pages", pages.to_str().expect("utf-8 path")],
+        b"",
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    let (mut cluster, mut simhash) = (HashMap::new(), HashMap::new());
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+        let url = v["url"].as_str().expect("url").to_owned();
+        if let Some(s) = v["simhash"].as_str() {
+            simhash.insert(url.clone(), s.to_owned());
+        }
+        cluster.insert(url, v["cluster"].as_str().expect("cluster").to_owned());
+    }
+    (cluster, simhash, stderr)
+}
+
+/// A page of the news site: shared navigation, `canonical` in the head when given, an article.
+fn news_page(canonical: Option<&str>, article: &str) -> String {
+    let link = canonical.map_or(String::new(), |c| {
+        format!(r#"<link rel="stylesheet" href="/s.css"><LINK Rel="Canonical" HREF="{c}">"#)
+    });
+    format!(
+        "<!doctype html><html><head><title>News</title>{link}</head><body><nav><a href=/>Home</a> \
+         <a href=/world>World</a> <a href=/sport>Sport</a> <a href=/about>About</a></nav>\
+         <article><h1>Report</h1><p>{article}</p></article></body></html>"
+    )
+}
+
+#[test]
+fn clusters_use_the_canonical_declared_in_the_html() {
+    let h = |p: &str| format!("http://news.example{p}");
+    let (a, b, c) = (prose(1, 90), prose(2, 90), prose(3, 90));
+    let mut records = vec![
+        // Two URLs of one story, each declaring the (never fetched) canonical /story/1, relative.
+        serde_json::json!({"url": h("/story?id=1"), "html": news_page(Some("/story/1"), &a)}),
+        serde_json::json!({"url": h("/story?id=1&ref=home"), "html": news_page(Some("story/1"), &a)}),
+        // An opinion piece pointing its canonical at the story: its content contradicts that.
+        serde_json::json!({"url": h("/opinion?id=9"), "html": news_page(Some(&h("/story?id=1")), &b)}),
+        // The record's own canonical wins over the HTML's (which would claim /story/1).
+        serde_json::json!({"url": h("/story?id=2"), "canonical": h("/story/2"),
+                           "html": news_page(Some("/story/1"), &c)}),
+    ];
+    // Other pages of the site, without canonicals. With enough of them the story's article is on
+    // too few pages to be taken for the site's template.
+    for n in 0..8 {
+        records.push(serde_json::json!({"url": h(&format!("/world/{n}")),
+            "html": news_page(None, &prose(10 + n, 90))}));
+    }
+    let (cluster, simhash, stderr) = clusters_of(&records);
+    let id = |p: &str| {
+        cluster
+            .get(&h(p))
+            .unwrap_or_else(|| panic!("{p} in {cluster:?}"))
+    };
+    // The canonical URL joined the story's cluster though it was never fetched.
+    assert_eq!(id("/story/1"), id("/story?id=1"));
+    assert_eq!(id("/story?id=1&ref=home"), id("/story?id=1"));
+    assert!(
+        !simhash.contains_key(&h("/story/1")),
+        "known only as a canonical"
+    );
+    // The contradicted claim merged nothing.
+    assert_ne!(id("/opinion?id=9"), id("/story?id=1"));
+    // Precedence: /story?id=2 is with its declared /story/2, not with /story/1.
+    assert_eq!(id("/story/2"), id("/story?id=2"));
+    assert_ne!(id("/story?id=2"), id("/story/1"));
+    assert_eq!(
+        cluster.len(),
+        14,
+        "12 pages and 2 canonical URLs: {cluster:?}"
+    );
+    assert!(
+        stderr.contains("3 canonicals from HTML")
+            && stderr.contains("evidence applied: 0 redirects, 3 canonicals;")
+            && stderr.contains("1 canonicals contradicted by content"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn clusters_do_not_merge_urls_redirected_to_one_login_page() {
+    let h = |p: &str| format!("https://shop.example{p}");
+    let login = "<html><body><form><p>Please sign in to continue.</p><input name=user>\
+        <input name=password type=password></form></body></html>";
+    let product = |n: u64| {
+        format!(
+            "<html><body><nav><a href=/>Home</a> <a href=/cart>Cart</a> <a href=/help>Help</a></nav>\
+             <main><h1>Product {n}</h1><p>{}</p></main></body></html>",
+            prose(100 + n, 80)
+        )
+    };
+    let mut records = Vec::new();
+    // Twenty members-only items: the crawler was sent to the login page, with a return URL.
+    for i in 0..20 {
+        records.push(serde_json::json!({
+            "url": h(&format!("/item/{i}")),
+            "final_url": h(&format!("/login?next=%2Fitem%2F{i}")),
+            "status": 200,
+            "html": login,
+        }));
+    }
+    // Real aliases: http -> https, a missing trailing slash.
+    records.push(serde_json::json!({"url": "http://shop.example/product/1",
+        "final_url": h("/product/1"), "status": 200, "html": product(1)}));
+    records.push(serde_json::json!({"url": h("/product/2"),
+        "final_url": h("/product/2/"), "status": 200, "html": product(2)}));
+    records.push(serde_json::json!({"url": h("/product/3"), "status": 200, "html": product(3)}));
+    let (cluster, simhash, stderr) = clusters_of(&records);
+    let id = |u: &str| {
+        cluster
+            .get(u)
+            .unwrap_or_else(|| panic!("{u} in {cluster:?}"))
+    };
+    let item_clusters: std::collections::HashSet<&String> =
+        (0..20).map(|i| id(&h(&format!("/item/{i}")))).collect();
+    assert_eq!(item_clusters.len(), 20, "every item is its own cluster");
+    let login_cluster = id(&h("/login?next=%2Fitem%2F0"));
+    assert!(!item_clusters.contains(login_cluster));
+    // The login pages themselves are one page under twenty URLs.
+    for i in 0..20 {
+        assert_eq!(id(&h(&format!("/login?next=%2Fitem%2F{i}"))), login_cluster);
+        assert!(
+            !simhash.contains_key(&h(&format!("/item/{i}"))),
+            "no content of its own"
+        );
+    }
+    assert_eq!(id("http://shop.example/product/1"), id(&h("/product/1")));
+    assert_eq!(id(&h("/product/2")), id(&h("/product/2/")));
+    assert_ne!(id(&h("/product/1")), id(&h("/product/2")));
+    assert!(
+        stderr.contains("evidence applied: 2 redirects")
+            && stderr.contains("20 redirects into catch-alls"),
+        "{stderr}"
+    );
 }

@@ -1,6 +1,6 @@
 //! Near-duplicate index and clusters: exactness against brute force, incremental updates against
 //! a model, stable ids under permutation, redirect/canonical evidence, the chaining guard and
-//! misused canonicals.
+//! misused canonicals, catch-all redirects and how a fetch is recorded.
 
 use std::collections::HashMap;
 
@@ -320,5 +320,165 @@ fn weak_pages_merge_only_on_exact_hash() {
     assert_eq!(
         c2.cluster_of("https://w.test/a"),
         c2.cluster_of("https://w.test/b")
+    );
+}
+
+#[test]
+fn redirects_into_a_catch_all_are_not_duplicate_evidence() {
+    let u = |p: &str| format!("https://site.test{p}");
+    let mut b = ClusterBuilder::new(ClusterConfig::default());
+    // Thirty different items redirect to the login page: none is a duplicate of another.
+    b.add_page(&u("/login"), weak(7, 70));
+    for i in 0..30 {
+        assert!(b.add_redirect(&format!("http://site.test/item/{i}"), &u("/login")));
+    }
+    // Redirects that keep the path still apply to that target.
+    assert!(b.add_redirect("http://site.test/login", &u("/login")));
+    assert!(b.add_redirect(&u("/Login/"), &u("/login")));
+    // A handful of real aliases: scheme, trailing slash, default documents.
+    b.add_page(&u("/"), strong(0x0123_4567_89ab_cdef));
+    for alias in ["/index.html", "/index.php", "/home"] {
+        assert!(b.add_redirect(&u(alias), &u("/")));
+    }
+    assert!(b.add_redirect("http://site.test/", &u("/")));
+    b.add_page(&u("/a/"), strong(0xfedc_ba98_7654_3210));
+    assert!(b.add_redirect(&u("/a"), &u("/a/")));
+    assert!(b.add_redirect("http://site.test/a", &u("/a/")));
+    let c = b.finish();
+    let id = |p: &str| c.cluster_of(p).unwrap();
+    for i in 0..30 {
+        let item = format!("http://site.test/item/{i}");
+        assert_eq!(
+            c.members_of(&item).unwrap(),
+            std::slice::from_ref(&item),
+            "{item}"
+        );
+    }
+    assert_eq!(
+        c.members_of(&u("/login")).unwrap(),
+        ["http://site.test/login", &u("/Login/"), &u("/login")]
+    );
+    for alias in ["/index.html", "/index.php", "/home"] {
+        assert_eq!(id(&u(alias)), id(&u("/")), "{alias}");
+    }
+    assert_eq!(id("http://site.test/"), id(&u("/")));
+    assert_eq!(id(&u("/a")), id(&u("/a/")));
+    assert_eq!(id("http://site.test/a"), id(&u("/a/")));
+    assert_ne!(id(&u("/a")), id(&u("/")));
+    let s = c.stats();
+    assert_eq!((s.redirects, s.redirects_fan_in), (2 + 4 + 2, 30));
+}
+
+#[test]
+fn the_catch_all_bound_is_on_distinct_source_paths() {
+    let u = |p: &str| format!("https://b.test{p}");
+    let run = |sources: usize, spellings: usize| {
+        let mut b = ClusterBuilder::new(ClusterConfig::default());
+        b.add_page(&u("/"), strong(1));
+        for i in 0..sources {
+            // Several spellings of one path (query, case, slash) count once.
+            for v in 0..spellings {
+                let path = match v {
+                    0 => format!("/old{i}"),
+                    1 => format!("/OLD{i}/"),
+                    _ => format!("/old{i}?v={v}"),
+                };
+                b.add_redirect(&u(&path), &u("/"));
+            }
+        }
+        let c = b.finish();
+        let merged = c.members_of(&u("/")).unwrap().len() - 1;
+        (merged, c.stats().redirects_fan_in)
+    };
+    let max = undust::cluster::MAX_REDIRECT_ALIAS_PATHS;
+    assert_eq!(run(max, 1), (max, 0), "at the bound: applied");
+    assert_eq!(run(max + 1, 1), (0, max + 1), "over it: a catch-all");
+    assert_eq!(
+        run(max, 4),
+        (4 * max, 0),
+        "spellings of one path count once"
+    );
+}
+
+#[test]
+fn a_catch_all_is_recognised_across_urls_of_one_content() {
+    // Login redirects that carry the return URL: every target URL differs, but the page is the
+    // same, so its content cluster is the catch-all.
+    let u = |p: &str| format!("https://shop.test{p}");
+    let mut b = ClusterBuilder::new(ClusterConfig::default());
+    for i in 0..20 {
+        let at = b.add_fetch(
+            &u(&format!("/item/{i}")),
+            Some(&format!("/login?next=%2Fitem%2F{i}")),
+            None,
+            weak(3, 33),
+        );
+        assert_eq!(at, Some(u(&format!("/login?next=%2Fitem%2F{i}"))));
+    }
+    // Two product pages behind real aliases, recorded the same way.
+    let p1 = strong(0x1111_2222_3333_4444);
+    b.add_fetch("http://shop.test/p/1", Some(&u("/p/1")), None, p1);
+    b.add_fetch(
+        &u("/p/2"),
+        Some(&u("/p/2/")),
+        None,
+        strong(0x9999_0000_aaaa_5555),
+    );
+    let c = b.finish();
+    let logins = c.members_of(&u("/login?next=%2Fitem%2F0")).unwrap();
+    assert_eq!(
+        logins.len(),
+        20,
+        "the login pages are one content: {logins:?}"
+    );
+    assert!(logins.iter().all(|m| m.contains("/login?")), "{logins:?}");
+    for i in 0..20 {
+        assert_eq!(c.members_of(&u(&format!("/item/{i}"))).unwrap().len(), 1);
+    }
+    assert_eq!(
+        c.cluster_of("http://shop.test/p/1"),
+        c.cluster_of(&u("/p/1"))
+    );
+    assert_eq!(c.cluster_of(&u("/p/2")), c.cluster_of(&u("/p/2/")));
+    let s = c.stats();
+    assert_eq!((s.redirects, s.redirects_fan_in), (2, 20));
+    assert_eq!(s.pages, 22, "content is recorded for the final URLs");
+}
+
+#[test]
+fn a_fetch_records_content_and_canonical_for_its_final_url() {
+    let u = |p: &str| format!("https://news.test{p}");
+    let article = strong(0x0f0f_1234_5678_f0f0);
+    let mut b = ClusterBuilder::new(ClusterConfig::default());
+    // Fetched at /s?id=1, redirected to /story/1, whose HTML declares the relative canonical
+    // `1?amp=0`: resolved against the final URL, not the fetched one.
+    let at = b.add_fetch(&u("/s?id=1"), Some("/story/1"), Some("1?amp=0"), article);
+    assert_eq!(at, Some(u("/story/1")));
+    // No redirect: recorded for the fetched URL.
+    assert_eq!(
+        b.add_fetch(&u("/other"), None, None, strong(5)),
+        Some(u("/other"))
+    );
+    // A final URL on another host: nothing recorded for this host.
+    assert_eq!(
+        b.add_fetch(
+            &u("/gone"),
+            Some("https://sso.test/login"),
+            None,
+            weak(1, 2)
+        ),
+        None
+    );
+    let c = b.finish();
+    assert_eq!(
+        c.members_of(&u("/story/1")).unwrap(),
+        [u("/s?id=1"), u("/story/1"), u("/story/1?amp=0")]
+    );
+    assert_eq!(c.cluster_of(&u("/gone")), None);
+    assert_eq!(c.cluster_of("https://sso.test/login"), None);
+    let s = c.stats();
+    assert_eq!(
+        (s.pages, s.redirects, s.canonicals, s.cross_host_ignored),
+        (2, 1, 1, 1)
     );
 }

@@ -1,6 +1,7 @@
 //! End to end through real gRPC clients: a generated multi-site crawl is streamed to Ingest, rules
 //! are relearned on demand, the crawl's URLs are canonicalized (duplicates suppressed, hard
-//! negatives kept apart), and a restart on the same data directory gives the same answers.
+//! negatives kept apart), and a restart on the same data directory gives the same answers; pages
+//! whose canonical is only in their HTML are clustered with it, before and after a restart.
 
 use std::collections::{HashMap, HashSet};
 
@@ -10,7 +11,7 @@ use undust::pb::{
     Decision, GetRulesRequest, GetStatsRequest, JobState, ObservedPage, RollbackRulesRequest,
 };
 
-use crate::support::{canonicalize_all, observed_pages, relearn, TestServer};
+use crate::support::{canonicalize_all, observed_pages, prose, relearn, TestServer};
 
 fn test_corpus(seed: u64) -> corpus::Corpus {
     corpus::generate(
@@ -223,6 +224,76 @@ async fn a_relearn_of_a_host_already_learning_joins_the_running_job() {
             .iter()
             .all(|h| h.state == JobState::Succeeded as i32),
         "{job:?}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn canonicals_declared_in_html_are_learned_from_and_survive_a_restart() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let knobs = || Knobs {
+        relearn_min_new_samples: Some(1_000_000),
+        relearn_interval_secs: Some(86_400),
+        ..Knobs::default()
+    };
+    let post = |id: u64, head: &str| ObservedPage {
+        url: format!("http://blog.example/post?id={id}"),
+        http_status: 200,
+        content_type: "text/html".into(),
+        body: format!(
+            "<html><head><title>Blog</title>{head}</head><body><nav><a href=/>Home</a> \
+             <a href=/archive>Archive</a> <a href=/about>About</a></nav><article><p>{}</p>\
+             </article></body></html>",
+            prose(id, 90)
+        )
+        .into_bytes(),
+        ..ObservedPage::default()
+    };
+    let mut pages = Vec::new();
+    // Twelve posts declaring their canonical (never fetched) in the HTML only: twelve clusters
+    // of two.
+    for id in 0..12 {
+        pages.push(post(
+            id,
+            &format!(r#"<link rel="canonical" href="/posts/{id}">"#),
+        ));
+    }
+    // Posts without a canonical.
+    for id in 100..106 {
+        pages.push(post(id, ""));
+    }
+    // The crawler's canonical wins over the HTML's: it points at post 0, whose content
+    // contradicts it (no merge), where the HTML's would have made a thirteenth cluster.
+    pages.push(ObservedPage {
+        rel_canonical: "http://blog.example/post?id=0".into(),
+        ..post(200, r#"<link rel="canonical" href="/posts/200">"#)
+    });
+    let server = TestServer::start_with(Some(data.path()), knobs()).await;
+    let mut ingest = server.ingest().await;
+    let summary = ingest
+        .observe_pages(tokio_stream::iter(pages))
+        .await
+        .expect("observe")
+        .into_inner();
+    assert_eq!(summary.sampled, 19, "{summary:?}");
+    let clusters = |job: undust::pb::RelearnResponse| {
+        let host = job.job.expect("job").hosts.remove(0);
+        assert_eq!(host.state, JobState::Succeeded as i32, "{host:?}");
+        host.clusters
+    };
+    let mut admin = server.admin().await;
+    assert_eq!(
+        clusters(relearn(&mut admin, "blog.example", true).await),
+        12
+    );
+    server.stop().await;
+
+    // After a restart the samples (no bodies) still carry the canonicals.
+    let server = TestServer::start_with(Some(data.path()), knobs()).await;
+    let mut admin = server.admin().await;
+    assert_eq!(
+        clusters(relearn(&mut admin, "blog.example", true).await),
+        12
     );
     server.stop().await;
 }

@@ -311,3 +311,31 @@ pub async fn canonicalize_all(
     }
     results
 }
+
+/// Deterministic filler prose of `words` words: different seeds give unrelated texts (far apart
+/// in simhash), the same seed the same text.
+pub fn prose(seed: u64, words: usize) -> String {
+    const VOCABULARY: [&str; 64] = [
+        "river", "harbour", "council", "budget", "village", "engine", "orchard", "ledger",
+        "winter", "market", "signal", "bridge", "canvas", "rocket", "garden", "silver", "thunder",
+        "meadow", "library", "tunnel", "lantern", "compass", "factory", "glacier", "harvest",
+        "island", "journal", "kettle", "ladder", "mirror", "needle", "ocean", "pepper", "quarry",
+        "railway", "saddle", "temple", "uniform", "valley", "wagon", "yellow", "zephyr", "anchor",
+        "barley", "candle", "desert", "falcon", "granite", "hollow", "ivory", "jasmine", "kernel",
+        "lemon", "marble", "nectar", "olive", "pillar", "quartz", "ribbon", "summit", "timber",
+        "velvet", "walnut", "basket",
+    ];
+    // SplitMix64: a fixed, dependency-free sequence per seed.
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xd1b5_4a32_d192_ed03;
+    let mut next = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    (0..words)
+        .map(|_| VOCABULARY[(next() % VOCABULARY.len() as u64) as usize])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
