@@ -97,7 +97,8 @@ fn bench(c: &mut Criterion) {
     let config = LearnConfig::default();
     let outcome = learn_host("shop.example.com", &samples, &config).expect("learning runs");
     eprintln!(
-        "learned {} rules from {} URLs ({} clusters, {} tree nodes); report: {:?}",
+        "learned {} site rules and {} rules from {} URLs ({} clusters, {} tree nodes); report: {:?}",
+        outcome.rules.site_rules.len(),
         outcome.rules.rules.len(),
         outcome.report.samples,
         outcome.report.clusters,

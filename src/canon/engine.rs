@@ -20,7 +20,9 @@ use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use url::Url;
 
-use crate::canon::rules::key::{decompose, escape_for, Key, KeyRef, MAX_KEYS_PER_URL};
+use crate::canon::rules::key::{
+    decompose, decompose_parts, escape_for, Key, KeyRef, MAX_KEYS_PER_URL,
+};
 use crate::canon::rules::pattern::{write_url, ValuePattern};
 use crate::canon::rules::{
     HostRuleSet, Operation, Pattern, Rule, RuleError, SiteAction, SiteRewriter, ValidatedRule,
@@ -87,8 +89,8 @@ struct CompiledRule {
     literals: usize,
     /// Whether this rule's output could be matched by a rule again (then `apply` re-checks).
     chains: bool,
-    /// Whether the output carries a value moved from another component (a query value into
-    /// the path), which the site rules may need to normalize again.
+    /// Whether the output's path carries a value moved from another component (a query value),
+    /// which the site rules' path actions may need to normalize again.
     moves_values: bool,
 }
 
@@ -180,7 +182,8 @@ impl HostRules {
             let shape = shape_of(v.source.entries.iter().map(|(k, _)| k.as_ref()));
             members.entry(shape).or_default().push(i as u32);
             let moves_values = rule.operations.iter().any(|op| {
-                matches!(op, Operation::Replace { key, from, .. } if key.component() != from.component())
+                matches!(op, Operation::Replace { key, from, .. }
+                    if key.component() != from.component() && matches!(key, Key::Path(_)))
             });
             rules.push(CompiledRule {
                 id: rule.id.clone(),
@@ -278,18 +281,17 @@ impl HostRules {
         if self.site.is_empty() {
             return self.apply_rules(url);
         }
-        let Some(text) = self.site.rewrite(url) else {
-            return self.apply_rules(url).map(|rw| self.site_again(rw));
-        };
-        // A rewritten URL always parses (only path letters and whole parameters change); if it
-        // ever did not, the URL is left alone rather than half-rewritten.
-        let sited = Url::parse(&text).ok()?;
-        match self.apply_rules(&sited) {
+        // The pattern rules see the rewritten path and query directly: the site actions only
+        // lower-case letters, drop a final segment or whole parameters and reorder parameters,
+        // so the text stays a serialized URL and needs no second parse.
+        let (path, query, changed) = self.site.rewrite_parts(url.path(), url.query());
+        match self.apply_rules_to(url, &path, query.as_deref()) {
             Some(rw) => Some(self.site_again(rw)),
-            None => Some(Rewrite {
-                canonical: text,
+            None if changed => Some(Rewrite {
+                canonical: SiteRewriter::write(url, &path, query.as_deref()),
                 rule_index: None,
             }),
+            None => None,
         }
     }
 
@@ -300,7 +302,7 @@ impl HostRules {
             .rule_index
             .and_then(|i| self.rules.get(i))
             .is_some_and(|r| r.moves_values);
-        if moved && !self.site.is_empty() {
+        if moved && self.site.changes_paths() {
             if let Some(again) = Url::parse(&rw.canonical)
                 .ok()
                 .and_then(|u| self.site.rewrite(&u))
@@ -317,9 +319,18 @@ impl HostRules {
     /// concatenate), the output is rewritten again, at most as many times as the longest
     /// chain of the compiled rules; `rule_index` names the first rule.
     fn apply_rules(&self, url: &Url) -> Option<Rewrite> {
+        self.apply_rules_to(url, url.path(), url.query())
+    }
+
+    /// [`HostRules::apply_rules`] for `url` with its path and query replaced.
+    fn apply_rules_to(&self, url: &Url, path: &str, query: Option<&str>) -> Option<Rewrite> {
+        if self.rules.is_empty() {
+            return None;
+        }
         let mut kv = Vec::with_capacity(24);
         let mut slots = [0u8; MAX_KEYS_PER_URL];
-        let index = self.find(url, &mut kv, &mut slots)?;
+        decompose_parts(url, path, query, &mut kv).ok()?;
+        let index = self.find(&kv, &mut slots)?;
         let mut canonical = self.build(index, &kv, &slots)?;
         let mut chains = self.rules[index].chains;
         let mut steps = 1;
@@ -327,7 +338,10 @@ impl HostRules {
             let Ok(next) = Url::parse(&canonical) else {
                 break;
             };
-            let Some(j) = self.find(&next, &mut kv, &mut slots) else {
+            if decompose(&next, &mut kv).is_err() {
+                break;
+            }
+            let Some(j) = self.find(&kv, &mut slots) else {
                 break;
             };
             let Some(out) = self.build(j, &kv, &slots) else {
@@ -375,17 +389,9 @@ impl HostRules {
         })
     }
 
-    /// Finds the matching rule; fills `slots[j]` with the index in `kv` of source entry `j`.
-    fn find<'u>(
-        &self,
-        url: &'u Url,
-        kv: &mut Vec<(KeyRef<'u>, &'u str)>,
-        slots: &mut [u8; MAX_KEYS_PER_URL],
-    ) -> Option<usize> {
-        if self.rules.is_empty() {
-            return None;
-        }
-        decompose(url, kv).ok()?;
+    /// Finds the rule matching a decomposed URL; fills `slots[j]` with the index in `kv` of
+    /// source entry `j`.
+    fn find(&self, kv: &[(KeyRef<'_>, &str)], slots: &mut [u8; MAX_KEYS_PER_URL]) -> Option<usize> {
         let mut hashes = [0u64; MAX_KEYS_PER_URL];
         for (h, (k, _)) in hashes.iter_mut().zip(kv.iter()) {
             *h = k.hash64();

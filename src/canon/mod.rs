@@ -29,8 +29,10 @@ use self::normalize::{InvalidUrl, StaticNormalizer, StaticStep};
 pub struct Canonical {
     /// The dedup key: static normalization, then the host's learned rule if one matched.
     pub canonical: String,
-    /// The statically normalized URL: what the frontier should fetch when this form is new.
-    pub normalized: String,
+    /// The statically normalized URL when learned rules changed it (what the frontier should
+    /// fetch when this form is new); `None` when it equals `canonical`, so the common case
+    /// costs one string, not two.
+    pub normalized: Option<String>,
     /// Whether static normalization changed the input.
     pub changed_static: bool,
     /// Whether learned rules (site rules, a pattern rule, or both) changed the URL.
@@ -39,12 +41,22 @@ pub struct Canonical {
     pub rule_index: Option<usize>,
 }
 
+impl Canonical {
+    /// The statically normalized URL.
+    pub fn normalized(&self) -> &str {
+        self.normalized.as_deref().unwrap_or(&self.canonical)
+    }
+}
+
 /// The live learned rules of every host. Readers take an `Arc` of one host's compiled rules and
 /// keep using it even while relearning swaps in a new version, so a reader never sees half a rule
 /// set and never blocks a swap.
+///
+/// The map is keyed with FxHash: it is looked up once per URL, and only hosts that learned rules
+/// are ever inserted, so crawled input cannot fill it with colliding keys.
 #[derive(Default)]
 pub struct RuleBook {
-    hosts: DashMap<String, Arc<HostRules>>,
+    hosts: DashMap<String, Arc<HostRules>, rustc_hash::FxBuildHasher>,
 }
 
 impl RuleBook {
@@ -112,8 +124,14 @@ impl Canonicalizer {
     /// Canonicalizes one URL with the rules of its host as found now.
     pub fn canonicalize(&self, input: &str) -> Result<Canonical, InvalidUrl> {
         let url = self.normalizer.normalize(input)?;
-        let rules = url.host_str().and_then(|host| self.rules.get(host));
-        Ok(Self::finish(input, url, rules.as_deref()))
+        // The shard's read guard is held only while this one URL is rewritten: cheaper than
+        // cloning the `Arc`, and a swap waits at most that long.
+        let entry = url.host_str().and_then(|host| self.rules.hosts.get(host));
+        Ok(Self::finish(
+            input,
+            url,
+            entry.as_deref().map(|rules| &**rules),
+        ))
     }
 
     /// Static normalization alone (the first half of [`Canonicalizer::canonicalize`]).
@@ -130,14 +148,14 @@ impl Canonicalizer {
         match rewrite {
             Some(rewrite) => Canonical {
                 canonical: rewrite.canonical,
-                normalized,
+                normalized: Some(normalized),
                 changed_static,
                 learned: true,
                 rule_index: rewrite.rule_index,
             },
             None => Canonical {
-                canonical: normalized.clone(),
-                normalized,
+                canonical: normalized,
+                normalized: None,
                 changed_static,
                 learned: false,
                 rule_index: None,

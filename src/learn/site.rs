@@ -61,7 +61,8 @@ const MIN_DOCUMENT_DIRECTORIES: usize = 3;
 pub(crate) struct SiteOutcome {
     /// Accepted rules, ids not yet assigned.
     pub rules: Vec<SiteRule>,
-    /// The training samples with the rules applied (unparseable ones unchanged).
+    /// The training samples with the rules applied (unparseable ones unchanged); empty when
+    /// no rule was accepted.
     pub samples: Vec<LabelledUrl>,
 }
 
@@ -69,6 +70,8 @@ pub(crate) struct SiteOutcome {
 struct Parsed {
     url: Url,
     cluster: u64,
+    /// Position in the caller's samples.
+    index: usize,
 }
 
 /// Evidence for one candidate.
@@ -108,6 +111,24 @@ struct Round {
     by_hash: FxHashMap<u64, Vec<u32>>,
     /// Page type of each sample ([`page_types`]).
     types: Vec<u64>,
+}
+
+impl Round {
+    /// Moves samples to their new outputs (an accepted action that leaves paths alone).
+    fn update(&mut self, moved: &[(u32, u64)]) {
+        for &(u, h) in moved {
+            let old = std::mem::replace(&mut self.hashes[u as usize], h);
+            if let Some(bucket) = self.by_hash.get_mut(&old) {
+                if let Some(pos) = bucket.iter().position(|&x| x == u) {
+                    bucket.swap_remove(pos);
+                }
+                if bucket.is_empty() {
+                    self.by_hash.remove(&old);
+                }
+            }
+            self.by_hash.entry(h).or_default().push(u);
+        }
+    }
 }
 
 /// Page type of each sample: its path with every segment that is not a common value at its
@@ -159,26 +180,36 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
     let parsed: Vec<Parsed> = samples
         .iter()
         .take(config.max_samples)
-        .filter_map(|s| {
+        .enumerate()
+        .filter_map(|(index, s)| {
             Some(Parsed {
                 url: Url::parse(&s.url).ok()?,
                 cluster: s.cluster,
+                index,
             })
         })
         .collect();
     let mut accepted: Vec<(SiteAction, Evidence)> = Vec::new();
     let mut rewriter = SiteRewriter::default();
+    let mut round = start_round(&parsed, &rewriter);
     for _ in 0..MAX_ROUNDS {
         let mut changed = false;
-        let mut round = start_round(&parsed, &rewriter);
-        for candidate in candidates(&parsed, &rewriter, &accepted) {
+        for (candidate, may_change) in candidates(&parsed, &rewriter, &accepted) {
             let mut with = rewriter.clone();
             with.add(&candidate);
-            let evidence = measure(&parsed, &with, &round);
+            let (evidence, moved) = measure(&parsed, &with, &round, &may_change);
             if evidence.accepts(config) {
                 rewriter = with;
+                if matches!(
+                    candidate,
+                    SiteAction::LowercasePath | SiteAction::DefaultDocument { .. }
+                ) {
+                    // Paths changed: page types are recomputed with the outputs.
+                    round = start_round(&parsed, &rewriter);
+                } else {
+                    round.update(&moved);
+                }
                 accepted.push((candidate, evidence));
-                round = start_round(&parsed, &rewriter);
                 changed = true;
             }
         }
@@ -201,21 +232,15 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         })
         .collect::<Vec<_>>();
     let samples = if rules.is_empty() {
-        samples.to_vec()
+        Vec::new()
     } else {
-        samples
-            .iter()
-            .map(|s| {
-                let url = Url::parse(&s.url)
-                    .ok()
-                    .and_then(|u| rewriter.rewrite(&u))
-                    .unwrap_or_else(|| s.url.clone());
-                LabelledUrl {
-                    url,
-                    cluster: s.cluster,
-                }
-            })
-            .collect()
+        let mut out = samples.to_vec();
+        for p in &parsed {
+            if let Some(url) = rewriter.rewrite(&p.url) {
+                out[p.index].url = url;
+            }
+        }
+        out
     };
     SiteOutcome { rules, samples }
 }
@@ -240,90 +265,106 @@ fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
     }
 }
 
-/// Candidate actions not yet accepted, in test order: path case, default documents,
-/// parameters by frequency, query order.
+/// Candidate actions not yet accepted, in test order (path case, default documents, parameters
+/// by frequency, query order), each with the samples it may change: a sample outside that list
+/// has the same output with and without the candidate, so measuring looks at the list only.
 fn candidates(
     parsed: &[Parsed],
     rewriter: &SiteRewriter,
     accepted: &[(SiteAction, Evidence)],
-) -> Vec<SiteAction> {
+) -> Vec<(SiteAction, Vec<u32>)> {
     let mut out = Vec::new();
-    let mut upper = false;
-    let mut unsorted = false;
-    let mut params: FxHashMap<String, usize> = FxHashMap::default();
-    let mut documents: FxHashMap<String, FxHashSet<u64>> = FxHashMap::default();
-    for p in parsed {
+    let mut upper: Vec<u32> = Vec::new();
+    let mut unsorted: Vec<u32> = Vec::new();
+    let mut params: FxHashMap<String, Vec<u32>> = FxHashMap::default();
+    let mut documents: FxHashMap<String, (FxHashSet<u64>, Vec<u32>)> = FxHashMap::default();
+    for (i, p) in parsed.iter().enumerate() {
+        let i = i as u32;
         let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
-        upper |= path.bytes().any(|b| b.is_ascii_uppercase());
+        if path.bytes().any(|b| b.is_ascii_uppercase()) {
+            upper.push(i);
+        }
         if let Some((dir, last)) = path.rsplit_once('/') {
             if !last.is_empty() && !last.contains(';') {
-                documents
-                    .entry(last.to_owned())
-                    .or_default()
-                    .insert(hash_parts(&p.url, dir, None));
+                let entry = documents.entry(last.to_owned()).or_default();
+                entry.0.insert(hash_parts(&p.url, dir, None));
+                entry.1.push(i);
             }
         }
         if let Some(q) = query.as_deref() {
             let mut prev: Option<&str> = None;
             let mut names: Vec<&str> = Vec::new();
+            let mut sorted = true;
             for part in q.split('&') {
                 let name = part.split_once('=').map_or(part, |(n, _)| n);
                 if name.is_empty() {
                     continue;
                 }
-                unsorted |= prev.is_some_and(|pr| pr > name);
+                sorted &= prev.is_none_or(|pr| pr <= name);
                 prev = Some(name);
                 if !names.contains(&name) {
                     names.push(name);
                 }
             }
+            if !sorted {
+                unsorted.push(i);
+            }
             for name in names {
-                *params.entry(name.to_owned()).or_default() += 1;
+                params.entry(name.to_owned()).or_default().push(i);
             }
         }
     }
     let taken = |a: &SiteAction| accepted.iter().any(|(b, _)| b == a);
-    if upper && !taken(&SiteAction::LowercasePath) {
-        out.push(SiteAction::LowercasePath);
+    if !upper.is_empty() && !taken(&SiteAction::LowercasePath) {
+        out.push((SiteAction::LowercasePath, upper));
     }
-    let mut documents: Vec<(String, usize)> = documents
+    let mut documents: Vec<(String, usize, Vec<u32>)> = documents
         .into_iter()
-        .map(|(name, dirs)| (name, dirs.len()))
-        .filter(|(_, dirs)| *dirs >= MIN_DOCUMENT_DIRECTORIES)
+        .map(|(name, (dirs, samples))| (name, dirs.len(), samples))
+        .filter(|(_, dirs, _)| *dirs >= MIN_DOCUMENT_DIRECTORIES)
         .collect();
     documents.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     out.extend(
         documents
             .into_iter()
             .take(MAX_DOCUMENT_CANDIDATES)
-            .map(|(name, _)| SiteAction::DefaultDocument { name })
-            .filter(|a| !taken(a)),
+            .map(|(name, _, samples)| (SiteAction::DefaultDocument { name }, samples))
+            .filter(|(a, _)| !taken(a)),
     );
-    let mut params: Vec<(String, usize)> = params.into_iter().filter(|p| p.1 >= 2).collect();
-    params.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut params: Vec<(String, Vec<u32>)> =
+        params.into_iter().filter(|p| p.1.len() >= 2).collect();
+    params.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
     out.extend(
         params
             .into_iter()
             .take(MAX_PARAM_CANDIDATES)
-            .map(|(name, _)| SiteAction::IgnoreParam { name })
-            .filter(|a| !taken(a)),
+            .map(|(name, samples)| (SiteAction::IgnoreParam { name }, samples))
+            .filter(|(a, _)| !taken(a)),
     );
-    if unsorted && !taken(&SiteAction::SortQuery) {
-        out.push(SiteAction::SortQuery);
+    if !unsorted.is_empty() && !taken(&SiteAction::SortQuery) {
+        out.push((SiteAction::SortQuery, unsorted));
     }
     out
 }
 
-/// Evidence for adding one action to the accepted ones (`round`), giving `after`.
-fn measure(parsed: &[Parsed], after: &SiteRewriter, round: &Round) -> Evidence {
+/// Evidence for adding one action to the accepted ones (`round`), giving `after`; `may_change`
+/// lists the samples the action can change.
+fn measure(
+    parsed: &[Parsed],
+    after: &SiteRewriter,
+    round: &Round,
+    may_change: &[u32],
+) -> (Evidence, Vec<(u32, u64)>) {
     // Samples the candidate changes, by their new output.
     let mut touched: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
     let mut is_touched: FxHashSet<u32> = FxHashSet::default();
-    for (i, p) in parsed.iter().enumerate() {
-        let h = output_hash(after, &p.url);
-        if h != round.hashes[i] {
-            touched.entry(h).or_default().push(i as u32);
-            is_touched.insert(i as u32);
+    let mut moved = Vec::new();
+    for &i in may_change {
+        let h = output_hash(after, &parsed[i as usize].url);
+        if h != round.hashes[i as usize] {
+            touched.entry(h).or_default().push(i);
+            is_touched.insert(i);
+            moved.push((i, h));
         }
     }
     let mut e = Evidence::default();
@@ -361,7 +402,7 @@ fn measure(parsed: &[Parsed], after: &SiteRewriter, round: &Round) -> Evidence {
         }
     }
     e.largest_unevidenced_type = unevidenced.values().copied().max().unwrap_or(0);
-    e
+    (e, moved)
 }
 
 /// Adds the pairs of one merged group that were not identical before the candidate.

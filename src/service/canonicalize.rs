@@ -117,7 +117,7 @@ impl CanonicalizerService {
             let seen = if record {
                 // The URL to remember is only worth a copy when a learned rule rewrote it: otherwise
                 // it is the canonical form itself.
-                let first = canonical.learned.then_some(canonical.normalized.as_str());
+                let first = canonical.normalized.as_deref();
                 sidecar.seen.check(key, true, first)
             } else {
                 match sidecar.seen.check(key, false, None) {
@@ -126,16 +126,16 @@ impl CanonicalizerService {
                     Seen::New => Seen::Duplicate,
                 }
             };
+            let normalized = canonical
+                .normalized
+                .unwrap_or_else(|| canonical.canonical.clone());
             let (decision, enqueue_url) = match seen {
-                Seen::New => (Decision::New, canonical.normalized),
+                Seen::New => (Decision::New, normalized),
                 Seen::Duplicate => {
                     host.suppressed += 1;
                     suppressed += 1;
                     bytes_saved += sidecar.page_size_estimate(host.counters.as_deref());
-                    let first = sidecar
-                        .seen
-                        .first_occurrence(key)
-                        .unwrap_or(canonical.normalized);
+                    let first = sidecar.seen.first_occurrence(key).unwrap_or(normalized);
                     (Decision::Duplicate, first)
                 }
             };

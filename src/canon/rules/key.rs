@@ -339,6 +339,17 @@ pub fn decompose<'a>(
     url: &'a Url,
     out: &mut Vec<(KeyRef<'a>, &'a str)>,
 ) -> Result<(), DecomposeError> {
+    decompose_parts(url, url.path(), url.query(), out)
+}
+
+/// [`decompose`] of `url` with its path and query replaced by `path` and `query` (serialized
+/// text, as a rewrite of the URL's own path and query produced them).
+pub fn decompose_parts<'a>(
+    url: &'a Url,
+    path: &'a str,
+    query: Option<&'a str>,
+    out: &mut Vec<(KeyRef<'a>, &'a str)>,
+) -> Result<(), DecomposeError> {
     out.clear();
     let host = url.host_str().ok_or(DecomposeError::NoHost)?;
     let push = |out: &mut Vec<(KeyRef<'a>, &'a str)>, k: KeyRef<'a>, v: &'a str| {
@@ -362,7 +373,6 @@ pub fn decompose<'a>(
         let port = &url[url::Position::BeforePort..url::Position::AfterPort];
         push(out, KeyRef::Port, port)?;
     }
-    let path = url.path();
     let path = path.strip_prefix('/').unwrap_or(path);
     for (i, seg) in path.split('/').enumerate() {
         let i = u16::try_from(i).map_err(|_| DecomposeError::TooManyKeys)?;
@@ -390,7 +400,7 @@ pub fn decompose<'a>(
             )?;
         }
     }
-    if let Some(q) = url.query() {
+    if let Some(q) = query {
         let first_query = out.len();
         for p in q.split('&') {
             if p.is_empty() {

@@ -113,6 +113,11 @@ impl SiteRewriter {
         }
     }
 
+    /// Whether an action looks at the path (case, default documents).
+    pub fn changes_paths(&self) -> bool {
+        self.lowercase_path || !self.default_documents.is_empty()
+    }
+
     /// Whether the rewriter does nothing.
     pub fn is_empty(&self) -> bool {
         self.ignored_params.is_empty()
@@ -127,13 +132,15 @@ impl SiteRewriter {
             return None;
         }
         let (path, query, changed) = self.rewrite_parts(url.path(), url.query());
-        if !changed {
-            return None;
-        }
+        changed.then(|| Self::write(url, &path, query.as_deref()))
+    }
+
+    /// `url` with its path and query replaced (the output of [`SiteRewriter::rewrite_parts`]).
+    pub fn write(url: &Url, path: &str, query: Option<&str>) -> String {
         let mut out = String::with_capacity(url.as_str().len());
         out.push_str(&url[..url::Position::BeforePath]);
-        out.push_str(&path);
-        if let Some(q) = &query {
+        out.push_str(path);
+        if let Some(q) = query {
             out.push('?');
             out.push_str(q);
         }
@@ -141,7 +148,7 @@ impl SiteRewriter {
             out.push('#');
             out.push_str(f);
         }
-        Some(out)
+        out
     }
 
     /// The path and query with every action applied, and whether anything changed. A query
@@ -181,12 +188,19 @@ impl SiteRewriter {
     }
 
     fn rewrite_query<'a>(&self, q: &'a str) -> Option<Cow<'a, str>> {
-        let drops = |p: &str| {
-            let name = p.split_once('=').map_or(p, |(n, _)| n);
-            self.ignored_params.iter().any(|i| i == name)
-        };
-        let any_dropped = !self.ignored_params.is_empty() && q.split('&').any(drops);
-        let unsorted = self.sort_query && !is_sorted_query(q);
+        let drops = |p: &str| self.ignored_params.iter().any(|i| i == param_name(p));
+        // One pass decides whether anything changes; most queries are left as they are.
+        let mut any_dropped = false;
+        let mut unsorted = false;
+        let mut prev: Option<&str> = None;
+        for part in q.split('&') {
+            let name = param_name(part);
+            any_dropped |= self.ignored_params.iter().any(|i| i == name);
+            if self.sort_query {
+                unsorted |= prev.is_some_and(|p| p > name);
+                prev = Some(name);
+            }
+        }
         if !any_dropped && !unsorted {
             return Some(Cow::Borrowed(q));
         }
@@ -203,18 +217,6 @@ impl SiteRewriter {
 
 fn param_name(p: &str) -> &str {
     p.split_once('=').map_or(p, |(n, _)| n)
-}
-
-fn is_sorted_query(q: &str) -> bool {
-    let mut prev: Option<&str> = None;
-    for p in q.split('&') {
-        let name = param_name(p);
-        if prev.is_some_and(|pr| pr > name) {
-            return false;
-        }
-        prev = Some(name);
-    }
-    true
 }
 
 fn has_upper_outside_escapes(path: &str) -> bool {
