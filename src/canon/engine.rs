@@ -284,11 +284,12 @@ impl HostRules {
         // The pattern rules see the rewritten path and query directly: the site actions only
         // lower-case letters, drop a final segment or whole parameters and reorder parameters,
         // so the text stays a serialized URL and needs no second parse.
+        let scheme = self.site.scheme(url);
         let (path, query, changed) = self.site.rewrite_parts(url.path(), url.query());
-        match self.apply_rules_to(url, &path, query.as_deref()) {
+        match self.apply_rules_to(url, scheme, &path, query.as_deref()) {
             Some(rw) => Some(self.site_again(rw)),
-            None if changed => Some(Rewrite {
-                canonical: SiteRewriter::write(url, &path, query.as_deref()),
+            None if changed || scheme != url.scheme() => Some(Rewrite {
+                canonical: SiteRewriter::write(url, scheme, &path, query.as_deref()),
                 rule_index: None,
             }),
             None => None,
@@ -319,17 +320,23 @@ impl HostRules {
     /// concatenate), the output is rewritten again, at most as many times as the longest
     /// chain of the compiled rules; `rule_index` names the first rule.
     fn apply_rules(&self, url: &Url) -> Option<Rewrite> {
-        self.apply_rules_to(url, url.path(), url.query())
+        self.apply_rules_to(url, url.scheme(), url.path(), url.query())
     }
 
-    /// [`HostRules::apply_rules`] for `url` with its path and query replaced.
-    fn apply_rules_to(&self, url: &Url, path: &str, query: Option<&str>) -> Option<Rewrite> {
+    /// [`HostRules::apply_rules`] for `url` with its scheme, path and query replaced.
+    fn apply_rules_to(
+        &self,
+        url: &Url,
+        scheme: &str,
+        path: &str,
+        query: Option<&str>,
+    ) -> Option<Rewrite> {
         if self.rules.is_empty() {
             return None;
         }
         let mut kv = Vec::with_capacity(24);
         let mut slots = [0u8; MAX_KEYS_PER_URL];
-        decompose_parts(url, path, query, &mut kv).ok()?;
+        decompose_parts(url, scheme, path, query, &mut kv).ok()?;
         let index = self.find(&kv, &mut slots)?;
         let mut canonical = self.build(index, &kv, &slots)?;
         let mut chains = self.rules[index].chains;

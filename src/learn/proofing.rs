@@ -93,6 +93,10 @@ impl Proof {
     }
 }
 
+/// A discarded key has page-type markers for values (`print`, `comments`) only when it has at
+/// most this many distinct values per matched cluster.
+const MARKER_VALUES_MAX_SHARE: f64 = 0.5;
+
 fn pairs(n: u64) -> u64 {
     n * n.saturating_sub(1) / 2
 }
@@ -304,6 +308,11 @@ impl<'a> Proofer<'a> {
                     .entry(self.lower_hash(v))
                     .or_default()
                     .insert(self.samples.urls[u as usize].cluster);
+            }
+            // Only a key with few values relative to its pages names page types; a slug or an
+            // id has about one value per page, and one repeated by chance is no marker.
+            if clusters_of.len() as f64 > MARKER_VALUES_MAX_SHARE * matched_clusters.len() as f64 {
+                continue;
             }
             ev.unproven_frequent_values = clusters_of
                 .iter()

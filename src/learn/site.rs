@@ -9,7 +9,7 @@
 //! clusters support it everywhere it would merge URLs:
 //!
 //! - every candidate is a [`SiteAction`]: drop parameter `n`, lower-case the path, strip the
-//!   default document `d`, sort the query;
+//!   default document `d` or trailing slashes, sort the query, use https;
 //! - with the accepted actions `A` applied, a candidate `X` *merges* two samples when they
 //!   differ under `A` and are identical under `A ∪ X`. Each group of samples made identical is
 //!   positive when it merges samples of one cluster, negative when it merges different clusters;
@@ -159,9 +159,10 @@ fn page_types(paths: &[&str]) -> Vec<u64> {
         .collect()
 }
 
-fn hash_parts(url: &Url, path: &str, query: Option<&str>) -> u64 {
+fn hash_parts(url: &Url, scheme: &str, path: &str, query: Option<&str>) -> u64 {
     let mut h = Xxh3::new();
-    h.update(url[..url::Position::BeforePath].as_bytes());
+    h.update(scheme.as_bytes());
+    h.update(url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
     h.update(path.as_bytes());
     if let Some(q) = query {
         h.update(b"?");
@@ -172,7 +173,7 @@ fn hash_parts(url: &Url, path: &str, query: Option<&str>) -> u64 {
 
 fn output_hash(rw: &SiteRewriter, url: &Url) -> u64 {
     let (path, query, _) = rw.rewrite_parts(url.path(), url.query());
-    hash_parts(url, &path, query.as_deref())
+    hash_parts(url, rw.scheme(url), &path, query.as_deref())
 }
 
 /// Finds the site rules of one host's samples (already statically normalized).
@@ -202,7 +203,9 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 rewriter = with;
                 if matches!(
                     candidate,
-                    SiteAction::LowercasePath | SiteAction::DefaultDocument { .. }
+                    SiteAction::LowercasePath
+                        | SiteAction::DefaultDocument { .. }
+                        | SiteAction::StripTrailingSlash
                 ) {
                     // Paths changed: page types are recomputed with the outputs.
                     round = start_round(&parsed, &rewriter);
@@ -250,7 +253,12 @@ fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
     let mut paths = Vec::with_capacity(parsed.len());
     for p in parsed {
         let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
-        hashes.push(hash_parts(&p.url, &path, query.as_deref()));
+        hashes.push(hash_parts(
+            &p.url,
+            rewriter.scheme(&p.url),
+            &path,
+            query.as_deref(),
+        ));
         paths.push(path);
     }
     let types = page_types(&paths.iter().map(|p| p.as_ref()).collect::<Vec<_>>());
@@ -276,6 +284,9 @@ fn candidates(
     let mut out = Vec::new();
     let mut upper: Vec<u32> = Vec::new();
     let mut unsorted: Vec<u32> = Vec::new();
+    let mut plain_http: Vec<u32> = Vec::new();
+    let mut any_https = false;
+    let mut trailing_slash: Vec<u32> = Vec::new();
     let mut params: FxHashMap<String, Vec<u32>> = FxHashMap::default();
     let mut documents: FxHashMap<String, (FxHashSet<u64>, Vec<u32>)> = FxHashMap::default();
     for (i, p) in parsed.iter().enumerate() {
@@ -284,10 +295,18 @@ fn candidates(
         if path.bytes().any(|b| b.is_ascii_uppercase()) {
             upper.push(i);
         }
+        match rewriter.scheme(&p.url) {
+            "http" if p.url.port().is_none() => plain_http.push(i),
+            "https" => any_https = true,
+            _ => {}
+        }
+        if path.len() > 1 && path.ends_with('/') {
+            trailing_slash.push(i);
+        }
         if let Some((dir, last)) = path.rsplit_once('/') {
             if !last.is_empty() && !last.contains(';') {
                 let entry = documents.entry(last.to_owned()).or_default();
-                entry.0.insert(hash_parts(&p.url, dir, None));
+                entry.0.insert(hash_parts(&p.url, "", dir, None));
                 entry.1.push(i);
             }
         }
@@ -315,6 +334,9 @@ fn candidates(
         }
     }
     let taken = |a: &SiteAction| accepted.iter().any(|(b, _)| b == a);
+    if any_https && !plain_http.is_empty() && !taken(&SiteAction::UseHttps) {
+        out.push((SiteAction::UseHttps, plain_http));
+    }
     if !upper.is_empty() && !taken(&SiteAction::LowercasePath) {
         out.push((SiteAction::LowercasePath, upper));
     }
@@ -341,6 +363,9 @@ fn candidates(
             .map(|(name, samples)| (SiteAction::IgnoreParam { name }, samples))
             .filter(|(a, _)| !taken(a)),
     );
+    if !trailing_slash.is_empty() && !taken(&SiteAction::StripTrailingSlash) {
+        out.push((SiteAction::StripTrailingSlash, trailing_slash));
+    }
     if !unsorted.is_empty() && !taken(&SiteAction::SortQuery) {
         out.push((SiteAction::SortQuery, unsorted));
     }
@@ -534,6 +559,34 @@ mod tests {
             out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
             [&SiteAction::IgnoreParam { name: "f".into() }]
         );
+    }
+
+    #[test]
+    fn scheme_and_trailing_slash_variants_are_learned_where_they_hold() {
+        let mut s = Vec::new();
+        for id in 0..30u64 {
+            s.push(lu(&format!("https://d.example/docs/page{id}/"), id));
+            s.push(lu(&format!("http://d.example/docs/page{id}/"), id));
+            s.push(lu(&format!("https://d.example/docs/page{id}"), id));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let actions: Vec<&SiteAction> = out.rules.iter().map(|r| &r.action).collect();
+        assert!(actions.contains(&&SiteAction::UseHttps), "{actions:?}");
+        assert!(
+            actions.contains(&&SiteAction::StripTrailingSlash),
+            "{actions:?}"
+        );
+        assert!(out
+            .samples
+            .iter()
+            .all(|l| l.url == format!("https://d.example/docs/page{}", l.cluster)));
+        // Where the slash names another page (a listing versus a file), it stays.
+        let mut s = Vec::new();
+        for id in 0..30u64 {
+            s.push(lu(&format!("https://e.example/a/b{id}/"), id));
+            s.push(lu(&format!("https://e.example/a/b{id}"), 100 + id));
+        }
+        assert!(learn(&s, &LearnConfig::default()).rules.is_empty());
     }
 
     #[test]

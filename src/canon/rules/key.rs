@@ -339,13 +339,14 @@ pub fn decompose<'a>(
     url: &'a Url,
     out: &mut Vec<(KeyRef<'a>, &'a str)>,
 ) -> Result<(), DecomposeError> {
-    decompose_parts(url, url.path(), url.query(), out)
+    decompose_parts(url, url.scheme(), url.path(), url.query(), out)
 }
 
-/// [`decompose`] of `url` with its path and query replaced by `path` and `query` (serialized
-/// text, as a rewrite of the URL's own path and query produced them).
+/// [`decompose`] of `url` with its scheme, path and query replaced by `scheme`, `path` and
+/// `query` (serialized text, as a rewrite of the URL's own parts produced them).
 pub fn decompose_parts<'a>(
     url: &'a Url,
+    scheme: &'a str,
     path: &'a str,
     query: Option<&'a str>,
     out: &mut Vec<(KeyRef<'a>, &'a str)>,
@@ -359,7 +360,7 @@ pub fn decompose_parts<'a>(
         out.push((k, v));
         Ok(())
     };
-    push(out, KeyRef::Scheme, url.scheme())?;
+    push(out, KeyRef::Scheme, scheme)?;
     match url.host() {
         Some(url::Host::Domain(_)) => {
             for (i, label) in host.split('.').enumerate() {

@@ -26,7 +26,8 @@
 //!   shape, so they are set to the `fill` value (`ignore path_0 -> archive`).
 //!
 //! A host may also carry `site_rules`, host-wide normalizations applied before the pattern rules
-//! (drop a parameter everywhere, lower-case paths, strip a default document, sort the query):
+//! (drop a parameter everywhere, lower-case paths, strip a default document or trailing slashes,
+//! sort the query, use https):
 //! see [`site`].
 //!
 //! Loading validates everything ([`RuleFile::from_json`]): unknown format or version, bad
@@ -289,7 +290,10 @@ impl HostRuleSet {
                         return Err(bad("a default document must be a non-empty file name"));
                     }
                 }
-                SiteAction::LowercasePath | SiteAction::SortQuery => {}
+                SiteAction::LowercasePath
+                | SiteAction::SortQuery
+                | SiteAction::UseHttps
+                | SiteAction::StripTrailingSlash => {}
             }
         }
         self.rules.iter().map(Rule::validate).collect()

@@ -17,8 +17,9 @@
 //! ```
 //!
 //! Every action is idempotent, and [`SiteRewriter::rewrite`] applies them in a fixed order
-//! (lower-case the path, strip a default document, drop parameters, sort the query), so the
-//! result does not depend on the order of the rules in the file.
+//! (scheme, lower-case the path, strip a default document, strip trailing slashes, drop
+//! parameters, sort the query), so the result does not depend on the order of the rules in the
+//! file.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -44,6 +45,10 @@ pub enum SiteAction {
     },
     /// Query parameters are sorted by name; repeated names keep their relative order.
     SortQuery,
+    /// `http` URLs without an explicit port become `https`.
+    UseHttps,
+    /// Trailing slashes are removed from every path but the root: `/dir/` becomes `/dir`.
+    StripTrailingSlash,
 }
 
 impl fmt::Display for SiteAction {
@@ -55,6 +60,8 @@ impl fmt::Display for SiteAction {
                 write!(f, "strip the default document /{name}")
             }
             SiteAction::SortQuery => f.write_str("sort query parameters by name"),
+            SiteAction::UseHttps => f.write_str("use https"),
+            SiteAction::StripTrailingSlash => f.write_str("strip trailing slashes"),
         }
     }
 }
@@ -83,6 +90,8 @@ pub struct SiteRewriter {
     lowercase_path: bool,
     default_documents: Vec<String>,
     sort_query: bool,
+    use_https: bool,
+    strip_trailing_slash: bool,
 }
 
 impl SiteRewriter {
@@ -110,12 +119,14 @@ impl SiteRewriter {
                 }
             }
             SiteAction::SortQuery => self.sort_query = true,
+            SiteAction::UseHttps => self.use_https = true,
+            SiteAction::StripTrailingSlash => self.strip_trailing_slash = true,
         }
     }
 
-    /// Whether an action looks at the path (case, default documents).
+    /// Whether an action looks at the path (case, default documents, trailing slashes).
     pub fn changes_paths(&self) -> bool {
-        self.lowercase_path || !self.default_documents.is_empty()
+        self.lowercase_path || !self.default_documents.is_empty() || self.strip_trailing_slash
     }
 
     /// Whether the rewriter does nothing.
@@ -124,6 +135,18 @@ impl SiteRewriter {
             && !self.lowercase_path
             && self.default_documents.is_empty()
             && !self.sort_query
+            && !self.use_https
+            && !self.strip_trailing_slash
+    }
+
+    /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
+    /// [`SiteAction::UseHttps`] is on (a port would change meaning), its own otherwise.
+    pub fn scheme<'a>(&self, url: &'a Url) -> &'a str {
+        if self.use_https && url.scheme() == "http" && url.port().is_none() {
+            "https"
+        } else {
+            url.scheme()
+        }
     }
 
     /// The URL with every site action applied, or `None` when no action changes it.
@@ -131,14 +154,18 @@ impl SiteRewriter {
         if self.is_empty() {
             return None;
         }
+        let scheme = self.scheme(url);
         let (path, query, changed) = self.rewrite_parts(url.path(), url.query());
-        changed.then(|| Self::write(url, &path, query.as_deref()))
+        (changed || scheme != url.scheme())
+            .then(|| Self::write(url, scheme, &path, query.as_deref()))
     }
 
-    /// `url` with its path and query replaced (the output of [`SiteRewriter::rewrite_parts`]).
-    pub fn write(url: &Url, path: &str, query: Option<&str>) -> String {
-        let mut out = String::with_capacity(url.as_str().len());
-        out.push_str(&url[..url::Position::BeforePath]);
+    /// `url` with its scheme, path and query replaced (the output of [`SiteRewriter::scheme`]
+    /// and [`SiteRewriter::rewrite_parts`]).
+    pub fn write(url: &Url, scheme: &str, path: &str, query: Option<&str>) -> String {
+        let mut out = String::with_capacity(url.as_str().len() + 1);
+        out.push_str(scheme);
+        out.push_str(&url[url::Position::AfterScheme..url::Position::BeforePath]);
         out.push_str(path);
         if let Some(q) = query {
             out.push('?');
@@ -178,6 +205,17 @@ impl SiteRewriter {
                     };
                 }
             }
+        }
+        if self.strip_trailing_slash && path.len() > 1 && path.ends_with('/') {
+            changed = true;
+            let keep = path.trim_end_matches('/').len().max(1);
+            path = match path {
+                Cow::Borrowed(p) => Cow::Borrowed(&p[..keep]),
+                Cow::Owned(mut p) => {
+                    p.truncate(keep);
+                    Cow::Owned(p)
+                }
+            };
         }
         let new_query = query.and_then(|q| self.rewrite_query(q));
         changed |= !matches!(
@@ -271,6 +309,32 @@ mod tests {
             },
             SiteAction::LowercasePath,
         ];
+        let more = [
+            SiteAction::UseHttps,
+            SiteAction::StripTrailingSlash,
+            SiteAction::DefaultDocument {
+                name: "index.htm".into(),
+            },
+        ];
+        for (input, want) in [
+            ("http://a.example/dir/", "https://a.example/dir"),
+            (
+                "http://a.example/dir/index.htm?x=1",
+                "https://a.example/dir?x=1",
+            ),
+            ("http://a.example/", "https://a.example/"),
+            ("http://a.example:8080/a//", "http://a.example:8080/a"),
+            ("https://a.example/a", "https://a.example/a"),
+        ] {
+            let got = rw(&more, input);
+            assert_eq!(got, want, "{input}");
+            assert_eq!(
+                Url::parse(&got).unwrap().as_str(),
+                got,
+                "{input}: parses back"
+            );
+            assert_eq!(rw(&more, &got), got, "{input}: idempotent");
+        }
         let cases = [
             (
                 "http://a.example/Dir/INDEX.HTM?t=2&sid=9&f=1",
