@@ -8,7 +8,8 @@ use std::collections::{HashMap, HashSet};
 use undust::config::Knobs;
 use undust::corpus::{self, CorpusConfig, SiteKind};
 use undust::pb::{
-    Decision, GetRulesRequest, GetStatsRequest, JobState, ObservedPage, RollbackRulesRequest,
+    Decision, ExplainRequest, GetRulesRequest, GetStatsRequest, JobState, ObservedPage,
+    RollbackRulesRequest,
 };
 
 use crate::support::{canonicalize_all, observed_pages, prose, relearn, TestServer};
@@ -115,6 +116,44 @@ async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart
         compression >= 0.5 * achievable,
         "compression {compression:.3} is far below the achievable {achievable:.3}"
     );
+
+    // Explain names the site rules that changed a URL, with their evidence.
+    let mut explained_one = false;
+    for site in &corpus.sites {
+        let rules = admin
+            .get_rules(GetRulesRequest {
+                host: site.host.clone(),
+            })
+            .await
+            .expect("rules")
+            .into_inner();
+        if rules.site_rules.is_empty() {
+            continue;
+        }
+        for page in site.pages.iter().take(400) {
+            let e = admin
+                .explain(ExplainRequest {
+                    url: page.url.clone(),
+                })
+                .await
+                .expect("explain")
+                .into_inner();
+            let Some(applied) = e.site_rules.first() else {
+                continue;
+            };
+            let listed = rules
+                .site_rules
+                .iter()
+                .find(|r| r.id == applied.id)
+                .unwrap_or_else(|| panic!("{}: unknown site rule {applied:?}", page.url));
+            assert_eq!(applied.action, listed.action);
+            assert!(applied.support > 0, "{applied:?}");
+            assert_ne!(e.canonical, e.static_result, "{e:?}");
+            explained_one = true;
+            break;
+        }
+    }
+    assert!(explained_one, "no URL was changed by a site rule");
 
     // Record everything, then restart on the same data directory.
     let mut client = server.canonicalizer().await;
