@@ -25,7 +25,8 @@ use crate::canon::rules::key::{
 };
 use crate::canon::rules::pattern::{write_url, ValuePattern};
 use crate::canon::rules::{
-    HostRuleSet, Operation, Pattern, Rule, RuleError, SiteAction, SiteRewriter, ValidatedRule,
+    Extract, HostRuleSet, Operation, Pattern, Rule, RuleError, SiteAction, SiteRewriter,
+    ValidatedRule,
 };
 
 /// A URL rewritten by the host's site rules, a pattern rule, or both.
@@ -74,6 +75,7 @@ enum COp {
         key: Key,
         from: usize,
         lowercase: bool,
+        extract: Option<Extract>,
     },
 }
 
@@ -161,6 +163,7 @@ impl HostRules {
                         key,
                         from,
                         lowercase,
+                        extract,
                     } => {
                         let from =
                             source
@@ -174,6 +177,7 @@ impl HostRules {
                             key: key.clone(),
                             from,
                             lowercase: *lowercase,
+                            extract: *extract,
                         });
                     }
                     Operation::Ignore { fill: None, .. } => {}
@@ -485,9 +489,16 @@ impl HostRules {
                     key,
                     from,
                     lowercase,
+                    extract,
                 } => {
                     let (fk, v) = kv.get(usize::from(*slots.get(*from)?))?;
                     let comp = key.component();
+                    // A value without the number to extract: the rule does not apply, and the
+                    // URL is left to the site rules (no rewrite beats a made-up one).
+                    let v = match extract {
+                        Some(e) => e.apply(v)?,
+                        None => v,
+                    };
                     let mut val: Cow<'_, str> = Cow::Borrowed(v);
                     if *lowercase && val.bytes().any(|b| b.is_ascii_uppercase()) {
                         val = Cow::Owned(val.to_ascii_lowercase());
@@ -603,17 +614,22 @@ mod tests {
                 }
             }
             ["replace", k, "<-", f] => {
-                match f.strip_prefix("lower(").and_then(|f| f.strip_suffix(')')) {
-                    Some(f) => Operation::Replace {
-                        key: k.parse().unwrap(),
-                        from: f.parse().unwrap(),
-                        lowercase: true,
-                    },
-                    None => Operation::Replace {
-                        key: k.parse().unwrap(),
-                        from: f.parse().unwrap(),
-                        lowercase: false,
-                    },
+                let mut extract = None;
+                let mut f = *f;
+                for (name, e) in [
+                    ("first_number(", Extract::FirstNumber),
+                    ("last_number(", Extract::LastNumber),
+                ] {
+                    if let Some(inner) = f.strip_prefix(name).and_then(|f| f.strip_suffix(')')) {
+                        (f, extract) = (inner, Some(e));
+                    }
+                }
+                let inner = f.strip_prefix("lower(").and_then(|f| f.strip_suffix(')'));
+                Operation::Replace {
+                    key: k.parse().unwrap(),
+                    from: inner.unwrap_or(f).parse().unwrap(),
+                    lowercase: inner.is_some(),
+                    extract,
                 }
             }
             ["ignore", k] => Operation::Ignore {
@@ -746,6 +762,48 @@ mod tests {
         let c = h.apply(&u).unwrap().canonical;
         assert_eq!(c, "http://example.com/item/a%2Fb%3Fc");
         assert_eq!(Url::parse(&c).unwrap().as_str(), c);
+    }
+
+    #[test]
+    fn numbers_are_extracted_from_slugs_and_urls_without_digits_are_not_rewritten() {
+        let r = rule(
+            "x",
+            "http://example.com/threads/*",
+            "http://example.com/showthread.php?t=*",
+            &ops(&[
+                "keep path_0=showthread.php",
+                "replace query:t <- first_number(path_1)",
+            ]),
+        );
+        let l = rule(
+            "y",
+            "http://example.com/products/*",
+            "http://example.com/item.php?id=*",
+            &ops(&[
+                "keep path_0=item.php",
+                "replace query:id <- last_number(path_1)",
+            ]),
+        );
+        let h = host(vec![r, l]);
+        let apply = |u: &str| h.apply(&Url::parse(u).unwrap()).map(|r| r.canonical);
+        assert_eq!(
+            apply("http://example.com/threads/7869-radio-quick").as_deref(),
+            Some("http://example.com/showthread.php?t=7869")
+        );
+        assert_eq!(
+            apply("http://example.com/products/top-10-health-1742.html").as_deref(),
+            Some("http://example.com/item.php?id=1742")
+        );
+        assert_eq!(apply("http://example.com/threads/radio-quick"), None);
+        assert_eq!(apply("http://example.com/showthread.php?t=7869"), None);
+        let explained = h
+            .explain(&Url::parse("http://example.com/threads/12-a").unwrap())
+            .unwrap();
+        assert!(explained
+            .rule
+            .unwrap()
+            .operations
+            .contains(&"replace query:t <- first_number(path_1)".to_string()));
     }
 
     #[test]

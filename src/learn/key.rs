@@ -6,6 +6,7 @@ use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::canon::rules::key::{decompose, escape_for, Component, Key};
+use crate::canon::rules::Extract;
 
 /// Interned key id.
 pub(crate) type KeyId = u32;
@@ -200,15 +201,28 @@ impl Samples {
         &self.cluster_urls[a..b]
     }
 
-    /// Hash of value `v` written into key `to` after coming from key `from` (escaping and
-    /// lower-casing as the engine does).
-    pub fn moved_value_hash(&self, v: ValId, from: KeyId, to: KeyId, lowercase: bool) -> u64 {
-        let text = &self.values[v as usize];
+    /// Hash of value `v` written into key `to` after coming from key `from` (extraction,
+    /// escaping and lower-casing as the engine does), so proofing judges exactly the URLs the
+    /// engine would write. `None` when the extraction finds no number: the engine then does
+    /// not rewrite the URL.
+    pub fn moved_value_hash(
+        &self,
+        v: ValId,
+        from: KeyId,
+        to: KeyId,
+        lowercase: bool,
+        extract: Option<Extract>,
+    ) -> Option<u64> {
+        let whole = &self.values[v as usize];
+        let text = match extract {
+            Some(e) => e.apply(whole)?,
+            None => whole,
+        };
         let to_comp = self.key_comp[to as usize];
         let needs_lower = lowercase && text.bytes().any(|b| b.is_ascii_uppercase());
         let moved = self.key_comp[from as usize] != to_comp;
-        if !needs_lower && !moved {
-            return self.value_hash[v as usize];
+        if !needs_lower && !moved && text.len() == whole.len() {
+            return Some(self.value_hash[v as usize]);
         }
         let mut s: std::borrow::Cow<'_, str> = std::borrow::Cow::Borrowed(text);
         if needs_lower {
@@ -219,6 +233,6 @@ impl Samples {
                 s = std::borrow::Cow::Owned(e);
             }
         }
-        xxh3_64(s.as_bytes())
+        Some(xxh3_64(s.as_bytes()))
     }
 }

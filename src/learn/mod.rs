@@ -213,7 +213,12 @@ fn compose(samples: &Samples, first: &Candidate, second: &Candidate) -> Option<C
         match *op {
             Op::Keep { .. } | Op::Ignore { fill: Some(_), .. } => ops.push(op.clone()),
             Op::Ignore { fill: None, .. } => {}
-            Op::Replace { key, from, lower } => {
+            Op::Replace {
+                key,
+                from,
+                lower,
+                ext,
+            } => {
                 let produced = first
                     .ops
                     .iter()
@@ -224,27 +229,44 @@ fn compose(samples: &Samples, first: &Candidate, second: &Candidate) -> Option<C
                         fill: Some(val), ..
                     } => {
                         let text = &samples.values[val as usize];
+                        // An extraction that would change the literal needs a new literal
+                        // value: not expressible here.
                         let changes = (lower && text.bytes().any(|b| b.is_ascii_uppercase()))
-                            || escape_for(samples.key_comp[key as usize], text).is_some();
+                            || escape_for(samples.key_comp[key as usize], text).is_some()
+                            || ext.is_some_and(|e| e.apply(text) != Some(&**text));
                         if changes {
                             return None;
                         }
                         ops.push(Op::Keep { key, val });
                     }
                     Op::Replace {
+                        key: mid,
                         from: f0,
                         lower: l0,
-                        ..
+                        ext: e0,
                     } => {
                         if (host_like(key) || host_like(f0))
                             && samples.key_comp[key as usize] != samples.key_comp[f0 as usize]
                         {
                             return None;
                         }
+                        // A number extracted from a value the first rule escaped on the way
+                        // (`%2F` has a digit) is not the number of the original value.
+                        if ext.is_some()
+                            && e0.is_none()
+                            && samples.key_comp[mid as usize] != samples.key_comp[f0 as usize]
+                        {
+                            return None;
+                        }
+                        // The first extraction leaves bare digits, which a second extraction
+                        // and lower-casing keep as they are; otherwise the second extraction
+                        // applies to the original value (lower-casing changes no digit).
+                        let ext = e0.or(ext);
                         ops.push(Op::Replace {
                             key,
                             from: f0,
-                            lower: lower || l0,
+                            lower: (lower || l0) && ext.is_none(),
+                            ext,
                         });
                     }
                     Op::Ignore { fill: None, .. } => return None,
@@ -590,12 +612,14 @@ fn to_rule(samples: &Samples, c: &Candidate, p: &Proof) -> Option<Rule> {
                 key: k,
                 from,
                 lower,
+                ext,
             } => {
                 target.entries.push((key(k), ValuePattern::Any));
                 Operation::Replace {
                     key: key(k),
                     from: key(from),
                     lowercase: lower,
+                    extract: ext,
                 }
             }
             Op::Ignore {

@@ -6,7 +6,13 @@
 //! the same `v` under `k'`. Aligning by cluster is stricter than comparing whole value sets
 //! (two id keys over the same range share values by chance, not page by page). When exact
 //! values do not map but lower-cased ones do, the replace lower-cases (case-insensitive
-//! servers).
+//! servers). When neither maps, the first or the last run of digits of a path segment (or path
+//! parameter, or of a query value for a query key) is compared with the target's values: an id
+//! inside a slug (`/threads/7869-radio-quick` -> `?t=7869`). Only the slug side is transformed,
+//! so the rule always goes slug -> id and never invents a slug. Numbers of any length count:
+//! chance agreement of small numbers (a `2` in a slug and `page=2`) is bounded by the same
+//! guards as any mapping between different keys (a majority of the common clusters, at least
+//! `min_support_clusters` of them), then by the rule's false-positive rate in proofing.
 
 use rustc_hash::FxHashMap;
 use xxhash_rust::xxh3::xxh3_64;
@@ -16,6 +22,7 @@ use super::duplicate_nodes::DuplicatePair;
 use super::key::{KeyId, Samples, ValId};
 use super::tree::{Cond, Tree};
 use crate::canon::rules::key::{Component, Key};
+use crate::canon::rules::Extract;
 
 /// One operation on interned keys (see [`crate::canon::rules::Operation`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -28,6 +35,7 @@ pub(crate) enum Op {
         key: KeyId,
         from: KeyId,
         lower: bool,
+        ext: Option<Extract>,
     },
     Ignore {
         key: KeyId,
@@ -100,6 +108,68 @@ pub(crate) fn node_pattern(
 
 fn host_like(c: Component) -> bool {
     matches!(c, Component::Host | Component::Scheme | Component::Port)
+}
+
+/// How a source value is compared with target values when mapping keys, in order of
+/// preference: as is, lower-cased, or the first / last run of digits (an id inside a slug).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Mode {
+    Exact,
+    Lower,
+    First,
+    Last,
+}
+
+/// Stands for "no number in the value" among value hashes.
+const NO_NUMBER: u64 = 0x6e6f_5f6e_756d_6265;
+
+impl Mode {
+    const ALL: [Mode; 4] = [Mode::Exact, Mode::Lower, Mode::First, Mode::Last];
+
+    fn extract(self) -> Option<Extract> {
+        match self {
+            Mode::First => Some(Extract::FirstNumber),
+            Mode::Last => Some(Extract::LastNumber),
+            Mode::Exact | Mode::Lower => None,
+        }
+    }
+
+    /// Numbers are picked out of path segments and path parameters (slugs) for any target key,
+    /// and out of a query value only for another query key; exact and lower-cased values map
+    /// between any keys the caller allows.
+    fn allowed(self, from: Component, to: Component) -> bool {
+        match self {
+            Mode::Exact | Mode::Lower => true,
+            Mode::First | Mode::Last => match from {
+                Component::Segment | Component::PathParam => true,
+                Component::Query => to == Component::Query,
+                _ => false,
+            },
+        }
+    }
+
+    /// Hash of source value `v` as the replace would write it (digits are never escaped, so
+    /// an extracted number hashes like the bare target value); `None`: no number.
+    fn source_hash(self, samples: &Samples, v: ValId) -> Option<u64> {
+        match self {
+            Mode::Exact => Some(samples.value_hash[v as usize]),
+            Mode::Lower => Some(lower_hash(samples, v)),
+            Mode::First | Mode::Last => {
+                let e = self.extract()?;
+                e.apply(&samples.values[v as usize])
+                    .map(|n| xxh3_64(n.as_bytes()))
+            }
+        }
+    }
+
+    /// Hash of target value `v` compared with [`Mode::source_hash`]: target values are taken as
+    /// they are, except when both sides are lower-cased.
+    fn target_hash(self, samples: &Samples, v: ValId) -> u64 {
+        match self {
+            Mode::Lower => lower_hash(samples, v),
+            _ => samples.value_hash[v as usize],
+        }
+    }
 }
 
 fn lower_hash(samples: &Samples, v: ValId) -> u64 {
@@ -179,68 +249,76 @@ fn build(
             Cond::Any => {
                 // Algorithm 3: the source key sharing most values with k2.
                 let mapping = if s == t {
-                    Some((k2, false))
+                    Some((k2, Mode::Exact))
                 } else {
-                    let mut best: Option<(f64, bool, KeyId)> = None;
+                    let mut best: Option<(f64, Mode, KeyId)> = None;
+                    // An extracted number can only equal a target value made of digits: when
+                    // too few common clusters have one, no number extraction can map.
+                    let numeric_groups = groups
+                        .iter()
+                        .filter(|(_, b)| {
+                            b.iter().filter_map(|&w| samples.get(w, k2)).any(|v| {
+                                let text = &samples.values[v as usize];
+                                !text.is_empty() && text.bytes().all(|c| c.is_ascii_digit())
+                            })
+                        })
+                        .count() as f64
+                        / n_groups;
+                    let numbers_may_map = numeric_groups > config.sigma_min;
                     for &(k1, _) in &source {
                         let (c1, c2) =
                             (samples.key_comp[k1 as usize], samples.key_comp[k2 as usize]);
                         if (host_like(c1) || host_like(c2)) && c1 != c2 {
                             continue;
                         }
-                        for lower in [false, true] {
-                            let hv = |v: ValId| {
-                                if lower {
-                                    lower_hash(samples, v)
-                                } else {
-                                    samples.value_hash[v as usize]
-                                }
-                            };
+                        for mode in Mode::ALL {
+                            if !mode.allowed(c1, c2) || (mode > Mode::Lower && !numbers_may_map) {
+                                continue;
+                            }
                             let shared = groups
                                 .iter()
                                 .filter(|(a, b)| {
                                     a.iter().filter_map(|&u| samples.get(u, k1)).any(|v1| {
-                                        let h1 = hv(v1);
+                                        let Some(h1) = mode.source_hash(samples, v1) else {
+                                            return false;
+                                        };
                                         b.iter()
                                             .filter_map(|&w| samples.get(w, k2))
-                                            .any(|v2| hv(v2) == h1)
+                                            .any(|v2| mode.target_hash(samples, v2) == h1)
                                     })
                                 })
                                 .count() as f64
                                 / n_groups;
                             let better = match best {
                                 None => true,
-                                Some((bs, bl, _)) => shared > bs || (shared == bs && bl && !lower),
+                                Some((bs, bm, _)) => shared > bs || (shared == bs && mode < bm),
                             };
                             if better {
-                                best = Some((shared, lower, k1));
+                                best = Some((shared, mode, k1));
                             }
-                            if shared > config.sigma_min {
-                                break; // exact values map: no need to lower-case
+                            // Whole values that map need no transformation. The first and
+                            // the last number are both measured unless one maps everywhere: a
+                            // slug may hold other numbers (`top-10`) before or after the id.
+                            if shared > config.sigma_min && mode <= Mode::Lower || shared >= 1.0 {
+                                break;
                             }
                         }
                     }
                     // Between different keys, values shared in a handful of clusters can be
-                    // chance (two small numeric ids): the mapping needs as many agreeing
-                    // clusters as any rule needs support.
+                    // chance (two small numeric ids, or a number picked out of a slug): the
+                    // mapping needs as many agreeing clusters as any rule needs support.
                     best.filter(|b| {
                         b.0 > config.sigma_min
-                            && (b.2 == k2
+                            && (b.2 == k2 && b.1 <= Mode::Lower
                                 || (b.0 * n_groups).round()
                                     >= f64::from(config.min_support_clusters))
                     })
                     .map(|b| (b.2, b.1))
                 };
                 // Fake replace: values differ within duplicates -> the key is irrelevant,
-                // unless they differ only by case (then the replace lower-cases).
-                let differing = |k1: KeyId, lower: bool| {
-                    let hv = |v: ValId| {
-                        if lower {
-                            lower_hash(samples, v)
-                        } else {
-                            samples.value_hash[v as usize]
-                        }
-                    };
+                // unless they differ only by case (then the replace lower-cases). A source
+                // value without the number to extract counts as differing.
+                let differing = |k1: KeyId, mode: Mode| {
                     groups
                         .iter()
                         .filter(|(a, b)| {
@@ -248,9 +326,13 @@ fn build(
                             let vals = a
                                 .iter()
                                 .filter_map(|&u| samples.get(u, k1))
-                                .chain(b.iter().filter_map(|&w| samples.get(w, k2)));
-                            for v in vals {
-                                let h = hv(v);
+                                .map(|v| mode.source_hash(samples, v).unwrap_or(NO_NUMBER))
+                                .chain(
+                                    b.iter()
+                                        .filter_map(|&w| samples.get(w, k2))
+                                        .map(|v| mode.target_hash(samples, v)),
+                                );
+                            for h in vals {
                                 match first {
                                     None => first = Some(h),
                                     Some(f) if f != h => return true,
@@ -262,20 +344,23 @@ fn build(
                         .count() as f64
                         / n_groups
                 };
-                let replace = mapping.and_then(|(k1, lower)| {
-                    if differing(k1, lower) < config.fake_replace_min {
-                        Some((k1, lower))
-                    } else if !lower && differing(k1, true) < config.fake_replace_min {
-                        Some((k1, true))
+                let replace = mapping.and_then(|(k1, mode)| {
+                    if differing(k1, mode) < config.fake_replace_min {
+                        Some((k1, mode))
+                    } else if mode == Mode::Exact
+                        && differing(k1, Mode::Lower) < config.fake_replace_min
+                    {
+                        Some((k1, Mode::Lower))
                     } else {
                         None
                     }
                 });
                 match replace {
-                    Some((from, lower)) => ops.push(Op::Replace {
+                    Some((from, mode)) => ops.push(Op::Replace {
                         key: k2,
                         from,
-                        lower,
+                        lower: mode == Mode::Lower,
+                        ext: mode.extract(),
                     }),
                     None if !source.iter().any(|(k1, _)| *k1 == k2) => {
                         // The target has a varying key the source lacks and nothing maps to

@@ -172,9 +172,15 @@ impl<'a> Proofer<'a> {
                     key,
                     fill: Some(val),
                 } => (key, s.value_hash[val as usize]),
-                Op::Replace { key, from, lower } => {
-                    (key, s.moved_value_hash(s.get(u, from)?, from, key, lower))
-                }
+                Op::Replace {
+                    key,
+                    from,
+                    lower,
+                    ext,
+                } => (
+                    key,
+                    s.moved_value_hash(s.get(u, from)?, from, key, lower, ext)?,
+                ),
                 Op::Ignore { fill: None, .. } => continue,
             };
             h = fold(h, pair_hash(s.key_hash[k as usize], vh));
@@ -405,6 +411,7 @@ mod tests {
                         key: k,
                         from: k,
                         lower: false,
+                        ext: None,
                     },
                 })
                 .collect();
@@ -423,6 +430,7 @@ mod tests {
             key: p,
             from: p,
             lower: false,
+            ext: None,
         });
         let merged = merged_keys(&samples, &source, &replace);
         assert!(!merged.contains(&p));

@@ -137,6 +137,58 @@ fn alias_site() -> Site {
     b.done()
 }
 
+/// Ids inside slugs: `/threads/{id}-{slug}` is `/showthread.php?t={id}` (the slug may carry
+/// other numbers after the id), `/products/{slug}-{id}.html` is `/item.php?id={id}` (numbers
+/// before the id). Second pages and different threads stay apart.
+fn slug_site() -> Site {
+    const WORDS: [&str; 8] = [
+        "radio", "quick", "top-10", "health", "world", "2024", "culture", "guide",
+    ];
+    let mut b = Builder::new("slug-forum.example", 7);
+    let slug = |b: &mut Builder| {
+        let n = 2 + b.rng.random_range(0..2usize);
+        (0..n)
+            .map(|_| WORDS[b.rng.random_range(0..WORDS.len())])
+            .collect::<Vec<_>>()
+            .join("-")
+    };
+    for id in 40..200u32 {
+        let t = slug(&mut b);
+        b.page(&[
+            format!("/threads/{id}-{t}"),
+            format!("/showthread.php?t={id}"),
+        ]);
+        if id % 4 == 0 {
+            b.page(&[
+                format!("/threads/{id}-{t}/page2"),
+                format!("/showthread.php?t={id}&page=2"),
+            ]);
+            b.negative(
+                &format!("/threads/{id}-{t}/page2"),
+                &format!("/threads/{id}-{t}"),
+            );
+            b.negative(
+                &format!("/threads/{id}-{t}/page2"),
+                &format!("/showthread.php?t={id}"),
+            );
+        }
+        b.negative(
+            &format!("/threads/{id}-{t}"),
+            &format!("/threads/{}-{t}", id + 1000),
+        );
+        let p = slug(&mut b);
+        b.page(&[
+            format!("/products/{p}-{id}.html"),
+            format!("/item.php?id={id}"),
+        ]);
+        b.negative(
+            &format!("/products/{p}-{id}.html"),
+            &format!("/item.php?id={}", id + 1),
+        );
+    }
+    b.done()
+}
+
 fn mirror_site() -> Site {
     let mut b = Builder::new("docs-mirrors.example", 4);
     for doc in 0..120 {
@@ -289,6 +341,18 @@ fn tracking_parameter_ignored_but_language_kept() {
 #[test]
 fn id_alias_between_path_and_query_but_colours_kept() {
     check(alias_site(), &["replace"], 0.8);
+}
+
+#[test]
+fn ids_extracted_from_slugs_but_pages_and_threads_kept() {
+    check(
+        slug_site(),
+        &[
+            "replace query:t <- first_number(path_1)",
+            "replace query:id <- last_number(path_1)",
+        ],
+        0.8,
+    );
 }
 
 #[test]

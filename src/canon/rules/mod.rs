@@ -20,7 +20,10 @@
 //! rewritten to `target_pattern`, each output key set by one operation:
 //!
 //! - `keep K=V`: the output's `K` is the literal `V`;
-//! - `replace K <- F`: the output's `K` is the input's value of `F` (`lower(F)`: lower-cased);
+//! - `replace K <- F`: the output's `K` is the input's value of `F` (`lower(F)`: lower-cased;
+//!   `first_number(F)` / `last_number(F)`: the first / last maximal run of ASCII digits of the
+//!   value, for ids embedded in slugs like `/threads/7869-radio-quick`; a URL whose value has no
+//!   digit is not rewritten by the rule);
 //! - `ignore K`: the input's `K` does not matter. Query keys and path parameters are dropped;
 //!   host labels, path segments, scheme and port cannot be dropped without changing the URL's
 //!   shape, so they are set to the `fill` value (`ignore path_0 -> archive`).
@@ -73,6 +76,9 @@ pub enum Operation {
         /// Lower-case the value (case-insensitive paths).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         lowercase: bool,
+        /// Write only a part of the value (an id inside a slug) instead of all of it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extract: Option<Extract>,
     },
     /// The key's value does not matter: dropped, or set to `fill` where it cannot be dropped.
     Ignore {
@@ -82,6 +88,57 @@ pub enum Operation {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         fill: Option<String>,
     },
+}
+
+/// A part of a value a `replace` writes instead of the whole value.
+///
+/// Sites often serve one page both under a slug carrying its id (`/threads/7869-radio-quick`,
+/// `/products/culture-health-1742.html`) and under the bare id (`/showthread.php?t=7869`): the
+/// id is a run of digits inside the slug. Only this direction (slug to id) is expressible: a
+/// slug cannot be made up from an id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Extract {
+    /// The first maximal run of ASCII digits.
+    FirstNumber,
+    /// The last maximal run of ASCII digits.
+    LastNumber,
+}
+
+impl Extract {
+    /// The extracted part of `value`, or `None` when it has no ASCII digit (the rule then does
+    /// not apply to that URL).
+    pub fn apply(self, value: &str) -> Option<&str> {
+        let b = value.as_bytes();
+        let (start, end) = match self {
+            Extract::FirstNumber => {
+                let start = b.iter().position(u8::is_ascii_digit)?;
+                let len = b[start..]
+                    .iter()
+                    .position(|c| !c.is_ascii_digit())
+                    .unwrap_or(b.len() - start);
+                (start, start + len)
+            }
+            Extract::LastNumber => {
+                let end = b.iter().rposition(u8::is_ascii_digit)? + 1;
+                let start = b[..end]
+                    .iter()
+                    .rposition(|c| !c.is_ascii_digit())
+                    .map_or(0, |i| i + 1);
+                (start, end)
+            }
+        };
+        // Digits are ASCII, so both ends are character boundaries.
+        value.get(start..end)
+    }
+
+    /// Name in rule text (`first_number(path_1)`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Extract::FirstNumber => "first_number",
+            Extract::LastNumber => "last_number",
+        }
+    }
 }
 
 impl Operation {
@@ -107,13 +164,17 @@ impl fmt::Display for Operation {
             Operation::Replace {
                 key,
                 from,
-                lowercase: false,
-            } => write!(f, "replace {key} <- {from}"),
-            Operation::Replace {
-                key,
-                from,
-                lowercase: true,
-            } => write!(f, "replace {key} <- lower({from})"),
+                lowercase,
+                extract,
+            } => {
+                write!(f, "replace {key} <- ")?;
+                match (extract, lowercase) {
+                    (Some(e), false) => write!(f, "{}({from})", e.name()),
+                    (Some(e), true) => write!(f, "{}(lower({from}))", e.name()),
+                    (None, true) => write!(f, "lower({from})"),
+                    (None, false) => write!(f, "{from}"),
+                }
+            }
             Operation::Ignore { key, fill: None } => write!(f, "ignore {key}"),
             Operation::Ignore { key, fill: Some(v) } => write!(f, "ignore {key} -> {v}"),
         }
@@ -336,7 +397,15 @@ impl Rule {
                         )));
                     }
                 }
-                Operation::Replace { key, from, .. } => {
+                Operation::Replace {
+                    key,
+                    from,
+                    lowercase,
+                    extract,
+                } => {
+                    if *lowercase && extract.is_some() {
+                        return Err(bad(format!("`{op}`: an extracted number has no case")));
+                    }
                     if source.get(from).is_none() {
                         return Err(bad(format!("`{op}`: {from} is not in the source pattern")));
                     }
@@ -424,6 +493,7 @@ mod tests {
                     key: "query:id".parse().unwrap(),
                     from: "query:id".parse().unwrap(),
                     lowercase: false,
+                    extract: None,
                 },
                 Operation::Ignore {
                     key: "query:sid".parse().unwrap(),
@@ -451,8 +521,18 @@ mod tests {
                     key: Key::Path(1),
                     from: "query:pageid".parse().unwrap(),
                     lowercase: false,
+                    extract: None,
                 },
                 "replace path_1 <- query:pageid",
+            ),
+            (
+                Operation::Replace {
+                    key: "query:t".parse().unwrap(),
+                    from: Key::Path(1),
+                    lowercase: false,
+                    extract: Some(Extract::FirstNumber),
+                },
+                "replace query:t <- first_number(path_1)",
             ),
             (
                 Operation::Ignore {
@@ -472,6 +552,28 @@ mod tests {
         for (op, text) in ops {
             assert_eq!(op.to_string(), text);
         }
+    }
+
+    #[test]
+    fn extract_takes_first_or_last_digit_run() {
+        let (f, l) = (Extract::FirstNumber, Extract::LastNumber);
+        assert_eq!(f.apply("7869-radio-quick"), Some("7869"));
+        assert_eq!(l.apply("culture-health-world-1742.html"), Some("1742"));
+        assert_eq!(f.apply("a12b345"), Some("12"));
+        assert_eq!(l.apply("a12b345"), Some("345"));
+        assert_eq!(l.apply("12b"), Some("12"));
+        assert_eq!(f.apply("42"), Some("42"));
+        assert_eq!(f.apply("été-٣"), None, "non-ASCII digits are not digits");
+        assert_eq!(l.apply(""), None);
+        let op = Operation::Replace {
+            key: "query:t".parse().unwrap(),
+            from: Key::Path(1),
+            lowercase: false,
+            extract: Some(Extract::LastNumber),
+        };
+        let json = serde_json::to_string(&op).unwrap();
+        assert!(json.contains(r#""extract":"last_number""#), "{json}");
+        assert_eq!(serde_json::from_str::<Operation>(&json).unwrap(), op);
     }
 
     #[test]
