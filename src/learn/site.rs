@@ -47,6 +47,13 @@ const MIN_UNEVIDENCED_TYPE_SAMPLES: u64 = 3;
 /// A path segment value at least this common at its position (share of samples) names a page
 /// type (a directory or script); rarer values are identifiers or slugs.
 const COMMON_SEGMENT_SHARE: f64 = 0.02;
+/// Path positions examined for segment aliases.
+const MAX_ALIAS_SEGMENT: usize = 8;
+/// Clusters that must show two values standing for one another before they join a class (one
+/// mislabelled cluster cannot).
+const MIN_ALIAS_PAIR_CLUSTERS: usize = 2;
+/// Largest alias class: more interchangeable values than this is an identifier, not a prefix.
+const MAX_ALIAS_CLASS: usize = 32;
 /// Rounds of the accept-and-retest loop.
 const MAX_ROUNDS: usize = 4;
 /// Parameter names tested per round (the most frequent first).
@@ -206,6 +213,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     SiteAction::LowercasePath
                         | SiteAction::DefaultDocument { .. }
                         | SiteAction::StripTrailingSlash
+                        | SiteAction::SegmentAlias { .. }
                 ) {
                     // Paths changed: page types are recomputed with the outputs.
                     round = start_round(&parsed, &rewriter);
@@ -363,11 +371,158 @@ fn candidates(
             .map(|(name, samples)| (SiteAction::IgnoreParam { name }, samples))
             .filter(|(a, _)| !taken(a)),
     );
+    out.extend(
+        segment_aliases(parsed, rewriter)
+            .into_iter()
+            .filter(|(a, _)| !taken(a)),
+    );
     if !trailing_slash.is_empty() && !taken(&SiteAction::StripTrailingSlash) {
         out.push((SiteAction::StripTrailingSlash, trailing_slash));
     }
     if !unsorted.is_empty() && !taken(&SiteAction::SortQuery) {
         out.push((SiteAction::SortQuery, unsorted));
+    }
+    out
+}
+
+/// Segment-alias candidates: per path position, values that stand for one another inside a
+/// duplicate cluster (`/mirror1/docs/x` and `/mirror3/docs/x`, the rest of the URL equal), joined
+/// when at least two clusters show the pair; each class becomes one candidate, written as its
+/// most common value.
+fn segment_aliases(parsed: &[Parsed], rewriter: &SiteRewriter) -> Vec<(SiteAction, Vec<u32>)> {
+    // (position, hash of the URL without that segment, cluster, value, sample)
+    let mut entries: Vec<(u16, u64, u64, String, u32)> = Vec::new();
+    for (i, p) in parsed.iter().enumerate() {
+        let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
+        let Some(rest) = path.strip_prefix('/') else {
+            continue;
+        };
+        let segments: Vec<&str> = rest.split('/').collect();
+        for (pos, value) in segments.iter().enumerate().take(MAX_ALIAS_SEGMENT) {
+            if value.is_empty() || value.contains(';') {
+                continue;
+            }
+            let mut h = Xxh3::new();
+            h.update(rewriter.scheme(&p.url).as_bytes());
+            h.update(p.url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
+            for (j, other) in segments.iter().enumerate() {
+                h.update(if j == pos { b"\0" } else { other.as_bytes() });
+                h.update(b"/");
+            }
+            if let Some(q) = query.as_deref() {
+                h.update(b"?");
+                h.update(q.as_bytes());
+            }
+            entries.push((
+                pos as u16,
+                h.digest(),
+                p.cluster,
+                (*value).to_owned(),
+                i as u32,
+            ));
+        }
+    }
+    entries.sort_unstable();
+    // Pairs of values met in one cluster with the rest equal, and the clusters showing each.
+    let mut pairs: FxHashMap<(u16, &str, &str), FxHashSet<u64>> = FxHashMap::default();
+    let mut i = 0;
+    while i < entries.len() {
+        let (pos, rest, cluster) = (entries[i].0, entries[i].1, entries[i].2);
+        let mut j = i;
+        while j < entries.len()
+            && (entries[j].0, entries[j].1, entries[j].2) == (pos, rest, cluster)
+        {
+            j += 1;
+        }
+        // Values are sorted within the run: consecutive distinct ones connect the class.
+        for w in entries[i..j].windows(2) {
+            if w[0].3 != w[1].3 {
+                pairs
+                    .entry((pos, w[0].3.as_str(), w[1].3.as_str()))
+                    .or_default()
+                    .insert(cluster);
+            }
+        }
+        i = j;
+    }
+    // Union-find over the values joined by at least two clusters, per position.
+    let mut parent: FxHashMap<(u16, &str), (u16, &str)> = FxHashMap::default();
+    fn root<'a>(
+        parent: &mut FxHashMap<(u16, &'a str), (u16, &'a str)>,
+        x: (u16, &'a str),
+    ) -> (u16, &'a str) {
+        let mut r = x;
+        while let Some(&p) = parent.get(&r) {
+            if p == r {
+                break;
+            }
+            r = p;
+        }
+        parent.insert(x, r);
+        r
+    }
+    let mut joined: Vec<(u16, &str, &str)> = pairs
+        .iter()
+        .filter(|(_, clusters)| clusters.len() >= MIN_ALIAS_PAIR_CLUSTERS)
+        .map(|(k, _)| *k)
+        .collect();
+    joined.sort_unstable();
+    for (pos, a, b) in joined {
+        let (ra, rb) = (root(&mut parent, (pos, a)), root(&mut parent, (pos, b)));
+        if ra != rb {
+            parent.insert(ra.max(rb), ra.min(rb));
+        }
+        parent.entry((pos, a)).or_insert((pos, a));
+    }
+    let members: Vec<(u16, &str)> = parent.keys().copied().collect();
+    let mut classes: FxHashMap<(u16, &str), Vec<&str>> = FxHashMap::default();
+    for m in members {
+        let r = root(&mut parent, m);
+        classes.entry(r).or_default().push(m.1);
+    }
+    let mut counts: FxHashMap<(u16, &str), Vec<u32>> = FxHashMap::default();
+    for e in &entries {
+        counts.entry((e.0, e.3.as_str())).or_default().push(e.4);
+    }
+    let mut out = Vec::new();
+    let mut classes: Vec<((u16, &str), Vec<&str>)> = classes.into_iter().collect();
+    classes.sort_unstable();
+    for ((pos, _), mut values) in classes {
+        values.sort_unstable();
+        values.dedup();
+        if values.len() < 2 || values.len() > MAX_ALIAS_CLASS {
+            continue;
+        }
+        let size = |v: &str| counts.get(&(pos, v)).map_or(0, Vec::len);
+        let canonical = *values
+            .iter()
+            .max_by(|a, b| size(a).cmp(&size(b)).then_with(|| b.cmp(a)))
+            .expect("two values");
+        let aliases: Vec<String> = values
+            .iter()
+            .filter(|v| **v != canonical)
+            .map(|v| (*v).to_owned())
+            .collect();
+        let mut may_change: Vec<u32> = aliases
+            .iter()
+            .flat_map(|v| {
+                counts
+                    .get(&(pos, v.as_str()))
+                    .into_iter()
+                    .flatten()
+                    .copied()
+            })
+            .collect();
+        may_change.sort_unstable();
+        may_change.dedup();
+        out.push((
+            SiteAction::SegmentAlias {
+                segment: pos,
+                canonical: canonical.to_owned(),
+                aliases,
+            },
+            may_change,
+        ));
     }
     out
 }
@@ -587,6 +742,41 @@ mod tests {
             s.push(lu(&format!("https://e.example/a/b{id}"), 100 + id));
         }
         assert!(learn(&s, &LearnConfig::default()).rules.is_empty());
+    }
+
+    #[test]
+    fn mirror_prefixes_become_one_but_versions_stay_apart() {
+        let mut s = Vec::new();
+        for page in 0..25u64 {
+            for version in 1..=2u64 {
+                let cluster = page * 10 + version;
+                for mirror in ["eu", "us", "asia"] {
+                    // Not every mirror of every page is sampled.
+                    if (page + version) % 3 == 0 && mirror == "asia" {
+                        continue;
+                    }
+                    s.push(lu(
+                        &format!("https://f.example/{mirror}/docs/v{version}/p{page}"),
+                        cluster,
+                    ));
+                }
+            }
+        }
+        let out = learn(&s, &LearnConfig::default());
+        assert_eq!(out.rules.len(), 1, "{:?}", out.rules);
+        let SiteAction::SegmentAlias {
+            segment,
+            canonical,
+            aliases,
+        } = &out.rules[0].action
+        else {
+            panic!("{:?}", out.rules);
+        };
+        assert_eq!(*segment, 0);
+        assert!(["eu", "us"].contains(&canonical.as_str()), "{canonical}");
+        assert_eq!(aliases.len(), 2);
+        let forms: FxHashSet<&str> = out.samples.iter().map(|l| l.url.as_str()).collect();
+        assert_eq!(forms.len(), 50, "one form per page and version");
     }
 
     #[test]

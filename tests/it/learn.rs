@@ -357,7 +357,7 @@ fn ids_extracted_from_slugs_but_pages_and_threads_kept() {
 
 #[test]
 fn mirrors_merged_but_versions_kept() {
-    check(mirror_site(), &["keep path_0=mirror-"], 0.8);
+    check(mirror_site(), &["path_0: "], 0.8);
 }
 
 #[test]

@@ -351,6 +351,19 @@ impl HostRuleSet {
                         return Err(bad("a default document must be a non-empty file name"));
                     }
                 }
+                SiteAction::SegmentAlias {
+                    canonical, aliases, ..
+                } => {
+                    let bad_value = |v: &String| v.is_empty() || v.contains(['/', '?', '#', ';']);
+                    if aliases.is_empty()
+                        || bad_value(canonical)
+                        || aliases.iter().any(|a| bad_value(a) || a == canonical)
+                    {
+                        return Err(bad(
+                            "segment aliases must be non-empty segment values other than the canonical one",
+                        ));
+                    }
+                }
                 SiteAction::LowercasePath
                 | SiteAction::SortQuery
                 | SiteAction::UseHttps

@@ -17,8 +17,8 @@
 //! ```
 //!
 //! Every action is idempotent, and [`SiteRewriter::rewrite`] applies them in a fixed order
-//! (scheme, lower-case the path, strip a default document, strip trailing slashes, drop
-//! parameters, sort the query), so the result does not depend on the order of the rules in the
+//! (scheme, lower-case the path, segment aliases, strip a default document, strip trailing
+//! slashes, drop parameters, sort the query), so the result does not depend on the order of the rules in the
 //! file.
 
 use std::borrow::Cow;
@@ -47,6 +47,16 @@ pub enum SiteAction {
     SortQuery,
     /// `http` URLs without an explicit port become `https`.
     UseHttps,
+    /// Path segment `segment` (0-based) equal to one of `aliases` becomes `canonical`: the same
+    /// pages under several prefixes (`/mirror1/…`, `/mirror2/…`) or section names.
+    SegmentAlias {
+        /// Segment index.
+        segment: u16,
+        /// The value written.
+        canonical: String,
+        /// The values replaced.
+        aliases: Vec<String>,
+    },
     /// Trailing slashes are removed from every path but the root: `/dir/` becomes `/dir`.
     StripTrailingSlash,
 }
@@ -61,6 +71,11 @@ impl fmt::Display for SiteAction {
             }
             SiteAction::SortQuery => f.write_str("sort query parameters by name"),
             SiteAction::UseHttps => f.write_str("use https"),
+            SiteAction::SegmentAlias {
+                segment,
+                canonical,
+                aliases,
+            } => write!(f, "path_{segment}: {} -> {canonical}", aliases.join(", ")),
             SiteAction::StripTrailingSlash => f.write_str("strip trailing slashes"),
         }
     }
@@ -92,6 +107,8 @@ pub struct SiteRewriter {
     sort_query: bool,
     use_https: bool,
     strip_trailing_slash: bool,
+    /// (segment, canonical, aliases).
+    segment_aliases: Vec<(u16, String, Vec<String>)>,
 }
 
 impl SiteRewriter {
@@ -120,13 +137,26 @@ impl SiteRewriter {
             }
             SiteAction::SortQuery => self.sort_query = true,
             SiteAction::UseHttps => self.use_https = true,
+            SiteAction::SegmentAlias {
+                segment,
+                canonical,
+                aliases,
+            } => {
+                let entry = (*segment, canonical.clone(), aliases.clone());
+                if !self.segment_aliases.contains(&entry) {
+                    self.segment_aliases.push(entry);
+                }
+            }
             SiteAction::StripTrailingSlash => self.strip_trailing_slash = true,
         }
     }
 
     /// Whether an action looks at the path (case, default documents, trailing slashes).
     pub fn changes_paths(&self) -> bool {
-        self.lowercase_path || !self.default_documents.is_empty() || self.strip_trailing_slash
+        self.lowercase_path
+            || !self.default_documents.is_empty()
+            || self.strip_trailing_slash
+            || !self.segment_aliases.is_empty()
     }
 
     /// Whether the rewriter does nothing.
@@ -137,6 +167,7 @@ impl SiteRewriter {
             && !self.sort_query
             && !self.use_https
             && !self.strip_trailing_slash
+            && self.segment_aliases.is_empty()
     }
 
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
@@ -191,6 +222,12 @@ impl SiteRewriter {
             path = Cow::Owned(lower_outside_escapes(&path));
             changed = true;
         }
+        if !self.segment_aliases.is_empty() {
+            if let Some(aliased) = self.alias_segments(&path) {
+                path = Cow::Owned(aliased);
+                changed = true;
+            }
+        }
         if !self.default_documents.is_empty() {
             if let Some(slash) = path.rfind('/') {
                 let last = &path[slash + 1..];
@@ -223,6 +260,27 @@ impl SiteRewriter {
             (Some(Cow::Borrowed(_)), _) | (None, None)
         );
         (path, new_query, changed)
+    }
+
+    /// The path with aliased segments replaced, or `None` when no segment is an alias.
+    fn alias_segments(&self, path: &str) -> Option<String> {
+        let segments: Vec<&str> = path.strip_prefix('/')?.split('/').collect();
+        let mut out: Option<Vec<&str>> = None;
+        for (segment, canonical, aliases) in &self.segment_aliases {
+            let i = usize::from(*segment);
+            let current = out.as_ref().map_or(segments.get(i), |o| o.get(i));
+            if current.is_some_and(|v| aliases.iter().any(|a| a == v)) {
+                out.get_or_insert_with(|| segments.clone())[i] = canonical;
+            }
+        }
+        out.map(|o| {
+            let mut p = String::with_capacity(path.len());
+            for seg in o {
+                p.push('/');
+                p.push_str(seg);
+            }
+            p
+        })
     }
 
     fn rewrite_query<'a>(&self, q: &'a str) -> Option<Cow<'a, str>> {
@@ -310,6 +368,11 @@ mod tests {
             SiteAction::LowercasePath,
         ];
         let more = [
+            SiteAction::SegmentAlias {
+                segment: 0,
+                canonical: "m2".into(),
+                aliases: vec!["m1".into(), "m3".into()],
+            },
             SiteAction::UseHttps,
             SiteAction::StripTrailingSlash,
             SiteAction::DefaultDocument {
@@ -325,6 +388,12 @@ mod tests {
             ("http://a.example/", "https://a.example/"),
             ("http://a.example:8080/a//", "http://a.example:8080/a"),
             ("https://a.example/a", "https://a.example/a"),
+            (
+                "https://a.example/m1/docs/m3",
+                "https://a.example/m2/docs/m3",
+            ),
+            ("https://a.example/m3/", "https://a.example/m2"),
+            ("https://a.example/m1", "https://a.example/m2"),
         ] {
             let got = rw(&more, input);
             assert_eq!(got, want, "{input}");
