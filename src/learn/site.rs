@@ -25,9 +25,11 @@
 //! accepted actions are what the pattern tree then learns from, and the engine applies the
 //! same [`SiteRewriter`] before the pattern rules, so learning and serving agree.
 
+use std::borrow::Cow;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 use url::Url;
-use xxhash_rust::xxh3::Xxh3;
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use super::config::LearnConfig;
 use super::LabelledUrl;
@@ -297,9 +299,15 @@ fn candidates(
     let mut trailing_slash: Vec<u32> = Vec::new();
     let mut params: FxHashMap<String, Vec<u32>> = FxHashMap::default();
     let mut documents: FxHashMap<String, (FxHashSet<u64>, Vec<u32>)> = FxHashMap::default();
-    for (i, p) in parsed.iter().enumerate() {
+    let outputs: Vec<(Cow<'_, str>, Option<Cow<'_, str>>)> = parsed
+        .iter()
+        .map(|p| {
+            let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
+            (path, query)
+        })
+        .collect();
+    for (i, (p, (path, query))) in parsed.iter().zip(&outputs).enumerate() {
         let i = i as u32;
-        let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
         if path.bytes().any(|b| b.is_ascii_uppercase()) {
             upper.push(i);
         }
@@ -372,7 +380,7 @@ fn candidates(
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        segment_aliases(parsed, rewriter)
+        segment_aliases(parsed, rewriter, &outputs)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
@@ -389,68 +397,91 @@ fn candidates(
 /// duplicate cluster (`/mirror1/docs/x` and `/mirror3/docs/x`, the rest of the URL equal), joined
 /// when at least two clusters show the pair; each class becomes one candidate, written as its
 /// most common value.
-fn segment_aliases(parsed: &[Parsed], rewriter: &SiteRewriter) -> Vec<(SiteAction, Vec<u32>)> {
-    // (position, hash of the URL without that segment, cluster, value, sample)
-    let mut entries: Vec<(u16, u64, u64, String, u32)> = Vec::new();
-    for (i, p) in parsed.iter().enumerate() {
-        let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
+fn segment_aliases(
+    parsed: &[Parsed],
+    rewriter: &SiteRewriter,
+    outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+) -> Vec<(SiteAction, Vec<u32>)> {
+    // Position-dependent, removable hash of one segment: the URL's hash without segment `pos` is
+    // the sum over the others, so each position costs O(1) once the sum is known.
+    let seg_hash = |pos: usize, value: &str| -> u64 {
+        let mut z = xxh3_64(value.as_bytes()) ^ (pos as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    // (position, hash of the URL without that segment, cluster, value hash, sample)
+    let mut entries: Vec<(u16, u64, u64, u64, u32)> = Vec::new();
+    // A sample and position showing each value, to write the value back out.
+    let mut value_at: FxHashMap<(u16, u64), u32> = FxHashMap::default();
+    for (i, (p, (path, query))) in parsed.iter().zip(outputs).enumerate() {
         let Some(rest) = path.strip_prefix('/') else {
             continue;
         };
         let segments: Vec<&str> = rest.split('/').collect();
+        let hashes: Vec<u64> = segments
+            .iter()
+            .enumerate()
+            .map(|(pos, v)| seg_hash(pos, v))
+            .collect();
+        let mut base = Xxh3::new();
+        base.update(rewriter.scheme(&p.url).as_bytes());
+        base.update(p.url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
+        base.update(&(segments.len() as u64).to_le_bytes());
+        if let Some(q) = query.as_deref() {
+            base.update(b"?");
+            base.update(q.as_bytes());
+        }
+        let total = hashes
+            .iter()
+            .fold(base.digest(), |acc, h| acc.wrapping_add(*h));
         for (pos, value) in segments.iter().enumerate().take(MAX_ALIAS_SEGMENT) {
             if value.is_empty() || value.contains(';') {
                 continue;
             }
-            let mut h = Xxh3::new();
-            h.update(rewriter.scheme(&p.url).as_bytes());
-            h.update(p.url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
-            for (j, other) in segments.iter().enumerate() {
-                h.update(if j == pos { b"\0" } else { other.as_bytes() });
-                h.update(b"/");
-            }
-            if let Some(q) = query.as_deref() {
-                h.update(b"?");
-                h.update(q.as_bytes());
-            }
+            let pos16 = pos as u16;
+            let vh = xxh3_64(value.as_bytes());
+            value_at.entry((pos16, vh)).or_insert(i as u32);
             entries.push((
-                pos as u16,
-                h.digest(),
+                pos16,
+                total.wrapping_sub(hashes[pos]),
                 p.cluster,
-                (*value).to_owned(),
+                vh,
                 i as u32,
             ));
         }
     }
+    let value_text = |pos: u16, vh: u64| -> Option<&str> {
+        let sample = *value_at.get(&(pos, vh))?;
+        outputs[sample as usize]
+            .0
+            .strip_prefix('/')?
+            .split('/')
+            .nth(usize::from(pos))
+    };
     entries.sort_unstable();
     // Pairs of values met in one cluster with the rest equal, and the clusters showing each.
-    let mut pairs: FxHashMap<(u16, &str, &str), FxHashSet<u64>> = FxHashMap::default();
+    let mut pairs: FxHashMap<(u16, u64, u64), FxHashSet<u64>> = FxHashMap::default();
     let mut i = 0;
     while i < entries.len() {
-        let (pos, rest, cluster) = (entries[i].0, entries[i].1, entries[i].2);
+        let key = (entries[i].0, entries[i].1, entries[i].2);
         let mut j = i;
-        while j < entries.len()
-            && (entries[j].0, entries[j].1, entries[j].2) == (pos, rest, cluster)
-        {
+        while j < entries.len() && (entries[j].0, entries[j].1, entries[j].2) == key {
             j += 1;
         }
         // Values are sorted within the run: consecutive distinct ones connect the class.
         for w in entries[i..j].windows(2) {
             if w[0].3 != w[1].3 {
                 pairs
-                    .entry((pos, w[0].3.as_str(), w[1].3.as_str()))
+                    .entry((key.0, w[0].3, w[1].3))
                     .or_default()
-                    .insert(cluster);
+                    .insert(key.2);
             }
         }
         i = j;
     }
-    // Union-find over the values joined by at least two clusters, per position.
-    let mut parent: FxHashMap<(u16, &str), (u16, &str)> = FxHashMap::default();
-    fn root<'a>(
-        parent: &mut FxHashMap<(u16, &'a str), (u16, &'a str)>,
-        x: (u16, &'a str),
-    ) -> (u16, &'a str) {
+    // Union-find over the values joined by enough clusters, per position.
+    fn root(parent: &mut FxHashMap<(u16, u64), (u16, u64)>, x: (u16, u64)) -> (u16, u64) {
         let mut r = x;
         while let Some(&p) = parent.get(&r) {
             if p == r {
@@ -461,7 +492,8 @@ fn segment_aliases(parsed: &[Parsed], rewriter: &SiteRewriter) -> Vec<(SiteActio
         parent.insert(x, r);
         r
     }
-    let mut joined: Vec<(u16, &str, &str)> = pairs
+    let mut parent: FxHashMap<(u16, u64), (u16, u64)> = FxHashMap::default();
+    let mut joined: Vec<(u16, u64, u64)> = pairs
         .iter()
         .filter(|(_, clusters)| clusters.len() >= MIN_ALIAS_PAIR_CLUSTERS)
         .map(|(k, _)| *k)
@@ -472,46 +504,50 @@ fn segment_aliases(parsed: &[Parsed], rewriter: &SiteRewriter) -> Vec<(SiteActio
         if ra != rb {
             parent.insert(ra.max(rb), ra.min(rb));
         }
-        parent.entry((pos, a)).or_insert((pos, a));
     }
-    let members: Vec<(u16, &str)> = parent.keys().copied().collect();
-    let mut classes: FxHashMap<(u16, &str), Vec<&str>> = FxHashMap::default();
+    let members: Vec<(u16, u64)> = parent.keys().copied().collect();
+    let mut classes: FxHashMap<(u16, u64), Vec<u64>> = FxHashMap::default();
     for m in members {
         let r = root(&mut parent, m);
         classes.entry(r).or_default().push(m.1);
     }
-    let mut counts: FxHashMap<(u16, &str), Vec<u32>> = FxHashMap::default();
+    let mut counts: FxHashMap<(u16, u64), Vec<u32>> = FxHashMap::default();
     for e in &entries {
-        counts.entry((e.0, e.3.as_str())).or_default().push(e.4);
+        if parent.contains_key(&(e.0, e.3)) {
+            counts.entry((e.0, e.3)).or_default().push(e.4);
+        }
     }
-    let mut out = Vec::new();
-    let mut classes: Vec<((u16, &str), Vec<&str>)> = classes.into_iter().collect();
+    let mut classes: Vec<((u16, u64), Vec<u64>)> = classes.into_iter().collect();
     classes.sort_unstable();
+    let mut out = Vec::new();
     for ((pos, _), mut values) in classes {
         values.sort_unstable();
         values.dedup();
         if values.len() < 2 || values.len() > MAX_ALIAS_CLASS {
             continue;
         }
-        let size = |v: &str| counts.get(&(pos, v)).map_or(0, Vec::len);
-        let canonical = *values
+        let Some(mut named) = values
             .iter()
-            .max_by(|a, b| size(a).cmp(&size(b)).then_with(|| b.cmp(a)))
+            .map(|&vh| Some((vh, value_text(pos, vh)?)))
+            .collect::<Option<Vec<(u64, &str)>>>()
+        else {
+            continue;
+        };
+        named.sort_unstable_by(|a, b| a.1.cmp(b.1));
+        let size = |vh: u64| counts.get(&(pos, vh)).map_or(0, Vec::len);
+        let &(canonical_hash, canonical) = named
+            .iter()
+            .max_by(|a, b| size(a.0).cmp(&size(b.0)).then_with(|| b.1.cmp(a.1)))
             .expect("two values");
-        let aliases: Vec<String> = values
+        let aliases: Vec<String> = named
             .iter()
-            .filter(|v| **v != canonical)
-            .map(|v| (*v).to_owned())
+            .filter(|v| v.0 != canonical_hash)
+            .map(|v| v.1.to_owned())
             .collect();
-        let mut may_change: Vec<u32> = aliases
+        let mut may_change: Vec<u32> = named
             .iter()
-            .flat_map(|v| {
-                counts
-                    .get(&(pos, v.as_str()))
-                    .into_iter()
-                    .flatten()
-                    .copied()
-            })
+            .filter(|v| v.0 != canonical_hash)
+            .flat_map(|v| counts.get(&(pos, v.0)).into_iter().flatten().copied())
             .collect();
         may_change.sort_unstable();
         may_change.dedup();
