@@ -264,7 +264,17 @@ impl SiteRewriter {
 
     /// The path with aliased segments replaced, or `None` when no segment is an alias.
     fn alias_segments(&self, path: &str) -> Option<String> {
-        let segments: Vec<&str> = path.strip_prefix('/')?.split('/').collect();
+        let rest = path.strip_prefix('/')?;
+        // Most paths match no alias: look before allocating.
+        let any = self.segment_aliases.iter().any(|(segment, _, aliases)| {
+            rest.split('/')
+                .nth(usize::from(*segment))
+                .is_some_and(|v| aliases.iter().any(|a| a == v))
+        });
+        if !any {
+            return None;
+        }
+        let segments: Vec<&str> = rest.split('/').collect();
         let mut out: Option<Vec<&str>> = None;
         for (segment, canonical, aliases) in &self.segment_aliases {
             let i = usize::from(*segment);
