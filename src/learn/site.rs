@@ -9,7 +9,9 @@
 //! clusters support it everywhere it would merge URLs:
 //!
 //! - every candidate is a [`SiteAction`]: drop parameter `n`, lower-case the path, strip the
-//!   default document `d` or trailing slashes, sort the query, use https;
+//!   default document `d` or trailing slashes, drop a path segment such as `/print/`, treat
+//!   interchangeable segment values (`/mirror1/`, `/mirror2/`) as one, sort the query, use
+//!   https;
 //! - with the accepted actions `A` applied, a candidate `X` *merges* two samples when they
 //!   differ under `A` and are identical under `A ∪ X`. Each group of samples made identical is
 //!   positive when it merges samples of one cluster, negative when it merges different clusters;
@@ -39,7 +41,7 @@ use crate::canon::rules::{SiteAction, SiteRewriter, SiteRule};
 /// duplicates: absence of contrary evidence in a page type is not evidence, so a parameter
 /// shown irrelevant on topic pages (`viewtopic.php?f=…&t=…`) is not dropped from the forum
 /// listings (`viewforum.php?f=…`) that carry most of it.
-const MIN_TYPE_COVERAGE: f64 = 0.75;
+const MIN_TYPE_COVERAGE: f64 = 0.5;
 /// No page type without evidence may hold more than this share of the samples a candidate
 /// changes (when it holds at least [`MIN_UNEVIDENCED_TYPE_SAMPLES`]): a forum's listing pages
 /// are a minority of the URLs carrying `f`, but a page type of their own.
@@ -49,7 +51,9 @@ const MIN_UNEVIDENCED_TYPE_SAMPLES: u64 = 3;
 /// A path segment value at least this common at its position (share of samples) names a page
 /// type (a directory or script); rarer values are identifiers or slugs.
 const COMMON_SEGMENT_SHARE: f64 = 0.02;
-/// Path positions examined for segment aliases.
+/// Dropped-segment candidates tested per round.
+const MAX_DROP_CANDIDATES: usize = 16;
+/// Path positions examined for segment aliases and dropped segments.
 const MAX_ALIAS_SEGMENT: usize = 8;
 /// Clusters that must show two values standing for one another before they join a class (one
 /// mislabelled cluster cannot).
@@ -216,6 +220,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         | SiteAction::DefaultDocument { .. }
                         | SiteAction::StripTrailingSlash
                         | SiteAction::SegmentAlias { .. }
+                        | SiteAction::DropSegment { .. }
                 ) {
                     // Paths changed: page types are recomputed with the outputs.
                     round = start_round(&parsed, &rewriter);
@@ -380,6 +385,11 @@ fn candidates(
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
+        droppable_segments(&outputs)
+            .into_iter()
+            .filter(|(a, _)| !taken(a)),
+    );
+    out.extend(
         segment_aliases(parsed, rewriter, &outputs)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
@@ -391,6 +401,52 @@ fn candidates(
         out.push((SiteAction::SortQuery, unsorted));
     }
     out
+}
+
+/// Dropped-segment candidates: a value that is a minority at its position (`print` among the
+/// sections), not the last segment, in at least [`MIN_DOCUMENT_DIRECTORIES`] samples; the most
+/// common first.
+fn droppable_segments(
+    outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+) -> Vec<(SiteAction, Vec<u32>)> {
+    let mut at: FxHashMap<(u16, &str), Vec<u32>> = FxHashMap::default();
+    let mut per_position = [0usize; MAX_ALIAS_SEGMENT];
+    for (i, (path, _)) in outputs.iter().enumerate() {
+        let Some(rest) = path.strip_prefix('/') else {
+            continue;
+        };
+        let segments: Vec<&str> = rest.split('/').collect();
+        for count in per_position.iter_mut().take(segments.len()) {
+            *count += 1;
+        }
+        let inner = segments.len().saturating_sub(1).min(MAX_ALIAS_SEGMENT);
+        for (pos, value) in segments.iter().enumerate().take(inner) {
+            if !value.is_empty() && !value.contains(';') {
+                at.entry((pos as u16, value)).or_default().push(i as u32);
+            }
+        }
+    }
+    let mut found: Vec<((u16, &str), Vec<u32>)> = at
+        .into_iter()
+        .filter(|((pos, _), samples)| {
+            samples.len() >= MIN_DOCUMENT_DIRECTORIES
+                && samples.len() * 2 <= per_position[usize::from(*pos)]
+        })
+        .collect();
+    found.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    found
+        .into_iter()
+        .take(MAX_DROP_CANDIDATES)
+        .map(|((segment, value), samples)| {
+            (
+                SiteAction::DropSegment {
+                    segment,
+                    value: value.to_owned(),
+                },
+                samples,
+            )
+        })
+        .collect()
 }
 
 /// Segment-alias candidates: per path position, values that stand for one another inside a
@@ -813,6 +869,32 @@ mod tests {
         assert_eq!(aliases.len(), 2);
         let forms: FxHashSet<&str> = out.samples.iter().map(|l| l.url.as_str()).collect();
         assert_eq!(forms.len(), 50, "one form per page and version");
+    }
+
+    #[test]
+    fn a_print_prefix_is_dropped_but_a_section_is_not() {
+        let mut s = Vec::new();
+        for id in 0..30u64 {
+            s.push(lu(&format!("https://g.example/news/story-{id}"), id));
+            if id % 2 == 0 {
+                s.push(lu(&format!("https://g.example/news/print/story-{id}"), id));
+            }
+            // The sports section has its own story under the same slug.
+            if id % 3 == 0 {
+                s.push(lu(
+                    &format!("https://g.example/news/sports/story-{id}"),
+                    100 + id,
+                ));
+            }
+        }
+        let out = learn(&s, &LearnConfig::default());
+        assert_eq!(
+            out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
+            [&SiteAction::DropSegment {
+                segment: 1,
+                value: "print".into()
+            }]
+        );
     }
 
     #[test]

@@ -802,31 +802,31 @@ impl Learning {
         })
     }
 
-    /// A rule of a host's live rule set, by index (for Explain's support and false-positive rate).
-    pub fn live_rule(&self, host: &str, index: usize) -> Option<crate::canon::rules::Rule> {
+    /// Reads a host's live rule set.
+    fn with_live_set<T>(
+        &self,
+        host: &str,
+        read: impl FnOnce(&crate::canon::rules::HostRuleSet) -> Option<T>,
+    ) -> Option<T> {
         let state = self
             .hosts
             .get(host)
             .map(|entry| Arc::clone(entry.value()))?;
         let state = state.lock();
-        state
-            .history
-            .live_set()
-            .and_then(|set| set.rules.get(index).cloned())
+        state.history.live_set().and_then(read)
+    }
+
+    /// A rule of a host's live rule set, by index (for Explain's support and false-positive rate).
+    pub fn live_rule(&self, host: &str, index: usize) -> Option<crate::canon::rules::Rule> {
+        self.with_live_set(host, |set| set.rules.get(index).cloned())
     }
 
     /// A site rule of a host's live rule set, by id (for Explain's support and false-positive
     /// rate).
     pub fn live_site_rule(&self, host: &str, id: &str) -> Option<crate::canon::rules::SiteRule> {
-        let state = self
-            .hosts
-            .get(host)
-            .map(|entry| Arc::clone(entry.value()))?;
-        let state = state.lock();
-        state
-            .history
-            .live_set()
-            .and_then(|set| set.site_rules.iter().find(|r| r.id == id).cloned())
+        self.with_live_set(host, |set| {
+            set.site_rules.iter().find(|r| r.id == id).cloned()
+        })
     }
 
     /// A job by id.

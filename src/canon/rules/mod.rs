@@ -364,6 +364,11 @@ impl HostRuleSet {
                         ));
                     }
                 }
+                SiteAction::DropSegment { value, .. } => {
+                    if value.is_empty() || value.contains(['/', '?', '#', ';']) {
+                        return Err(bad("a dropped segment must be a non-empty segment value"));
+                    }
+                }
                 SiteAction::LowercasePath
                 | SiteAction::SortQuery
                 | SiteAction::UseHttps

@@ -17,8 +17,8 @@
 //! ```
 //!
 //! Every action is idempotent, and [`SiteRewriter::rewrite`] applies them in a fixed order
-//! (scheme, lower-case the path, segment aliases, strip a default document, strip trailing
-//! slashes, drop parameters, sort the query), so the result does not depend on the order of the rules in the
+//! (scheme, lower-case the path, segment aliases, dropped segments, strip a default document,
+//! strip trailing slashes, drop parameters, sort the query), so the result does not depend on the order of the rules in the
 //! file.
 
 use std::borrow::Cow;
@@ -47,6 +47,15 @@ pub enum SiteAction {
     SortQuery,
     /// `http` URLs without an explicit port become `https`.
     UseHttps,
+    /// A path segment equal to `value` at position `segment`, not the last one, is removed:
+    /// `/boards/print/story` becomes `/boards/story` (print, AMP or mobile variants under a
+    /// path prefix).
+    DropSegment {
+        /// Segment index.
+        segment: u16,
+        /// The segment value removed.
+        value: String,
+    },
     /// Path segment `segment` (0-based) equal to one of `aliases` becomes `canonical`: the same
     /// pages under several prefixes (`/mirror1/…`, `/mirror2/…`) or section names.
     SegmentAlias {
@@ -71,6 +80,9 @@ impl fmt::Display for SiteAction {
             }
             SiteAction::SortQuery => f.write_str("sort query parameters by name"),
             SiteAction::UseHttps => f.write_str("use https"),
+            SiteAction::DropSegment { segment, value } => {
+                write!(f, "drop path_{segment}={value}")
+            }
             SiteAction::SegmentAlias {
                 segment,
                 canonical,
@@ -109,6 +121,8 @@ pub struct SiteRewriter {
     strip_trailing_slash: bool,
     /// (segment, canonical, aliases).
     segment_aliases: Vec<(u16, String, Vec<String>)>,
+    /// (segment, value) removed, highest segment first.
+    dropped_segments: Vec<(u16, String)>,
 }
 
 impl SiteRewriter {
@@ -137,6 +151,13 @@ impl SiteRewriter {
             }
             SiteAction::SortQuery => self.sort_query = true,
             SiteAction::UseHttps => self.use_https = true,
+            SiteAction::DropSegment { segment, value } => {
+                let entry = (*segment, value.clone());
+                if !self.dropped_segments.contains(&entry) {
+                    self.dropped_segments.push(entry);
+                    self.dropped_segments.sort_by(|a, b| b.cmp(a));
+                }
+            }
             SiteAction::SegmentAlias {
                 segment,
                 canonical,
@@ -157,6 +178,7 @@ impl SiteRewriter {
             || !self.default_documents.is_empty()
             || self.strip_trailing_slash
             || !self.segment_aliases.is_empty()
+            || !self.dropped_segments.is_empty()
     }
 
     /// Whether the rewriter does nothing.
@@ -168,6 +190,7 @@ impl SiteRewriter {
             && !self.use_https
             && !self.strip_trailing_slash
             && self.segment_aliases.is_empty()
+            && self.dropped_segments.is_empty()
     }
 
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
@@ -225,6 +248,12 @@ impl SiteRewriter {
         if !self.segment_aliases.is_empty() {
             if let Some(aliased) = self.alias_segments(&path) {
                 path = Cow::Owned(aliased);
+                changed = true;
+            }
+        }
+        if !self.dropped_segments.is_empty() {
+            if let Some(dropped) = self.drop_segments(&path) {
+                path = Cow::Owned(dropped);
                 changed = true;
             }
         }
@@ -286,6 +315,40 @@ impl SiteRewriter {
         out.map(|o| {
             let mut p = String::with_capacity(path.len());
             for seg in o {
+                p.push('/');
+                p.push_str(seg);
+            }
+            p
+        })
+    }
+
+    /// The path with dropped segments removed, or `None` when none is present. A segment is
+    /// removed only when it is not the last one and the next one differs from it, and removal
+    /// repeats until nothing changes, so the result is a fixpoint.
+    fn drop_segments(&self, path: &str) -> Option<String> {
+        let rest = path.strip_prefix('/')?;
+        let mut segments: Vec<&str> = rest.split('/').collect();
+        let mut changed = false;
+        for _ in 0..segments.len() {
+            let mut round = false;
+            for (segment, value) in &self.dropped_segments {
+                let i = usize::from(*segment);
+                if i + 1 < segments.len()
+                    && segments[i] == value
+                    && segments[i + 1] != value.as_str()
+                {
+                    segments.remove(i);
+                    round = true;
+                }
+            }
+            if !round {
+                break;
+            }
+            changed = true;
+        }
+        changed.then(|| {
+            let mut p = String::with_capacity(path.len());
+            for seg in segments {
                 p.push('/');
                 p.push_str(seg);
             }
@@ -385,6 +448,14 @@ mod tests {
             },
             SiteAction::UseHttps,
             SiteAction::StripTrailingSlash,
+            SiteAction::DropSegment {
+                segment: 1,
+                value: "print".into(),
+            },
+            SiteAction::DropSegment {
+                segment: 0,
+                value: "amp".into(),
+            },
             SiteAction::DefaultDocument {
                 name: "index.htm".into(),
             },
@@ -404,6 +475,13 @@ mod tests {
             ),
             ("https://a.example/m3/", "https://a.example/m2"),
             ("https://a.example/m1", "https://a.example/m2"),
+            ("https://a.example/b/print/s", "https://a.example/b/s"),
+            ("https://a.example/amp/b/print/s", "https://a.example/b/s"),
+            ("https://a.example/b/print", "https://a.example/b/print"),
+            (
+                "https://a.example/b/print/print/s",
+                "https://a.example/b/print/print/s",
+            ),
         ] {
             let got = rw(&more, input);
             assert_eq!(got, want, "{input}");
