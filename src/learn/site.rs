@@ -208,7 +208,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
     let mut round = start_round(&parsed, &rewriter);
     for _ in 0..MAX_ROUNDS {
         let mut changed = false;
-        for (candidate, may_change) in candidates(&parsed, &rewriter, &accepted) {
+        for (candidate, may_change) in candidates(&parsed, &rewriter, &accepted, &round) {
             let mut with = rewriter.clone();
             with.add(&candidate);
             let (evidence, moved) = measure(&parsed, &with, &round, &may_change);
@@ -295,6 +295,7 @@ fn candidates(
     parsed: &[Parsed],
     rewriter: &SiteRewriter,
     accepted: &[(SiteAction, Evidence)],
+    round: &Round,
 ) -> Vec<(SiteAction, Vec<u32>)> {
     let mut out = Vec::new();
     let mut upper: Vec<u32> = Vec::new();
@@ -385,7 +386,7 @@ fn candidates(
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        droppable_segments(&outputs)
+        droppable_segments(parsed, rewriter, &outputs, round)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
@@ -407,7 +408,10 @@ fn candidates(
 /// sections), not the last segment, in at least [`MIN_DOCUMENT_DIRECTORIES`] samples; the most
 /// common first.
 fn droppable_segments(
+    parsed: &[Parsed],
+    rewriter: &SiteRewriter,
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+    round: &Round,
 ) -> Vec<(SiteAction, Vec<u32>)> {
     let mut at: FxHashMap<(u16, &str), Vec<u32>> = FxHashMap::default();
     let mut per_position = [0usize; MAX_ALIAS_SEGMENT];
@@ -434,8 +438,34 @@ fn droppable_segments(
         })
         .collect();
     found.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    // Dropping the segment can only show evidence if some sample without it exists: look for
+    // one by hash before measuring (most candidates, such as a top-level section, have none).
+    let has_partner = |pos: u16, samples: &[u32]| {
+        samples.iter().any(|&i| {
+            let p = &parsed[i as usize];
+            let (path, query) = &outputs[i as usize];
+            let Some(rest) = path.strip_prefix('/') else {
+                return false;
+            };
+            let mut h = Xxh3::new();
+            h.update(rewriter.scheme(&p.url).as_bytes());
+            h.update(p.url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
+            for (j, seg) in rest.split('/').enumerate() {
+                if j != usize::from(pos) {
+                    h.update(b"/");
+                    h.update(seg.as_bytes());
+                }
+            }
+            if let Some(q) = query.as_deref() {
+                h.update(b"?");
+                h.update(q.as_bytes());
+            }
+            round.by_hash.contains_key(&h.digest())
+        })
+    };
     found
         .into_iter()
+        .filter(|((pos, _), samples)| has_partner(*pos, samples))
         .take(MAX_DROP_CANDIDATES)
         .map(|((segment, value), samples)| {
             (
