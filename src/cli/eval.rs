@@ -78,7 +78,15 @@ pub fn run(args: EvalArgs) -> ExitCode {
         eprintln!("undust eval: --train-fraction must be in (0, 1]");
         return ExitCode::from(EXIT_USAGE);
     }
-    let hosts = match training_sets(&args.pages, &args.clusters, &args.normalization) {
+    let normalizer = match args.normalization.normalizer() {
+        Ok(normalizer) => normalizer,
+        Err(err) => {
+            eprintln!("undust eval: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    // Measured on the URLs as crawled, so static normalization's own share shows.
+    let hosts = match training_sets(&args.pages, &args.clusters, &args.normalization, true) {
         Ok(hosts) => hosts,
         Err((code, err)) => {
             eprintln!("undust eval: {err}");
@@ -95,7 +103,7 @@ pub fn run(args: EvalArgs) -> ExitCode {
         seed: args.seed,
         ..EvalConfig::default()
     };
-    let rows = match evaluate(&samples, &config) {
+    let rows = match evaluate(&samples, &config, &normalizer) {
         Ok(rows) => rows,
         Err(err) => {
             eprintln!("undust eval: {err}");

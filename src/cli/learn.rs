@@ -54,17 +54,21 @@ impl From<StrategyArg> for Strategy {
 /// Per-host training sets, or an exit code with the reason.
 type TrainingSets = Result<Vec<(String, Vec<LabelledUrl>)>, (u8, String)>;
 
-/// Training sets per host from either input kind.
+/// Training sets per host from either input kind: statically normalized URLs, or with `raw` the
+/// URLs as the input gives them (fetched pages keep their own spelling; redirect and canonical
+/// targets, which were never crawled as such, appear normalized).
 pub fn training_sets(
     pages: &[PathBuf],
     clusters: &[PathBuf],
     normalization: &StaticArgs,
+    raw: bool,
 ) -> TrainingSets {
     let normalizer = normalization
         .normalizer()
         .map_err(|err| (EXIT_USAGE, err))?;
     if !clusters.is_empty() {
-        let hosts = read_labelled(clusters, &normalizer).map_err(|err| (EXIT_NO_INPUT, err))?;
+        let hosts =
+            read_labelled(clusters, &normalizer, raw).map_err(|err| (EXIT_NO_INPUT, err))?;
         return Ok(hosts.into_iter().collect());
     }
     let config = ContentConfig::default();
@@ -86,7 +90,28 @@ pub fn training_sets(
         .map(|(host, pages)| {
             let (clustering, _) = cluster_host(&pages, &config);
             let set = labelled(&host, &clustering);
-            (host, set)
+            if !raw {
+                return (host, set);
+            }
+            let cluster_of: std::collections::HashMap<&str, u64> =
+                set.iter().map(|l| (l.url.as_str(), l.cluster)).collect();
+            let fetched: std::collections::HashSet<&str> =
+                pages.iter().map(|p| p.url.as_str()).collect();
+            let mut urls: Vec<LabelledUrl> = pages
+                .iter()
+                .filter_map(|p| {
+                    Some(LabelledUrl {
+                        url: p.raw_url.clone(),
+                        cluster: *cluster_of.get(p.url.as_str())?,
+                    })
+                })
+                .collect();
+            urls.extend(
+                set.iter()
+                    .filter(|l| !fetched.contains(l.url.as_str()))
+                    .cloned(),
+            );
+            (host, urls)
         })
         .collect())
 }
@@ -94,7 +119,7 @@ pub fn training_sets(
 /// Runs `undust learn`.
 pub fn run(args: LearnArgs) -> ExitCode {
     let started = Instant::now();
-    let hosts = match training_sets(&args.pages, &args.clusters, &args.normalization) {
+    let hosts = match training_sets(&args.pages, &args.clusters, &args.normalization, false) {
         Ok(hosts) => hosts,
         Err((code, err)) => {
             eprintln!("undust learn: {err}");

@@ -28,6 +28,8 @@ const RECORD_ERRORS_REPORTED: usize = 20;
 
 /// One page kept for a host.
 pub struct HostPage {
+    /// The URL fetched, as the record gives it.
+    pub raw_url: String,
     /// The URL fetched (statically normalized).
     pub url: String,
     /// Where the fetch ended after redirects, when elsewhere (statically normalized).
@@ -110,6 +112,7 @@ pub fn read_hosts(
             };
             summary.pages += 1;
             hosts.entry(host).or_default().push(HostPage {
+                raw_url: page.url.clone(),
                 url: String::from(url),
                 final_url: final_url.map(String::from),
                 rel_canonical: rel_canonical.map(String::from),
@@ -174,10 +177,12 @@ pub fn labelled(host: &str, clustering: &Clustering) -> Vec<LabelledUrl> {
 }
 
 /// Reads `{"url": ..., "cluster": ...}` lines (cluster: a number or a string) into per-host
-/// labelled URLs, statically normalized. Malformed lines are reported with their number.
+/// labelled URLs, statically normalized (or as written, with `raw`; hosts and validity always
+/// come from the normalized form). Malformed lines are reported with their number.
 pub fn read_labelled(
     paths: &[PathBuf],
     normalizer: &StaticNormalizer,
+    raw: bool,
 ) -> Result<BTreeMap<String, Vec<LabelledUrl>>, String> {
     #[derive(serde::Deserialize)]
     struct Line {
@@ -202,7 +207,11 @@ pub fn read_labelled(
                     (Ok(url), Some(cluster)) => {
                         let host = url.host_str().unwrap_or_default().to_owned();
                         hosts.entry(host).or_default().push(LabelledUrl {
-                            url: String::from(url),
+                            url: if raw {
+                                parsed.url.trim().to_owned()
+                            } else {
+                                String::from(url)
+                            },
                             cluster,
                         });
                         None

@@ -23,6 +23,7 @@ use url::Url;
 
 use super::{learn_host, LabelledUrl, LearnConfig, LearnError, Strategy};
 use crate::canon::engine::HostRules;
+use crate::canon::normalize::StaticNormalizer;
 
 /// Counts of one host under one canonicalization.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -176,7 +177,7 @@ pub fn average(per_host: &[Metrics]) -> Averages {
 pub struct HostSamples {
     /// Host name.
     pub host: String,
-    /// Its URLs (statically normalized) with cluster ids.
+    /// Its URLs as crawled (before static normalization) with cluster ids.
     pub urls: Vec<LabelledUrl>,
 }
 
@@ -207,7 +208,7 @@ impl Default for EvalConfig {
 /// What a row of the table measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Method {
-    /// The URLs as given (statically normalized only).
+    /// Static normalization alone.
     StaticOnly,
     /// Learned rules, graph selection.
     Graph,
@@ -263,17 +264,23 @@ pub fn canonicalize(rules: &HostRules, url: &str) -> String {
 }
 
 /// Runs the protocol: rows for static-only, graph and naive.
-pub fn evaluate(hosts: &[HostSamples], config: &EvalConfig) -> Result<Vec<EvalRow>, LearnError> {
+///
+/// Every row is measured on the URLs as crawled: static normalization alone, and static
+/// normalization followed by the rules learned (from the statically normalized training split)
+/// with each strategy. A URL static normalization rejects stays as it is.
+pub fn evaluate(
+    hosts: &[HostSamples],
+    config: &EvalConfig,
+    normalizer: &StaticNormalizer,
+) -> Result<Vec<EvalRow>, LearnError> {
+    let statically = |u: &str| -> String {
+        normalizer
+            .normalize(u)
+            .map_or_else(|_| u.to_owned(), String::from)
+    };
     let mut rows = vec![EvalRow {
         method: Method::StaticOnly,
-        per_host: hosts
-            .iter()
-            .map(|h| {
-                measure(&h.urls, |u| {
-                    Url::parse(u).map_or_else(|_| u.to_owned(), |x| x.to_string())
-                })
-            })
-            .collect(),
+        per_host: hosts.iter().map(|h| measure(&h.urls, statically)).collect(),
         averages: Averages::default(),
         rules: 0,
     }];
@@ -291,12 +298,19 @@ pub fn evaluate(hosts: &[HostSamples], config: &EvalConfig) -> Result<Vec<EvalRo
                 config.seed ^ (i as u64).wrapping_mul(0x9e37),
                 config.max_train_urls,
             );
+            let train: Vec<LabelledUrl> = train
+                .into_iter()
+                .map(|l| LabelledUrl {
+                    url: statically(&l.url),
+                    cluster: l.cluster,
+                })
+                .collect();
             let out = learn_host(&h.host, &train, &learn)?;
             rules += out.rules.len();
             let engine = HostRules::compile(&out.rules).map_err(|e| {
                 LearnError::InvalidConfig(format!("learned rules do not compile: {e}"))
             })?;
-            per_host.push(measure(&h.urls, |u| canonicalize(&engine, u)));
+            per_host.push(measure(&h.urls, |u| canonicalize(&engine, &statically(u))));
         }
         rows.push(EvalRow {
             method,

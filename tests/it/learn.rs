@@ -666,12 +666,17 @@ fn evaluation_table_graph_and_naive() {
                 .collect(),
         })
         .collect();
+    let normalizer = undust::canon::normalize::StaticNormalizer::new(
+        undust::canon::normalize::StaticConfig::default(),
+    )
+    .unwrap();
     let rows = evaluate(
         &hosts,
         &EvalConfig {
             seed: 31,
             ..EvalConfig::default()
         },
+        &normalizer,
     )
     .unwrap();
     assert_eq!(
@@ -693,7 +698,11 @@ fn evaluation_table_graph_and_naive() {
         assert_eq!(r.per_host.len(), hosts.len());
         assert!(r.averages.micro_fpr <= 0.002);
     }
-    assert_eq!(rows[0].averages.micro_compression, 0.0);
-    assert!(rows[1].averages.micro_compression > 0.5 * rows[1].averages.micro_best_compression);
-    assert!(rows[2].averages.micro_compression > 0.0);
+    // Every row is measured on the crawled URLs: static normalization removes some DUST on its
+    // own (tracking parameters, session ids it knows), the learned rules much more.
+    let (stat, graph, naive) = (&rows[0].averages, &rows[1].averages, &rows[2].averages);
+    assert!(stat.micro_compression > 0.0);
+    assert!(graph.micro_compression > 0.85 * graph.micro_best_compression);
+    assert!(graph.micro_compression > 1.5 * stat.micro_compression);
+    assert!(naive.micro_compression > 1.5 * stat.micro_compression);
 }
