@@ -172,10 +172,17 @@ fn page_types(paths: &[&str]) -> Vec<u64> {
         .collect()
 }
 
-fn hash_parts(url: &Url, scheme: &str, path: &str, query: Option<&str>) -> u64 {
+/// A hasher fed with the URL's origin under `scheme` (the site rules may change the scheme):
+/// what every output hash here starts with.
+fn origin_hasher(url: &Url, scheme: &str) -> Xxh3 {
     let mut h = Xxh3::new();
     h.update(scheme.as_bytes());
     h.update(url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
+    h
+}
+
+fn hash_parts(url: &Url, scheme: &str, path: &str, query: Option<&str>) -> u64 {
+    let mut h = origin_hasher(url, scheme);
     h.update(path.as_bytes());
     if let Some(q) = query {
         h.update(b"?");
@@ -447,9 +454,7 @@ fn droppable_segments(
             let Some(rest) = path.strip_prefix('/') else {
                 return false;
             };
-            let mut h = Xxh3::new();
-            h.update(rewriter.scheme(&p.url).as_bytes());
-            h.update(p.url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
+            let mut h = origin_hasher(&p.url, rewriter.scheme(&p.url));
             for (j, seg) in rest.split('/').enumerate() {
                 if j != usize::from(pos) {
                     h.update(b"/");
@@ -510,9 +515,7 @@ fn segment_aliases(
             .enumerate()
             .map(|(pos, v)| seg_hash(pos, v))
             .collect();
-        let mut base = Xxh3::new();
-        base.update(rewriter.scheme(&p.url).as_bytes());
-        base.update(p.url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
+        let mut base = origin_hasher(&p.url, rewriter.scheme(&p.url));
         base.update(&(segments.len() as u64).to_le_bytes());
         if let Some(q) = query.as_deref() {
             base.update(b"?");

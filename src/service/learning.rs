@@ -36,8 +36,8 @@ use tonic::Status;
 use super::state::Sidecar;
 use crate::canon::engine::HostRules;
 use crate::canon::rules::{HostRuleSet, RuleFile};
-use crate::cluster::{ClusterBuilder, ClusterConfig, PageEvidence};
-use crate::content::{self, ContentConfig, PageDigest, Strength, TemplateModel};
+use crate::cluster::{ClusterBuilder, ClusterConfig};
+use crate::content::{self, ContentConfig, PageDigest, TemplateModel};
 use crate::ingest::sample::{ReservoirSampler, SampleBytes, SamplerConfig};
 use crate::learn::{learn_host, LabelledUrl, LearnConfig};
 use crate::pb::{
@@ -729,11 +729,7 @@ impl Learning {
                 &sample.url,
                 sample.final_url.as_deref(),
                 sample.rel_canonical.as_deref(),
-                PageEvidence {
-                    simhash: fingerprint.simhash,
-                    exact: fingerprint.exact,
-                    strong: fingerprint.strength == Strength::Strong,
-                },
+                fingerprint.evidence(),
             );
         }
         let clustering = builder.finish();

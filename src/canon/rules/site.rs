@@ -312,14 +312,7 @@ impl SiteRewriter {
                 out.get_or_insert_with(|| segments.clone())[i] = canonical;
             }
         }
-        out.map(|o| {
-            let mut p = String::with_capacity(path.len());
-            for seg in o {
-                p.push('/');
-                p.push_str(seg);
-            }
-            p
-        })
+        out.map(|o| join_segments(&o, path.len()))
     }
 
     /// The path with dropped segments removed, or `None` when none is present. A segment is
@@ -346,14 +339,7 @@ impl SiteRewriter {
             }
             changed = true;
         }
-        changed.then(|| {
-            let mut p = String::with_capacity(path.len());
-            for seg in segments {
-                p.push('/');
-                p.push_str(seg);
-            }
-            p
-        })
+        changed.then(|| join_segments(&segments, path.len()))
     }
 
     fn rewrite_query<'a>(&self, q: &'a str) -> Option<Cow<'a, str>> {
@@ -382,6 +368,16 @@ impl SiteRewriter {
         }
         Some(Cow::Owned(parts.join("&")))
     }
+}
+
+/// A path from its segments (`["a", "b"]` is `/a/b`).
+fn join_segments(segments: &[&str], capacity: usize) -> String {
+    let mut p = String::with_capacity(capacity);
+    for seg in segments {
+        p.push('/');
+        p.push_str(seg);
+    }
+    p
 }
 
 fn param_name(p: &str) -> &str {
