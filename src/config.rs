@@ -16,6 +16,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::canon::normalize::StaticConfig;
+pub use crate::canon::seen::{SeenSetConfig, SeenSetMode};
 
 /// gRPC address of the frontier-facing services (canonicalizer, ingest, health).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:50051";
@@ -58,28 +59,6 @@ pub const DEFAULT_SAMPLE_PAGES_PER_HOST: usize = 20_000;
 pub const DEFAULT_SAMPLE_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
 /// Largest page body ingest fingerprints; larger pages are rejected (and counted).
 pub const DEFAULT_INGEST_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
-
-/// How the seen-set behaves once it is full.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum SeenSetMode {
-    /// Exact 64-bit hashes; when full, the oldest generation (half the limit) is forgotten, so an
-    /// old URL may be answered NEW again but a new URL is never answered DUPLICATE by mistake.
-    Exact,
-    /// Layered Bloom filters in bounded memory: never forgets, but answers DUPLICATE for a never-seen
-    /// URL with the configured false-positive probability.
-    Bloom,
-}
-
-impl SeenSetMode {
-    /// The name used in flags, stats and logs.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SeenSetMode::Exact => "exact",
-            SeenSetMode::Bloom => "bloom",
-        }
-    }
-}
 
 /// The raw knobs of `undust serve`: command-line flags (with `UNDUST_*` environment variables) and,
 /// with the same names, the keys of the TOML configuration file. Every field is optional; unset
@@ -218,15 +197,6 @@ fn invalid(knob: &'static str, message: impl Into<String>) -> ConfigError {
         knob,
         message: message.into(),
     }
-}
-
-/// Validated configuration of the seen-set.
-#[derive(Debug, Clone)]
-pub struct SeenSetConfig {
-    pub mode: SeenSetMode,
-    pub max_entries: u64,
-    pub bloom_fp_rate: f64,
-    pub first_occurrence_cache: usize,
 }
 
 /// Validated configuration of relearning and sampling.

@@ -25,14 +25,11 @@
 #![forbid(unsafe_code)]
 #![deny(rust_2018_idioms)]
 
-pub mod canon;
+pub use undust_core::{canon, cluster, content, ingest, learn};
+pub use undust_devtools::corpus;
+
 pub mod cli;
-pub mod cluster;
 pub mod config;
-pub mod content;
-pub mod corpus;
-pub mod ingest;
-pub mod learn;
 pub mod service;
 pub mod store;
 pub mod telemetry;

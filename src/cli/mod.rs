@@ -17,7 +17,7 @@ pub mod clusters;
 pub mod corpus;
 pub mod eval;
 pub mod learn;
-pub mod load;
+pub use undust_devtools::load;
 pub mod pipeline;
 pub mod serve;
 

@@ -18,7 +18,7 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use crate::canon::normalize::StaticNormalizer;
-use crate::cluster::{ClusterBuilder, ClusterConfig, Clustering};
+use crate::cluster::{ClusterBuilder, ClusterConfig, Clustering, PageEvidence};
 use crate::content::{self, ContentConfig, Fingerprint, PageAnalysis};
 use crate::ingest::pages::read_pages;
 use crate::learn::LabelledUrl;
@@ -147,7 +147,7 @@ pub fn cluster_host(
                 &page.url,
                 page.final_url.as_deref(),
                 page.rel_canonical.as_deref(),
-                print.evidence(),
+                PageEvidence::from(&print),
             );
             (at, print)
         })

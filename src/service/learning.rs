@@ -36,7 +36,7 @@ use tonic::Status;
 use super::state::Sidecar;
 use crate::canon::engine::HostRules;
 use crate::canon::rules::{HostRuleSet, RuleFile};
-use crate::cluster::{ClusterBuilder, ClusterConfig};
+use crate::cluster::{ClusterBuilder, ClusterConfig, PageEvidence};
 use crate::content::{self, ContentConfig, PageDigest, TemplateModel};
 use crate::ingest::sample::{ReservoirSampler, SampleBytes, SamplerConfig};
 use crate::learn::{learn_host, LabelledUrl, LearnConfig};
@@ -410,6 +410,7 @@ impl Learning {
             }
         }
         metrics::gauge!(telemetry::SEEN_SET_ENTRIES).set(live as f64);
+        metrics::counter!(telemetry::SEEN_SET_EVICTIONS).absolute(seen.evictions());
     }
 
     /// Flushes what is pending (on shutdown).
@@ -729,7 +730,7 @@ impl Learning {
                 &sample.url,
                 sample.final_url.as_deref(),
                 sample.rel_canonical.as_deref(),
-                fingerprint.evidence(),
+                PageEvidence::from(&fingerprint),
             );
         }
         let clustering = builder.finish();

@@ -18,12 +18,12 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use tonic::transport::Endpoint;
 
-use super::{EXIT_SOFTWARE, EXIT_USAGE};
 use crate::corpus::{self, CorpusConfig, SiteKind};
 use crate::pb::admin_client::AdminClient;
 use crate::pb::canonicalizer_client::CanonicalizerClient;
 use crate::pb::ingest_client::IngestClient;
 use crate::pb::{CanonicalizeRequest, ObservedPage, RelearnRequest};
+use crate::{EXIT_SOFTWARE, EXIT_USAGE};
 
 /// Longest run allowed.
 const MAX_SECONDS: u64 = 600;

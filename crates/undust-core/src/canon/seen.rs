@@ -29,7 +29,37 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::config::{SeenSetConfig, SeenSetMode};
+/// How the seen-set behaves once it is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum SeenSetMode {
+    /// Exact 64-bit hashes; when full, the oldest generation (half the limit) is forgotten, so an
+    /// old URL may be answered NEW again but a new URL is never answered DUPLICATE by mistake.
+    Exact,
+    /// Layered Bloom filters in bounded memory: never forgets, but answers DUPLICATE for a never-seen
+    /// URL with the configured false-positive probability.
+    Bloom,
+}
+
+impl SeenSetMode {
+    /// The name used in flags, stats and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SeenSetMode::Exact => "exact",
+            SeenSetMode::Bloom => "bloom",
+        }
+    }
+}
+
+/// Validated configuration of the seen-set.
+#[derive(Debug, Clone)]
+pub struct SeenSetConfig {
+    pub mode: SeenSetMode,
+    pub max_entries: u64,
+    pub bloom_fp_rate: f64,
+    pub first_occurrence_cache: usize,
+}
 
 /// Shards of the exact set and of the first-occurrence cache (a power of two).
 const SHARDS: usize = 64;
@@ -383,7 +413,6 @@ impl SeenSet {
         };
         if evicted {
             self.evictions.fetch_add(1, Ordering::Relaxed);
-            metrics::counter!(crate::telemetry::SEEN_SET_EVICTIONS).increment(1);
         }
         if present {
             Seen::Duplicate

@@ -64,17 +64,6 @@ pub struct Fingerprint {
     pub strength: Strength,
 }
 
-impl Fingerprint {
-    /// What clustering needs to know of this fingerprint.
-    pub fn evidence(&self) -> crate::cluster::PageEvidence {
-        crate::cluster::PageEvidence {
-            simhash: self.simhash,
-            exact: self.exact,
-            strong: self.strength == Strength::Strong,
-        }
-    }
-}
-
 /// Fingerprints an analysed page against its host's template model.
 pub fn fingerprint(
     page: &PageAnalysis,

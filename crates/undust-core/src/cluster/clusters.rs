@@ -70,6 +70,7 @@ use std::collections::{HashMap, HashSet};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::index::{SimhashIndex, DEFAULT_MAX_DISTANCE, MAX_SUPPORTED_DISTANCE};
+use crate::content::{Fingerprint, Strength};
 
 /// Most distinct source paths whose redirects into one target (content cluster) are taken as
 /// duplicate evidence; beyond it the target is a catch-all (see the module documentation).
@@ -96,6 +97,17 @@ pub struct PageEvidence {
     pub exact: u64,
     /// True when the fingerprint rests on enough content to count as near-duplicate evidence.
     pub strong: bool,
+}
+
+impl From<&Fingerprint> for PageEvidence {
+    /// What clustering needs to know of a page's fingerprint.
+    fn from(print: &Fingerprint) -> Self {
+        PageEvidence {
+            simhash: print.simhash,
+            exact: print.exact,
+            strong: print.strength == Strength::Strong,
+        }
+    }
 }
 
 /// Clustering knobs.
