@@ -145,6 +145,11 @@ pub struct Knobs {
     /// Largest page body ingest accepts, in bytes [default: 8388608].
     #[arg(long, env = "UNDUST_INGEST_MAX_BODY_BYTES")]
     pub ingest_max_body_bytes: Option<usize>,
+    /// Refuse to start (exit 70) when the store in --data-dir is damaged, leaving it untouched.
+    /// Without it a damaged store file is moved aside, the rows that can still be read are kept,
+    /// and the damage is reported in GetStats and metrics [default: false].
+    #[arg(long, env = "UNDUST_REFUSE_DAMAGED_STORE", num_args = 0..=1, default_missing_value = "true")]
+    pub refuse_damaged_store: Option<bool>,
 }
 
 /// Fills every unset field of `$self` from `$lower`.
@@ -164,7 +169,7 @@ impl Knobs {
             first_occurrence_cache, shutdown_grace_secs, reflection, admin_read_token_file,
             admin_write_token_file, relearn_min_new_samples, relearn_interval_secs,
             relearn_concurrency, sample_pages_per_host, sample_budget_bytes,
-            ingest_max_body_bytes,
+            ingest_max_body_bytes, refuse_damaged_store,
         )
     }
 
@@ -226,6 +231,8 @@ pub struct ServeConfig {
     pub admin_read_token_file: Option<PathBuf>,
     pub admin_write_token_file: Option<PathBuf>,
     pub learning: LearningConfig,
+    /// Refuse a damaged store instead of recovering what it can.
+    pub refuse_damaged_store: bool,
 }
 
 fn parse_addr(text: &str) -> SocketAddr {
@@ -377,6 +384,7 @@ impl ServeConfig {
                     .ingest_max_body_bytes
                     .unwrap_or(DEFAULT_INGEST_MAX_BODY_BYTES),
             },
+            refuse_damaged_store: knobs.refuse_damaged_store.unwrap_or(false),
         })
     }
 }

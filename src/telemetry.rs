@@ -67,6 +67,11 @@ pub const CLUSTERS: &str = "undust_clusters";
 /// Admin calls. Labels `method` and `outcome` (`ok`, `unauthenticated`, `denied`, `error`).
 pub const ADMIN_CALLS: &str = "undust_admin_calls_total";
 
+/// Tables of the store found damaged at start (the file was moved aside, readable rows kept).
+pub const STORE_DAMAGED_TABLES: &str = "undust_store_damaged_tables";
+/// Stored values skipped at start because they failed their checksum or decoding.
+pub const STORE_VALUES_SKIPPED: &str = "undust_store_values_skipped";
+
 /// Registers help text and units, once per process.
 fn describe() {
     describe_counter!(
@@ -167,6 +172,16 @@ fn describe() {
         CLUSTERS,
         Unit::Count,
         "Duplicate clusters found by the latest learning, summed over hosts."
+    );
+    describe_gauge!(
+        STORE_DAMAGED_TABLES,
+        Unit::Count,
+        "Store tables found damaged at start; the file was moved aside and readable rows kept."
+    );
+    describe_gauge!(
+        STORE_VALUES_SKIPPED,
+        Unit::Count,
+        "Stored values skipped at start because they failed their checksum or decoding."
     );
     describe_counter!(
         ADMIN_CALLS,

@@ -29,6 +29,7 @@ use crate::pb::{
     ListHostsResponse, RelearnJob, RelearnRequest, RelearnResponse, RollbackRulesRequest,
     RollbackRulesResponse,
 };
+use crate::store::Store;
 use crate::telemetry;
 
 /// Default and largest `ListHosts` page.
@@ -39,14 +40,22 @@ const MAX_PAGE_SIZE: usize = 1_000;
 pub struct AdminService {
     sidecar: Arc<Sidecar>,
     learning: Arc<Learning>,
+    /// The store, for the damage it reported at start.
+    store: Arc<Store>,
     tokens: Tokens,
 }
 
 impl AdminService {
-    pub fn new(sidecar: Arc<Sidecar>, learning: Arc<Learning>, tokens: Tokens) -> Self {
+    pub fn new(
+        sidecar: Arc<Sidecar>,
+        learning: Arc<Learning>,
+        store: Arc<Store>,
+        tokens: Tokens,
+    ) -> Self {
         AdminService {
             sidecar,
             learning,
+            store,
             tokens,
         }
     }
@@ -167,6 +176,7 @@ impl AdminService {
         let sidecar = &self.sidecar;
         let totals = &sidecar.totals;
         let load = |counter: &std::sync::atomic::AtomicU64| counter.load(Ordering::Relaxed);
+        let damage = self.store.damage();
         GetStatsResponse {
             urls_canonicalized: load(&totals.urls_canonicalized),
             urls_changed_static: load(&totals.urls_changed_static),
@@ -183,6 +193,14 @@ impl AdminService {
             relearn_runs: load(&totals.relearn_runs),
             relearn_failures: load(&totals.relearn_failures),
             uptime_seconds: sidecar.started.elapsed().as_secs(),
+            store_damaged: damage.is_some(),
+            store_moved_to: damage
+                .map(|damage| damage.moved_to.display().to_string())
+                .unwrap_or_default(),
+            store_damaged_tables: damage
+                .map(|damage| damage.tables.iter().map(|t| (*t).to_owned()).collect())
+                .unwrap_or_default(),
+            store_values_skipped: self.store.skipped(),
         }
     }
 

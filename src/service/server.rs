@@ -34,7 +34,7 @@ use crate::config::ServeConfig;
 use crate::pb::admin_server::AdminServer;
 use crate::pb::canonicalizer_server::CanonicalizerServer;
 use crate::pb::ingest_server::IngestServer;
-use crate::store::Store;
+use crate::store::{OnDamage, Store};
 use crate::telemetry;
 
 /// The sockets a sidecar serves on, bound by the caller.
@@ -90,9 +90,21 @@ pub async fn run(
         config.admin_write_token_file.as_deref(),
         &config.data_dir,
     )?;
-    let store = Arc::new(Store::open(&config.data_dir)?);
+    let on_damage = if config.refuse_damaged_store {
+        OnDamage::Refuse
+    } else {
+        OnDamage::Recover
+    };
+    let store = Arc::new(Store::open_with(&config.data_dir, on_damage)?);
     let sidecar = Arc::new(Sidecar::new(config.clone(), Canonicalizer::new(normalizer)));
     let learning = Learning::restore(Arc::clone(&sidecar), Arc::clone(&store))?;
+    if on_damage == OnDamage::Refuse && store.skipped() > 0 {
+        return Err(crate::store::StoreError::Damaged {
+            path: store.path().to_owned(),
+            reason: format!("{} stored values failed their checksum", store.skipped()),
+        }
+        .into());
+    }
 
     let (stop_sender, stop) = watch::channel(false);
     let stopped = |mut stop: watch::Receiver<bool>| async move {
@@ -119,6 +131,7 @@ pub async fn run(
     let admin = AdminServer::new(AdminService::new(
         Arc::clone(&sidecar),
         Arc::clone(&learning),
+        Arc::clone(&store),
         tokens,
     ))
     .max_decoding_message_size(1024 * 1024);
@@ -165,6 +178,10 @@ pub async fn run(
         }
         (None, _) => None,
     };
+    // After the recorder is installed, or the figures would go nowhere on a first start.
+    metrics::gauge!(telemetry::STORE_DAMAGED_TABLES)
+        .set(store.damage().map_or(0, |damage| damage.tables.len()) as f64);
+    metrics::gauge!(telemetry::STORE_VALUES_SKIPPED).set(store.skipped() as f64);
     tracing::info!(addr = ?main_addr, "canonicalizer and ingest listening");
     tracing::info!(addr = ?admin_addr, "admin listening");
 

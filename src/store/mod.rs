@@ -17,7 +17,16 @@
 //! checksum or decoding fails is skipped, logged and counted, and the rest is restored: the sidecar
 //! starts with everything it can trust. A file redb itself cannot open is moved aside (never
 //! deleted) with an error naming both paths, and the sidecar starts with an empty store.
+//!
+//! Damage below the values (random bytes in a B-tree page, a truncated file) is found at open:
+//! every table is read to its end before the store is used. redb reports some of that damage as
+//! errors and *panics* on the rest (slice indexes and `unreachable!` while walking a damaged page),
+//! so the open and the read-through run under `catch_unwind` (see [`guarded`]). A damaged file is
+//! moved aside, the rows that could still be read are copied into a new file, and the damage is
+//! kept in [`StoreDamage`] for health, metrics and `GetStats`. With [`OnDamage::Refuse`]
+//! (`--refuse-damaged-store`) the file is left untouched and opening fails instead.
 
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -46,6 +55,172 @@ pub enum StoreError {
     Db(#[from] redb::Error),
     #[error("encoding a stored value: {0}")]
     Encode(String),
+    #[error(
+        "{} is damaged ({reason}); it was left as it is because damaged stores are refused \
+         (--refuse-damaged-store)",
+        path.display()
+    )]
+    Damaged { path: PathBuf, reason: String },
+}
+
+/// What to do with a store file that is damaged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnDamage {
+    /// Move it aside, keep what can be read, start.
+    #[default]
+    Recover,
+    /// Leave it untouched and fail to open.
+    Refuse,
+}
+
+/// The damage found when the store was opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreDamage {
+    /// Tables that could not be read to their end (all of them when the file did not open).
+    pub tables: Vec<&'static str>,
+    /// Where the damaged file was moved (kept for inspection, never deleted).
+    pub moved_to: PathBuf,
+    /// What redb reported, or the message of its panic.
+    pub reason: String,
+    /// Rows copied from the damaged file into the new one.
+    pub salvaged_rows: u64,
+}
+
+/// Names of the store's tables, for damage reports.
+const TABLE_NAMES: [&str; 4] = ["rules", "samples", "templates", "seen"];
+
+/// Rows read from a damaged file, to be copied into a new one (values still sealed).
+#[derive(Default)]
+struct Salvage {
+    rules: Vec<(String, Vec<u8>)>,
+    samples: Vec<((String, u64), Vec<u8>)>,
+    templates: Vec<(String, Vec<u8>)>,
+    seen: Vec<(u64, Vec<u8>)>,
+}
+
+impl Salvage {
+    fn rows(&self) -> u64 {
+        (self.rules.len() + self.samples.len() + self.templates.len() + self.seen.len()) as u64
+    }
+}
+
+/// Runs redb work that may panic on a damaged file, turning both its errors and its panics into a
+/// message. Why `catch_unwind`: redb 4 panics (index out of bounds, `unreachable!`) when a page it
+/// walks holds garbage; a panic at startup with `Restart=on-failure` is a crash loop. Unwind safety
+/// holds because whatever the closure touched (a `Database` being opened or read) is dropped, not
+/// used again, when it panicked.
+fn guarded<T, E: std::fmt::Display>(work: impl FnOnce() -> Result<T, E>) -> Result<T, String> {
+    match std::panic::catch_unwind(AssertUnwindSafe(work)) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => Err(err.to_string()),
+        Err(panic) => Err(panic_message(panic.as_ref())),
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    let text = panic
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned());
+    format!("the embedded store panicked reading it: {text}")
+}
+
+/// Reads every row of `definition` to its end, handing each to `row`; a missing table is empty.
+fn read_rows<K: redb::Key + 'static>(
+    db: &Database,
+    definition: TableDefinition<'_, K, &'static [u8]>,
+    mut row: impl FnMut(K::SelfType<'_>, &[u8]),
+) -> Result<(), String> {
+    guarded(|| -> Result<(), redb::Error> {
+        let txn = db.begin_read()?;
+        let table = match txn.open_table(definition) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(()),
+            Err(err) => return Err(err.into()),
+        };
+        for entry in table.iter()? {
+            let (key, value) = entry?;
+            row(key.value(), value.value());
+        }
+        Ok(())
+    })
+}
+
+/// Reads every table of `db` to its end; with `salvage`, keeps a copy of every row read. Returns
+/// the tables that could not be read whole, with the first reason.
+fn read_through(
+    db: &Database,
+    mut salvage: Option<&mut Salvage>,
+) -> (Vec<&'static str>, Option<String>) {
+    let mut damaged = Vec::new();
+    let mut first_reason = None;
+    let mut note = |table: &'static str, result: Result<(), String>| {
+        if let Err(reason) = result {
+            damaged.push(table);
+            first_reason.get_or_insert(reason);
+        }
+    };
+    let [rules, samples, templates, seen] = TABLE_NAMES;
+    note(
+        rules,
+        read_rows(db, RULES, |host, value| {
+            if let Some(out) = salvage.as_deref_mut() {
+                out.rules.push((host.to_owned(), value.to_vec()));
+            }
+        }),
+    );
+    note(
+        samples,
+        read_rows(db, SAMPLES, |(host, id), value| {
+            if let Some(out) = salvage.as_deref_mut() {
+                out.samples.push(((host.to_owned(), id), value.to_vec()));
+            }
+        }),
+    );
+    note(
+        templates,
+        read_rows(db, TEMPLATES, |host, value| {
+            if let Some(out) = salvage.as_deref_mut() {
+                out.templates.push((host.to_owned(), value.to_vec()));
+            }
+        }),
+    );
+    note(
+        seen,
+        read_rows(db, SEEN, |chunk, value| {
+            if let Some(out) = salvage.as_deref_mut() {
+                out.seen.push((chunk, value.to_vec()));
+            }
+        }),
+    );
+    (damaged, first_reason)
+}
+
+/// Writes salvaged rows into a fresh database.
+fn write_salvage(db: &Database, salvage: &Salvage) -> Result<(), StoreError> {
+    let mut txn = db.begin_write()?;
+    txn.set_durability(Durability::Immediate)?;
+    {
+        let mut rules = txn.open_table(RULES)?;
+        for (host, value) in &salvage.rules {
+            rules.insert(host.as_str(), value.as_slice())?;
+        }
+        let mut samples = txn.open_table(SAMPLES)?;
+        for ((host, id), value) in &salvage.samples {
+            samples.insert((host.as_str(), *id), value.as_slice())?;
+        }
+        let mut templates = txn.open_table(TEMPLATES)?;
+        for (host, value) in &salvage.templates {
+            templates.insert(host.as_str(), value.as_slice())?;
+        }
+        let mut seen = txn.open_table(SEEN)?;
+        for (chunk, value) in &salvage.seen {
+            seen.insert(*chunk, value.as_slice())?;
+        }
+    }
+    txn.commit()?;
+    Ok(())
 }
 
 macro_rules! db_error {
@@ -113,6 +288,8 @@ pub struct Store {
     path: PathBuf,
     /// A file that could not be opened and was moved aside at start, if any.
     moved_aside: Option<PathBuf>,
+    /// Damage found at open (the file was moved aside), if any.
+    damage: Option<StoreDamage>,
     /// Values skipped on restore because they failed their checksum or decoding.
     skipped: AtomicU64,
     /// Next `seen` chunk number, and keys persisted in the table.
@@ -121,34 +298,87 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (or creates) the store in `dir`.
+    /// Opens (or creates) the store in `dir`, recovering from damage (see the module docs).
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        Store::open_with(dir, OnDamage::Recover)
+    }
+
+    /// Opens (or creates) the store in `dir`; a damaged file is recovered or refused per `policy`.
+    pub fn open_with(dir: &Path, policy: OnDamage) -> Result<Store, StoreError> {
         let path = dir.join(FILE_NAME);
-        let (db, moved_aside) = match Database::create(&path) {
-            Ok(db) => (db, None),
-            Err(
+        let refuse = |reason: &str| match policy {
+            OnDamage::Refuse => Err(StoreError::Damaged {
+                path: path.clone(),
+                reason: reason.to_owned(),
+            }),
+            OnDamage::Recover => Ok(()),
+        };
+        let opened = match std::panic::catch_unwind(|| Database::create(&path)) {
+            Ok(Ok(db)) => Ok(db),
+            Ok(Err(
                 err @ (redb::DatabaseError::DatabaseAlreadyOpen
                 | redb::DatabaseError::UpgradeRequired(_)),
-            ) => return Err(err.into()),
-            Err(err) => {
-                let aside = dir.join(format!("{FILE_NAME}.corrupt-{}", unix_ms()));
-                std::fs::rename(&path, &aside).map_err(|io| StoreError::Io {
-                    path: path.clone(),
-                    message: format!("{err}; moving it aside failed: {io}"),
-                })?;
-                tracing::error!(
-                    store = %path.display(),
-                    moved_to = %aside.display(),
-                    error = %err,
-                    "the store could not be opened; it was moved aside and undust starts with an empty store"
-                );
-                (Database::create(&path)?, Some(aside))
+            )) => return Err(err.into()),
+            Ok(Err(err)) => Err(err.to_string()),
+            Err(panic) => Err(panic_message(panic.as_ref())),
+        };
+        let (db, damage) = match opened {
+            Ok(db) => match read_through(&db, None) {
+                (_, None) => (db, None),
+                (tables, Some(reason)) => {
+                    refuse(&reason)?;
+                    let mut salvage = Salvage::default();
+                    read_through(&db, Some(&mut salvage));
+                    // Dropping a database that panicked may panic again; it is not used anymore.
+                    let _ = guarded(|| {
+                        drop(db);
+                        Ok::<(), String>(())
+                    });
+                    let moved_to = move_aside(dir, &path, &reason)?;
+                    let db = Database::create(&path)?;
+                    write_salvage(&db, &salvage)?;
+                    let damage = StoreDamage {
+                        tables,
+                        moved_to,
+                        reason,
+                        salvaged_rows: salvage.rows(),
+                    };
+                    (db, Some(damage))
+                }
+            },
+            Err(reason) => {
+                refuse(&reason)?;
+                let moved_to = move_aside(dir, &path, &reason)?;
+                let damage = StoreDamage {
+                    tables: TABLE_NAMES.to_vec(),
+                    moved_to,
+                    reason,
+                    salvaged_rows: 0,
+                };
+                (Database::create(&path)?, Some(damage))
             }
         };
+        if let Some(damage) = &damage {
+            // The one line an operator needs: what happened, where the file went, what was kept.
+            tracing::error!(
+                store = %path.display(),
+                moved_to = %damage.moved_to.display(),
+                tables = ?damage.tables,
+                salvaged_rows = damage.salvaged_rows,
+                reason = %damage.reason,
+                "the store was damaged: it was moved aside and undust starts with the rows it could \
+                 still read (set --refuse-damaged-store to refuse to start instead)"
+            );
+        }
+        let moved_aside = damage
+            .as_ref()
+            .filter(|damage| damage.salvaged_rows == 0)
+            .map(|damage| damage.moved_to.clone());
         let store = Store {
             db,
             path,
             moved_aside,
+            damage,
             skipped: AtomicU64::new(0),
             next_seen_chunk: AtomicU64::new(0),
             seen_keys: AtomicU64::new(0),
@@ -176,9 +406,15 @@ impl Store {
         &self.path
     }
 
-    /// The unreadable file moved aside at open, if any.
+    /// The damaged file moved aside at open when nothing of it could be kept (the store starts
+    /// empty), if any. [`Store::damage`] reports every damage, salvaged or not.
     pub fn moved_aside(&self) -> Option<&Path> {
         self.moved_aside.as_deref()
+    }
+
+    /// Damage found at open, if any.
+    pub fn damage(&self) -> Option<&StoreDamage> {
+        self.damage.as_ref()
     }
 
     /// Values skipped on restore as corrupt.
@@ -385,6 +621,16 @@ impl Store {
         self.seen_keys.store(remaining, Ordering::Relaxed);
         Ok(())
     }
+}
+
+/// Renames a damaged store file next to itself (`undust.redb.corrupt-<unix ms>`).
+fn move_aside(dir: &Path, path: &Path, reason: &str) -> Result<PathBuf, StoreError> {
+    let aside = dir.join(format!("{FILE_NAME}.corrupt-{}", unix_ms()));
+    std::fs::rename(path, &aside).map_err(|io| StoreError::Io {
+        path: path.to_owned(),
+        message: format!("{reason}; moving it aside failed: {io}"),
+    })?;
+    Ok(aside)
 }
 
 fn pack(keys: &[u64]) -> Vec<u8> {

@@ -15,4 +15,5 @@ mod serve_lifecycle;
 mod sidecar_concurrency;
 mod sidecar_e2e;
 mod static_canon;
+mod store_damage;
 mod support;
