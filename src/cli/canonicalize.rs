@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use super::{EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
+use super::{output_failed, EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::engine::HostRules;
 use crate::canon::normalize::{StaticConfig, StaticNormalizer};
 use crate::canon::rules::RuleFile;
@@ -131,13 +131,12 @@ pub fn run(args: CanonicalizeArgs) -> ExitCode {
                 out.write_all(line)
             }
         };
-        if written.and_then(|()| out.write_all(b"\n")).is_err() {
-            // stdout closed (e.g. piped into `head`): nothing more to do.
-            return ExitCode::SUCCESS;
+        if let Err(err) = written.and_then(|()| out.write_all(b"\n")) {
+            return output_failed("canonicalize", "stdout", &err);
         }
     }
-    if out.flush().is_err() {
-        return ExitCode::SUCCESS;
+    if let Err(err) = out.flush() {
+        return output_failed("canonicalize", "stdout", &err);
     }
     eprintln!(
         "undust canonicalize: {lines} lines, {changed} changed ({learned} by learned rules), {invalid_count} echoed unchanged as invalid"

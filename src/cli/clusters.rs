@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use super::canonicalize::StaticArgs;
 use super::pipeline::{cluster_host, read_hosts};
-use super::{EXIT_NO_INPUT, EXIT_USAGE};
+use super::{output_failed, EXIT_NO_INPUT, EXIT_USAGE};
 use crate::cluster::ClusterStats;
 use crate::content::ContentConfig;
 
@@ -62,6 +62,10 @@ pub fn run(args: ClustersArgs) -> ExitCode {
         },
         None => Box::new(std::io::stdout().lock()),
     };
+    let target = args
+        .out
+        .as_ref()
+        .map_or_else(|| "stdout".to_owned(), |path| path.display().to_string());
     let mut out = BufWriter::new(sink);
     let (mut urls, mut clusters) = (0usize, 0usize);
     let mut evidence = ClusterStats::default();
@@ -94,12 +98,14 @@ pub fn run(args: ClustersArgs) -> ExitCode {
             let written = serde_json::to_writer(&mut out, &line)
                 .map_err(std::io::Error::from)
                 .and_then(|()| out.write_all(b"\n"));
-            if written.is_err() {
-                return ExitCode::SUCCESS;
+            if let Err(err) = written {
+                return output_failed("clusters", &target, &err);
             }
         }
     }
-    let _ = out.flush();
+    if let Err(err) = out.flush() {
+        return output_failed("clusters", &target, &err);
+    }
     eprintln!(
         "undust clusters: {} records, {} pages fingerprinted, {} skipped (non-2xx), {} malformed, {} invalid URLs; \
          {} hosts, {urls} URLs, {clusters} duplicate clusters",

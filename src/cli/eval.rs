@@ -6,12 +6,13 @@
 //! 1–3) are reported micro- and macro-averaged over hosts, beside static normalization alone and
 //! the best achievable compression. A table by default, `--json` for machines.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::canonicalize::StaticArgs;
 use super::learn::training_sets;
-use super::{EXIT_SOFTWARE, EXIT_USAGE};
+use super::{output_failed, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::learn::eval::{evaluate, EvalConfig, EvalRow, HostSamples, Method};
 
 /// Flags of `undust eval`.
@@ -44,15 +45,21 @@ fn method_name(method: Method) -> &'static str {
     }
 }
 
-fn print_table(rows: &[EvalRow], hosts: usize, urls: usize) {
-    println!("{hosts} hosts, {urls} URLs");
-    println!(
+/// The human-readable report.
+fn table(rows: &[EvalRow], hosts: usize, urls: usize) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    // Writing into a String cannot fail.
+    let _ = writeln!(text, "{hosts} hosts, {urls} URLs");
+    let _ = writeln!(
+        text,
         "{:<14} {:>6} {:>10} {:>10} {:>12} {:>12} {:>10} {:>10}",
         "method", "rules", "compr µ", "compr M", "dup-red µ", "dup-red M", "fpr µ", "fpr M"
     );
     for row in rows {
         let a = &row.averages;
-        println!(
+        let _ = writeln!(
+            text,
             "{:<14} {:>6} {:>9.2}% {:>9.2}% {:>11.2}% {:>11.2}% {:>9.3}% {:>9.3}%",
             method_name(row.method),
             row.rules,
@@ -65,11 +72,13 @@ fn print_table(rows: &[EvalRow], hosts: usize, urls: usize) {
         );
     }
     if let Some(row) = rows.first() {
-        println!(
+        let _ = writeln!(
+            text,
             "best achievable compression (1 - clusters/URLs), micro: {:.2}%",
             row.averages.micro_best_compression * 100.0
         );
     }
+    text
 }
 
 /// Runs `undust eval`.
@@ -110,7 +119,7 @@ pub fn run(args: EvalArgs) -> ExitCode {
             return ExitCode::from(EXIT_SOFTWARE);
         }
     };
-    if args.json {
+    let text = if args.json {
         let report = serde_json::json!({
             "hosts": samples.iter().map(|h| &h.host).collect::<Vec<_>>(),
             "urls": urls,
@@ -119,14 +128,22 @@ pub fn run(args: EvalArgs) -> ExitCode {
             "rows": rows,
         });
         match serde_json::to_string_pretty(&report) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => text + "\n",
             Err(err) => {
                 eprintln!("undust eval: {err}");
                 return ExitCode::from(EXIT_SOFTWARE);
             }
         }
     } else {
-        print_table(&rows, samples.len(), urls);
+        table(&rows, samples.len(), urls)
+    };
+    // `println!` panics when stdout cannot be written (a full disk): write and check instead.
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => output_failed("eval", "stdout", &err),
     }
-    ExitCode::SUCCESS
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::canonicalize::StaticArgs;
 use super::pipeline::{cluster_host, labelled, read_hosts, read_labelled};
-use super::{EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
+use super::{output_failed, EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::rules::RuleFile;
 use crate::content::ContentConfig;
 use crate::learn::{learn_host, LabelledUrl, LearnConfig, Strategy};
@@ -163,8 +163,7 @@ pub fn run(args: LearnArgs) -> ExitCode {
         }
     };
     if let Err(err) = std::fs::write(&args.out, json) {
-        eprintln!("undust learn: {}: {err}", args.out.display());
-        return ExitCode::from(EXIT_NO_INPUT);
+        return output_failed("learn", &args.out.display().to_string(), &err);
     }
     eprintln!(
         "undust learn: {} hosts with rules written to {} in {:.1} s",

@@ -27,6 +27,19 @@ pub const EXIT_USAGE: u8 = 64;
 pub const EXIT_NO_INPUT: u8 = 66;
 /// Exit code for an internal failure (EX_SOFTWARE).
 pub const EXIT_SOFTWARE: u8 = 70;
+/// Exit code for output that could not be written in full (EX_IOERR).
+pub const EXIT_IO_ERROR: u8 = 74;
+
+/// The exit of a command whose output `to` failed with `err`. A reader that went away (stdout
+/// piped into `head`) is the reader's choice, not an error; anything else (a full disk, an I/O
+/// error) means the output is incomplete, so the command says so and exits 74.
+pub fn output_failed(command: &str, to: &str, err: &std::io::Error) -> ExitCode {
+    if err.kind() == std::io::ErrorKind::BrokenPipe {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("undust {command}: writing {to} failed, the output is incomplete: {err}");
+    ExitCode::from(EXIT_IO_ERROR)
+}
 
 /// undust: learn URL normalization rules from duplicate content and canonicalize crawl URLs.
 #[derive(Debug, Parser)]

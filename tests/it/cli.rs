@@ -398,3 +398,89 @@ fn clusters_do_not_merge_urls_redirected_to_one_login_page() {
         "{stderr}"
     );
 }
+
+/// Runs `undust args` with stdout going to `/dev/full` (every write fails with ENOSPC).
+fn undust_to_dev_full(args: &[&str]) -> Output {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    Command::new(env!("CARGO_BIN_EXE_undust"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run undust")
+}
+
+#[test]
+fn write_errors_exit_non_zero_with_a_clear_message() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let crawl = dir.path().join("crawl.jsonl");
+    let crawl = crawl.to_str().expect("utf-8 path");
+    let output = undust(
+        &[
+            "corpus",
+            "--seed",
+            "5",
+            "--min-pages",
+            "60",
+            "--max-pages",
+            "80",
+            "--out",
+            crawl,
+        ],
+        b"",
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let cases: [(&str, Vec<&str>); 5] = [
+        (
+            "clusters --out",
+            vec!["clusters", "--pages", crawl, "--out", "/dev/full"],
+        ),
+        ("clusters > stdout", vec!["clusters", "--pages", crawl]),
+        ("eval > stdout", vec!["eval", "--pages", crawl]),
+        (
+            "eval --json > stdout",
+            vec!["eval", "--pages", crawl, "--json"],
+        ),
+        (
+            "learn --out",
+            vec!["learn", "--pages", crawl, "--out", "/dev/full"],
+        ),
+    ];
+    for (what, args) in cases {
+        let output = undust_to_dev_full(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(74), "{what}: {stderr}");
+        assert!(
+            stderr.contains("the output is incomplete") && !stderr.contains("panicked"),
+            "{what}: {stderr}"
+        );
+    }
+
+    // canonicalize reads stdin: give it lines through a file.
+    let urls = dir.path().join("urls.txt");
+    std::fs::write(&urls, "http://example.com/a\n".repeat(10_000)).expect("write urls");
+    let output = Command::new(env!("CARGO_BIN_EXE_undust"))
+        .arg("canonicalize")
+        .stdin(std::fs::File::open(&urls).expect("urls"))
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .expect("/dev/full"),
+        )
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run undust");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(74), "canonicalize: {stderr}");
+    assert!(stderr.contains("writing stdout failed"), "{stderr}");
+}
