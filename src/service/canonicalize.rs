@@ -3,11 +3,18 @@
 //! A batch is answered in input order. Each host's rule set is looked up once per batch and that
 //! version answers every URL of the host in the batch. Counters are summed per batch and published
 //! once, to keep atomic traffic off the per-URL path.
+//!
+//! Work is bounded: at most `--canonicalize-max-in-flight` requests holding at most
+//! `--canonicalize-max-in-flight-bytes` URL bytes are answered at once; beyond that a request is
+//! refused at once with RESOURCE_EXHAUSTED (a queue would only hold memory and make every answer
+//! late). A batch is answered in chunks of [`CHUNK_URLS`]: between chunks the caller's deadline
+//! (`grpc-timeout`) is checked and the task yields, so a caller that timed out or cancelled (its
+//! future is dropped) stops costing work at the next chunk.
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -25,6 +32,47 @@ use crate::telemetry;
 /// Responses a stream may buffer before it stops reading requests (flow control).
 const STREAM_BUFFER: usize = 8;
 
+/// URLs answered between two checks of the caller's deadline (and yields to the runtime): about a
+/// millisecond of work.
+const CHUNK_URLS: usize = 1_000;
+
+/// Requests and URL bytes being answered now, shared by every clone of the service.
+#[derive(Default)]
+struct InFlight {
+    requests: AtomicUsize,
+    bytes: AtomicU64,
+}
+
+/// One admitted request; gives its share back when dropped.
+struct Admitted {
+    in_flight: Arc<InFlight>,
+    bytes: u64,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.in_flight.requests.fetch_sub(1, Ordering::AcqRel);
+        self.in_flight.bytes.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+/// The caller's deadline from its `grpc-timeout` header (`<digits><H|M|S|m|u|n>`), if any.
+fn deadline_of(metadata: &tonic::metadata::MetadataMap) -> Option<Instant> {
+    let text = metadata.get("grpc-timeout")?.to_str().ok()?;
+    let (digits, unit) = text.split_at(text.len().checked_sub(1)?);
+    let amount: u64 = digits.parse().ok()?;
+    let timeout = match unit {
+        "H" => Duration::from_secs(amount.saturating_mul(3600)),
+        "M" => Duration::from_secs(amount.saturating_mul(60)),
+        "S" => Duration::from_secs(amount),
+        "m" => Duration::from_millis(amount),
+        "u" => Duration::from_micros(amount),
+        "n" => Duration::from_nanos(amount),
+        _ => return None,
+    };
+    Instant::now().checked_add(timeout)
+}
+
 /// What one batch learned about one host.
 struct BatchHost {
     rules: Option<Arc<HostRules>>,
@@ -37,20 +85,53 @@ struct BatchHost {
 #[derive(Clone)]
 pub struct CanonicalizerService {
     sidecar: Arc<Sidecar>,
+    in_flight: Arc<InFlight>,
 }
 
 impl CanonicalizerService {
     pub fn new(sidecar: Arc<Sidecar>) -> Self {
-        CanonicalizerService { sidecar }
+        CanonicalizerService {
+            sidecar,
+            in_flight: Arc::default(),
+        }
     }
 
-    /// Answers one batch. `rpc` labels the latency metric.
-    pub fn answer(
+    /// Admits a request of `urls`, or refuses it when the in-flight bounds are reached.
+    fn admit(&self, urls: &[String]) -> Result<Admitted, Status> {
+        let config = &self.sidecar.config;
+        let bytes: u64 = urls.iter().map(|url| url.len() as u64).sum();
+        let requests = self.in_flight.requests.fetch_add(1, Ordering::AcqRel) + 1;
+        let before = self.in_flight.bytes.fetch_add(bytes, Ordering::AcqRel);
+        let admitted = Admitted {
+            in_flight: Arc::clone(&self.in_flight),
+            bytes,
+        };
+        let max_requests = config.canonicalize_max_in_flight;
+        let max_bytes = config.canonicalize_max_in_flight_bytes;
+        // One request is always admitted alone, whatever its size (--max-message-bytes bounds it).
+        if requests > max_requests || (before > 0 && before + bytes > max_bytes) {
+            metrics::counter!(telemetry::REQUESTS_REFUSED, "reason" => "overloaded").increment(1);
+            return Err(Status::resource_exhausted(format!(
+                "canonicalize is saturated ({} requests with {before} URL bytes in flight; limits \
+                 {max_requests} requests, {max_bytes} bytes: --canonicalize-max-in-flight, \
+                 --canonicalize-max-in-flight-bytes); no URL of this batch was recorded, retry it \
+                 with backoff",
+                requests - 1
+            )));
+        }
+        Ok(admitted)
+    }
+
+    /// Answers one batch. `rpc` labels the latency metric; past `deadline` the rest of the batch
+    /// is not processed.
+    pub async fn answer(
         &self,
         request: CanonicalizeRequest,
         rpc: &'static str,
+        deadline: Option<Instant>,
     ) -> Result<CanonicalizeResponse, Status> {
         let started = Instant::now();
+        let _admitted = self.admit(&request.urls)?;
         let sidecar = &*self.sidecar;
         let max_batch = sidecar.config.max_batch;
         if request.urls.len() > max_batch {
@@ -71,7 +152,22 @@ impl CanonicalizerService {
         let mut bytes_saved = 0u64;
         let mut results = Vec::with_capacity(request.urls.len());
 
-        for input in &request.urls {
+        for (index, input) in request.urls.iter().enumerate() {
+            if index % CHUNK_URLS == 0 {
+                if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                    metrics::counter!(telemetry::REQUESTS_REFUSED, "reason" => "deadline")
+                        .increment(1);
+                    return Err(Status::deadline_exceeded(format!(
+                        "the caller's deadline passed after {index} of {} URLs; the rest were \
+                         not processed",
+                        request.urls.len()
+                    )));
+                }
+                if index > 0 {
+                    // Lets a cancelled call's future be dropped here, and other calls run.
+                    tokio::task::yield_now().await;
+                }
+            }
             let url = match sidecar.canonicalizer.normalize(input) {
                 Ok(url) => url,
                 Err(reason) => {
@@ -199,7 +295,9 @@ impl CanonicalizerRpc for CanonicalizerService {
         &self,
         request: Request<CanonicalizeRequest>,
     ) -> Result<Response<CanonicalizeResponse>, Status> {
-        self.answer(request.into_inner(), "unary")
+        let deadline = deadline_of(request.metadata());
+        self.answer(request.into_inner(), "unary", deadline)
+            .await
             .map(Response::new)
     }
 
@@ -209,13 +307,17 @@ impl CanonicalizerRpc for CanonicalizerService {
         &self,
         request: Request<Streaming<CanonicalizeRequest>>,
     ) -> Result<Response<Self::CanonicalizeStreamStream>, Status> {
+        let deadline = deadline_of(request.metadata());
         let mut inbound = request.into_inner();
         let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
         let service = self.clone();
         tokio::spawn(async move {
             while let Some(next) = inbound.next().await {
                 // A refused batch ends the stream with its status, like a unary call would.
-                let answer = next.and_then(|request| service.answer(request, "stream"));
+                let answer = match next {
+                    Ok(request) => service.answer(request, "stream", deadline).await,
+                    Err(status) => Err(status),
+                };
                 let failed = answer.is_err();
                 if sender.send(answer).await.is_err() || failed {
                     break;

@@ -12,6 +12,7 @@ mod serve_admin;
 mod serve_canonicalize;
 mod serve_ingest;
 mod serve_lifecycle;
+mod serve_limits;
 mod sidecar_concurrency;
 mod sidecar_e2e;
 mod static_canon;
