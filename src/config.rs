@@ -65,6 +65,10 @@ pub const DEFAULT_CANONICALIZE_MAX_IN_FLIGHT: usize = 32;
 /// refused with RESOURCE_EXHAUSTED (one request is always admitted when none is in flight). An
 /// answer holds about 4 times its request's URL bytes while it is built.
 pub const DEFAULT_CANONICALIZE_MAX_IN_FLIGHT_BYTES: u64 = 128 * 1024 * 1024;
+/// Seconds an ObservePages stream may wait for its next page before it is ended (its pages are
+/// then not acknowledged; the client resends them). A frozen client must not hold one of the few
+/// ingest slots forever.
+pub const DEFAULT_INGEST_IDLE_TIMEOUT_SECS: u64 = 60;
 /// Largest page body ingest fingerprints; larger pages are rejected (and counted).
 pub const DEFAULT_INGEST_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
@@ -161,6 +165,10 @@ pub struct Knobs {
     /// with RESOURCE_EXHAUSTED [default: 134217728].
     #[arg(long, env = "UNDUST_CANONICALIZE_MAX_IN_FLIGHT_BYTES")]
     pub canonicalize_max_in_flight_bytes: Option<u64>,
+    /// Seconds an ObservePages stream may wait for its next page before it is ended
+    /// [default: 60].
+    #[arg(long, env = "UNDUST_INGEST_IDLE_TIMEOUT_SECS")]
+    pub ingest_idle_timeout_secs: Option<u64>,
     /// Refuse to start (exit 70) when the store in --data-dir is damaged, leaving it untouched.
     /// Without it a damaged store file is moved aside, the rows that can still be read are kept,
     /// and the damage is reported in GetStats and metrics [default: false].
@@ -186,7 +194,7 @@ impl Knobs {
             admin_write_token_file, relearn_min_new_samples, relearn_interval_secs,
             relearn_concurrency, sample_pages_per_host, sample_budget_bytes,
             ingest_max_body_bytes, refuse_damaged_store, canonicalize_max_in_flight,
-            canonicalize_max_in_flight_bytes,
+            canonicalize_max_in_flight_bytes, ingest_idle_timeout_secs,
         )
     }
 
@@ -253,6 +261,8 @@ pub struct ServeConfig {
     /// Canonicalize requests, and their URL bytes, answered at once.
     pub canonicalize_max_in_flight: usize,
     pub canonicalize_max_in_flight_bytes: u64,
+    /// How long an ObservePages stream may wait for its next page.
+    pub ingest_idle_timeout: Duration,
 }
 
 fn parse_addr(text: &str) -> SocketAddr {
@@ -340,6 +350,15 @@ impl ServeConfig {
                 format!("{canonicalize_max_in_flight_bytes} is less than 65536"),
             ));
         }
+        let ingest_idle_timeout_secs = knobs
+            .ingest_idle_timeout_secs
+            .unwrap_or(DEFAULT_INGEST_IDLE_TIMEOUT_SECS);
+        if !(1..=86_400).contains(&ingest_idle_timeout_secs) {
+            return Err(invalid(
+                "ingest-idle-timeout-secs",
+                format!("{ingest_idle_timeout_secs} is not in 1..=86400"),
+            ));
+        }
         let relearn_concurrency = knobs
             .relearn_concurrency
             .unwrap_or(DEFAULT_RELEARN_CONCURRENCY);
@@ -425,6 +444,7 @@ impl ServeConfig {
             refuse_damaged_store: knobs.refuse_damaged_store.unwrap_or(false),
             canonicalize_max_in_flight,
             canonicalize_max_in_flight_bytes,
+            ingest_idle_timeout: Duration::from_secs(ingest_idle_timeout_secs),
         })
     }
 }

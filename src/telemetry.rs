@@ -16,7 +16,8 @@ use http_body_util::Full;
 use hyper::{Request, Response, StatusCode};
 use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use tokio::net::TcpListener;
+
+use crate::service::listen::Guarded;
 
 /// URLs that went through Canonicalize (valid or not), dry runs included.
 pub const URLS_CANONICALIZED: &str = "undust_urls_canonicalized_total";
@@ -71,6 +72,13 @@ pub const ADMIN_CALLS: &str = "undust_admin_calls_total";
 pub const STORE_DAMAGED_TABLES: &str = "undust_store_damaged_tables";
 /// Stored values skipped at start because they failed their checksum or decoding.
 pub const STORE_VALUES_SKIPPED: &str = "undust_store_values_skipped";
+
+/// Connections closed right after accept. Labels `listener` (`main`, `admin`, `metrics`) and
+/// `reason` (`limit`: too many open; `silent`: nothing sent within the first-byte timeout).
+pub const CONNECTIONS_REFUSED: &str = "undust_connections_refused_total";
+
+/// ObservePages streams ended because no page came within the idle timeout (or while draining).
+pub const INGEST_STREAMS_ENDED_IDLE: &str = "undust_ingest_streams_ended_idle_total";
 
 /// Registers help text and units, once per process.
 fn describe() {
@@ -184,6 +192,16 @@ fn describe() {
         "Stored values skipped at start because they failed their checksum or decoding."
     );
     describe_counter!(
+        CONNECTIONS_REFUSED,
+        Unit::Count,
+        "Connections closed right after accept (labels listener and reason: limit or silent)."
+    );
+    describe_counter!(
+        INGEST_STREAMS_ENDED_IDLE,
+        Unit::Count,
+        "ObservePages streams ended because no page came within the idle timeout."
+    );
+    describe_counter!(
         ADMIN_CALLS,
         Unit::Count,
         "Admin calls (labels method and outcome)."
@@ -238,20 +256,24 @@ pub fn install() -> Option<PrometheusHandle> {
         .clone()
 }
 
-/// Serves `GET /metrics` (Prometheus text format) on `listener` until `shutdown` completes.
+/// Serves `GET /metrics` (Prometheus text format) on the connections of `incoming` (accepted
+/// with the guards of [`crate::service::listen`]) until `shutdown` completes.
 pub async fn serve(
-    listener: TcpListener,
+    mut incoming: impl tokio_stream::Stream<Item = std::io::Result<Guarded>> + Unpin,
     handle: PrometheusHandle,
     shutdown: impl Future<Output = ()>,
 ) {
+    use tokio_stream::StreamExt;
     tokio::pin!(shutdown);
     loop {
         let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
+            accepted = incoming.next() => accepted,
             () = &mut shutdown => return,
         };
-        let Ok((stream, _peer)) = accepted else {
-            continue;
+        let stream = match accepted {
+            Some(Ok(stream)) => stream,
+            Some(Err(_)) => continue,
+            None => return,
         };
         let handle = handle.clone();
         tokio::spawn(async move {

@@ -28,11 +28,17 @@ pub const MAX_CONCURRENT_STREAMS: usize = 4;
 /// Bytes of a rejected page's URL echoed back.
 const ECHOED_URL_BYTES: usize = 256;
 
+/// How long a stream may wait for its next page once the sidecar is draining: a stream that is
+/// sending finishes, an idle one ends at once instead of holding the drain for its grace period.
+const DRAIN_IDLE: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// The Ingest service.
 pub struct IngestService {
     sidecar: Arc<Sidecar>,
     learning: Arc<Learning>,
     streams: Arc<Semaphore>,
+    /// Turns `true` when the sidecar starts draining.
+    draining: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// What to do with one page.
@@ -74,7 +80,53 @@ impl IngestService {
             sidecar,
             learning,
             streams: Arc::new(Semaphore::new(MAX_CONCURRENT_STREAMS)),
+            draining: None,
         }
+    }
+
+    /// Ends idle streams quickly once `draining` turns `true`.
+    pub fn with_drain(mut self, draining: tokio::sync::watch::Receiver<bool>) -> Self {
+        self.draining = Some(draining);
+        self
+    }
+
+    /// The stream's next page; an error when none came within the idle timeout (shorter while
+    /// draining). Ending the stream releases its slot; its pages were not acknowledged.
+    async fn next_page(
+        &self,
+        stream: &mut Streaming<ObservedPage>,
+    ) -> Result<Option<ObservedPage>, Status> {
+        let idle = self.sidecar.config.ingest_idle_timeout;
+        let mut draining = self.draining.clone();
+        let drain_started = async {
+            match draining.as_mut() {
+                Some(draining) => {
+                    let _ = draining.wait_for(|stop| *stop).await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let next = stream.next();
+        tokio::pin!(next);
+        let waited = tokio::select! {
+            next = &mut next => return next.transpose(),
+            () = tokio::time::sleep(idle) => idle,
+            () = drain_started => match tokio::time::timeout(DRAIN_IDLE, &mut next).await {
+                Ok(next) => return next.transpose(),
+                Err(_) => DRAIN_IDLE,
+            },
+        };
+        metrics::counter!(telemetry::INGEST_STREAMS_ENDED_IDLE).increment(1);
+        Err(Status::deadline_exceeded(format!(
+            "no page for {} ms{}; the stream was ended and its pages are not acknowledged: resend \
+             them (--ingest-idle-timeout-secs)",
+            waited.as_millis(),
+            if waited == DRAIN_IDLE {
+                " while the sidecar is shutting down"
+            } else {
+                ""
+            }
+        )))
     }
 
     fn judge(&self, page: ObservedPage) -> Verdict {
@@ -146,8 +198,7 @@ impl IngestRpc for IngestService {
         let mut stream = request.into_inner();
         let mut summary = ObservePagesSummary::default();
         let mut index = 0u64;
-        while let Some(next) = stream.next().await {
-            let page = next?;
+        while let Some(page) = self.next_page(&mut stream).await? {
             summary.received += 1;
             metrics::counter!(telemetry::PAGES_OBSERVED).increment(1);
             let url_echo = truncate(&page.url, ECHOED_URL_BYTES);

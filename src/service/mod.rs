@@ -7,6 +7,7 @@
 //! - [`learning`]: per-host samples and template models, the relearn scheduler and jobs, rule
 //!   versions and rollback, persistence of samples, rules and the seen-set.
 //! - [`admin`] and [`auth`]: the operators' service and its bearer tokens.
+//! - [`listen`]: accepting connections with a limit, a first-byte timeout and accept backoff.
 //! - [`state`]: what the services share; [`rules_pb`]: rules as protobuf messages.
 
 pub mod admin;
@@ -14,6 +15,7 @@ pub mod auth;
 pub mod canonicalize;
 pub mod ingest;
 pub mod learning;
+pub mod listen;
 pub mod rules_pb;
 pub mod server;
 pub mod state;

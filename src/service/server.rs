@@ -18,7 +18,6 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Server;
 use tonic_health::ServingStatus;
 
@@ -27,6 +26,7 @@ use super::auth::Tokens;
 use super::canonicalize::CanonicalizerService;
 use super::ingest::IngestService;
 use super::learning::Learning;
+use super::listen::guarded;
 use super::state::Sidecar;
 use crate::canon::normalize::StaticNormalizer;
 use crate::canon::Canonicalizer;
@@ -122,10 +122,9 @@ pub async fn run(
         .max_encoding_message_size(config.max_message_bytes.saturating_mul(4))
         .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
         .send_compressed(tonic::codec::CompressionEncoding::Gzip);
-    let ingest = IngestServer::new(IngestService::new(
-        Arc::clone(&sidecar),
-        Arc::clone(&learning),
-    ))
+    let ingest = IngestServer::new(
+        IngestService::new(Arc::clone(&sidecar), Arc::clone(&learning)).with_drain(stop.clone()),
+    )
     .max_decoding_message_size(config.max_message_bytes)
     .accept_compressed(tonic::codec::CompressionEncoding::Gzip);
     let admin = AdminServer::new(AdminService::new(
@@ -139,7 +138,7 @@ pub async fn run(
     // Batches of thousands of URLs answer with hundreds of kilobytes: HTTP/2's default 64 KiB
     // windows would make every response wait for window updates (measured: throughput grew
     // linearly with connections while the cores idled).
-    let mut main_router = Server::builder()
+    let mut main_router = keepalive(Server::builder())
         .initial_stream_window_size(Some(HTTP2_STREAM_WINDOW))
         .initial_connection_window_size(Some(HTTP2_CONNECTION_WINDOW))
         .add_service(health_service)
@@ -158,16 +157,21 @@ pub async fn run(
     }
     let main_addr = listeners.main.local_addr().ok();
     let admin_addr = listeners.admin.local_addr().ok();
-    let main_server =
-        main_router.serve_with_incoming_shutdown(nodelay(listeners.main), stopped(stop.clone()));
-    let admin_server = Server::builder()
+    let main_server = main_router.serve_with_incoming_shutdown(
+        guarded(listeners.main, "main", stopped(stop.clone())),
+        stopped(stop.clone()),
+    );
+    let admin_server = keepalive(Server::builder())
         .add_service(admin)
-        .serve_with_incoming_shutdown(nodelay(listeners.admin), stopped(stop.clone()));
+        .serve_with_incoming_shutdown(
+            guarded(listeners.admin, "admin", stopped(stop.clone())),
+            stopped(stop.clone()),
+        );
     let metrics_task = match (listeners.metrics, telemetry::install()) {
         (Some(listener), Some(handle)) => {
             tracing::info!(addr = ?listener.local_addr().ok(), "metrics listening");
             Some(tokio::spawn(telemetry::serve(
-                listener,
+                guarded(listener, "metrics", stopped(stop.clone())),
                 handle,
                 stopped(stop.clone()),
             )))
@@ -227,21 +231,17 @@ pub async fn run(
     Ok(())
 }
 
-/// Accepted connections with Nagle's algorithm off. tonic sets TCP_NODELAY only on listeners it
-/// binds itself; without it a response's last segment waits for the peer's delayed ACK (measured:
-/// 40 ms p99 stalls on batches).
-fn nodelay(
-    listener: TcpListener,
-) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
-    use tokio_stream::StreamExt;
-    TcpListenerStream::new(listener).map(|accepted| {
-        accepted.inspect(|stream| {
-            if let Err(err) = stream.set_nodelay(true) {
-                tracing::debug!(%err, "TCP_NODELAY not set");
-            }
-        })
-    })
+/// HTTP/2 keepalive on a listener: a peer that stops answering PINGs (a frozen client, a dead
+/// host behind a NAT) loses its connection, and with it the slots its calls held.
+fn keepalive(builder: Server) -> Server {
+    builder
+        .http2_keepalive_interval(Some(HTTP2_KEEPALIVE_INTERVAL))
+        .http2_keepalive_timeout(Some(HTTP2_KEEPALIVE_TIMEOUT))
 }
+
+/// How often an idle HTTP/2 connection is pinged, and how long the answer may take.
+const HTTP2_KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
+const HTTP2_KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// HTTP/2 flow-control windows of the main listener.
 const HTTP2_STREAM_WINDOW: u32 = 4 * 1024 * 1024;

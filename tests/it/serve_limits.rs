@@ -143,3 +143,157 @@ async fn a_batch_whose_deadline_passed_is_not_processed_to_its_end() {
     );
     server.stop().await;
 }
+
+/// Open files this process may hold (soft limit), from `/proc/self/limits`.
+fn open_files_limit() -> usize {
+    std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|limits| {
+            limits
+                .lines()
+                .find(|line| line.starts_with("Max open files"))
+                .and_then(|line| line.split_whitespace().nth(3)?.parse().ok())
+        })
+        .unwrap_or(1_024)
+}
+
+async fn health_answers(addr: std::net::SocketAddr) -> bool {
+    let check = async {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .expect("uri")
+            .connect()
+            .await
+            .ok()?;
+        tonic_health::pb::health_client::HealthClient::new(channel)
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: String::new(),
+            })
+            .await
+            .ok()
+    };
+    tokio::time::timeout(Duration::from_secs(3), check)
+        .await
+        .ok()
+        .flatten()
+        .is_some()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_answers_under_a_flood_of_idle_connections_and_silent_ones_are_closed() {
+    use tokio::io::AsyncReadExt;
+    let server = TestServer::start().await;
+    // Client and server ends both live in this process: two descriptors per connection.
+    let limit = open_files_limit();
+    let flood = 1_100.min(limit.saturating_sub(300) / 2);
+    assert!(flood >= 100, "only {limit} open files allowed");
+    let mut silent = Vec::with_capacity(flood);
+    for _ in 0..flood {
+        silent.push(
+            tokio::net::TcpStream::connect(server.addr)
+                .await
+                .expect("connect"),
+        );
+    }
+    assert!(
+        health_answers(server.addr).await,
+        "health under {flood} idle connections"
+    );
+    let (status, _) = crate::support::http_get(server.metrics_addr, "/metrics").await;
+    assert!(status.contains("200"), "metrics under the flood: {status}");
+
+    // Silent connections are closed by the server after the first-byte timeout (10 s).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let mut closed = 0;
+    for stream in &mut silent {
+        let mut byte = [0u8; 1];
+        match tokio::time::timeout_at(deadline, stream.read(&mut byte)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => closed += 1,
+            Ok(Ok(_)) | Err(_) => {}
+        }
+    }
+    assert_eq!(
+        closed, flood,
+        "every silent connection was closed by the server"
+    );
+    let (_, metrics) = crate::support::http_get(server.metrics_addr, "/metrics").await;
+    assert!(
+        metrics.contains("undust_connections_refused_total"),
+        "silent connections are counted"
+    );
+    assert!(health_answers(server.addr).await);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_ingest_streams_lose_their_slots_and_drain_ends_them_at_once() {
+    let server = TestServer::start_with(
+        None,
+        Knobs {
+            ingest_idle_timeout_secs: Some(1),
+            ..Knobs::default()
+        },
+    )
+    .await;
+    // Four frozen clients take every ingest slot (MAX_CONCURRENT_STREAMS) and send nothing.
+    let mut senders = Vec::new();
+    let mut calls = Vec::new();
+    for _ in 0..undust::service::ingest::MAX_CONCURRENT_STREAMS {
+        let (sender, receiver) = tokio::sync::mpsc::channel::<undust::pb::ObservedPage>(1);
+        senders.push(sender);
+        let mut client = server.ingest().await;
+        calls.push(tokio::spawn(async move {
+            client
+                .observe_pages(tokio_stream::wrappers::ReceiverStream::new(receiver))
+                .await
+        }));
+    }
+    for call in calls {
+        let status = tokio::time::timeout(Duration::from_secs(10), call)
+            .await
+            .expect("a silent stream ends within 10 s")
+            .expect("task")
+            .expect_err("a silent stream is not acknowledged");
+        assert_eq!(status.code(), tonic::Code::DeadlineExceeded, "{status:?}");
+        assert!(status.message().contains("resend"), "{status:?}");
+    }
+    // The slots are free again.
+    let page = undust::pb::ObservedPage {
+        url: "http://idle.example/a".into(),
+        http_status: 200,
+        content_type: "text/html".into(),
+        body: b"<html><body><p>hello</p></body></html>".to_vec(),
+        ..undust::pb::ObservedPage::default()
+    };
+    let summary = server
+        .ingest()
+        .await
+        .observe_pages(tokio_stream::iter(vec![page]))
+        .await
+        .expect("ingest after the silent streams ended")
+        .into_inner();
+    assert_eq!(summary.received, 1);
+    drop(senders);
+    server.stop().await;
+
+    // Draining: a silent stream (60 s idle timeout, 10 s grace) ends at once.
+    let server = TestServer::start().await;
+    let (sender, receiver) = tokio::sync::mpsc::channel::<undust::pb::ObservedPage>(1);
+    let mut client = server.ingest().await;
+    let call = tokio::spawn(async move {
+        client
+            .observe_pages(tokio_stream::wrappers::ReceiverStream::new(receiver))
+            .await
+    });
+    // The stream is open once the server holds its slot: a second burst of probes is not needed,
+    // the call future is polled by the spawned task; give the request a moment to arrive.
+    tokio::task::yield_now().await;
+    let started = std::time::Instant::now();
+    server.stop().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the drain took {:?}; an idle stream must not hold it for the grace period",
+        started.elapsed()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(5), call).await;
+    drop(sender);
+}
