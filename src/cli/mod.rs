@@ -16,6 +16,7 @@ pub mod canonicalize;
 pub mod clusters;
 pub mod corpus;
 pub mod eval;
+pub mod index;
 pub mod learn;
 pub use undust_devtools::load;
 pub mod pipeline;

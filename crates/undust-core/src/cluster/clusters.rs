@@ -690,9 +690,7 @@ impl Clustering {
     }
 
     /// Every URL with its cluster id and the reason it is there, in URL order.
-    pub fn assignments_with_reasons(
-        &self,
-    ) -> impl Iterator<Item = (&str, ClusterId, Reason)> + '_ {
+    pub fn assignments_with_reasons(&self) -> impl Iterator<Item = (&str, ClusterId, Reason)> + '_ {
         self.urls
             .iter()
             .zip(&self.cluster_index)

@@ -43,6 +43,13 @@ use super::pages::{read_line_bounded, trim_eol, LineStatus, RecordError};
 /// The SHA-1 of an empty payload, base32: equal for every empty body, so never DUST evidence.
 pub const EMPTY_SHA1: &str = "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ";
 
+/// Smallest payload whose digest is DUST evidence. Equal digests of tiny bodies (an empty page, a
+/// "Moved" stub, a one-line error) say nothing about two URLs being the same document; 256 bytes
+/// is below any real HTML page and above such stubs. The index's length is the payload size in
+/// crawl.log but the whole stored record (WARC and HTTP headers included) in CDX/CDXJ, so there the
+/// bound is looser; the empty-body digest is refused by value ([`EMPTY_SHA1`]) in any case.
+pub const MIN_DIGEST_PAYLOAD_BYTES: u64 = 256;
+
 /// Longest index line read (1 MiB: CDXJ JSON with long URLs stays far below).
 const MAX_INDEX_LINE_BYTES: usize = 1 << 20;
 
@@ -135,6 +142,37 @@ pub struct Capture {
     pub revisit: bool,
 }
 
+impl Capture {
+    /// True when this capture's digest is evidence that URLs sharing it are DUST: an HTML
+    /// payload (mime `text/html` or `application/xhtml+xml`; other types, such as one image
+    /// copied into every folder, are not pages) fetched with status 200 (or a revisit, which may
+    /// not repeat the status), not the empty body's digest, and not smaller than
+    /// [`MIN_DIGEST_PAYLOAD_BYTES`] when the length is known.
+    pub fn is_payload_evidence(&self) -> bool {
+        let html = self.mime.as_deref().is_some_and(|m| {
+            let m = m.to_ascii_lowercase();
+            m.starts_with("text/html") || m.starts_with("application/xhtml")
+        });
+        let status_ok = self.status == Some(200) || (self.revisit && self.status.is_none());
+        let digest_ok = self.digest.as_deref().is_some_and(|d| d != EMPTY_SHA1);
+        let size_ok = self.length.is_none_or(|l| l >= MIN_DIGEST_PAYLOAD_BYTES);
+        (html || (self.revisit && self.mime.is_none())) && status_ok && digest_ok && size_ok
+    }
+
+    /// The redirect this capture records, as (from, to): its own redirect target, or the URL
+    /// that redirected to it.
+    pub fn redirect_pair(&self) -> Option<(&str, &str)> {
+        if let Some(to) = &self.redirect {
+            if self.status.is_none_or(|s| (300..=399).contains(&s)) {
+                return Some((&self.url, to));
+            }
+        }
+        self.redirected_from
+            .as_deref()
+            .map(|from| (from, self.url.as_str()))
+    }
+}
+
 /// What an index reader saw.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IndexStats {
@@ -179,7 +217,8 @@ pub fn read_index(path: &Path) -> Result<IndexReader, IndexError> {
         source,
     };
     let file = File::open(path).map_err(io_err)?;
-    let mut reader = IndexReader::new(Box::new(file), IndexFormat::from_path(path)).map_err(io_err)?;
+    let mut reader =
+        IndexReader::new(Box::new(file), IndexFormat::from_path(path)).map_err(io_err)?;
     if reader.format.is_none() {
         return Err(IndexError::UnknownFormat {
             path: path.to_path_buf(),
@@ -251,10 +290,7 @@ impl IndexReader {
         let start = self.input.fill_buf().ok()?;
         let text = String::from_utf8_lossy(&start[..start.len().min(16 << 10)]);
         let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-        lines
-            .by_ref()
-            .take(3)
-            .find_map(IndexFormat::sniff_line)
+        lines.by_ref().take(3).find_map(IndexFormat::sniff_line)
     }
 
     /// The layout being read (`None` when it could not be told).
@@ -433,7 +469,9 @@ impl IndexReader {
         Ok(Some(Capture {
             url,
             timestamp: fetch_time.map(str::to_string),
-            status: u16::try_from(status).ok().filter(|s| (100..=999).contains(s)),
+            status: u16::try_from(status)
+                .ok()
+                .filter(|s| (100..=999).contains(s)),
             mime,
             digest,
             length,
@@ -482,8 +520,7 @@ impl Iterator for IndexReader {
                 Ok(None) => {}
                 Ok(Some(capture)) => {
                     let scheme = capture.url.split(':').next().unwrap_or_default();
-                    if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
-                    {
+                    if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
                         self.stats.captures += 1;
                         return Some(Ok(capture));
                     }

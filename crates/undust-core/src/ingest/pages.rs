@@ -646,7 +646,9 @@ impl PageReader {
         }
         let Some(length) = header.content_length else {
             self.resync();
-            return fail(problem.unwrap_or_else(|| "missing or invalid Content-Length".to_string()));
+            return fail(
+                problem.unwrap_or_else(|| "missing or invalid Content-Length".to_string()),
+            );
         };
         if let Some(problem) = problem {
             self.resync();
@@ -1020,7 +1022,12 @@ impl WarcHeader {
             .trim()
             .to_string();
         // WARC 1.0's example wrapped URIs in angle brackets; some writers copied that.
-        let unbracket = |v: &str| v.trim_start_matches('<').trim_end_matches('>').trim().to_string();
+        let unbracket = |v: &str| {
+            v.trim_start_matches('<')
+                .trim_end_matches('>')
+                .trim()
+                .to_string()
+        };
         let non_empty = |v: String| Some(v).filter(|v| !v.is_empty());
         match name.as_str() {
             "warc-type" => self.warc_type = Some(value.to_ascii_lowercase()),
