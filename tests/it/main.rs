@@ -8,6 +8,7 @@ mod corpus;
 mod crash;
 mod learn;
 mod pages;
+mod real_crawls;
 mod serve_admin;
 mod serve_canonicalize;
 mod serve_ingest;

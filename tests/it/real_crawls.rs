@@ -1,0 +1,322 @@
+//! Real crawls in: the NetarchiveSuite test material (real ARC, WARC, CDX and Heritrix crawl.log
+//! files of Danish sites, 2004–2015) read record by record, and learning from its indexes.
+
+use std::path::{Path, PathBuf};
+
+use undust::ingest::index::{read_index, Capture, IndexFormat};
+use undust::ingest::pages::{read_pages, Format, PageRecord, ReaderStats, RecordKind};
+
+use crate::support::testdata;
+
+fn crawls() -> Option<PathBuf> {
+    Some(testdata()?.join("real-crawls-netarchivesuite/data"))
+}
+
+fn read(path: &Path) -> (Vec<PageRecord>, ReaderStats, usize) {
+    let mut reader = read_pages(path).unwrap();
+    let mut pages = Vec::new();
+    let mut errors = 0;
+    for item in reader.by_ref() {
+        match item {
+            Ok(page) => pages.push(page),
+            Err(err) => {
+                eprintln!("{}: {err}", path.display());
+                errors += 1;
+            }
+        }
+    }
+    (pages, reader.stats().clone(), errors)
+}
+
+fn file(relative: &str) -> Option<PathBuf> {
+    Some(crawls()?.join(relative))
+}
+
+#[test]
+fn a_real_arc_reads_every_record_with_its_server_ip() {
+    let Some(path) =
+        file("common/common-test/tests/dk/netarkivet/common/utils/arc/data/input/fyensdk.arc")
+    else {
+        return;
+    };
+    let (pages, stats, errors) = read(&path);
+    assert_eq!(read_pages(&path).unwrap().format(), Format::Arc);
+    assert_eq!(errors, 0);
+    assert_eq!(stats.records, 190);
+    assert_eq!(stats.arc_file_headers, 1);
+    assert_eq!(stats.pages, 189);
+    assert_eq!(pages.len(), 189);
+    assert!(pages
+        .iter()
+        .all(|p| p.server_ip.as_deref() == Some("194.255.126.118")));
+    assert!(pages
+        .iter()
+        .all(|p| p.status == Some(200) && !p.body.is_empty()));
+    assert!(pages[0]
+        .url
+        .starts_with("http://www.fyens.dk/picturecache/"));
+}
+
+#[test]
+fn a_gzip_per_record_arc_yields_its_redirect() {
+    let Some(path) = file("common/common-test/tests/dk/netarkivet/common/utils/arc/data/input/NetarchiveSuite-netarkivet.arc.gz")
+    else {
+        return;
+    };
+    let (pages, stats, errors) = read(&path);
+    assert_eq!(errors, 0);
+    assert_eq!((stats.records, stats.pages, stats.redirects), (66, 63, 1));
+    assert_eq!((stats.arc_file_headers, stats.non_http), (1, 1));
+    let redirects: Vec<(&str, Option<&str>)> = pages
+        .iter()
+        .filter(|p| p.kind == RecordKind::Redirect)
+        .map(|p| (p.url.as_str(), p.final_url.as_deref()))
+        .collect();
+    assert_eq!(
+        redirects,
+        [(
+            "http://netarchive.dk/",
+            Some("http://netarchive.dk/index-en.php")
+        )]
+    );
+}
+
+#[test]
+fn a_real_warc_counts_every_record_type_and_keeps_redirects_ips_and_digests() {
+    let Some(path) = file("archive/archive-test/tests/dk/netarkivet/archive/distribute/arcrepository/data/originals/NAS-20100909163324-00000-mette.kb.dk.warc")
+    else {
+        return;
+    };
+    let (pages, stats, errors) = read(&path);
+    assert_eq!(errors, 0);
+    assert_eq!(stats.warcinfo, 1);
+    assert_eq!(stats.requests, 39);
+    assert_eq!(stats.metadata, 39);
+    assert_eq!(stats.pages + stats.redirects + stats.non_http, 41);
+    assert_eq!(
+        stats.records,
+        stats.warcinfo
+            + stats.requests
+            + stats.metadata
+            + stats.pages
+            + stats.redirects
+            + stats.non_http
+    );
+    let redirects: Vec<(&str, &str)> = pages
+        .iter()
+        .filter(|p| p.kind == RecordKind::Redirect)
+        .map(|p| (p.url.as_str(), p.final_url.as_deref().unwrap()))
+        .collect();
+    eprintln!("{redirects:?} {stats:?}");
+    assert!(redirects.contains(&("http://netarkivet.dk/", "http://netarkivet.dk/index-da.php")));
+    assert_eq!(redirects.len() as u64, stats.redirects);
+    assert!(pages.iter().all(|p| p.server_ip.is_some()));
+    assert!(pages.iter().all(|p| p
+        .payload_digest
+        .as_deref()
+        .is_some_and(|d| d.starts_with("sha1:"))));
+}
+
+#[test]
+fn the_same_crawl_as_warc_and_as_arc_gives_the_same_pages() {
+    let (Some(arc), Some(warc)) = (
+        file("common/common-test/tests/dk/netarkivet/common/utils/arc/data/input/fyensdk.arc"),
+        file("common/common-test/tests/dk/netarkivet/common/utils/warc/data/input/fyensdk.warc"),
+    ) else {
+        return;
+    };
+    let (arc_pages, _, _) = read(&arc);
+    let (warc_pages, warc_stats, errors) = read(&warc);
+    assert_eq!(errors, 0);
+    assert_eq!(
+        (warc_stats.warcinfo, warc_stats.metadata, warc_stats.pages),
+        (1, 1, 189)
+    );
+    let urls = |pages: &[PageRecord]| pages.iter().map(|p| p.url.clone()).collect::<Vec<_>>();
+    assert_eq!(urls(&arc_pages), urls(&warc_pages));
+}
+
+#[test]
+fn a_truncated_arc_is_an_error_at_the_record_offset() {
+    let Some(path) = file("archive/archive-test/tests/dk/netarkivet/archive/arcrepository/bitpreservation/data/originals/bitarchive1/filedir/integrity11.ARC")
+    else {
+        return;
+    };
+    let items: Vec<_> = read_pages(&path).unwrap().collect();
+    assert_eq!(items.len(), 1);
+    let err = items[0].as_ref().unwrap_err();
+    assert_eq!(err.offset(), Some(150));
+    assert!(err.to_string().contains("truncated"), "{err}");
+}
+
+fn captures(relative: &str) -> Option<(Vec<Capture>, undust::ingest::index::IndexStats)> {
+    let path = file(relative)?;
+    let mut reader = read_index(&path).unwrap();
+    let captures: Vec<Capture> = reader.by_ref().map(|c| c.unwrap()).collect();
+    Some((captures, reader.stats().clone()))
+}
+
+#[test]
+fn a_real_cdx_without_header_reads_digests_and_redirects() {
+    let Some((captures, stats)) = captures("archive/archive-test/tests/dk/netarkivet/archive/distribute/arcrepository/data/originals/NAS-20100909163324-00000-mette.kb.dk.warc.cdx")
+    else {
+        return;
+    };
+    assert_eq!(stats.malformed, 0);
+    assert_eq!(stats.captures as usize, captures.len());
+    assert_eq!(stats.captures + stats.non_http, stats.lines);
+    let home = captures
+        .iter()
+        .find(|c| c.url == "http://netarkivet.dk/")
+        .unwrap();
+    assert_eq!(home.status, Some(302));
+    assert_eq!(
+        home.digest.as_deref(),
+        Some(undust::ingest::index::EMPTY_SHA1)
+    );
+    assert_eq!(
+        home.redirect.as_deref(),
+        Some("http://netarkivet.dk/index-da.php")
+    );
+    assert!(!home.is_payload_evidence());
+    let page = captures
+        .iter()
+        .find(|c| c.url == "http://netarkivet.dk/index-da.php")
+        .unwrap();
+    assert_eq!(
+        page.digest.as_deref(),
+        Some("KCJYF3HAR7UXFQDEHK474AI6ZRZTPKAG")
+    );
+    // The 9-field layout has the record offset (3864), not its length.
+    assert_eq!(page.length, None);
+    assert!(page.is_payload_evidence());
+}
+
+#[test]
+fn heritrix_1_and_3_crawl_logs_read_with_their_digests() {
+    let Some((h1, s1)) =
+        captures("harvester/harvester-core/src/test/resources/crawldir/logs/crawl.log")
+    else {
+        return;
+    };
+    let Some((h3, s3)) = captures("harvester/heritrix3/heritrix3-controller/src/test/resources/crawldir/heritrix3/jobs/crawldir/logs/crawl.log") else {
+        return;
+    };
+    assert_eq!((s1.malformed, s3.malformed), (0, 0));
+    assert_eq!(s1.lines, 71);
+    assert_eq!(s3.lines, 107);
+    assert_eq!(s1.captures + s1.non_http, 71);
+    // Heritrix 1 writes bare base32 digests, Heritrix 3 `sha1:` ones: both read the same.
+    let robots = h1
+        .iter()
+        .find(|c| c.url == "http://www.netarkivet.dk/robots.txt")
+        .unwrap();
+    assert_eq!(
+        robots.digest.as_deref(),
+        Some("ESVJLA2FRUB6UDKGUQWRMONKMVJQR325")
+    );
+    assert_eq!(robots.status, Some(302));
+    assert!(h3.iter().filter(|c| c.digest.is_some()).count() > 50);
+    assert!(h3
+        .iter()
+        .all(|c| c.digest.as_deref().is_none_or(|d| !d.contains(':'))));
+    // Redirects: the capture reached through an `R` hop names the URL that redirected.
+    assert!(h1.iter().any(|c| c.redirected_from.is_some()));
+    // A crawl.log kept in a metadata ARC starts with the ARC header line: skipped, not an error.
+    let Some((_, idna)) = captures("harvester/harvester-test/src/test/resources/harvesting/report/LegacyHarvestReportTester/idna-crawl.log") else {
+        return;
+    };
+    assert_eq!((idna.headers, idna.malformed), (1, 0));
+    assert_eq!(
+        IndexFormat::from_path(Path::new("crawl-42.log")),
+        Some(IndexFormat::CrawlLog)
+    );
+}
+
+#[test]
+fn crawl_logs_as_training_data_find_real_dust_and_refuse_the_catch_all() {
+    let Some(root) = crawls() else { return };
+    let logs: Vec<PathBuf> = walk(&root)
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_lowercase();
+            name.contains("crawl") && name.ends_with(".log")
+        })
+        .collect();
+    assert_eq!(logs.len(), 13);
+    let normalizer = undust::canon::normalize::StaticNormalizer::new(Default::default()).unwrap();
+    let hosts = undust::cli::index::index_training_sets(&logs, &normalizer, false).unwrap();
+    let cluster = |host: &str, url: &str| -> u64 {
+        hosts[host]
+            .iter()
+            .find(|l| l.url == url)
+            .unwrap_or_else(|| panic!("{url} not in {host}"))
+            .cluster
+    };
+    // Folder and default-document forms of one page, with a case difference.
+    let wop = cluster("www.kaarefc.dk", "http://www.kaarefc.dk/wop/");
+    assert_eq!(cluster("www.kaarefc.dk", "http://www.kaarefc.dk/Wop/"), wop);
+    assert_eq!(
+        cluster("www.kaarefc.dk", "http://www.kaarefc.dk/wop/index.html"),
+        wop
+    );
+    assert_eq!(
+        cluster("www.trinekc.dk", "http://www.trinekc.dk/"),
+        cluster("www.trinekc.dk", "http://www.trinekc.dk/index.php")
+    );
+    // The catch-all host answers its home page for any path: those URLs stay apart.
+    let www = &hosts["www.netarkivet.dk"];
+    let distinct: std::collections::HashSet<u64> = www.iter().map(|l| l.cluster).collect();
+    assert_eq!(distinct.len(), www.len());
+    assert!(www.len() >= 20);
+    // Images copied into every section folder are not pages: not in the training set.
+    assert!(hosts["www.pligtaflevering.dk"]
+        .iter()
+        .all(|l| !l.url.ends_with(".gif")));
+}
+
+#[test]
+fn learn_from_crawl_logs_writes_the_query_rule_the_index_shows() {
+    let Some(root) = crawls() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rules.json");
+    let log = root.join("harvester/harvester-test/tests/dk/netarkivet/harvester/indexserver/data/originals/crawllogs/crawl-42.log");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .args(["learn", "--index"])
+        .arg(&log)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let rules: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let hosts = rules["hosts"].as_array().unwrap();
+    let sputnik = hosts
+        .iter()
+        .find(|h| h["host"] == "film.sputnik.dk")
+        .unwrap();
+    let rule = &sputnik["rules"][0];
+    assert_eq!(
+        rule["source_pattern"],
+        "http://film.sputnik.dk/?forside=&mediaid=*"
+    );
+    assert_eq!(rule["support"], 5);
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
