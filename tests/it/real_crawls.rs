@@ -320,3 +320,250 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// A small site served on loopback by Python's `http.server` (tests/it/real_tools_site.py): a home
+/// page also at `/index.html`, a 301 from `/old`, a chunked page and a page with a tracking
+/// parameter. The server stops when the handle is dropped (its stdin closes; then it is killed).
+struct Site {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Site {
+    fn start() -> Option<Site> {
+        use std::io::BufRead;
+        use std::process::{Command, Stdio};
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/real_tools_site.py");
+        let mut child = match Command::new("python3")
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(err) => {
+                tool_missing("python3", &err.to_string());
+                return None;
+            }
+        };
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the site prints its port");
+        Some(Site { child, port })
+    }
+
+    fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A tool the test needs is missing: a failure under CI, a printed notice elsewhere.
+fn tool_missing(tool: &str, why: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{tool} is required under CI ({why}); .ci/run installs it");
+    }
+    eprintln!("skipping: {tool} not available ({why})");
+}
+
+/// Runs a command with a time bound (the site is on loopback; 60 s is far beyond need).
+fn run_bounded(command: &mut std::process::Command) -> std::process::Output {
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{command:?} ran over 60 s");
+        }
+        std::thread::park_timeout(std::time::Duration::from_millis(20));
+    }
+}
+
+fn has_tool(program: &str, args: &[&str]) -> bool {
+    match std::process::Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+    {
+        Ok(status) if status.success() => true,
+        Ok(status) => {
+            tool_missing(program, &format!("{args:?} exited with {status}"));
+            false
+        }
+        Err(err) => {
+            tool_missing(program, &err.to_string());
+            false
+        }
+    }
+}
+
+#[test]
+fn wget_warcs_with_redirects_chunked_bodies_and_dedup_revisits_read_completely() {
+    if !has_tool("wget", &["--version"]) {
+        return;
+    }
+    let Some(site) = Site::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = |name: &str, extra: &[&str]| {
+        let out = run_bounded(
+            std::process::Command::new("wget")
+                .current_dir(dir.path())
+                .args(["-q", "-r", "-l", "2", "-e", "robots=off", "--tries=1"])
+                .arg(format!("--warc-file={name}"))
+                .args(extra)
+                .arg("-P")
+                .arg(name)
+                .arg(format!("{}/", site.base())),
+        );
+        // wget exits 8 when a link answered 404; the WARC is complete either way.
+        assert!(
+            matches!(out.status.code(), Some(0 | 8)),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    crawl("crawl1", &["--warc-cdx"]);
+    crawl("crawl2", &["--warc-dedup=crawl1.cdx"]);
+    let base = site.base();
+
+    let (first, stats, errors) = read(&dir.path().join("crawl1.warc.gz"));
+    assert_eq!(errors, 0);
+    assert_eq!(stats.warcinfo, 1);
+    assert!(stats.requests >= 6 && stats.metadata >= 1, "{stats:?}");
+    let redirect = first
+        .iter()
+        .find(|p| p.kind == RecordKind::Redirect)
+        .expect("the 301 is a redirect record");
+    assert_eq!(redirect.url, format!("{base}/old"));
+    assert_eq!(
+        redirect.final_url.as_deref(),
+        Some(format!("{base}/").as_str())
+    );
+    let chunked = first.iter().find(|p| p.url.ends_with("/chunked")).unwrap();
+    assert!(chunked.body.starts_with(b"<html><body><h1>Chunks"));
+    assert!(chunked.body.ends_with(b"</html>"), "de-chunked");
+    assert!(first
+        .iter()
+        .all(|p| p.server_ip.as_deref() == Some("127.0.0.1")));
+    let home = first.iter().find(|p| p.url == format!("{base}/")).unwrap();
+    let home_digest = home.payload_digest.clone().unwrap();
+
+    // The deduplicating second crawl: unchanged payloads are revisit records pointing at the
+    // first crawl's records by id (wget writes no target URI), with the payload digest.
+    let (second, stats, errors) = read(&dir.path().join("crawl2.warc.gz"));
+    assert_eq!(errors, 0);
+    assert!(stats.revisits >= 3, "{stats:?}");
+    let revisits: Vec<&PageRecord> = second
+        .iter()
+        .filter(|p| matches!(p.kind, RecordKind::Revisit(_)))
+        .collect();
+    assert_eq!(revisits.len() as u64, stats.revisits);
+    let home_again = revisits
+        .iter()
+        .find(|p| p.url == format!("{base}/"))
+        .unwrap();
+    assert_eq!(
+        home_again.payload_digest.as_deref(),
+        Some(home_digest.as_str())
+    );
+    let RecordKind::Revisit(revisit) = &home_again.kind else {
+        unreachable!()
+    };
+    assert_eq!(
+        revisit.profile,
+        undust::ingest::pages::RevisitProfile::IdenticalPayloadDigest
+    );
+    assert_eq!(home_again.status, Some(200));
+    assert!(home_again.body.is_empty());
+
+    // wget's CDX declares its own layout (` CDX a b a m s k r M V g u`).
+    let mut reader = read_index(&dir.path().join("crawl1.cdx")).unwrap();
+    let captures: Vec<Capture> = reader.by_ref().map(|c| c.unwrap()).collect();
+    assert_eq!(reader.stats().headers, 1);
+    let old = captures.iter().find(|c| c.url.ends_with("/old")).unwrap();
+    assert_eq!(old.status, Some(301));
+    assert_eq!(old.redirect.as_deref(), Some(format!("{base}/").as_str()));
+    let homes: Vec<&Capture> = captures
+        .iter()
+        .filter(|c| c.digest.as_deref() == Some(home_digest.trim_start_matches("sha1:")))
+        .collect();
+    assert!(homes.iter().any(|c| c.url.ends_with("/index.html")));
+    assert!(homes.iter().all(|c| c.is_payload_evidence()));
+}
+
+#[test]
+fn warcio_gzip_records_with_chunked_body_redirect_and_revisit_read_completely() {
+    if !has_tool("python3", &["-c", "import warcio"]) {
+        return;
+    }
+    let Some(site) = Site::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("warcio.warc.gz");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/real_tools_warcio.py");
+    let out = run_bounded(
+        std::process::Command::new("python3")
+            .arg(script)
+            .arg(site.port.to_string())
+            .arg(&path),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let base = site.base();
+    let (pages, stats, errors) = read(&path);
+    assert_eq!(errors, 0);
+    assert_eq!(
+        (stats.pages, stats.redirects, stats.revisits, stats.requests),
+        (3, 1, 1, 4)
+    );
+    let redirect = pages
+        .iter()
+        .find(|p| p.kind == RecordKind::Redirect)
+        .unwrap();
+    assert_eq!(
+        (redirect.url.as_str(), redirect.final_url.as_deref()),
+        (
+            format!("{base}/old").as_str(),
+            Some(format!("{base}/").as_str())
+        )
+    );
+    let chunked = pages.iter().find(|p| p.url.ends_with("/chunked")).unwrap();
+    assert!(chunked.body.ends_with(b"</html>"));
+    let revisit = pages
+        .iter()
+        .find(|p| matches!(p.kind, RecordKind::Revisit(_)))
+        .unwrap();
+    assert_eq!(revisit.url, format!("{base}/index.html"));
+    let RecordKind::Revisit(r) = &revisit.kind else {
+        unreachable!()
+    };
+    assert_eq!(
+        r.refers_to_uri.as_deref(),
+        Some(format!("{base}/").as_str())
+    );
+    let home = pages.iter().find(|p| p.url == format!("{base}/")).unwrap();
+    assert_eq!(revisit.payload_digest, home.payload_digest);
+    assert!(pages
+        .iter()
+        .filter(|p| p.kind != RecordKind::Revisit(r.clone()))
+        .all(|p| p.server_ip.as_deref() == Some("127.0.0.1")));
+}
