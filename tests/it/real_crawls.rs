@@ -567,3 +567,58 @@ fn warcio_gzip_records_with_chunked_body_redirect_and_revisit_read_completely() 
         .filter(|p| p.kind != RecordKind::Revisit(r.clone()))
         .all(|p| p.server_ip.as_deref() == Some("127.0.0.1")));
 }
+
+/// Inputs that look like the start of each format, so the fuzzing reaches past the first line.
+const PREFIXES: [&[u8]; 6] = [
+    b"",
+    b"WARC/1.0\r\nWARC-Type: revisit\r\nContent-Length: 12\r\n\r\n",
+    b"filedesc://x.arc 0.0.0.0 20040511211249 text/plain 3\n1 0\n\nhttp://a.test/ 1.2.3.4 20040511211249 text/html 9\n",
+    b" CDX N b a m s k r M S V g\n",
+    b"a.test/ 20200101000000 {\"url\": ",
+    b"2006-08-15T09:53:58.470Z   302        301 http://a.test/ P ",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Any bytes, fed to every reader: records or errors naming an offset or a line, never a
+    /// panic or a hang (each reader ends within a bound proportional to the input).
+    #[test]
+    fn any_bytes_give_records_or_located_errors(
+        prefix in 0usize..PREFIXES.len(),
+        body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048),
+        gzip in proptest::prelude::any::<bool>(),
+    ) {
+        use undust::ingest::index::IndexReader;
+        use undust::ingest::pages::{PageReader, ReaderLimits};
+        let mut data = PREFIXES[prefix].to_vec();
+        data.extend_from_slice(&body);
+        if gzip {
+            use std::io::Write;
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(&data).unwrap();
+            data = e.finish().unwrap();
+        }
+        let bound = data.len() + 2;
+        for format in [Format::Warc, Format::Arc, Format::JsonLines] {
+            let reader = PageReader::new(Box::new(std::io::Cursor::new(data.clone())), format, ReaderLimits::default()).unwrap();
+            let items: Vec<_> = reader.take(bound + 1).collect();
+            proptest::prop_assert!(items.len() <= bound);
+            for item in items {
+                if let Err(err) = item {
+                    proptest::prop_assert!(err.offset().is_some() || err.line().is_some());
+                }
+            }
+        }
+        for format in [None, Some(IndexFormat::Cdx), Some(IndexFormat::Cdxj), Some(IndexFormat::CrawlLog)] {
+            let reader = IndexReader::new(Box::new(std::io::Cursor::new(data.clone())), format).unwrap();
+            let items: Vec<_> = reader.take(bound + 1).collect();
+            proptest::prop_assert!(items.len() <= bound);
+            for item in items {
+                if let Err(err) = item {
+                    proptest::prop_assert!(err.line().is_some());
+                }
+            }
+        }
+    }
+}
