@@ -522,18 +522,18 @@ impl PageReader {
     }
 
     /// Reads the next record's first line (skipping the blank lines that end the previous one).
-    /// `Err` is the item to return (an error, or the end).
-    fn first_line(&mut self) -> Result<u64, Option<Result<PageRecord, RecordError>>> {
+    /// `Err` is what to return: an error, or `None` at the end.
+    fn first_line(&mut self) -> Result<u64, Option<RecordError>> {
         loop {
             let (offset, status) = match self.next_line() {
                 Ok(x) => x,
                 Err(e) => {
                     self.done = true;
                     self.stats.malformed += 1;
-                    return Err(Some(Err(RecordError::Record {
+                    return Err(Some(RecordError::Record {
                         offset: self.input.pos,
                         problem: format!("read error: {e}"),
-                    })));
+                    }));
                 }
             };
             match status {
@@ -545,10 +545,10 @@ impl PageReader {
                     self.resync();
                     self.stats.records += 1;
                     self.stats.malformed += 1;
-                    return Err(Some(Err(RecordError::Record {
+                    return Err(Some(RecordError::Record {
                         offset,
                         problem: "expected a record header line, found a very long line".into(),
-                    })));
+                    }));
                 }
                 LineStatus::Line => {}
             }
@@ -590,7 +590,7 @@ impl PageReader {
         loop {
             let offset = match self.first_line() {
                 Ok(offset) => offset,
-                Err(item) => return item,
+                Err(end) => return end.map(Err),
             };
             self.stats.records += 1;
             let item = self.warc_record(offset);
@@ -764,7 +764,7 @@ impl PageReader {
         loop {
             let offset = match self.first_line() {
                 Ok(offset) => offset,
-                Err(item) => return item,
+                Err(end) => return end.map(Err),
             };
             self.stats.records += 1;
             let item = self.arc_record(offset);
