@@ -143,6 +143,48 @@ impl RevisitProfile {
     }
 }
 
+/// What a record says about URLs, apart from any page content: the evidence a redirect or a
+/// revisit carries (URLs as the record gives them; callers normalize).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlEvidence {
+    /// `from` answered with a redirect to `to`.
+    Redirect {
+        /// The URL that redirected.
+        from: String,
+        /// The `Location`, resolved against `from`.
+        to: String,
+    },
+    /// `url`'s payload is the one of an earlier capture: of `earlier` when the record names it,
+    /// and with the payload digest `digest` when it has one.
+    SamePayload {
+        /// The revisited URL.
+        url: String,
+        /// The earlier capture's URL, when known.
+        earlier: Option<String>,
+        /// The shared payload digest, when recorded.
+        digest: Option<String>,
+    },
+}
+
+impl PageRecord {
+    /// The URL evidence of a redirect or revisit record (`None` for a page: its evidence is its
+    /// content).
+    pub fn url_evidence(&self) -> Option<UrlEvidence> {
+        match &self.kind {
+            RecordKind::Page => None,
+            RecordKind::Redirect => Some(UrlEvidence::Redirect {
+                from: self.url.clone(),
+                to: self.final_url.clone()?,
+            }),
+            RecordKind::Revisit(revisit) => Some(UrlEvidence::SamePayload {
+                url: self.url.clone(),
+                earlier: revisit.refers_to_uri.clone(),
+                digest: self.payload_digest.clone(),
+            }),
+        }
+    }
+}
+
 /// What a reader saw, record type by record type: every record is counted once, whether it was
 /// yielded, skipped deliberately or malformed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
