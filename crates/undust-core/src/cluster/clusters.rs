@@ -90,6 +90,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::index::{SimhashIndex, DEFAULT_MAX_DISTANCE, MAX_SUPPORTED_DISTANCE};
 use crate::content::{Fingerprint, Strength};
+use crate::ingest::pages::UrlEvidence;
 
 /// Most distinct source paths whose redirects into one target (content cluster) are taken as
 /// duplicate evidence; beyond it the target is a catch-all (see the module documentation).
@@ -367,6 +368,22 @@ impl ClusterBuilder {
         let (a, b) = (self.node(String::from(a)), self.node(String::from(b)));
         self.same_payload.push((a, b));
         true
+    }
+
+    /// Records a record's URL evidence (its URLs normalized like every other URL given to the
+    /// builder). Returns false when it is ignored (cross-host or unparseable pairs).
+    pub fn add_url_evidence(&mut self, evidence: &UrlEvidence) -> bool {
+        match evidence {
+            UrlEvidence::Redirect { from, to } => self.add_redirect(from, to),
+            UrlEvidence::SamePayload { url, earlier } => self.add_same_payload(url, earlier),
+            UrlEvidence::PayloadDigest { url, digest } => {
+                let digest = crate::ingest::index::normalize_digest(digest);
+                if let Some(digest) = digest {
+                    self.add_digest(url, &digest);
+                }
+                true
+            }
+        }
     }
 
     /// Records one fetch: `url` was asked for, the response body (fingerprinted as `evidence`)

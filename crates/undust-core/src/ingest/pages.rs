@@ -143,8 +143,9 @@ impl RevisitProfile {
     }
 }
 
-/// What a record says about URLs, apart from any page content: the evidence a redirect or a
-/// revisit carries (URLs as the record gives them; callers normalize).
+/// What a record says about URLs apart from its page content: the evidence a redirect, a revisit
+/// or an archive's payload digest carries. URLs are as the record gives them until
+/// [`UrlEvidence::normalized`] maps them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UrlEvidence {
     /// `from` answered with a redirect to `to`.
@@ -154,34 +155,103 @@ pub enum UrlEvidence {
         /// The `Location`, resolved against `from`.
         to: String,
     },
-    /// `url`'s payload is the one of an earlier capture: of `earlier` when the record names it,
-    /// and with the payload digest `digest` when it has one.
+    /// `url`'s payload is the one of an earlier capture of `earlier` (a revisit naming it).
     SamePayload {
         /// The revisited URL.
         url: String,
-        /// The earlier capture's URL, when known.
-        earlier: Option<String>,
-        /// The shared payload digest, when recorded.
-        digest: Option<String>,
+        /// The earlier capture's URL.
+        earlier: String,
+    },
+    /// The archive recorded `digest` for `url`'s payload: a revisit's, or an HTML 200 page's
+    /// (so a revisit in a later file meets the page it repeats).
+    PayloadDigest {
+        /// The captured URL.
+        url: String,
+        /// The payload digest as recorded (`sha1:BASE32`).
+        digest: String,
     },
 }
 
-impl PageRecord {
-    /// The URL evidence of a redirect or revisit record (`None` for a page: its evidence is its
-    /// content).
-    pub fn url_evidence(&self) -> Option<UrlEvidence> {
-        match &self.kind {
-            RecordKind::Page => None,
-            RecordKind::Redirect => Some(UrlEvidence::Redirect {
-                from: self.url.clone(),
-                to: self.final_url.clone()?,
-            }),
-            RecordKind::Revisit(revisit) => Some(UrlEvidence::SamePayload {
-                url: self.url.clone(),
-                earlier: revisit.refers_to_uri.clone(),
-                digest: self.payload_digest.clone(),
-            }),
+impl UrlEvidence {
+    /// The URL the evidence is about (the source of a redirect): its host owns the evidence.
+    pub fn url(&self) -> &str {
+        match self {
+            UrlEvidence::Redirect { from, .. } => from,
+            UrlEvidence::SamePayload { url, .. } | UrlEvidence::PayloadDigest { url, .. } => url,
         }
+    }
+
+    /// The same evidence with every URL passed through `normalize` (`None` when one fails).
+    pub fn normalized(&self, normalize: impl Fn(&str) -> Option<String>) -> Option<UrlEvidence> {
+        Some(match self {
+            UrlEvidence::Redirect { from, to } => UrlEvidence::Redirect {
+                from: normalize(from)?,
+                to: normalize(to)?,
+            },
+            UrlEvidence::SamePayload { url, earlier } => UrlEvidence::SamePayload {
+                url: normalize(url)?,
+                earlier: normalize(earlier)?,
+            },
+            UrlEvidence::PayloadDigest { url, digest } => UrlEvidence::PayloadDigest {
+                url: normalize(url)?,
+                digest: digest.clone(),
+            },
+        })
+    }
+}
+
+/// Smallest page body whose payload digest is kept as evidence (see
+/// [`crate::ingest::index::MIN_DIGEST_PAYLOAD_BYTES`]: equal digests of tiny bodies are not DUST).
+const MIN_DIGEST_BODY_BYTES: usize = 256;
+
+impl PageRecord {
+    /// The URL evidence of this record besides its content: a redirect record's redirect, a
+    /// revisit's earlier capture and digest, an HTML 200 page's payload digest (not for tiny or
+    /// empty bodies).
+    pub fn url_evidence(&self) -> Vec<UrlEvidence> {
+        let mut out = Vec::new();
+        match &self.kind {
+            RecordKind::Redirect => {
+                if let Some(to) = &self.final_url {
+                    out.push(UrlEvidence::Redirect {
+                        from: self.url.clone(),
+                        to: to.clone(),
+                    });
+                }
+            }
+            RecordKind::Revisit(revisit) => {
+                if let Some(earlier) = &revisit.refers_to_uri {
+                    out.push(UrlEvidence::SamePayload {
+                        url: self.url.clone(),
+                        earlier: earlier.clone(),
+                    });
+                }
+                if let Some(digest) = &self.payload_digest {
+                    out.push(UrlEvidence::PayloadDigest {
+                        url: self.url.clone(),
+                        digest: digest.clone(),
+                    });
+                }
+            }
+            RecordKind::Page => {
+                let html = self.content_type.as_deref().is_some_and(|t| {
+                    let t = t.to_ascii_lowercase();
+                    t.starts_with("text/html") || t.starts_with("application/xhtml")
+                });
+                if let (Some(digest), true) = (&self.payload_digest, html) {
+                    if self.status == Some(200)
+                        && self.body.len() >= MIN_DIGEST_BODY_BYTES
+                        && self.final_url.is_none()
+                    {
+                        out.push(UrlEvidence::PayloadDigest {
+                            url: self.url.clone(),
+                            digest: digest.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        out
     }
 }
 
