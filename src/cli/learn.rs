@@ -13,6 +13,7 @@ use std::time::Instant;
 use super::canonicalize::StaticArgs;
 use super::index::index_training_sets;
 use super::pipeline::{cluster_host, labelled, read_hosts, read_labelled};
+use super::records::scan_records;
 use super::{EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::rules::RuleFile;
 use crate::content::ContentConfig;
@@ -85,8 +86,15 @@ pub fn training_sets(
         return Ok(hosts.into_iter().collect());
     }
     let config = ContentConfig::default();
-    let (hosts, summary) =
+    let (mut hosts, summary) =
         read_hosts(pages, &normalizer, &config, true).map_err(|err| (EXIT_NO_INPUT, err))?;
+    // Redirect and revisit records and payload digests: URL evidence beside the pages.
+    let mut url_evidence = scan_records(pages, &normalizer, false)
+        .map_err(|err| (EXIT_NO_INPUT, err))?
+        .url_evidence;
+    for host in url_evidence.keys() {
+        hosts.entry(host.clone()).or_default();
+    }
     eprintln!(
         "read {} records: {} pages, {} non-2xx skipped, {} malformed, {} invalid URLs, {} hosts, \
          {} canonicals from HTML",
@@ -101,7 +109,8 @@ pub fn training_sets(
     Ok(hosts
         .into_iter()
         .map(|(host, pages)| {
-            let (clustering, _) = cluster_host(&pages, &config);
+            let extra = url_evidence.remove(&host).unwrap_or_default();
+            let (clustering, _) = cluster_host(&pages, &extra, &config);
             let set = labelled(&host, &clustering);
             if !raw {
                 return (host, set);

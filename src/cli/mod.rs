@@ -20,6 +20,7 @@ pub mod index;
 pub mod learn;
 pub use undust_devtools::load;
 pub mod pipeline;
+pub mod records;
 pub mod serve;
 
 /// Exit code for bad usage or configuration (EX_USAGE from sysexits.h).

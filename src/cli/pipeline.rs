@@ -129,8 +129,11 @@ pub fn read_hosts(
 /// Clusters one host's pages: template model from all of them, fingerprints, evidence. The
 /// fingerprints are in page order, each with the URL it was recorded for (the final URL of a
 /// redirected page; `None` when it was not recorded, see [`ClusterBuilder::add_fetch`]).
+/// `url_evidence`: the host's redirect, same-payload and payload-digest evidence from records that
+/// are not pages (see [`super::records`]).
 pub fn cluster_host(
     pages: &[HostPage],
+    url_evidence: &[crate::ingest::pages::UrlEvidence],
     config: &ContentConfig,
 ) -> (Clustering, Vec<(Option<String>, Fingerprint)>) {
     let linked: Vec<(String, PageAnalysis)> = pages
@@ -152,6 +155,9 @@ pub fn cluster_host(
             (at, print)
         })
         .collect();
+    for evidence in url_evidence {
+        builder.add_url_evidence(evidence);
+    }
     (builder.finish(), recorded)
 }
 
