@@ -414,6 +414,33 @@ fn has_tool(program: &str, args: &[&str]) -> bool {
     }
 }
 
+/// `undust clusters` on `pages`: its output lines.
+fn clusters_lines(pages: &[&Path]) -> Vec<serde_json::Value> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .arg("clusters")
+        .arg("--pages")
+        .args(pages)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The line of the first record (or target) with this URL and record kind.
+fn line_of<'a>(lines: &'a [serde_json::Value], url: &str, record: &str) -> &'a serde_json::Value {
+    lines
+        .iter()
+        .find(|l| l["url"] == url && l["record"] == record)
+        .unwrap_or_else(|| panic!("no {record} line for {url} in {lines:#?}"))
+}
+
 #[test]
 fn wget_warcs_with_redirects_chunked_bodies_and_dedup_revisits_read_completely() {
     if !has_tool("wget", &["--version"]) {
@@ -506,6 +533,39 @@ fn wget_warcs_with_redirects_chunked_bodies_and_dedup_revisits_read_completely()
         .collect();
     assert!(homes.iter().any(|c| c.url.ends_with("/index.html")));
     assert!(homes.iter().all(|c| c.is_payload_evidence()));
+
+    // Both crawls through `undust clusters`: one line per response and revisit record, the
+    // redirect and the revisits in the home page's cluster.
+    let lines = clusters_lines(&[
+        &dir.path().join("crawl1.warc.gz"),
+        &dir.path().join("crawl2.warc.gz"),
+    ]);
+    let home = line_of(&lines, &format!("{base}/"), "page");
+    let old = line_of(&lines, &format!("{base}/old"), "redirect");
+    assert_eq!(old["cluster"], home["cluster"]);
+    assert_eq!(old["reason"], "redirect");
+    assert_eq!(old["status"], 301);
+    assert!(old.get("simhash").is_none());
+    let index = line_of(&lines, &format!("{base}/index.html"), "page");
+    assert_eq!(index["cluster"], home["cluster"]);
+    assert_eq!(home["simhash"].as_str().map(str::len), Some(16));
+    let revisit = line_of(&lines, &format!("{base}/chunked"), "revisit");
+    assert_eq!(
+        revisit["cluster"],
+        line_of(&lines, &format!("{base}/chunked"), "page")["cluster"]
+    );
+    // The tracking parameter: two records, two lines, one canonical form, one cluster.
+    let tracked = line_of(&lines, &format!("{base}/page?id=1&utm_source=x"), "page");
+    let plain = line_of(&lines, &format!("{base}/page?id=1"), "page");
+    assert_eq!(tracked["cluster"], plain["cluster"]);
+    let records = lines.iter().filter(|l| l["record"] != "target").count() as u64;
+    let (_, s1, _) = read(&dir.path().join("crawl1.warc.gz"));
+    let (_, s2, _) = read(&dir.path().join("crawl2.warc.gz"));
+    assert_eq!(
+        records,
+        s1.pages + s1.redirects + s1.revisits + s2.pages + s2.redirects + s2.revisits,
+        "one line per response or revisit record"
+    );
 }
 
 #[test]
