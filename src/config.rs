@@ -30,8 +30,8 @@ pub const DEFAULT_DATA_DIR: &str = "undust-data";
 pub const DEFAULT_MAX_BATCH: usize = 10_000;
 /// Largest accepted gRPC message, in bytes (a batch of URLs, or one observed page with its body).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
-/// Longest URL accepted, in bytes; longer ones are INVALID.
-pub const DEFAULT_MAX_URL_BYTES: usize = 8 * 1024;
+/// Longest URL accepted, in bytes; longer ones are INVALID (the static normalizer's default).
+pub use crate::canon::normalize::DEFAULT_MAX_URL_BYTES;
 /// Canonical forms the exact seen-set holds before its oldest generation is dropped. At the
 /// measured 10 to 21 bytes per entry (hash-table fill varies; see BENCHMARKS.md) this is at most
 /// about 210 MB. Bloom mode holds the same count in about 2.4 bytes per entry.
@@ -57,8 +57,9 @@ pub const DEFAULT_SAMPLE_PAGES_PER_HOST: usize = 20_000;
 /// pagelets with their text blocks). When the budget is reached the hosts holding the most bytes
 /// give up random samples first (uniformity is kept), and hosts beyond 100,000 are not sampled.
 pub const DEFAULT_SAMPLE_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
-/// Largest page body ingest fingerprints; larger pages are rejected (and counted).
-pub const DEFAULT_INGEST_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// Largest page body ingest fingerprints; larger pages are rejected (and counted). The same limit
+/// page acceptance applies offline.
+pub use crate::pipeline::accept::DEFAULT_MAX_BODY_BYTES as DEFAULT_INGEST_MAX_BODY_BYTES;
 
 /// The raw knobs of `undust serve`: command-line flags (with `UNDUST_*` environment variables) and,
 /// with the same names, the keys of the TOML configuration file. Every field is optional; unset
@@ -277,6 +278,11 @@ impl ServeConfig {
             strip_www: knobs.strip_www.unwrap_or(false),
             ..StaticConfig::default()
         };
+        // The normalizer validates what the knobs alone cannot (parameter name syntax, ...):
+        // build it here, so that bad configuration exits 64 before any port is bound.
+        if let Err(err) = crate::canon::normalize::StaticNormalizer::new(static_config.clone()) {
+            return Err(invalid("extra-tracking-params", err.to_string()));
+        }
         let max_entries = knobs
             .seen_set_max_entries
             .unwrap_or(DEFAULT_SEEN_SET_MAX_ENTRIES);
@@ -324,11 +330,10 @@ impl ServeConfig {
             ("admin-write-token-file", &knobs.admin_write_token_file),
         ] {
             if let Some(path) = path {
-                if !path.is_file() {
-                    return Err(invalid(
-                        knob,
-                        format!("{} is not a readable file", path.display()),
-                    ));
+                // The same check the admin service makes when it loads the token: a bad token file
+                // is bad configuration, reported before any port is bound.
+                if let Err(err) = crate::service::auth::read_token(path) {
+                    return Err(invalid(knob, err.to_string()));
                 }
             }
         }
@@ -421,6 +426,27 @@ mod tests {
             format!("{defaults:?}"),
             "the example file lists the defaults"
         );
+    }
+
+    #[test]
+    fn what_the_services_would_refuse_is_refused_here_before_any_port_is_bound() {
+        let err = ServeConfig::from_knobs(Knobs {
+            extra_tracking_params: Some(vec!["a=b".into()]),
+            ..Knobs::default()
+        })
+        .expect_err("a parameter name with '=' is refused");
+        assert!(err.to_string().contains("extra-tracking-params"), "{err}");
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let short = dir.path().join("short.token");
+        std::fs::write(&short, "too-short\n").expect("write token");
+        let err = ServeConfig::from_knobs(Knobs {
+            admin_write_token_file: Some(short),
+            ..Knobs::default()
+        })
+        .expect_err("a token under 16 characters is refused");
+        assert!(err.to_string().contains("admin-write-token-file"), "{err}");
+        assert!(err.to_string().contains("16 characters"), "{err}");
     }
 
     #[test]

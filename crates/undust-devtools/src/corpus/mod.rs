@@ -17,7 +17,7 @@
 //! CLI's JSON lines format ([`write_jsonl`]).
 //!
 //! ```
-//! use undust::corpus::{generate, render_html, CorpusConfig, SiteKind};
+//! use undust_devtools::corpus::{generate, render_html, CorpusConfig, SiteKind};
 //!
 //! let corpus = generate(&CorpusConfig::new(7, 1).with_pages(50, 200));
 //! for site in &corpus.sites {
