@@ -6,10 +6,10 @@ Settings (``settings.py``)::
     EXTENSIONS = {"undust_client.scrapy.UndustIngest": 500}
     UNDUST_ADDRESS = "127.0.0.1:50051"
 
-- ``UndustDupeFilter`` answers the scheduler's ``request_seen`` with undust's decision for the
-  request's URL: a DUPLICATE canonical form is not scheduled. When undust cannot be asked (down,
-  out of retries) it falls back to Scrapy's own fingerprint check for that request and counts it
-  (``undust/dupefilter/fallback``), so a sidecar outage never stops or floods the crawl.
+- ``UndustDupeFilter`` first applies Scrapy's own fingerprint check (an exact repeat costs no
+  call), then asks undust about the request's URL: a DUPLICATE canonical form is not scheduled.
+  When undust cannot be asked (down, out of retries) the fingerprint check alone decides and the
+  request is counted (``undust/dupefilter/fallback``), so a sidecar outage never stops the crawl.
 - ``UndustIngest`` queues every response (bounded: ``UNDUST_INGEST_QUEUE``) and a background
   thread streams them to ``Ingest.ObservePages`` in batches; a full queue drops the page and
   counts it (``undust/ingest/dropped``) instead of blocking the crawl. It reports the URL first
@@ -65,23 +65,24 @@ class UndustDupeFilter(RFPDupeFilter):
             self.stats.inc_value(key)
 
     def request_seen(self, request) -> bool:
+        # An exact repeat by Scrapy's own fingerprint (which already ignores parameter order and
+        # fragments) needs no round trip; the fingerprint is recorded either way, which is also
+        # the fallback when undust cannot answer.
+        if super().request_seen(request):
+            return True
         if self.undust is None:
-            return super().request_seen(request)
+            return False
         try:
             (result,) = self.undust.canonicalize([request.url])
         except UndustError as err:
             self._inc("undust/dupefilter/fallback")
             logger.warning("undust unavailable, using Scrapy's fingerprint for %s: %s", request.url, err)
-            return super().request_seen(request)
+            return False
         if result.is_duplicate:
             self._inc("undust/dupefilter/duplicate")
             return True
-        if result.is_new:
-            self._inc("undust/dupefilter/new")
-        else:
-            # INVALID: undust cannot judge it; Scrapy's own check decides.
-            self._inc("undust/dupefilter/invalid")
-            return super().request_seen(request)
+        # NEW, or INVALID (undust cannot judge it, Scrapy's fingerprint decided).
+        self._inc("undust/dupefilter/new" if result.is_new else "undust/dupefilter/invalid")
         return False
 
     def close(self, reason: str) -> None:
