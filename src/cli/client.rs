@@ -4,8 +4,9 @@
 //! `undust client canonicalize [URL…]` sends the URLs (or stdin's lines when none are given) to
 //! `Canonicalizer/Canonicalize` in batches and prints one line per URL, in order:
 //! `DECISION<TAB>canonical<TAB>enqueue_url` (or `INVALID<TAB>reason` ), or one JSON object per
-//! line with `--json`. Connection failures and refused requests exit non-zero as in
-//! [`super::admin`].
+//! line with `--json`. `undust client health` asks the standard `grpc.health.v1.Health/Check` and
+//! exits 0 only when the sidecar is SERVING: the container image's health check, with no extra
+//! probe binary. Connection failures and refused requests exit non-zero as in [`super::admin`].
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -51,6 +52,8 @@ enum ClientCommand {
         #[arg(long, default_value_t = DEFAULT_BATCH, value_parser = clap::value_parser!(u64).range(1..=100_000))]
         batch: u64,
     },
+    /// Exit 0 when the sidecar's gRPC health service reports SERVING, 1 otherwise.
+    Health,
 }
 
 /// Runs `undust client`.
@@ -62,14 +65,17 @@ pub fn run(args: ClientArgs) -> ExitCode {
 }
 
 async fn execute(args: ClientArgs) -> Result<(), Failure> {
-    let ClientCommand::Canonicalize {
-        urls,
-        dry_run,
-        json,
-        batch,
-    } = args.command;
-    let urls = if urls.is_empty() { read_stdin()? } else { urls };
     let timeout = Duration::from_secs(args.timeout_secs.max(1));
+    let (urls, dry_run, json, batch) = match args.command {
+        ClientCommand::Canonicalize {
+            urls,
+            dry_run,
+            json,
+            batch,
+        } => (urls, dry_run, json, batch),
+        ClientCommand::Health => return health(&args.address, timeout).await,
+    };
+    let urls = if urls.is_empty() { read_stdin()? } else { urls };
     let channel = connect(&args.address, timeout).await?;
     let mut client = CanonicalizerClient::new(channel).max_decoding_message_size(usize::MAX);
     let stdout = std::io::stdout();
@@ -100,6 +106,34 @@ async fn execute(args: ClientArgs) -> Result<(), Failure> {
         }
     }
     out.flush().map_err(write_failure)
+}
+
+/// Exit code when the sidecar answers but is not SERVING (starting, restoring, draining).
+pub const EXIT_NOT_SERVING: u8 = 1;
+
+async fn health(address: &str, timeout: Duration) -> Result<(), Failure> {
+    use tonic_health::pb::health_check_response::ServingStatus;
+    let channel = connect(address, timeout).await?;
+    let status = tonic_health::pb::health_client::HealthClient::new(channel)
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .map_err(|status| Failure::from_status(&status, address))?
+        .into_inner()
+        .status;
+    if status == ServingStatus::Serving as i32 {
+        println!("SERVING");
+        Ok(())
+    } else {
+        Err(Failure {
+            code: EXIT_NOT_SERVING,
+            message: format!(
+                "undust at {address} is {}",
+                ServingStatus::try_from(status).map_or("UNKNOWN", |s| s.as_str_name())
+            ),
+        })
+    }
 }
 
 fn read_stdin() -> Result<Vec<String>, Failure> {

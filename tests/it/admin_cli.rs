@@ -116,6 +116,11 @@ async fn every_admin_and_client_command_works_through_the_binary_with_the_genera
         async move { ok_json(&args.iter().map(String::as_str).collect::<Vec<_>>()).await }
     };
 
+    assert_eq!(
+        ok(&["client", "--address", &addr, "health"]).await,
+        "SERVING\n"
+    );
+
     // The README's example, through `undust client`.
     let text = ok(&[
         "client",

@@ -7,6 +7,7 @@ mod cluster;
 mod content;
 mod corpus;
 mod crash;
+mod deploy;
 mod learn;
 mod pages;
 mod serve_admin;
