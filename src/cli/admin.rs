@@ -415,7 +415,8 @@ fn state_name(state: i32) -> &'static str {
         Ok(pb::JobState::Running) => "running",
         Ok(pb::JobState::Succeeded) => "succeeded",
         Ok(pb::JobState::Failed) => "failed",
-        _ => "unspecified",
+        Ok(pb::JobState::Rejected) => "rejected",
+        Ok(pb::JobState::Unspecified) | Err(_) => "unspecified",
     }
 }
 
