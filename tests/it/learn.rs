@@ -938,7 +938,8 @@ fn eval_cli_reports_per_family() {
     assert!(text.contains("tree + graph by family:"), "{text}");
     for family in ["drupal", "q-and-a", "other"] {
         assert!(
-            text.lines().any(|l| l.starts_with(family) && l.contains('%')),
+            text.lines()
+                .any(|l| l.starts_with(family) && l.contains('%')),
             "{family} missing: {text}"
         );
     }
