@@ -133,6 +133,8 @@ struct Round {
     by_hash: FxHashMap<u64, Vec<u32>>,
     /// Page type of each sample ([`page_types`]).
     types: Vec<u64>,
+    /// Shape of each sample ([`page_shapes`]): page types of one shape pool their evidence.
+    shapes: Vec<u64>,
 }
 
 impl Round {
@@ -175,6 +177,40 @@ fn page_types(paths: &[&str]) -> Vec<u64> {
                     h.update(b"\0*");
                 }
                 h.update(b"/");
+            }
+            h.digest()
+        })
+        .collect()
+}
+
+/// Shape of each sample: the number of path segments and the last segment when it is a common
+/// value at its position (a script such as `viewforum.php`), else that segment's file
+/// extension. Page types split by common values (sections, years, months, a `print` folder) share
+/// a shape, and with a 20% sample most of them show no merge at all: evidence in one type of a
+/// shape counts for the others (the paper's point of pooling evidence over a node's clusters),
+/// while a different script stays a page type of its own.
+fn page_shapes(paths: &[&str]) -> Vec<u64> {
+    let mut counts: FxHashMap<(usize, &str), u32> = FxHashMap::default();
+    for path in paths {
+        let depth = path.split('/').count();
+        if let Some(last) = path.rsplit('/').next() {
+            *counts.entry((depth, last)).or_default() += 1;
+        }
+    }
+    let common = (paths.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
+    paths
+        .iter()
+        .map(|path| {
+            let depth = path.split('/').count();
+            let last = path.rsplit('/').next().unwrap_or("");
+            let mut h = Xxh3::new();
+            h.update(&(depth as u64).to_le_bytes());
+            if f64::from(counts.get(&(depth, last)).copied().unwrap_or(0)) >= common {
+                h.update(b"=");
+                h.update(last.as_bytes());
+            } else {
+                h.update(b".");
+                h.update(last.rsplit_once('.').map_or("", |(_, ext)| ext).as_bytes());
             }
             h.digest()
         })
@@ -293,7 +329,9 @@ fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
         ));
         paths.push(path);
     }
-    let types = page_types(&paths.iter().map(|p| p.as_ref()).collect::<Vec<_>>());
+    let path_refs: Vec<&str> = paths.iter().map(|p| p.as_ref()).collect();
+    let types = page_types(&path_refs);
+    let shapes = page_shapes(&path_refs);
     let mut by_hash: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
     for (i, &h) in hashes.iter().enumerate() {
         by_hash.entry(h).or_default().push(i as u32);
@@ -302,6 +340,7 @@ fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
         hashes,
         by_hash,
         types,
+        shapes,
     }
 }
 
@@ -706,6 +745,7 @@ fn measure(
     let mut e = Evidence::default();
     let mut members: Vec<(u64, u64)> = Vec::new();
     let mut evidenced_types: FxHashSet<u64> = FxHashSet::default();
+    let mut evidenced_shapes: FxHashSet<u64> = FxHashSet::default();
     let mut negative_by_type: FxHashMap<u64, u64> = FxHashMap::default();
     for (h, moved) in &touched {
         let positive_before = e.positive_groups;
@@ -727,6 +767,7 @@ fn measure(
         count_group(&mut members, &mut e);
         if e.positive_groups > positive_before {
             evidenced_types.extend(moved.iter().map(|&u| round.types[u as usize]));
+            evidenced_shapes.extend(moved.iter().map(|&u| round.shapes[u as usize]));
         } else if e.negative_groups > negative_before {
             let mut types: Vec<u64> = moved.iter().map(|&u| round.types[u as usize]).collect();
             types.sort_unstable();
@@ -744,7 +785,7 @@ fn measure(
     let mut unevidenced: FxHashMap<u64, u64> = FxHashMap::default();
     for &u in &is_touched {
         let t = round.types[u as usize];
-        if evidenced_types.contains(&t) {
+        if evidenced_types.contains(&t) || evidenced_shapes.contains(&round.shapes[u as usize]) {
             e.changed_in_evidenced_types += 1;
         } else {
             *unevidenced.entry(t).or_default() += 1;
@@ -1002,6 +1043,40 @@ mod tests {
         assert_eq!(actions, [&SiteAction::LowercasePathAndQuery]);
         let forms: FxHashSet<&str> = out.samples.iter().map(|l| l.url.as_str()).collect();
         assert_eq!(forms.len(), 40, "one form per page and language");
+    }
+
+    #[test]
+    fn page_types_of_one_shape_pool_their_evidence() {
+        // Dated permalinks: every month is a page type of its own, and in most months the
+        // sample holds no post under both forms. The months share a shape, so the evidence of
+        // the few that do show it counts for all.
+        let mut s = Vec::new();
+        for id in 0..120u64 {
+            let month = id % 12 + 1;
+            s.push(lu(
+                &format!("https://w.example/2019/{month:02}/post-{id}/"),
+                id,
+            ));
+            if month <= 3 {
+                s.push(lu(
+                    &format!("https://w.example/2019/{month:02}/post-{id}"),
+                    id,
+                ));
+            }
+        }
+        let out = learn(&s, &LearnConfig::default());
+        assert_eq!(
+            out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
+            [&SiteAction::StripTrailingSlash]
+        );
+        // A different script keeps its own type: no evidence there, no rule.
+        let mut s = Vec::new();
+        for id in 0..30u64 {
+            s.push(lu(&format!("https://x.example/topic.php?t={id}&f=1"), id));
+            s.push(lu(&format!("https://x.example/topic.php?t={id}&f=2"), id));
+            s.push(lu(&format!("https://x.example/forum.php?f={id}"), 100 + id));
+        }
+        assert!(learn(&s, &LearnConfig::default()).rules.is_empty());
     }
 
     #[test]
