@@ -258,9 +258,15 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
     let mut accepted: Vec<(SiteAction, Evidence)> = Vec::new();
     let mut rewriter = SiteRewriter::default();
     let mut round = start_round(&parsed, &rewriter);
-    for _ in 0..MAX_ROUNDS {
+    for round_number in 0..MAX_ROUNDS {
         let mut changed = false;
         for (candidate, may_change) in candidates(&parsed, &rewriter, &accepted, &round) {
+            // Whether path and query together are case-insensitive is a property of the
+            // server that other site rules cannot reveal: tested in the first round only, as
+            // it touches every sample with a capital letter.
+            if round_number > 0 && candidate == SiteAction::LowercasePathAndQuery {
+                continue;
+            }
             let mut with = rewriter.clone();
             with.add(&candidate);
             let (evidence, moved) = measure(&parsed, &with, &round, &may_change);
