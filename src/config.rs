@@ -55,8 +55,11 @@ pub const DEFAULT_SAMPLE_PAGES_PER_HOST: usize = 20_000;
 /// digest, never its body: about 4 KB stored for a typical generated page (100,000 samples took
 /// 403 MB in the store) and up to about 34 KiB in memory for a long real article (dozens of
 /// pagelets with their text blocks). When the budget is reached the hosts holding the most bytes
-/// give up random samples first (uniformity is kept), and hosts beyond 100,000 are not sampled.
+/// give up random samples first (uniformity is kept).
 pub const DEFAULT_SAMPLE_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
+/// Hosts sampled at once. A new host beyond it takes the slot of the host idle longest when that
+/// host was offered no page during the last this-many pages; else it is refused (and counted).
+pub const DEFAULT_SAMPLE_MAX_HOSTS: usize = 100_000;
 /// Largest page body ingest fingerprints; larger pages are rejected (and counted). The same limit
 /// page acceptance applies offline.
 pub use crate::pipeline::accept::DEFAULT_MAX_BODY_BYTES as DEFAULT_INGEST_MAX_BODY_BYTES;
@@ -143,6 +146,10 @@ pub struct Knobs {
     /// Bytes all samples may use together [default: 536870912].
     #[arg(long, env = "UNDUST_SAMPLE_BUDGET_BYTES")]
     pub sample_budget_bytes: Option<u64>,
+    /// Hosts sampled at once; beyond it, a host idle for that many pages gives way to a new one,
+    /// else the new host is refused [default: 100000].
+    #[arg(long, env = "UNDUST_SAMPLE_MAX_HOSTS")]
+    pub sample_max_hosts: Option<usize>,
     /// Largest page body ingest accepts, in bytes [default: 8388608].
     #[arg(long, env = "UNDUST_INGEST_MAX_BODY_BYTES")]
     pub ingest_max_body_bytes: Option<usize>,
@@ -164,7 +171,7 @@ impl Knobs {
             sort_query, strip_www, seen_set_mode, seen_set_max_entries, seen_set_bloom_fp_rate,
             first_occurrence_cache, shutdown_grace_secs, reflection, admin_read_token_file,
             admin_write_token_file, relearn_min_new_samples, relearn_interval_secs,
-            relearn_concurrency, sample_pages_per_host, sample_budget_bytes,
+            relearn_concurrency, sample_pages_per_host, sample_budget_bytes, sample_max_hosts,
             ingest_max_body_bytes,
         )
     }
@@ -208,6 +215,7 @@ pub struct LearningConfig {
     pub relearn_concurrency: usize,
     pub sample_pages_per_host: usize,
     pub sample_budget_bytes: u64,
+    pub sample_max_hosts: usize,
     pub ingest_max_body_bytes: usize,
 }
 
@@ -319,6 +327,13 @@ impl ServeConfig {
                 format!("{sample_pages_per_host} is not in 10..=1000000"),
             ));
         }
+        let sample_max_hosts = knobs.sample_max_hosts.unwrap_or(DEFAULT_SAMPLE_MAX_HOSTS);
+        if !(1..=100_000_000).contains(&sample_max_hosts) {
+            return Err(invalid(
+                "sample-max-hosts",
+                format!("{sample_max_hosts} is not in 1..=100000000"),
+            ));
+        }
         let relearn_interval_secs = knobs
             .relearn_interval_secs
             .unwrap_or(DEFAULT_RELEARN_INTERVAL_SECS);
@@ -378,6 +393,7 @@ impl ServeConfig {
                 sample_budget_bytes: knobs
                     .sample_budget_bytes
                     .unwrap_or(DEFAULT_SAMPLE_BUDGET_BYTES),
+                sample_max_hosts,
                 ingest_max_body_bytes: knobs
                     .ingest_max_body_bytes
                     .unwrap_or(DEFAULT_INGEST_MAX_BODY_BYTES),

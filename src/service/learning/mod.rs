@@ -112,6 +112,7 @@ impl Learning {
             per_host_items: learning_config.sample_pages_per_host,
             per_host_bytes: budget,
             global_bytes: budget,
+            max_hosts: learning_config.sample_max_hosts,
             ..SamplerConfig::default()
         });
         let learning = Arc::new(Learning {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Learning;
 use crate::content::TemplateModel;
-use crate::ingest::sample::SampleBytes;
+use crate::ingest::sample::{Decision, SampleBytes};
 use crate::pipeline::{AnalyzedPage, EvidencePage};
 use crate::store::{SampleBatch, StoreError, StoredSample};
 use crate::telemetry;
@@ -27,6 +27,12 @@ pub(super) struct Sample {
 impl SampleBytes for Sample {
     fn sample_bytes(&self) -> usize {
         std::mem::size_of::<u64>() + self.page.held_bytes()
+    }
+
+    /// One URL, one sample: a page fetched again (or resent by a retrying client) replaces its
+    /// earlier sample.
+    fn sample_key(&self) -> Option<u64> {
+        Some(xxhash_rust::xxh3::xxh3_64(self.page.url.as_bytes()))
     }
 }
 
@@ -104,6 +110,18 @@ impl Learning {
         let payload = postcard::to_allocvec(&sample).ok();
         let offer = self.sampler.lock().offer(&host, sample);
         let kept = offer.kept();
+        match offer.decision {
+            Decision::HostRefused => {
+                metrics::counter!(telemetry::SAMPLE_HOSTS_REFUSED).increment(1)
+            }
+            _ if offer.evicted_host.is_some() => {
+                metrics::counter!(telemetry::SAMPLE_HOSTS_REPLACED).increment(1)
+            }
+            _ => {}
+        }
+        if let Some(gone) = &offer.evicted_host {
+            self.forget_sampled_host(gone);
+        }
         let mut pending = self.pending.lock();
         if kept {
             if let Some(payload) = payload {
@@ -113,6 +131,7 @@ impl Learning {
                     payload,
                 });
             }
+            // A refreshed page is new evidence too (its content may have changed).
             state.lock().trigger.sampled(tokio::time::Instant::now());
         }
         let dropped = offer.evicted.len() as u64;
@@ -121,6 +140,26 @@ impl Learning {
         }
         metrics::counter!(telemetry::SAMPLES_DROPPED).increment(dropped);
         kept
+    }
+
+    /// A host whose sample gave way to a new host: its template model and trigger go (per-host
+    /// memory stays bounded by the host limit); its rule versions stay, since its rules stay live.
+    fn forget_sampled_host(&self, host: &str) {
+        let keeps_rules = self
+            .hosts
+            .get(host)
+            .is_some_and(|state| state.lock().history.has_versions());
+        if keeps_rules {
+            if let Some(state) = self.hosts.get(host) {
+                let mut state = state.lock();
+                state.template = crate::content::TemplateModel::new(&self.content);
+                state.template_dirty = true;
+                state.trigger = super::scheduler::Trigger::default();
+            }
+        } else {
+            self.hosts.remove(host);
+            self.pending.lock().forget_template(host);
+        }
     }
 
     /// Makes every pending sample change durable (one transaction). Blocking.
@@ -150,6 +189,7 @@ impl Learning {
             let mut pending = self.pending.lock();
             pending.put.append(&mut batch.put);
             pending.delete.append(&mut batch.delete);
+            pending.delete_templates.append(&mut batch.delete_templates);
         }
         self.publish_gauges();
         result

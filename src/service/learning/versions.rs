@@ -28,6 +28,11 @@ impl RuleHistory {
         self.versions.iter().find(|set| set.version == self.live)
     }
 
+    /// Whether the host was ever given a rule set.
+    pub(super) fn has_versions(&self) -> bool {
+        !self.versions.is_empty()
+    }
+
     fn newest_version(&self) -> u64 {
         self.versions
             .iter()
