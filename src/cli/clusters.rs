@@ -66,7 +66,7 @@ pub fn run(args: ClustersArgs) -> ExitCode {
     let (mut urls, mut clusters) = (0usize, 0usize);
     let mut evidence = ClusterStats::default();
     for (host, offline) in &hosts {
-        let host_clusters = offline.evidence.cluster(&config);
+        let host_clusters = offline.cluster(&config);
         clusters += host_clusters.duplicate_clusters();
         let (clustering, prints) = (&host_clusters.clustering, &host_clusters.fingerprints);
         let s = clustering.stats();

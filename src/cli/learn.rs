@@ -79,12 +79,12 @@ pub fn training_sets(
     Ok(hosts
         .into_iter()
         .map(|(host, offline)| {
-            let clusters = offline.evidence.cluster(&config);
+            let clusters = offline.cluster(&config);
             let set = labelled(&host, &clusters.clustering);
             if !raw {
                 return (host, set);
             }
-            let pages = &offline.evidence.pages;
+            let pages = &offline.pages;
             let cluster_of: std::collections::HashMap<&str, u64> =
                 set.iter().map(|l| (l.url.as_str(), l.cluster)).collect();
             let fetched: std::collections::HashSet<&str> =

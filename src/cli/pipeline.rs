@@ -1,31 +1,69 @@
 //! The offline shell around [`crate::pipeline`]: page files in, per-host evidence out, for
 //! `undust clusters`, `learn` and `eval`.
 //!
-//! Records are read (JSON lines or WARC, see [`crate::ingest::pages`]) and judged, analysed and
-//! observed into their host's evidence by exactly the functions the sidecar's Ingest service uses
-//! ([`crate::pipeline::accept::judge`], [`crate::pipeline::analyze`],
-//! [`crate::pipeline::HostEvidence`]). The only difference is that nothing is sampled away: every
-//! page of a host is kept. Labelled input (`{"url", "cluster"}` lines) skips the content side.
+//! Records are read (JSON lines or WARC, see [`crate::ingest::pages`]) one at a time and judged,
+//! analysed, observed into their host's template model and offered to their host's reservoir by
+//! exactly the functions the sidecar's Ingest service uses ([`crate::pipeline::accept::judge`],
+//! [`crate::pipeline::analyze`], [`crate::ingest::sample`]), with the sidecar's default bounds:
+//! one sample per URL (the last record of a URL wins), at most
+//! [`DEFAULT_SAMPLE_PAGES_PER_HOST`](crate::config::DEFAULT_SAMPLE_PAGES_PER_HOST) pages per host,
+//! [`DEFAULT_SAMPLE_BUDGET_BYTES`](crate::config::DEFAULT_SAMPLE_BUDGET_BYTES) in all and
+//! [`DEFAULT_SAMPLE_MAX_HOSTS`](crate::config::DEFAULT_SAMPLE_MAX_HOSTS) hosts at once. Memory stays
+//! bounded whatever the crawl's size: bodies are dropped after analysis, and what is kept is a
+//! uniform sample of each host. The summary says what was sampled away. Labelled input
+//! (`{"url", "cluster"}` lines) skips the content side.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use crate::canon::normalize::StaticNormalizer;
-use crate::content::ContentConfig;
+use crate::config::{
+    DEFAULT_SAMPLE_BUDGET_BYTES, DEFAULT_SAMPLE_MAX_HOSTS, DEFAULT_SAMPLE_PAGES_PER_HOST,
+};
+use crate::content::{ContentConfig, TemplateModel};
 use crate::ingest::pages::read_pages;
+use crate::ingest::sample::{Decision, ReservoirSampler, SampleBytes, SamplerConfig};
 use crate::learn::LabelledUrl;
-use crate::pipeline::{analyze, judge, AcceptPolicy, HostEvidence, Verdict};
+use crate::pipeline::{
+    analyze, cluster_pages, judge, AcceptPolicy, EvidencePage, HostClusters, Verdict,
+};
 
 /// Malformed and rejected records reported one by one on stderr; the rest are only counted.
 const RECORD_ERRORS_REPORTED: usize = 20;
 
+/// One sampled record: its evidence and its URL as the record spells it.
+struct OfflinePage {
+    page: EvidencePage,
+    raw_url: String,
+}
+
+impl SampleBytes for OfflinePage {
+    fn sample_bytes(&self) -> usize {
+        self.page.held_bytes() + self.raw_url.capacity() + std::mem::size_of::<String>()
+    }
+
+    /// One URL, one sample, as in the sidecar.
+    fn sample_key(&self) -> Option<u64> {
+        Some(xxhash_rust::xxh3::xxh3_64(self.page.url.as_bytes()))
+    }
+}
+
 /// One host's evidence as the offline commands hold it.
 pub struct OfflineHost {
-    /// The template model and every page, as [`crate::pipeline`] keeps them.
-    pub evidence: HostEvidence,
+    /// The host's template model: it observed every accepted page of the host.
+    pub template: TemplateModel,
+    /// The host's sampled pages.
+    pub pages: Vec<EvidencePage>,
     /// Per page (same order), the URL as the record gives it.
     pub raw_urls: Vec<String>,
+}
+
+impl OfflineHost {
+    /// The host's clusters ([`crate::pipeline::cluster_pages`]).
+    pub fn cluster(&self, config: &ContentConfig) -> HostClusters {
+        cluster_pages(&self.pages, &self.template, config)
+    }
 }
 
 /// What reading the inputs found.
@@ -44,6 +82,12 @@ pub struct ReadSummary {
     pub rejected: u64,
     /// Pages whose canonical came from their HTML (the record declared none).
     pub html_canonicals: u64,
+    /// Records of a URL already sampled (the last one is kept).
+    pub refreshed: u64,
+    /// Pages not kept by a host's reservoir (sampled away to stay within the bounds).
+    pub sampled_away: u64,
+    /// Hosts refused, or dropped for a new host, at the host limit.
+    pub hosts_dropped: u64,
 }
 
 impl ReadSummary {
@@ -51,14 +95,18 @@ impl ReadSummary {
     pub fn describe(&self, hosts: usize) -> String {
         format!(
             "read {} records: {} pages, {} non-2xx skipped, {} non-HTML skipped, {} malformed, \
-             {} rejected, {hosts} hosts, {} canonicals from HTML",
+             {} rejected, {hosts} hosts, {} canonicals from HTML; sampling kept the last record \
+             of {} repeated URLs, sampled away {} pages and dropped {} hosts",
             self.records,
             self.pages,
             self.skipped_status,
             self.skipped_not_html,
             self.malformed,
             self.rejected,
-            self.html_canonicals
+            self.html_canonicals,
+            self.refreshed,
+            self.sampled_away,
+            self.hosts_dropped
         )
     }
 }
@@ -72,7 +120,14 @@ pub fn read_hosts(
     config: &ContentConfig,
     progress: bool,
 ) -> Result<(BTreeMap<String, OfflineHost>, ReadSummary), String> {
-    let mut hosts: BTreeMap<String, OfflineHost> = BTreeMap::new();
+    let mut templates: HashMap<String, TemplateModel> = HashMap::new();
+    let mut sampler = ReservoirSampler::new(SamplerConfig {
+        per_host_items: DEFAULT_SAMPLE_PAGES_PER_HOST,
+        per_host_bytes: usize::try_from(DEFAULT_SAMPLE_BUDGET_BYTES).unwrap_or(usize::MAX),
+        global_bytes: usize::try_from(DEFAULT_SAMPLE_BUDGET_BYTES).unwrap_or(usize::MAX),
+        max_hosts: DEFAULT_SAMPLE_MAX_HOSTS,
+        ..SamplerConfig::default()
+    });
     let mut summary = ReadSummary::default();
     let policy = AcceptPolicy::default();
     for path in paths {
@@ -121,15 +176,57 @@ pub fn read_hosts(
             let analyzed = analyze(*evidence, normalizer, config);
             summary.pages += 1;
             summary.html_canonicals += u64::from(analyzed.canonical_from_html);
-            let host = hosts
-                .entry(analyzed.host.clone())
-                .or_insert_with(|| OfflineHost {
-                    evidence: HostEvidence::new(config),
-                    raw_urls: Vec::new(),
-                });
-            host.evidence.observe(analyzed);
-            host.raw_urls.push(raw_url);
+            let host = analyzed.host.clone();
+            let template = templates
+                .entry(host.clone())
+                .or_insert_with(|| TemplateModel::new(config));
+            let page = analyzed.observe_into(template);
+            let offer = sampler.offer(&host, OfflinePage { page, raw_url });
+            match offer.decision {
+                Decision::Refreshed => summary.refreshed += 1,
+                Decision::NotSelected | Decision::TooLarge => summary.sampled_away += 1,
+                Decision::HostRefused => {
+                    summary.hosts_dropped += 1;
+                    templates.remove(&host);
+                }
+                Decision::Added | Decision::Replaced => {}
+            }
+            // Evicted: the URL's previous record (refreshed), a dropped host's pages, and pages
+            // sampled away by the reservoir and its budgets.
+            let previous_record = usize::from(offer.decision == Decision::Refreshed);
+            let with_dropped_host = offer.evicted_host.as_ref().map_or(0, |gone| {
+                offer.evicted.iter().filter(|(h, _)| h == gone).count()
+            });
+            summary.sampled_away += offer
+                .evicted
+                .len()
+                .saturating_sub(previous_record + with_dropped_host)
+                as u64;
+            if let Some(gone) = &offer.evicted_host {
+                summary.hosts_dropped += 1;
+                templates.remove(gone);
+            }
         }
+    }
+    let mut hosts: BTreeMap<String, OfflineHost> = BTreeMap::new();
+    let names: Vec<String> = sampler.hosts().map(str::to_owned).collect();
+    for name in names {
+        let Some(template) = templates.remove(&name) else {
+            continue;
+        };
+        let (pages, raw_urls) = sampler
+            .remove_host(&name)
+            .into_iter()
+            .map(|sampled| (sampled.page, sampled.raw_url))
+            .unzip();
+        hosts.insert(
+            name,
+            OfflineHost {
+                template,
+                pages,
+                raw_urls,
+            },
+        );
     }
     let problems = summary.malformed + summary.rejected;
     if problems > RECORD_ERRORS_REPORTED as u64 {

@@ -2,9 +2,9 @@
 //! compact [`EvidencePage`]s, and turned into duplicate clusters and labelled URLs on demand.
 //!
 //! Both shells fingerprint the same way: every page a host sends is observed by its incremental
-//! [`TemplateModel`] as it arrives, and clustering fingerprints the kept pages' digests against the
-//! model as it stands then. The offline commands keep every page of a host; the sidecar keeps a
-//! bounded sample, but its model has observed every accepted page, as the offline one has.
+//! [`TemplateModel`] as it arrives ([`AnalyzedPage::observe_into`]), the page's evidence is offered
+//! to the host's bounded reservoir ([`crate::ingest::sample`]), and clustering fingerprints the kept
+//! pages' digests against the model as it stands then ([`cluster_pages`]).
 //!
 //! A page's canonical is the one its record declares (the crawler's field, an HTTP `Link` header),
 //! else the one its HTML head declares ([`PageAnalysis::declared_canonical`]), resolved against the
@@ -99,36 +99,6 @@ impl AnalyzedPage {
             rel_canonical: self.rel_canonical,
             digest: self.analysis.digest,
         }
-    }
-}
-
-/// One host's evidence as the offline commands hold it: the template model and every page.
-#[derive(Debug, Clone)]
-pub struct HostEvidence {
-    /// The host's template model, having observed every page.
-    pub template: TemplateModel,
-    /// Every page, in arrival order.
-    pub pages: Vec<EvidencePage>,
-}
-
-impl HostEvidence {
-    /// No evidence yet.
-    pub fn new(config: &ContentConfig) -> Self {
-        HostEvidence {
-            template: TemplateModel::new(config),
-            pages: Vec::new(),
-        }
-    }
-
-    /// Observes and keeps one page.
-    pub fn observe(&mut self, page: AnalyzedPage) {
-        let kept = page.observe_into(&mut self.template);
-        self.pages.push(kept);
-    }
-
-    /// Clusters the host's pages (see [`cluster_pages`]).
-    pub fn cluster(&self, config: &ContentConfig) -> HostClusters {
-        cluster_pages(&self.pages, &self.template, config)
     }
 }
 
