@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use crate::canon::normalize::StaticConfig;
 pub use crate::canon::seen::{SeenSetConfig, SeenSetMode};
+pub use crate::service::durable::SeenDurability;
 
 /// gRPC address of the frontier-facing services (canonicalizer, ingest, health).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:50051";
@@ -146,6 +147,11 @@ pub struct Knobs {
     /// Bytes all samples may use together [default: 536870912].
     #[arg(long, env = "UNDUST_SAMPLE_BUDGET_BYTES")]
     pub sample_budget_bytes: Option<u64>,
+    /// When a Canonicalize answer that recorded NEW canonical forms is sent: `commit` (after they
+    /// are committed to the store: `kill -9` loses nothing acknowledged) or `interval` (at once;
+    /// a crash forgets the last 100 ms of them) [default: commit].
+    #[arg(long, env = "UNDUST_SEEN_DURABILITY", value_enum)]
+    pub seen_durability: Option<SeenDurability>,
     /// Hosts sampled at once; beyond it, a host idle for that many pages gives way to a new one,
     /// else the new host is refused [default: 100000].
     #[arg(long, env = "UNDUST_SAMPLE_MAX_HOSTS")]
@@ -169,6 +175,7 @@ impl Knobs {
             listen, admin_listen, metrics_addr, data_dir, max_batch, max_message_bytes,
             max_url_bytes, remove_tracking_params, extra_tracking_params, remove_session_ids,
             sort_query, strip_www, seen_set_mode, seen_set_max_entries, seen_set_bloom_fp_rate,
+            seen_durability,
             first_occurrence_cache, shutdown_grace_secs, reflection, admin_read_token_file,
             admin_write_token_file, relearn_min_new_samples, relearn_interval_secs,
             relearn_concurrency, sample_pages_per_host, sample_budget_bytes, sample_max_hosts,
@@ -230,6 +237,7 @@ pub struct ServeConfig {
     pub max_message_bytes: usize,
     pub static_config: StaticConfig,
     pub seen_set: SeenSetConfig,
+    pub seen_durability: SeenDurability,
     pub shutdown_grace: Duration,
     pub reflection: bool,
     pub admin_read_token_file: Option<PathBuf>,
@@ -366,6 +374,7 @@ impl ServeConfig {
             max_batch,
             max_message_bytes,
             static_config,
+            seen_durability: knobs.seen_durability.unwrap_or(SeenDurability::Commit),
             seen_set: SeenSetConfig {
                 mode: knobs.seen_set_mode.unwrap_or(SeenSetMode::Exact),
                 max_entries,

@@ -18,8 +18,8 @@
 //! - [`versions`]: each host's last [`versions::KEPT_VERSIONS`] rule sets, rollback, and the reads
 //!   the admin API makes of them.
 //! - [`seen_log`]: the seen-set's persistence: keys recorded by Canonicalize are journaled in memory
-//!   and appended to the store every [`seen_log::SEEN_FLUSH_INTERVAL`]; a crash loses at most that
-//!   window, which can only make those URLs NEW again (a repeated fetch), never hide a URL.
+//!   and appended to the store every [`SEEN_FLUSH_INTERVAL`], and at once when an answer waits for
+//!   them ([`crate::service::durable`]).
 
 mod jobs;
 mod relearn;
@@ -44,6 +44,7 @@ use crate::store::{SampleBatch, Store, StoreError};
 use crate::telemetry;
 
 pub use samples::HostLearningSummary;
+pub use seen_log::SEEN_FLUSH_INTERVAL;
 
 use jobs::Jobs;
 use samples::Sample;
@@ -205,6 +206,10 @@ impl Learning {
             loop {
                 tokio::select! {
                     _ = flush.tick() => {
+                        let learning = Arc::clone(&learning);
+                        let _ = tokio::task::spawn_blocking(move || learning.flush_seen()).await;
+                    }
+                    () = learning.sidecar.durable.drain_wanted() => {
                         let learning = Arc::clone(&learning);
                         let _ = tokio::task::spawn_blocking(move || learning.flush_seen()).await;
                     }

@@ -1,7 +1,7 @@
 //! The seen-set's persistence: keys recorded by Canonicalize are journaled in memory and appended
-//! to the store every [`SEEN_FLUSH_INTERVAL`]; a crash loses at most that window, which can only
-//! make those URLs NEW again (a repeated fetch), never hide a URL. The persisted log is compacted
-//! when it grows past twice the live set.
+//! to the store every [`SEEN_FLUSH_INTERVAL`], and at once when an answer waits for them (the
+//! default `--seen-durability commit`: see [`crate::service::durable`]). The persisted log is
+//! compacted when it grows past twice the live set.
 
 use std::time::Duration;
 
@@ -22,9 +22,14 @@ impl Learning {
     /// Appends journaled seen-set keys to the store, compacting the log when it outgrew the set.
     pub(super) fn flush_seen(&self) {
         let seen = &self.sidecar.seen;
-        let keys = seen.drain_journal();
-        if let Err(err) = self.store.append_seen(&keys) {
-            tracing::error!(%err, lost = keys.len(), "seen-set keys could not be persisted");
+        let durable = &self.sidecar.durable;
+        let (keys, drain) = durable.drain(seen);
+        match self.store.append_seen(&keys) {
+            Ok(()) => durable.made_durable(drain),
+            Err(err) => {
+                tracing::error!(%err, keys = keys.len(), "seen-set keys could not be persisted; retrying with the next flush");
+                durable.failed(keys);
+            }
         }
         let live = seen.len();
         if self.store.seen_keys() > live.saturating_mul(2).saturating_add(100_000) {
