@@ -5,20 +5,23 @@
 //! pages), and why it is in its cluster: `content` (near-duplicate text), `exact` (identical
 //! content), `redirect`, `canonical` (a rel=canonical claim), `digest` (an archive's payload
 //! digest or a revisit record) or `singleton`. `record` is `page`, `redirect` or `revisit`, with
-//! the HTTP `status` when known. A record that is not evidence (a 404, an image) has no cluster
-//! and the reason `not evidence`; a record that could not be read is reported on stderr with its
-//! file and byte offset or line. Two records of one URL give two lines. After the records, URLs
+//! the HTTP `status` when known. A record that is not content evidence has no cluster and the
+//! reason `not evidence: status` (a 404), `not evidence: content type` (an image), `not evidence:
+//! no content` (a redirect or revisit that named no URL of a cluster) or `rejected: FIELD`; a page
+//! left out of its host's sample (the sidecar's bounds: see [`super::pipeline`]) has the reason
+//! `sampled away`. A record that could not be read is reported on stderr with its file and byte
+//! offset or line. Two records of one URL give two lines. After the records, URLs
 //! that no record named but evidence brought in (redirect and canonical targets) get a line each
 //! with `record: "target"`. A summary ends on stderr, with the evidence used and refused.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::canonicalize::StaticArgs;
-use super::pipeline::{cluster_host, read_hosts};
-use super::records::scan_records;
+use super::pipeline::read_hosts;
+use super::records::for_each_record;
 use super::{EXIT_NO_INPUT, EXIT_USAGE};
 use crate::cluster::{ClusterId, ClusterStats, Reason};
 use crate::content::ContentConfig;
@@ -70,23 +73,13 @@ pub fn run(args: ClustersArgs) -> ExitCode {
         }
     };
     let config = ContentConfig::default();
-    let (mut hosts, summary) = match read_hosts(&args.pages, &normalizer, &config, true) {
+    let (hosts, summary) = match read_hosts(&args.pages, &normalizer, &config, true) {
         Ok(read) => read,
         Err(err) => {
             eprintln!("undust clusters: {err}");
             return ExitCode::from(EXIT_NO_INPUT);
         }
     };
-    let mut scan = match scan_records(&args.pages, &normalizer, true) {
-        Ok(scan) => scan,
-        Err(err) => {
-            eprintln!("undust clusters: {err}");
-            return ExitCode::from(EXIT_NO_INPUT);
-        }
-    };
-    for host in scan.url_evidence.keys() {
-        hosts.entry(host.clone()).or_default();
-    }
     let sink: Box<dyn Write> = match &args.out {
         Some(path) => match std::fs::File::create(path) {
             Ok(file) => Box::new(file),
@@ -100,16 +93,13 @@ pub fn run(args: ClustersArgs) -> ExitCode {
     let mut out = BufWriter::new(sink);
     let mut clusters = 0usize;
     let mut evidence = ClusterStats::default();
+    // Answers for the sampled pages and the URLs evidence brought in: bounded by the sample.
     let mut answers: HashMap<String, Answer> = HashMap::new();
     let mut simhashes: HashMap<String, u64> = HashMap::new();
-    for (host, pages) in &hosts {
-        let extra = scan.url_evidence.remove(host).unwrap_or_default();
-        let (clustering, prints) = cluster_host(pages, &extra, &config);
-        clusters += clustering
-            .clusters()
-            .iter()
-            .filter(|c| c.members.len() > 1)
-            .count();
+    for offline in hosts.values() {
+        let host_clusters = offline.cluster(&config);
+        clusters += host_clusters.duplicate_clusters();
+        let clustering = &host_clusters.clustering;
         let s = clustering.stats();
         evidence.redirects += s.redirects;
         evidence.redirects_fan_in += s.redirects_fan_in;
@@ -119,9 +109,9 @@ pub fn run(args: ClustersArgs) -> ExitCode {
         evidence.cross_host_ignored += s.cross_host_ignored;
         evidence.digest_merges += s.digest_merges;
         evidence.digests_fan_in += s.digests_fan_in;
-        for (at, print) in prints {
+        for (at, print) in &host_clusters.fingerprints {
             if let Some(at) = at {
-                simhashes.insert(at, print.simhash);
+                simhashes.insert(at.clone(), print.simhash);
             }
         }
         for (url, cluster, reason) in clustering.assignments_with_reasons() {
@@ -133,26 +123,31 @@ pub fn run(args: ClustersArgs) -> ExitCode {
         serde_json::to_writer(&mut out, line).map_err(std::io::Error::from)?;
         out.write_all(b"\n")
     };
-    let mut named: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    // Answered URLs some record named (a subset of `answers`: bounded like it).
+    let mut named: HashSet<String> = HashSet::new();
     let mut written = Ok(());
-    for record in &scan.records {
-        // Unreadable records were reported on stderr with their offset or line; they have no URL.
-        if record.kind.starts_with("error: ") {
-            continue;
-        }
+    let read_again = for_each_record(&args.pages, &normalizer, |record| {
         let answer = record.canonical.as_deref().and_then(|url| answers.get(url));
-        if let Some(canonical) = record.canonical.as_deref() {
-            named.insert(canonical);
+        if let (Some(canonical), Some(_)) = (&record.canonical, answer) {
+            if !named.contains(canonical) {
+                named.insert(canonical.clone());
+            }
         }
         let host = record
             .canonical
             .as_deref()
             .and_then(|u| url::Url::parse(u).ok())
             .and_then(|u| u.host_str().map(str::to_owned));
-        let reason = match answer {
-            Some(answer) => answer.reason.as_str(),
-            None if record.canonical.is_none() => "invalid URL",
-            None => "not evidence",
+        let not_evidence;
+        let reason = match (answer, &record.not_evidence) {
+            (Some(answer), _) => answer.reason.as_str(),
+            (None, _) if record.canonical.is_none() => "invalid URL",
+            (None, Some(why)) if why.starts_with("rejected") => why.as_str(),
+            (None, Some(why)) => {
+                not_evidence = format!("not evidence: {why}");
+                not_evidence.as_str()
+            }
+            (None, None) => "sampled away",
         };
         answered += usize::from(answer.is_some());
         lines += 1;
@@ -168,12 +163,14 @@ pub fn run(args: ClustersArgs) -> ExitCode {
                 .and_then(|u| simhashes.get(u))
                 .map(|s| format!("{s:016x}")),
             reason,
-            record: &record.kind,
+            record: record.kind,
             status: record.status,
         });
-        if written.is_err() {
-            break;
-        }
+        written.is_ok()
+    });
+    if let Err(err) = read_again {
+        eprintln!("undust clusters: {err}");
+        return ExitCode::from(EXIT_NO_INPUT);
     }
     // URLs no record named, known from evidence only: redirect and canonical targets (a
     // redirected fetch's content is its final URL's).
@@ -189,6 +186,7 @@ pub fn run(args: ClustersArgs) -> ExitCode {
         let host = url::Url::parse(url)
             .ok()
             .and_then(|u| u.host_str().map(str::to_owned));
+        lines += 1;
         written = write_line(&Line {
             url,
             canonical: Some(url),
@@ -200,23 +198,17 @@ pub fn run(args: ClustersArgs) -> ExitCode {
             status: None,
         });
     }
-    if let Err(err) = written {
+    if let Err(err) = written.and_then(|()| out.flush()) {
         if err.kind() == std::io::ErrorKind::BrokenPipe {
             return ExitCode::SUCCESS;
         }
         eprintln!("undust clusters: writing output: {err}");
         return ExitCode::from(EXIT_NO_INPUT);
     }
-    if let Err(err) = out.flush() {
-        if err.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("undust clusters: writing output: {err}");
-            return ExitCode::from(EXIT_NO_INPUT);
-        }
-    }
     eprintln!(
-        "undust clusters: {} records, {} pages fingerprinted, {} skipped (non-2xx), {} malformed, {} invalid URLs; \
-         {} hosts, {lines} lines ({answered} in a cluster), {clusters} duplicate clusters",
-        summary.records, summary.pages, summary.skipped_status, summary.malformed, summary.invalid_url, hosts.len()
+        "undust clusters: {}; {lines} lines ({answered} records in a cluster), {clusters} \
+         duplicate clusters",
+        summary.describe(hosts.len())
     );
     eprintln!(
         "undust clusters: {} canonicals from HTML; evidence applied: {} redirects, {} canonicals; \

@@ -12,12 +12,12 @@ use std::time::Instant;
 
 use super::canonicalize::StaticArgs;
 use super::index::index_training_sets;
-use super::pipeline::{cluster_host, labelled, read_hosts, read_labelled};
-use super::records::scan_records;
+use super::pipeline::{read_hosts, read_labelled};
 use super::{EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::rules::RuleFile;
 use crate::content::ContentConfig;
-use crate::learn::{learn_host, LabelledUrl, LearnConfig, Strategy};
+use crate::learn::{LabelledUrl, LearnConfig, Strategy};
+use crate::pipeline::{labelled, learn_checked, GatePolicy};
 
 /// Flags of `undust learn`.
 #[derive(Debug, clap::Args)]
@@ -86,44 +86,28 @@ pub fn training_sets(
         return Ok(hosts.into_iter().collect());
     }
     let config = ContentConfig::default();
-    let (mut hosts, summary) =
+    let (hosts, summary) =
         read_hosts(pages, &normalizer, &config, true).map_err(|err| (EXIT_NO_INPUT, err))?;
-    // Redirect and revisit records and payload digests: URL evidence beside the pages.
-    let mut url_evidence = scan_records(pages, &normalizer, false)
-        .map_err(|err| (EXIT_NO_INPUT, err))?
-        .url_evidence;
-    for host in url_evidence.keys() {
-        hosts.entry(host.clone()).or_default();
-    }
-    eprintln!(
-        "read {} records: {} pages, {} non-2xx skipped, {} malformed, {} invalid URLs, {} hosts, \
-         {} canonicals from HTML",
-        summary.records,
-        summary.pages,
-        summary.skipped_status,
-        summary.malformed,
-        summary.invalid_url,
-        hosts.len(),
-        summary.html_canonicals
-    );
+    eprintln!("{}", summary.describe(hosts.len()));
     Ok(hosts
         .into_iter()
-        .map(|(host, pages)| {
-            let extra = url_evidence.remove(&host).unwrap_or_default();
-            let (clustering, _) = cluster_host(&pages, &extra, &config);
-            let set = labelled(&host, &clustering);
+        .map(|(host, offline)| {
+            let clusters = offline.cluster(&config);
+            let set = labelled(&host, &clusters.clustering);
             if !raw {
                 return (host, set);
             }
+            let pages = &offline.pages;
             let cluster_of: std::collections::HashMap<&str, u64> =
                 set.iter().map(|l| (l.url.as_str(), l.cluster)).collect();
             let fetched: std::collections::HashSet<&str> =
                 pages.iter().map(|p| p.url.as_str()).collect();
             let mut urls: Vec<LabelledUrl> = pages
                 .iter()
-                .filter_map(|p| {
+                .zip(&offline.raw_urls)
+                .filter_map(|(p, raw_url)| {
                     Some(LabelledUrl {
-                        url: p.raw_url.clone(),
+                        url: raw_url.clone(),
                         cluster: *cluster_of.get(p.url.as_str())?,
                     })
                 })
@@ -165,18 +149,19 @@ pub fn run(args: LearnArgs) -> ExitCode {
             .map(|l| l.cluster)
             .collect::<std::collections::HashSet<_>>()
             .len();
-        match learn_host(host, training, &config) {
-            Ok(outcome) => {
+        // The same learning and the same gate as the sidecar's relearn jobs.
+        match learn_checked(host, training, &config, &GatePolicy::default()) {
+            Ok(checked) => {
                 eprintln!(
                     "[{}/{}] {host}: {} URLs, {clusters} clusters -> {} site rules, {} rules",
                     index + 1,
                     hosts.len(),
                     training.len(),
-                    outcome.rules.site_rules.len(),
-                    outcome.rules.rules.len()
+                    checked.set.site_rules.len(),
+                    checked.set.rules.len()
                 );
-                if !outcome.rules.is_empty() {
-                    sets.push(outcome.rules);
+                if !checked.set.is_empty() {
+                    sets.push(checked.set);
                 }
             }
             Err(err) => eprintln!("[{}/{}] {host}: not learned: {err}", index + 1, hosts.len()),

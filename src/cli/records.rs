@@ -1,102 +1,77 @@
-//! What the offline commands take from every record besides page content: the URL evidence of
-//! redirect and revisit records and of archives' payload digests
-//! ([`PageRecord::url_evidence`]), per host, and for `undust clusters` one entry per input record
-//! so that every record gets its answer.
-//!
-//! This is a pass over the inputs of its own, beside the content pass in [`super::pipeline`]: it
-//! decodes records again but analyses no HTML, and holds only URLs.
+//! `undust clusters` answers for every input record: this pass reads the inputs a second time,
+//! after the clusters are known, and hands each record to the caller as a [`RecordEntry`] (URLs
+//! and what acceptance made of the record; bodies are dropped at once), so the answer is written
+//! in input order without holding the records.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::canon::normalize::StaticNormalizer;
-use crate::ingest::pages::{read_pages, PageRecord, RecordKind, UrlEvidence};
+use crate::ingest::pages::{read_pages, RecordKind};
+use crate::pipeline::{judge, AcceptPolicy, SkipReason, Verdict};
 
 /// One input record, as `undust clusters` answers for it.
 #[derive(Debug, Clone)]
 pub struct RecordEntry {
-    /// The URL as the record gives it (empty for a record that could not be read).
+    /// The URL as the record gives it.
     pub url: String,
     /// The statically normalized URL, when it normalizes.
     pub canonical: Option<String>,
     /// The URL whose content the record carries (the normalized final URL of a redirected
-    /// fetch), when it is a page.
+    /// fetch), when it is content evidence.
     pub content_url: Option<String>,
     /// The record's HTTP status, when known.
     pub status: Option<u16>,
-    /// `page`, `redirect`, `revisit`, or `error: …` for a record that could not be read.
-    pub kind: String,
+    /// `page`, `redirect` or `revisit`.
+    pub kind: &'static str,
+    /// Why the record is not content evidence (`status`, `content type`, `no content`, or
+    /// `rejected: FIELD`), `None` when it is.
+    pub not_evidence: Option<String>,
 }
 
-/// What the pass found.
-#[derive(Debug, Default)]
-pub struct RecordScan {
-    /// Per host (of the URL the evidence is about), its URL evidence, normalized.
-    pub url_evidence: BTreeMap<String, Vec<UrlEvidence>>,
-    /// Every record in input order, when asked for.
-    pub records: Vec<RecordEntry>,
-}
-
-/// Reads every record of `paths` once more; `entries`: keep one [`RecordEntry`] per record.
-pub fn scan_records(
+/// Reads every record of `paths` again and calls `each` with it in input order, until `each`
+/// returns `false`. Records that cannot be read were reported by the first pass and are passed
+/// over here.
+pub fn for_each_record(
     paths: &[PathBuf],
     normalizer: &StaticNormalizer,
-    entries: bool,
-) -> Result<RecordScan, String> {
-    let normalize = |url: &str| normalizer.normalize(url).ok().map(String::from);
-    let mut scan = RecordScan::default();
+    mut each: impl FnMut(RecordEntry) -> bool,
+) -> Result<(), String> {
+    let policy = AcceptPolicy::default();
     for path in paths {
         let reader = read_pages(path).map_err(|err| err.to_string())?;
         for record in reader {
-            let page: PageRecord = match record {
-                Ok(page) => page,
-                Err(err) => {
-                    if entries {
-                        scan.records.push(RecordEntry {
-                            url: String::new(),
-                            canonical: None,
-                            content_url: None,
-                            status: None,
-                            kind: format!("error: {}: {err}", path.display()),
-                        });
-                    }
-                    continue;
+            let Ok(page) = record else { continue };
+            let url = page.url.clone();
+            let status = page.status;
+            let canonical = normalizer.normalize(&url).ok().map(String::from);
+            let kind = match page.kind {
+                RecordKind::Page => "page",
+                RecordKind::Redirect => "redirect",
+                RecordKind::Revisit(_) => "revisit",
+            };
+            let (content_url, not_evidence) = match judge(page, normalizer, &policy) {
+                Verdict::Evidence(evidence) => (
+                    Some(String::from(evidence.final_url.unwrap_or(evidence.url))),
+                    None,
+                ),
+                Verdict::Skipped(SkipReason::Status(_)) => (None, Some("status".to_owned())),
+                Verdict::Skipped(reason) => (None, Some(reason.as_str().to_owned())),
+                Verdict::Rejected(rejection) => {
+                    (None, Some(format!("rejected: {}", rejection.field)))
                 }
             };
-            for evidence in page.url_evidence() {
-                let Some(evidence) = evidence.normalized(normalize) else {
-                    continue;
-                };
-                let Some(host) = url::Url::parse(evidence.url())
-                    .ok()
-                    .and_then(|u| u.host_str().map(str::to_owned))
-                else {
-                    continue;
-                };
-                scan.url_evidence.entry(host).or_default().push(evidence);
-            }
-            if entries {
-                let canonical = normalize(&page.url);
-                let (kind, content_url) = match page.kind {
-                    RecordKind::Page => (
-                        "page",
-                        page.final_url
-                            .as_deref()
-                            .and_then(normalize)
-                            .or_else(|| canonical.clone()),
-                    ),
-                    RecordKind::Redirect => ("redirect", None),
-                    RecordKind::Revisit(_) => ("revisit", None),
-                };
-                scan.records.push(RecordEntry {
-                    url: page.url,
-                    canonical,
-                    content_url,
-                    status: page.status,
-                    kind: kind.to_owned(),
-                });
+            let entry = RecordEntry {
+                url,
+                canonical,
+                content_url,
+                status,
+                kind,
+                not_evidence,
+            };
+            if !each(entry) {
+                return Ok(());
             }
         }
     }
-    Ok(scan)
+    Ok(())
 }
