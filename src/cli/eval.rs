@@ -4,7 +4,10 @@
 //! the training set; rules are learned with the graph and the naive selection strategies and
 //! applied to every URL; compression rate, dup-reduction rate and false-positive rate (equations
 //! 1–3) are reported micro- and macro-averaged over hosts, beside static normalization alone and
-//! the best achievable compression. A table by default, `--json` for machines.
+//! the best achievable compression. A table by default, `--json` for machines. With
+//! `--families FILE` (lines `host<TAB>family`, e.g. the kind of software a host runs) the learned
+//! rows are also reported per family, so a learner that fits some kinds of site and misses others
+//! shows it; hosts the file does not name form the family `other`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,17 +16,24 @@ use std::process::ExitCode;
 use super::canonicalize::StaticArgs;
 use super::learn::training_sets;
 use super::{output_failed, EXIT_SOFTWARE, EXIT_USAGE};
-use crate::learn::eval::{evaluate, EvalConfig, EvalRow, HostSamples, Method};
+use crate::learn::eval::{
+    by_family, evaluate, EvalConfig, EvalRow, FamilyRow, HostSamples, Method,
+};
 
 /// Flags of `undust eval`.
 #[derive(Debug, clap::Args)]
 pub struct EvalArgs {
     /// Page files: JSON lines or WARC, optionally `.gz`.
-    #[arg(long, num_args = 1.., required_unless_present = "clusters", conflicts_with = "clusters")]
+    #[arg(long, num_args = 1.., required_unless_present_any = ["clusters", "index"], conflicts_with_all = ["clusters", "index"])]
     pages: Vec<PathBuf>,
     /// Pre-labelled data: `{"url": ..., "cluster": ...}` lines.
-    #[arg(long, num_args = 1..)]
+    #[arg(long, num_args = 1.., conflicts_with = "index")]
     clusters: Vec<PathBuf>,
+    /// Crawl indexes: CDX (`.cdx`), CDXJ (`.cdxj`) or Heritrix `crawl.log`, optionally `.gz`
+    /// (layout from the name, else from the content). URLs sharing a payload digest of an HTML
+    /// 200 capture are one cluster; the index's redirects are redirect evidence.
+    #[arg(long, num_args = 1..)]
+    index: Vec<PathBuf>,
     /// Share of each host's clusters used for training.
     #[arg(long, default_value_t = 0.2)]
     train_fraction: f64,
@@ -33,6 +43,10 @@ pub struct EvalArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Host families: lines `host<TAB>family` (`#` comments and blank lines skipped); adds
+    /// per-family figures for each learned row.
+    #[arg(long)]
+    families: Option<PathBuf>,
     #[command(flatten)]
     normalization: StaticArgs,
 }
@@ -81,12 +95,83 @@ fn table(rows: &[EvalRow], hosts: usize, urls: usize) -> String {
     text
 }
 
+/// Reads a `host<TAB>family` file; the error names the line that is not of that shape.
+fn read_families(
+    path: &std::path::Path,
+) -> Result<std::collections::HashMap<String, String>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = std::collections::HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        match line.split_once('\t') {
+            Some((host, family)) if !host.trim().is_empty() && !family.trim().is_empty() => {
+                out.insert(host.trim().to_ascii_lowercase(), family.trim().to_owned());
+            }
+            _ => {
+                return Err(format!(
+                    "{} line {}: expected `host<TAB>family`",
+                    path.display(),
+                    i + 1
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Per-family rows of every learned method.
+fn family_rows(rows: &[EvalRow], families: &[&str]) -> Vec<(Method, Vec<FamilyRow>)> {
+    rows.iter()
+        .filter(|r| r.method != Method::StaticOnly)
+        .map(|r| (r.method, by_family(&r.per_host, families)))
+        .collect()
+}
+
+fn families_table(per_method: &[(Method, Vec<FamilyRow>)]) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    // Writing into a String cannot fail.
+    for (method, rows) in per_method {
+        let _ = writeln!(text);
+        let _ = writeln!(text, "{} by family:", method_name(*method));
+        let _ = writeln!(
+            text,
+            "{:<20} {:>5} {:>8} {:>10} {:>10} {:>10} {:>10}",
+            "family", "hosts", "URLs", "compr µ", "best µ", "of best", "fpr µ"
+        );
+        for r in rows {
+            let _ = writeln!(
+                text,
+                "{:<20} {:>5} {:>8} {:>9.2}% {:>9.2}% {:>9.1}% {:>9.3}%",
+                r.family,
+                r.hosts,
+                r.total.urls,
+                r.total.compression_rate() * 100.0,
+                r.total.best_compression_rate() * 100.0,
+                r.share_of_best() * 100.0,
+                r.total.false_positive_rate() * 100.0
+            );
+        }
+    }
+    text
+}
+
 /// Runs `undust eval`.
 pub fn run(args: EvalArgs) -> ExitCode {
     if !(args.train_fraction > 0.0 && args.train_fraction <= 1.0) {
         eprintln!("undust eval: --train-fraction must be in (0, 1]");
         return ExitCode::from(EXIT_USAGE);
     }
+    let families = match args.families.as_deref().map(read_families).transpose() {
+        Ok(families) => families,
+        Err(err) => {
+            eprintln!("undust eval: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     let normalizer = match args.normalization.normalizer() {
         Ok(normalizer) => normalizer,
         Err(err) => {
@@ -95,7 +180,13 @@ pub fn run(args: EvalArgs) -> ExitCode {
         }
     };
     // Measured on the URLs as crawled, so static normalization's own share shows.
-    let hosts = match training_sets(&args.pages, &args.clusters, &args.normalization, true) {
+    let hosts = match training_sets(
+        &args.pages,
+        &args.clusters,
+        &args.index,
+        &args.normalization,
+        true,
+    ) {
         Ok(hosts) => hosts,
         Err((code, err)) => {
             eprintln!("undust eval: {err}");
@@ -119,6 +210,17 @@ pub fn run(args: EvalArgs) -> ExitCode {
             return ExitCode::from(EXIT_SOFTWARE);
         }
     };
+    let per_family = families.as_ref().map(|families| {
+        let names: Vec<&str> = samples
+            .iter()
+            .map(|h| {
+                families
+                    .get(&h.host.to_ascii_lowercase())
+                    .map_or("other", String::as_str)
+            })
+            .collect();
+        family_rows(&rows, &names)
+    });
     let text = if args.json {
         let report = serde_json::json!({
             "hosts": samples.iter().map(|h| &h.host).collect::<Vec<_>>(),
@@ -126,6 +228,10 @@ pub fn run(args: EvalArgs) -> ExitCode {
             "train_fraction": args.train_fraction,
             "seed": args.seed,
             "rows": rows,
+            "families": per_family.as_ref().map(|p| p
+                .iter()
+                .map(|(method, rows)| serde_json::json!({"method": method, "families": rows}))
+                .collect::<Vec<_>>()),
         });
         match serde_json::to_string_pretty(&report) {
             Ok(text) => text + "\n",
@@ -135,7 +241,11 @@ pub fn run(args: EvalArgs) -> ExitCode {
             }
         }
     } else {
-        table(&rows, samples.len(), urls)
+        let mut text = table(&rows, samples.len(), urls);
+        if let Some(per_family) = &per_family {
+            text.push_str(&families_table(per_family));
+        }
+        text
     };
     // `println!` panics when stdout cannot be written (a full disk): write and check instead.
     let mut stdout = std::io::stdout().lock();

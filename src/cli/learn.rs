@@ -1,7 +1,8 @@
 //! `undust learn`: pages (or pre-labelled clusters) in, a rule file out.
 //!
 //! With `--pages`, pages are clustered per host by the content pipeline first; with
-//! `--clusters`, `{"url", "cluster"}` lines are the training set as they are. Rules are learned
+//! `--clusters`, `{"url", "cluster"}` lines are the training set as they are; with `--index`,
+//! crawl indexes (CDX, CDXJ, crawl.log) give clusters from payload digests ([`super::index`]). Rules are learned
 //! per host with the pattern-tree learner and written as one versioned JSON rule file. Progress
 //! goes to stderr.
 
@@ -10,21 +11,28 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use super::canonicalize::StaticArgs;
-use super::pipeline::{cluster_host, labelled, read_hosts, read_labelled};
+use super::index::index_training_sets;
+use super::pipeline::{read_hosts, read_labelled};
 use super::{output_failed, EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::rules::RuleFile;
 use crate::content::ContentConfig;
-use crate::learn::{learn_host, LabelledUrl, LearnConfig, Strategy};
+use crate::learn::{LabelledUrl, LearnConfig, Strategy};
+use crate::pipeline::{labelled, learn_checked, GatePolicy};
 
 /// Flags of `undust learn`.
 #[derive(Debug, clap::Args)]
 pub struct LearnArgs {
     /// Page files: JSON lines or WARC, optionally `.gz`.
-    #[arg(long, num_args = 1.., required_unless_present = "clusters", conflicts_with = "clusters")]
+    #[arg(long, num_args = 1.., required_unless_present_any = ["clusters", "index"], conflicts_with_all = ["clusters", "index"])]
     pages: Vec<PathBuf>,
     /// Pre-labelled training data: `{"url": ..., "cluster": ...}` lines.
-    #[arg(long, num_args = 1..)]
+    #[arg(long, num_args = 1.., conflicts_with = "index")]
     clusters: Vec<PathBuf>,
+    /// Crawl indexes: CDX (`.cdx`), CDXJ (`.cdxj`) or Heritrix `crawl.log`, optionally `.gz`
+    /// (layout from the name, else from the content). URLs sharing a payload digest of an HTML
+    /// 200 capture are one cluster; the index's redirects are redirect evidence.
+    #[arg(long, num_args = 1..)]
+    index: Vec<PathBuf>,
     /// Where to write the rule file.
     #[arg(long)]
     out: PathBuf,
@@ -60,12 +68,18 @@ type TrainingSets = Result<Vec<(String, Vec<LabelledUrl>)>, (u8, String)>;
 pub fn training_sets(
     pages: &[PathBuf],
     clusters: &[PathBuf],
+    index: &[PathBuf],
     normalization: &StaticArgs,
     raw: bool,
 ) -> TrainingSets {
     let normalizer = normalization
         .normalizer()
         .map_err(|err| (EXIT_USAGE, err))?;
+    if !index.is_empty() {
+        let hosts =
+            index_training_sets(index, &normalizer, raw).map_err(|err| (EXIT_NO_INPUT, err))?;
+        return Ok(hosts.into_iter().collect());
+    }
     if !clusters.is_empty() {
         let hosts =
             read_labelled(clusters, &normalizer, raw).map_err(|err| (EXIT_NO_INPUT, err))?;
@@ -74,34 +88,26 @@ pub fn training_sets(
     let config = ContentConfig::default();
     let (hosts, summary) =
         read_hosts(pages, &normalizer, &config, true).map_err(|err| (EXIT_NO_INPUT, err))?;
-    eprintln!(
-        "read {} records: {} pages, {} non-2xx skipped, {} malformed, {} invalid URLs, {} hosts, \
-         {} canonicals from HTML",
-        summary.records,
-        summary.pages,
-        summary.skipped_status,
-        summary.malformed,
-        summary.invalid_url,
-        hosts.len(),
-        summary.html_canonicals
-    );
+    eprintln!("{}", summary.describe(hosts.len()));
     Ok(hosts
         .into_iter()
-        .map(|(host, pages)| {
-            let (clustering, _) = cluster_host(&pages, &config);
-            let set = labelled(&host, &clustering);
+        .map(|(host, offline)| {
+            let clusters = offline.cluster(&config);
+            let set = labelled(&host, &clusters.clustering);
             if !raw {
                 return (host, set);
             }
+            let pages = &offline.pages;
             let cluster_of: std::collections::HashMap<&str, u64> =
                 set.iter().map(|l| (l.url.as_str(), l.cluster)).collect();
             let fetched: std::collections::HashSet<&str> =
                 pages.iter().map(|p| p.url.as_str()).collect();
             let mut urls: Vec<LabelledUrl> = pages
                 .iter()
-                .filter_map(|p| {
+                .zip(&offline.raw_urls)
+                .filter_map(|(p, raw_url)| {
                     Some(LabelledUrl {
-                        url: p.raw_url.clone(),
+                        url: raw_url.clone(),
                         cluster: *cluster_of.get(p.url.as_str())?,
                     })
                 })
@@ -119,7 +125,13 @@ pub fn training_sets(
 /// Runs `undust learn`.
 pub fn run(args: LearnArgs) -> ExitCode {
     let started = Instant::now();
-    let hosts = match training_sets(&args.pages, &args.clusters, &args.normalization, false) {
+    let hosts = match training_sets(
+        &args.pages,
+        &args.clusters,
+        &args.index,
+        &args.normalization,
+        false,
+    ) {
         Ok(hosts) => hosts,
         Err((code, err)) => {
             eprintln!("undust learn: {err}");
@@ -137,18 +149,19 @@ pub fn run(args: LearnArgs) -> ExitCode {
             .map(|l| l.cluster)
             .collect::<std::collections::HashSet<_>>()
             .len();
-        match learn_host(host, training, &config) {
-            Ok(outcome) => {
+        // The same learning and the same gate as the sidecar's relearn jobs.
+        match learn_checked(host, training, &config, &GatePolicy::default()) {
+            Ok(checked) => {
                 eprintln!(
                     "[{}/{}] {host}: {} URLs, {clusters} clusters -> {} site rules, {} rules",
                     index + 1,
                     hosts.len(),
                     training.len(),
-                    outcome.rules.site_rules.len(),
-                    outcome.rules.rules.len()
+                    checked.set.site_rules.len(),
+                    checked.set.rules.len()
                 );
-                if !outcome.rules.is_empty() {
-                    sets.push(outcome.rules);
+                if !checked.set.is_empty() {
+                    sets.push(checked.set);
                 }
             }
             Err(err) => eprintln!("[{}/{}] {host}: not learned: {err}", index + 1, hosts.len()),

@@ -122,9 +122,10 @@ impl CanonicalizerService {
         Ok(admitted)
     }
 
-    /// Answers one batch. `rpc` labels the latency metric; past `deadline` the rest of the batch
-    /// is not processed.
-    pub async fn answer(
+    /// Answers one batch, within the in-flight bounds, and makes what it recorded durable before
+    /// the answer goes out (see [`crate::service::durable`]). `rpc` labels the latency metric;
+    /// past `deadline` the rest of the batch is not processed.
+    pub async fn answer_durably(
         &self,
         request: CanonicalizeRequest,
         rpc: &'static str,
@@ -132,6 +133,22 @@ impl CanonicalizerService {
     ) -> Result<CanonicalizeResponse, Status> {
         let started = Instant::now();
         let _admitted = self.admit(&request.urls)?;
+        let (response, recorded_in) = self.answer(request, deadline).await?;
+        if let Some(drain) = recorded_in {
+            self.sidecar.durable.wait(drain).await?;
+        }
+        metrics::histogram!(telemetry::CANONICALIZE_DURATION, "rpc" => rpc)
+            .record(started.elapsed().as_secs_f64());
+        Ok(response)
+    }
+
+    /// Answers one batch; with the answer, the seen-log drain that will hold the canonical forms it
+    /// recorded (`None` when it recorded none).
+    pub async fn answer(
+        &self,
+        request: CanonicalizeRequest,
+        deadline: Option<Instant>,
+    ) -> Result<(CanonicalizeResponse, Option<u64>), Status> {
         let sidecar = &*self.sidecar;
         let max_batch = sidecar.config.max_batch;
         if request.urls.len() > max_batch {
@@ -144,6 +161,10 @@ impl CanonicalizerService {
             )));
         }
         let record = !request.dry_run;
+        // Keys are recorded under the durability gate, so the drain that will hold them is known.
+        // The gate is held for one chunk at a time (never across the yield between chunks); drains
+        // only count up, so the last chunk that recorded a NEW names the drain to wait for.
+        let mut recorded_in: Option<u64> = None;
         let mut hosts: FxHashMap<String, BatchHost> = FxHashMap::default();
         // A dry run records nothing, yet a repeat inside the batch is still a duplicate.
         let mut dry_seen: FxHashSet<u64> = FxHashSet::default();
@@ -152,97 +173,106 @@ impl CanonicalizerService {
         let mut bytes_saved = 0u64;
         let mut results = Vec::with_capacity(request.urls.len());
 
-        for (index, input) in request.urls.iter().enumerate() {
-            if index % CHUNK_URLS == 0 {
-                if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                    metrics::counter!(telemetry::REQUESTS_REFUSED, "reason" => "deadline")
-                        .increment(1);
-                    return Err(Status::deadline_exceeded(format!(
-                        "the caller's deadline passed after {index} of {} URLs; the rest were \
-                         not processed",
-                        request.urls.len()
-                    )));
-                }
-                if index > 0 {
-                    // Lets a cancelled call's future be dropped here, and other calls run.
-                    tokio::task::yield_now().await;
-                }
+        for (chunk_index, chunk) in request.urls.chunks(CHUNK_URLS).enumerate() {
+            let index = chunk_index * CHUNK_URLS;
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                metrics::counter!(telemetry::REQUESTS_REFUSED, "reason" => "deadline").increment(1);
+                return Err(Status::deadline_exceeded(format!(
+                    "the caller's deadline passed after {index} of {} URLs; the rest were not \
+                     processed",
+                    request.urls.len()
+                )));
             }
-            let url = match sidecar.canonicalizer.normalize(input) {
-                Ok(url) => url,
-                Err(reason) => {
-                    invalid += 1;
-                    results.push(CanonicalizeResult {
-                        decision: Decision::Invalid as i32,
-                        invalid_reason: reason.to_string(),
-                        ..CanonicalizeResult::default()
-                    });
-                    continue;
-                }
-            };
-            let host_name = url.host_str().unwrap_or_default();
-            if !hosts.contains_key(host_name) {
-                let entry = BatchHost {
-                    rules: sidecar.canonicalizer.rules().get(host_name),
-                    counters: sidecar.host(host_name),
-                    canonicalized: 0,
-                    suppressed: 0,
+            if index > 0 {
+                // Lets a cancelled call's future be dropped here, and other calls run.
+                tokio::task::yield_now().await;
+            }
+            // No await from here to the chunk's end: the gate is never held across one.
+            let recording = record.then(|| sidecar.durable.recording());
+            let mut recorded_new = false;
+            for input in chunk {
+                let url = match sidecar.canonicalizer.normalize(input) {
+                    Ok(url) => url,
+                    Err(reason) => {
+                        invalid += 1;
+                        results.push(CanonicalizeResult {
+                            decision: Decision::Invalid as i32,
+                            invalid_reason: reason.to_string(),
+                            ..CanonicalizeResult::default()
+                        });
+                        continue;
+                    }
                 };
-                hosts.insert(host_name.to_owned(), entry);
-            }
-            let Some(host) = hosts.get_mut(host_name) else {
-                continue;
-            };
-            let canonical = Canonicalizer::finish(input, url, host.rules.as_deref());
-            changed_static += u64::from(canonical.changed_static);
-            let (rule_id, rules_version) = match &host.rules {
-                Some(rules) => {
-                    let id = canonical
-                        .rule_index
-                        .and_then(|i| rules.rule_id(i))
-                        .unwrap_or_default()
-                        .to_owned();
-                    (id, rules.version())
+                let host_name = url.host_str().unwrap_or_default();
+                if !hosts.contains_key(host_name) {
+                    let entry = BatchHost {
+                        rules: sidecar.canonicalizer.rules().get(host_name),
+                        counters: sidecar.host(host_name),
+                        canonicalized: 0,
+                        suppressed: 0,
+                    };
+                    hosts.insert(host_name.to_owned(), entry);
                 }
-                None => (String::new(), 0),
-            };
-            changed_learned += u64::from(canonical.learned);
-            host.canonicalized += 1;
+                let Some(host) = hosts.get_mut(host_name) else {
+                    continue;
+                };
+                let canonical = Canonicalizer::finish(input, url, host.rules.as_deref());
+                changed_static += u64::from(canonical.changed_static);
+                let (rule_id, rules_version) = match &host.rules {
+                    Some(rules) => {
+                        let id = canonical
+                            .rule_index
+                            .and_then(|i| rules.rule_id(i))
+                            .unwrap_or_default()
+                            .to_owned();
+                        (id, rules.version())
+                    }
+                    None => (String::new(), 0),
+                };
+                changed_learned += u64::from(canonical.learned);
+                host.canonicalized += 1;
 
-            let key = key_of(&canonical.canonical);
-            let seen = if record {
-                // The URL to remember is only worth a copy when a learned rule rewrote it: otherwise
-                // it is the canonical form itself.
-                let first = canonical.normalized.as_deref();
-                sidecar.seen.check(key, true, first)
-            } else {
-                match sidecar.seen.check(key, false, None) {
-                    Seen::Duplicate => Seen::Duplicate,
-                    Seen::New if dry_seen.insert(key) => Seen::New,
-                    Seen::New => Seen::Duplicate,
-                }
-            };
-            let normalized = canonical
-                .normalized
-                .unwrap_or_else(|| canonical.canonical.clone());
-            let (decision, enqueue_url) = match seen {
-                Seen::New => (Decision::New, normalized),
-                Seen::Duplicate => {
-                    host.suppressed += 1;
-                    suppressed += 1;
-                    bytes_saved += sidecar.page_size_estimate(host.counters.as_deref());
-                    let first = sidecar.seen.first_occurrence(key).unwrap_or(normalized);
-                    (Decision::Duplicate, first)
-                }
-            };
-            results.push(CanonicalizeResult {
-                canonical: canonical.canonical,
-                enqueue_url,
-                decision: decision as i32,
-                rule_id,
-                invalid_reason: String::new(),
-                rules_version,
-            });
+                let key = key_of(&canonical.canonical);
+                let seen = if record {
+                    // The URL to remember is only worth a copy when a learned rule rewrote it: otherwise
+                    // it is the canonical form itself.
+                    let first = canonical.normalized.as_deref();
+                    sidecar.seen.check(key, true, first)
+                } else {
+                    match sidecar.seen.check(key, false, None) {
+                        Seen::Duplicate => Seen::Duplicate,
+                        Seen::New if dry_seen.insert(key) => Seen::New,
+                        Seen::New => Seen::Duplicate,
+                    }
+                };
+                let normalized = canonical
+                    .normalized
+                    .unwrap_or_else(|| canonical.canonical.clone());
+                let (decision, enqueue_url) = match seen {
+                    Seen::New => {
+                        recorded_new |= record;
+                        (Decision::New, normalized)
+                    }
+                    Seen::Duplicate => {
+                        host.suppressed += 1;
+                        suppressed += 1;
+                        bytes_saved += sidecar.page_size_estimate(host.counters.as_deref());
+                        let first = sidecar.seen.first_occurrence(key).unwrap_or(normalized);
+                        (Decision::Duplicate, first)
+                    }
+                };
+                results.push(CanonicalizeResult {
+                    canonical: canonical.canonical,
+                    enqueue_url,
+                    decision: decision as i32,
+                    rule_id,
+                    invalid_reason: String::new(),
+                    rules_version,
+                });
+            }
+            if let Some(recording) = recording.filter(|_| recorded_new) {
+                recorded_in = Some(recording.drain_to_wait_for());
+            }
         }
 
         for host in hosts.values() {
@@ -280,12 +310,13 @@ impl CanonicalizerService {
         metrics::counter!(telemetry::DUPLICATES_SUPPRESSED).increment(suppressed);
         metrics::counter!(telemetry::ESTIMATED_BYTES_SAVED).increment(bytes_saved);
         metrics::histogram!(telemetry::CANONICALIZE_BATCH_SIZE).record(count as f64);
-        metrics::histogram!(telemetry::CANONICALIZE_DURATION, "rpc" => rpc)
-            .record(started.elapsed().as_secs_f64());
-        Ok(CanonicalizeResponse {
-            results,
-            sequence: request.sequence,
-        })
+        Ok((
+            CanonicalizeResponse {
+                results,
+                sequence: request.sequence,
+            },
+            recorded_in,
+        ))
     }
 }
 
@@ -296,7 +327,7 @@ impl CanonicalizerRpc for CanonicalizerService {
         request: Request<CanonicalizeRequest>,
     ) -> Result<Response<CanonicalizeResponse>, Status> {
         let deadline = deadline_of(request.metadata());
-        self.answer(request.into_inner(), "unary", deadline)
+        self.answer_durably(request.into_inner(), "unary", deadline)
             .await
             .map(Response::new)
     }
@@ -315,7 +346,7 @@ impl CanonicalizerRpc for CanonicalizerService {
             while let Some(next) = inbound.next().await {
                 // A refused batch ends the stream with its status, like a unary call would.
                 let answer = match next {
-                    Ok(request) => service.answer(request, "stream", deadline).await,
+                    Ok(request) => service.answer_durably(request, "stream", deadline).await,
                     Err(status) => Err(status),
                 };
                 let failed = answer.is_err();

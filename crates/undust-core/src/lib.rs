@@ -27,3 +27,4 @@ pub mod cluster;
 pub mod content;
 pub mod ingest;
 pub mod learn;
+pub mod pipeline;

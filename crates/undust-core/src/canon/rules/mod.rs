@@ -370,6 +370,7 @@ impl HostRuleSet {
                     }
                 }
                 SiteAction::LowercasePath
+                | SiteAction::LowercasePathAndQuery
                 | SiteAction::SortQuery
                 | SiteAction::UseHttps
                 | SiteAction::StripTrailingSlash => {}
