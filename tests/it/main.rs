@@ -7,6 +7,7 @@ mod content;
 mod corpus;
 mod crash;
 mod learn;
+mod mirrors;
 mod pages;
 mod serve_admin;
 mod serve_canonicalize;

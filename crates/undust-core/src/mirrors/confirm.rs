@@ -200,8 +200,13 @@ pub fn confirm(hosts: &[HostSummary], al: &Alignment, config: &ConfirmConfig) ->
     }
     ev.distinct_matches = distinct.len() as u64;
     let cap = config.max_paths_compared;
-    ev.containment = containment(x, &al.prefix_a, y, &al.prefix_b, cap)
-        .max(containment(y, &al.prefix_b, x, &al.prefix_a, cap));
+    ev.containment = containment(x, &al.prefix_a, y, &al.prefix_b, cap).max(containment(
+        y,
+        &al.prefix_b,
+        x,
+        &al.prefix_a,
+        cap,
+    ));
     ev
 }
 
@@ -227,7 +232,10 @@ pub fn align_paths(pa: &str, pb: &str) -> Option<(String, String)> {
 
 /// Alignments proposed by equal strong content on two hosts, with their votes, most votes
 /// first.
-pub fn content_alignments(hosts: &[HostSummary], config: &ConfirmConfig) -> Vec<(Alignment, usize)> {
+pub fn content_alignments(
+    hosts: &[HostSummary],
+    config: &ConfirmConfig,
+) -> Vec<(Alignment, usize)> {
     let mut by_content: FxHashMap<u64, Vec<(u32, &str)>> = FxHashMap::default();
     for (h, summary) in hosts.iter().enumerate() {
         for (path, page) in &summary.pages {
@@ -284,7 +292,10 @@ mod tests {
 
     #[test]
     fn paths_align_at_segment_boundaries_only() {
-        assert_eq!(align_paths("/a/b.html", "/a/b.html"), Some((String::new(), String::new())));
+        assert_eq!(
+            align_paths("/a/b.html", "/a/b.html"),
+            Some((String::new(), String::new()))
+        );
         assert_eq!(
             align_paths("/pub/site/a/b.html", "/a/b.html"),
             Some(("/pub/site".to_owned(), String::new()))

@@ -76,7 +76,11 @@ pub fn conn_keeps(a: &HostSummary, b: &HostSummary, params: &ConnParams) -> bool
 }
 
 /// Algorithm *conn*: the *paths* ranking with the pairs that fail the link test removed.
-pub fn rank_conn(hosts: &[HostSummary], paths: &[Candidate], params: &ConnParams) -> Vec<Candidate> {
+pub fn rank_conn(
+    hosts: &[HostSummary],
+    paths: &[Candidate],
+    params: &ConnParams,
+) -> Vec<Candidate> {
     paths
         .iter()
         .filter(|c| conn_keeps(&hosts[c.a as usize], &hosts[c.b as usize], params))

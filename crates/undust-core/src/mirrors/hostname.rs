@@ -59,6 +59,9 @@ mod tests {
         let pairs: Vec<(u32, u32)> = out.iter().map(|c| (c.a, c.b)).collect();
         assert!(pairs.contains(&(0, 1)));
         assert!(pairs.contains(&(2, 3)));
-        assert!(!pairs.contains(&(0, 2)), "sharing only `www` and `dk` weighs nothing");
+        assert!(
+            !pairs.contains(&(0, 2)),
+            "sharing only `www` and `dk` weighs nothing"
+        );
     }
 }

@@ -44,7 +44,10 @@ pub fn rank(
     let mut clusters: FxHashMap<u128, Vec<u32>> = FxHashMap::default();
     for (i, h) in hosts.iter().enumerate() {
         if let Some(ip) = h.ip {
-            clusters.entry(key(ip, granularity)).or_default().push(i as u32);
+            clusters
+                .entry(key(ip, granularity))
+                .or_default()
+                .push(i as u32);
         }
     }
     let mut clusters: Vec<(u128, Vec<u32>)> = clusters

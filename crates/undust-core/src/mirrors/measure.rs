@@ -29,7 +29,11 @@ pub struct RankingQuality {
 pub fn quality(ranking: &[Candidate], truth: &FxHashSet<(u32, u32)>) -> RankingQuality {
     let is_true = |c: &Candidate| truth.contains(&(c.a.min(c.b), c.a.max(c.b)));
     let correct = ranking.iter().filter(|c| is_true(c)).count();
-    let head = ranking.iter().take(truth.len()).filter(|c| is_true(c)).count();
+    let head = ranking
+        .iter()
+        .take(truth.len())
+        .filter(|c| is_true(c))
+        .count();
     let ratio = |x: usize, y: usize| if y == 0 { 0.0 } else { x as f64 / y as f64 };
     RankingQuality {
         ranked: ranking.len(),

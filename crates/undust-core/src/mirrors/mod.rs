@@ -201,13 +201,25 @@ impl Default for MirrorConfig {
 
 /// One technique's ranking of host pairs, best first. [`Technique::Content`] ranks the hosts of
 /// content-proposed alignments by their votes.
-pub fn rank_technique(hosts: &[HostSummary], t: Technique, config: &MirrorConfig) -> Vec<Candidate> {
+pub fn rank_technique(
+    hosts: &[HostSummary],
+    t: Technique,
+    config: &MirrorConfig,
+) -> Vec<Candidate> {
     let seed = config.terms.seed;
     match t {
-        Technique::Ip4 => ip::rank(hosts, ip::IpGranularity::Full, config.ip4_pairs_per_cluster, seed),
-        Technique::Ip3 => {
-            ip::rank(hosts, ip::IpGranularity::Subnet, config.ip3_pairs_per_cluster, seed)
-        }
+        Technique::Ip4 => ip::rank(
+            hosts,
+            ip::IpGranularity::Full,
+            config.ip4_pairs_per_cluster,
+            seed,
+        ),
+        Technique::Ip3 => ip::rank(
+            hosts,
+            ip::IpGranularity::Subnet,
+            config.ip3_pairs_per_cluster,
+            seed,
+        ),
         Technique::Hosts => hostname::rank(hosts, &config.terms),
         Technique::Paths => paths::rank_paths(hosts, &config.terms),
         Technique::Prefix => paths::rank_prefix(hosts, &config.terms),

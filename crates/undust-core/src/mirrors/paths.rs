@@ -96,9 +96,19 @@ fn size_scale(hosts: &[HostSummary]) -> impl Fn(usize, usize, f64, f64, f64) -> 
 pub fn rank_paths(hosts: &[HostSummary], params: &TermParams) -> Vec<Candidate> {
     let lists: Vec<TermList> = hosts
         .iter()
-        .map(|h| h.paths.iter().map(|p| (xxh3_64(p.as_bytes()), 1.0)).collect())
+        .map(|h| {
+            h.paths
+                .iter()
+                .map(|p| (xxh3_64(p.as_bytes()), 1.0))
+                .collect()
+        })
         .collect();
-    terms::rank(&lists, params, terms::idf_weight(params.max_df), terms::cosine)
+    terms::rank(
+        &lists,
+        params,
+        terms::idf_weight(params.max_df),
+        terms::cosine,
+    )
 }
 
 /// Algorithm *prefix*.
@@ -147,7 +157,11 @@ mod tests {
         assert_eq!(p, ["/", "/a/", "/a/b/", "/a/b/c.html"]);
         assert_eq!(
             shingles("/conferences/dl99/advanceprogram.html"),
-            ["conferences_dl*_0", "dl*_advanceprogram_1", "advanceprogram_html_2"]
+            [
+                "conferences_dl*_0",
+                "dl*_advanceprogram_1",
+                "advanceprogram_html_2"
+            ]
         );
         assert_eq!(kept_terms(1000), 30);
         assert_eq!(kept_terms(3), 10);

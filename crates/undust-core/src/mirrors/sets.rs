@@ -165,11 +165,15 @@ pub fn apply_decisions(detected: Vec<MirrorSet>, previous: &[MirrorSet]) -> Vec<
     // A pinned alias wins over its appearance in another detected set.
     let pinned: Vec<MirrorSite> = sets
         .iter()
-        .flat_map(|s| s.aliases.iter().filter(|a| a.pinned).map(|a| a.site.clone()))
+        .flat_map(|s| {
+            s.aliases
+                .iter()
+                .filter(|a| a.pinned)
+                .map(|a| a.site.clone())
+        })
         .collect();
     for s in &mut sets {
-        s.aliases
-            .retain(|a| a.pinned || !pinned.contains(&a.site));
+        s.aliases.retain(|a| a.pinned || !pinned.contains(&a.site));
     }
     sets.retain(|s| !s.aliases.is_empty());
     sets

@@ -16,7 +16,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::content::{Fingerprint, Strength};
+use crate::content::{fingerprint_host_linked, ContentConfig, Fingerprint, PageAnalysis, Strength};
 
 /// What one fetched page's content is, for comparing pages across hosts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -297,6 +297,25 @@ impl HostSummaries {
         }
     }
 
+    /// The fetched pages of one origin, analysed (offline: a crawl dump's pages grouped by
+    /// origin): the origin's template model is learned from all of them, each page is
+    /// fingerprinted against it (so a mirror with its own template still matches) and observed
+    /// with its links.
+    pub fn observe_analysed(&mut self, pages: &[(Url, PageAnalysis)], config: &ContentConfig) {
+        let linked: Vec<(String, PageAnalysis)> = pages
+            .iter()
+            .map(|(url, analysis)| (url.to_string(), analysis.clone()))
+            .collect();
+        let prints = fingerprint_host_linked(&linked, config).fingerprints;
+        for ((url, analysis), print) in pages.iter().zip(prints) {
+            self.observe_page(
+                url,
+                ContentMark::from_fingerprint(&print),
+                analysis.links.iter().map(String::as_str),
+            );
+        }
+    }
+
     /// Adds a ready-made summary (replacing any of the same origin): for callers that build
     /// summaries elsewhere (tests, benchmarks, a store).
     pub fn insert(&mut self, summary: HostSummary) {
@@ -326,7 +345,12 @@ mod tests {
         s.observe_page(
             &url("http://a.org/x/1.html"),
             mark,
-            ["/x/2.html", "http://a.org/x/3.html", "https://b.org/", "mailto:q@r"],
+            [
+                "/x/2.html",
+                "http://a.org/x/3.html",
+                "https://b.org/",
+                "mailto:q@r",
+            ],
         );
         s.observe_page(
             &url("http://c.org/x/1.html"),

@@ -133,7 +133,9 @@ pub fn validate_site(set: &str, site: &MirrorSite) -> Result<(), RuleError> {
     if !p.is_empty() && (!p.starts_with('/') || p.ends_with('/') || p.contains(['?', '#'])) {
         return Err(bad(
             set,
-            format!("path prefix {p:?} must be a folder like /pub/site (no trailing slash, ? or #)"),
+            format!(
+                "path prefix {p:?} must be a folder like /pub/site (no trailing slash, ? or #)"
+            ),
         ));
     }
     Ok(())
@@ -142,12 +144,18 @@ pub fn validate_site(set: &str, site: &MirrorSite) -> Result<(), RuleError> {
 /// Validates the mirror sets of a rule file.
 pub fn validate_mirror_sets(sets: &[MirrorSet]) -> Result<(), RuleError> {
     if sets.len() > MAX_MIRROR_SETS {
-        return Err(bad("", format!("{} mirror sets exceed {MAX_MIRROR_SETS}", sets.len())));
+        return Err(bad(
+            "",
+            format!("{} mirror sets exceed {MAX_MIRROR_SETS}", sets.len()),
+        ));
     }
     let mut seen: std::collections::HashMap<&MirrorSite, &str> = std::collections::HashMap::new();
     for set in sets {
         if set.aliases.is_empty() {
-            return Err(bad(&set.id, "a mirror set needs at least one alias".to_owned()));
+            return Err(bad(
+                &set.id,
+                "a mirror set needs at least one alias".to_owned(),
+            ));
         }
         if set.aliases.len() > MAX_ALIASES_PER_SET {
             return Err(bad(
