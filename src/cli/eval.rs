@@ -110,8 +110,20 @@ pub fn run(args: EvalArgs) -> ExitCode {
             return ExitCode::from(EXIT_SOFTWARE);
         }
     };
+    let across = if args.pages.is_empty() {
+        serde_json::Value::Null
+    } else {
+        match super::mirrors::eval_across_hosts(&args.pages, &args.normalization) {
+            Ok(report) => report,
+            Err((code, err)) => {
+                eprintln!("undust eval: {err}");
+                return ExitCode::from(code);
+            }
+        }
+    };
     if args.json {
         let report = serde_json::json!({
+            "across_hosts": across,
             "hosts": samples.iter().map(|h| &h.host).collect::<Vec<_>>(),
             "urls": urls,
             "train_fraction": args.train_fraction,
@@ -127,6 +139,9 @@ pub fn run(args: EvalArgs) -> ExitCode {
         }
     } else {
         print_table(&rows, samples.len(), urls);
+        if !across.is_null() {
+            super::mirrors::print_across_hosts(&across);
+        }
     }
     ExitCode::SUCCESS
 }
