@@ -64,6 +64,43 @@ fn label(url: &str, marks: &[ContentMark]) -> u64 {
         .map_or_else(|| xxhash_rust::xxh3::xxh3_64(url.as_bytes()) | 1 << 63, |m| m.exact & !(1 << 63))
 }
 
+/// A URL captured several times has several digests: URLs sharing any strong digest are one
+/// content (union-find over the digests), so a page that changed between captures is not
+/// counted as two contents.
+fn relabel_by_shared_digest(labelled: &mut Vec<LabelledUrl>) {
+    use rustc_hash::FxHashMap;
+    let mut parent: FxHashMap<u64, u64> = FxHashMap::default();
+    fn find(parent: &mut FxHashMap<u64, u64>, x: u64) -> u64 {
+        let mut r = x;
+        while let Some(&p) = parent.get(&r) {
+            if p == r {
+                break;
+            }
+            r = p;
+        }
+        parent.insert(x, r);
+        r
+    }
+    let mut first: FxHashMap<String, u64> = FxHashMap::default();
+    for l in labelled.iter() {
+        parent.entry(l.cluster).or_insert(l.cluster);
+        match first.get(&l.url) {
+            Some(&c) => {
+                let (a, b) = (find(&mut parent, c), find(&mut parent, l.cluster));
+                if a != b {
+                    parent.insert(a.max(b), a.min(b));
+                }
+            }
+            None => {
+                first.insert(l.url.clone(), l.cluster);
+            }
+        }
+    }
+    for l in labelled.iter_mut() {
+        l.cluster = find(&mut parent, l.cluster);
+    }
+}
+
 /// Reads pages or an index into host summaries.
 pub fn read_summaries(
     pages: &[PathBuf],
@@ -76,6 +113,7 @@ pub fn read_summaries(
         for path in index {
             read_index(path, normalizer, &mut summaries, &mut labelled)?;
         }
+        relabel_by_shared_digest(&mut labelled);
         return Ok(Crawl {
             summaries,
             labelled,

@@ -193,3 +193,49 @@ fn each_technique_of_the_paper_ranks_mirrors_with_measured_precision_and_recall(
         truth.len()
     );
 }
+
+#[test]
+fn real_crawl_host_aliases_are_found_by_payload_digests_and_catch_all_hosts_stay_apart() {
+    let Some(data) = crate::support::testdata() else {
+        return;
+    };
+    let text = std::fs::read_to_string(data.join("real-crawls-netarchivesuite/captures.tsv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
+    let col = |n: &str| header.iter().position(|c| *c == n).unwrap();
+    let (url_col, digest_col, length_col) = (col("url"), col("digest"), col("length"));
+    let normalizer = StaticNormalizer::new(StaticConfig::default()).unwrap();
+    let mut s = HostSummaries::default();
+    for line in lines {
+        let f: Vec<&str> = line.split('\t').collect();
+        let Ok(url) = normalizer.normalize(f[url_col]) else {
+            continue;
+        };
+        let length = f[length_col].parse().unwrap_or(0);
+        s.observe_page(
+            &url,
+            undust::mirrors::ContentMark::from_digest(f[digest_col], length),
+            std::iter::empty(),
+        );
+    }
+    let detection = detect(&s, &MirrorConfig::default());
+    let mut pairs: Vec<(String, String)> = detection
+        .sets
+        .iter()
+        .flat_map(|set| {
+            set.aliases
+                .iter()
+                .map(|a| (set.canonical.display(), a.site.display()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    pairs.sort();
+    eprintln!("{pairs:#?}");
+    let has = |a: &str, b: &str| pairs.iter().any(|(x, y)| (x == a && y == b) || (x == b && y == a));
+    assert!(has("http://netarkivet.dk", "http://netarchive.dk"));
+    assert!(has("http://www.oelejr.dk", "http://oelejr.dk"));
+    assert!(has("http://www.kaareogtrine.dk", "http://www.trineogkaare.dk"));
+    // The catch-all hosts answering one page for any path are no mirrors of anything.
+    assert!(pairs.iter().all(|(x, y)| !x.contains("sulnudu") && !y.contains("sulnudu")));
+    assert_eq!(pairs.len(), 5, "{pairs:?}");
+}

@@ -77,7 +77,7 @@ impl Default for ConfirmConfig {
         ConfirmConfig {
             min_matches: 3,
             min_match_ratio: 0.7,
-            min_containment: 0.5,
+            min_containment: 0.25,
             max_distance: 3,
             content_max_hosts: 25,
             min_votes: 2,
