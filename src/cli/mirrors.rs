@@ -58,16 +58,16 @@ pub struct Crawl {
 }
 
 fn label(url: &str, marks: &[ContentMark]) -> u64 {
-    marks
-        .iter()
-        .find(|m| m.strong)
-        .map_or_else(|| xxhash_rust::xxh3::xxh3_64(url.as_bytes()) | 1 << 63, |m| m.exact & !(1 << 63))
+    marks.iter().find(|m| m.strong).map_or_else(
+        || xxhash_rust::xxh3::xxh3_64(url.as_bytes()) | 1 << 63,
+        |m| m.exact & !(1 << 63),
+    )
 }
 
 /// A URL captured several times has several digests: URLs sharing any strong digest are one
 /// content (union-find over the digests), so a page that changed between captures is not
 /// counted as two contents.
-fn relabel_by_shared_digest(labelled: &mut Vec<LabelledUrl>) {
+fn relabel_by_shared_digest(labelled: &mut [LabelledUrl]) {
     use rustc_hash::FxHashMap;
     let mut parent: FxHashMap<u64, u64> = FxHashMap::default();
     fn find(parent: &mut FxHashMap<u64, u64>, x: u64) -> u64 {
@@ -130,7 +130,10 @@ pub fn read_summaries(
             let Some(origin) = origin_of(&url) else {
                 continue;
             };
-            by_origin.entry(origin).or_default().push((url, page.analysis));
+            by_origin
+                .entry(origin)
+                .or_default()
+                .push((url, page.analysis));
         }
         for (origin, pages) in by_origin {
             summaries.observe_analysed(&pages, &config);
@@ -188,7 +191,9 @@ fn read_index(
         let field = |c: Option<usize>| c.and_then(|c| fields.get(c)).map(|f| f.trim());
         let parsed = (|| {
             let raw = field(Some(url_col)).ok_or("missing url")?;
-            let digest = field(Some(digest_col)).filter(|d| !d.is_empty()).ok_or("missing digest")?;
+            let digest = field(Some(digest_col))
+                .filter(|d| !d.is_empty())
+                .ok_or("missing digest")?;
             let url = normalizer.normalize(raw).map_err(|_| "invalid url")?;
             Ok::<_, &str>((url, digest))
         })();
@@ -251,8 +256,7 @@ pub fn previous_sets(path: Option<&Path>) -> Result<Vec<MirrorSet>, String> {
     let Some(path) = path else {
         return Ok(Vec::new());
     };
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     RuleFile::from_json(&text)
         .map(|f| f.mirrors)
         .map_err(|e| format!("{}: {e}", path.display()))

@@ -199,7 +199,8 @@ fn real_crawl_host_aliases_are_found_by_payload_digests_and_catch_all_hosts_stay
     let Some(data) = crate::support::testdata() else {
         return;
     };
-    let text = std::fs::read_to_string(data.join("real-crawls-netarchivesuite/captures.tsv")).unwrap();
+    let text =
+        std::fs::read_to_string(data.join("real-crawls-netarchivesuite/captures.tsv")).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
     let col = |n: &str| header.iter().position(|c| *c == n).unwrap();
@@ -231,11 +232,20 @@ fn real_crawl_host_aliases_are_found_by_payload_digests_and_catch_all_hosts_stay
         .collect();
     pairs.sort();
     eprintln!("{pairs:#?}");
-    let has = |a: &str, b: &str| pairs.iter().any(|(x, y)| (x == a && y == b) || (x == b && y == a));
+    let has = |a: &str, b: &str| {
+        pairs
+            .iter()
+            .any(|(x, y)| (x == a && y == b) || (x == b && y == a))
+    };
     assert!(has("http://netarkivet.dk", "http://netarchive.dk"));
     assert!(has("http://www.oelejr.dk", "http://oelejr.dk"));
-    assert!(has("http://www.kaareogtrine.dk", "http://www.trineogkaare.dk"));
+    assert!(has(
+        "http://www.kaareogtrine.dk",
+        "http://www.trineogkaare.dk"
+    ));
     // The catch-all hosts answering one page for any path are no mirrors of anything.
-    assert!(pairs.iter().all(|(x, y)| !x.contains("sulnudu") && !y.contains("sulnudu")));
+    assert!(pairs
+        .iter()
+        .all(|(x, y)| !x.contains("sulnudu") && !y.contains("sulnudu")));
     assert_eq!(pairs.len(), 5, "{pairs:?}");
 }

@@ -66,7 +66,7 @@ impl MirrorTable {
             }
         }
         for entries in by_host.values_mut() {
-            entries.sort_by(|a, b| b.prefix.len().cmp(&a.prefix.len()));
+            entries.sort_by_key(|e| std::cmp::Reverse(e.prefix.len()));
         }
         Ok(MirrorTable {
             by_host,
