@@ -249,3 +249,82 @@ fn real_crawl_host_aliases_are_found_by_payload_digests_and_catch_all_hosts_stay
         .all(|(x, y)| !x.contains("sulnudu") && !y.contains("sulnudu")));
     assert_eq!(pairs.len(), 5, "{pairs:?}");
 }
+
+fn undust(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn learn_writes_mirror_sets_that_load_and_fold_and_mirrors_lists_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = generate_mirrors(&MirrorCorpusConfig::new(5, 4, 24));
+    let pages = dir.path().join("pages.jsonl");
+    let mut out = String::new();
+    for h in &corpus.hosts {
+        for p in &h.pages {
+            out.push_str(
+                &serde_json::json!({"url": p.url, "html": p.html, "status": 200}).to_string(),
+            );
+            out.push('\n');
+        }
+    }
+    std::fs::write(&pages, out).unwrap();
+    let rules = dir.path().join("rules.json");
+    let learned = undust(&[
+        "learn",
+        "--pages",
+        pages.to_str().unwrap(),
+        "--out",
+        rules.to_str().unwrap(),
+    ]);
+    assert!(
+        learned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&learned.stderr)
+    );
+    let file = undust::canon::rules::RuleFile::from_json(&std::fs::read_to_string(&rules).unwrap())
+        .unwrap();
+    // Four groups: each a set (the folder mirror of group 1 included).
+    assert_eq!(file.mirrors.len(), 4, "{:#?}", file.mirrors);
+    let table = MirrorTable::compile(&file.mirrors).unwrap();
+    let folded = table
+        .fold(
+            &Url::parse(
+                &corpus
+                    .hosts
+                    .iter()
+                    .find(|h| h.origin.ends_with(".edu"))
+                    .unwrap()
+                    .pages[5]
+                    .url,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    assert!(folded.url.starts_with("https://www."), "{folded:?}");
+    for set in &file.mirrors {
+        for a in &set.aliases {
+            let ev = a.evidence.as_ref().unwrap();
+            assert!(
+                ev.matching_pages >= 3 && !ev.techniques.is_empty(),
+                "{ev:?}"
+            );
+        }
+    }
+
+    let listed = undust(&["mirrors", "--pages", pages.to_str().unwrap()]);
+    assert!(listed.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(json["mirrors"].as_array().unwrap().len(), 4);
+
+    // A bad index names the problem and the line.
+    let index = dir.path().join("index.tsv");
+    std::fs::write(&index, "host\turl\nx\thttp://x/\n").unwrap();
+    let bad = undust(&["mirrors", "--index", index.to_str().unwrap()]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("line 1") && err.contains("`digest`"), "{err}");
+}
