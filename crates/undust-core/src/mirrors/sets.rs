@@ -178,3 +178,59 @@ pub fn apply_decisions(detected: Vec<MirrorSet>, previous: &[MirrorSet]) -> Vec<
     sets.retain(|s| !s.aliases.is_empty());
     sets
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(o: &str) -> MirrorSite {
+        MirrorSite {
+            origin: o.into(),
+            path_prefix: String::new(),
+        }
+    }
+
+    fn alias(o: &str, pinned: bool) -> MirrorAlias {
+        MirrorAlias {
+            site: site(o),
+            pinned,
+            evidence: None,
+        }
+    }
+
+    #[test]
+    fn operator_pins_survive_relearning_and_forbidden_aliases_never_join() {
+        let previous = vec![MirrorSet {
+            id: "mirror:https://www.a.org".into(),
+            canonical: site("https://www.a.org"),
+            aliases: vec![
+                alias("http://old-a.org", true),
+                alias("http://a.org", false),
+            ],
+            forbidden: vec![site("https://blog.a.org")],
+        }];
+        // Detection this time: a.org and (wrongly) blog.a.org, not the pinned old-a.org.
+        let detected = vec![MirrorSet {
+            id: "mirror:https://www.a.org".into(),
+            canonical: site("https://www.a.org"),
+            aliases: vec![
+                alias("http://a.org", false),
+                alias("https://blog.a.org", false),
+            ],
+            forbidden: vec![],
+        }];
+        let sets = apply_decisions(detected, &previous);
+        assert_eq!(sets.len(), 1);
+        let names: Vec<&str> = sets[0]
+            .aliases
+            .iter()
+            .map(|a| a.site.origin.as_str())
+            .collect();
+        assert_eq!(names, ["http://a.org", "http://old-a.org"]);
+        assert_eq!(sets[0].forbidden, [site("https://blog.a.org")]);
+        crate::canon::rules::mirror::validate_mirror_sets(&sets).unwrap();
+        // Nothing detected at all: the pinned alias still stands.
+        let sets = apply_decisions(Vec::new(), &previous);
+        assert_eq!(sets[0].aliases, [alias("http://old-a.org", true)]);
+    }
+}
