@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use crate::canon::normalize::StaticConfig;
 pub use crate::canon::seen::{SeenSetConfig, SeenSetMode};
+pub use crate::service::durable::SeenDurability;
 
 /// gRPC address of the frontier-facing services (canonicalizer, ingest, health).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:50051";
@@ -30,8 +31,8 @@ pub const DEFAULT_DATA_DIR: &str = "undust-data";
 pub const DEFAULT_MAX_BATCH: usize = 10_000;
 /// Largest accepted gRPC message, in bytes (a batch of URLs, or one observed page with its body).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
-/// Longest URL accepted, in bytes; longer ones are INVALID.
-pub const DEFAULT_MAX_URL_BYTES: usize = 8 * 1024;
+/// Longest URL accepted, in bytes; longer ones are INVALID (the static normalizer's default).
+pub use crate::canon::normalize::DEFAULT_MAX_URL_BYTES;
 /// Canonical forms the exact seen-set holds before its oldest generation is dropped. At the
 /// measured 10 to 21 bytes per entry (hash-table fill varies; see BENCHMARKS.md) this is at most
 /// about 210 MB. Bloom mode holds the same count in about 2.4 bytes per entry.
@@ -55,10 +56,14 @@ pub const DEFAULT_SAMPLE_PAGES_PER_HOST: usize = 20_000;
 /// digest, never its body: about 4 KB stored for a typical generated page (100,000 samples took
 /// 403 MB in the store) and up to about 34 KiB in memory for a long real article (dozens of
 /// pagelets with their text blocks). When the budget is reached the hosts holding the most bytes
-/// give up random samples first (uniformity is kept), and hosts beyond 100,000 are not sampled.
+/// give up random samples first (uniformity is kept).
 pub const DEFAULT_SAMPLE_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
-/// Largest page body ingest fingerprints; larger pages are rejected (and counted).
-pub const DEFAULT_INGEST_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// Hosts sampled at once. A new host beyond it takes the slot of the host idle longest when that
+/// host was offered no page during the last this-many pages; else it is refused (and counted).
+pub const DEFAULT_SAMPLE_MAX_HOSTS: usize = 100_000;
+/// Largest page body ingest fingerprints; larger pages are rejected (and counted). The same limit
+/// page acceptance applies offline.
+pub use crate::pipeline::accept::DEFAULT_MAX_BODY_BYTES as DEFAULT_INGEST_MAX_BODY_BYTES;
 
 /// The raw knobs of `undust serve`: command-line flags (with `UNDUST_*` environment variables) and,
 /// with the same names, the keys of the TOML configuration file. Every field is optional; unset
@@ -142,6 +147,15 @@ pub struct Knobs {
     /// Bytes all samples may use together [default: 536870912].
     #[arg(long, env = "UNDUST_SAMPLE_BUDGET_BYTES")]
     pub sample_budget_bytes: Option<u64>,
+    /// When a Canonicalize answer that recorded NEW canonical forms is sent: `commit` (after they
+    /// are committed to the store: `kill -9` loses nothing acknowledged) or `interval` (at once;
+    /// a crash forgets the last 100 ms of them) [default: commit].
+    #[arg(long, env = "UNDUST_SEEN_DURABILITY", value_enum)]
+    pub seen_durability: Option<SeenDurability>,
+    /// Hosts sampled at once; beyond it, a host idle for that many pages gives way to a new one,
+    /// else the new host is refused [default: 100000].
+    #[arg(long, env = "UNDUST_SAMPLE_MAX_HOSTS")]
+    pub sample_max_hosts: Option<usize>,
     /// Largest page body ingest accepts, in bytes [default: 8388608].
     #[arg(long, env = "UNDUST_INGEST_MAX_BODY_BYTES")]
     pub ingest_max_body_bytes: Option<usize>,
@@ -161,9 +175,10 @@ impl Knobs {
             listen, admin_listen, metrics_addr, data_dir, max_batch, max_message_bytes,
             max_url_bytes, remove_tracking_params, extra_tracking_params, remove_session_ids,
             sort_query, strip_www, seen_set_mode, seen_set_max_entries, seen_set_bloom_fp_rate,
+            seen_durability,
             first_occurrence_cache, shutdown_grace_secs, reflection, admin_read_token_file,
             admin_write_token_file, relearn_min_new_samples, relearn_interval_secs,
-            relearn_concurrency, sample_pages_per_host, sample_budget_bytes,
+            relearn_concurrency, sample_pages_per_host, sample_budget_bytes, sample_max_hosts,
             ingest_max_body_bytes,
         )
     }
@@ -207,6 +222,7 @@ pub struct LearningConfig {
     pub relearn_concurrency: usize,
     pub sample_pages_per_host: usize,
     pub sample_budget_bytes: u64,
+    pub sample_max_hosts: usize,
     pub ingest_max_body_bytes: usize,
 }
 
@@ -221,6 +237,7 @@ pub struct ServeConfig {
     pub max_message_bytes: usize,
     pub static_config: StaticConfig,
     pub seen_set: SeenSetConfig,
+    pub seen_durability: SeenDurability,
     pub shutdown_grace: Duration,
     pub reflection: bool,
     pub admin_read_token_file: Option<PathBuf>,
@@ -277,6 +294,11 @@ impl ServeConfig {
             strip_www: knobs.strip_www.unwrap_or(false),
             ..StaticConfig::default()
         };
+        // The normalizer validates what the knobs alone cannot (parameter name syntax, ...):
+        // build it here, so that bad configuration exits 64 before any port is bound.
+        if let Err(err) = crate::canon::normalize::StaticNormalizer::new(static_config.clone()) {
+            return Err(invalid("extra-tracking-params", err.to_string()));
+        }
         let max_entries = knobs
             .seen_set_max_entries
             .unwrap_or(DEFAULT_SEEN_SET_MAX_ENTRIES);
@@ -313,6 +335,13 @@ impl ServeConfig {
                 format!("{sample_pages_per_host} is not in 10..=1000000"),
             ));
         }
+        let sample_max_hosts = knobs.sample_max_hosts.unwrap_or(DEFAULT_SAMPLE_MAX_HOSTS);
+        if !(1..=100_000_000).contains(&sample_max_hosts) {
+            return Err(invalid(
+                "sample-max-hosts",
+                format!("{sample_max_hosts} is not in 1..=100000000"),
+            ));
+        }
         let relearn_interval_secs = knobs
             .relearn_interval_secs
             .unwrap_or(DEFAULT_RELEARN_INTERVAL_SECS);
@@ -324,11 +353,10 @@ impl ServeConfig {
             ("admin-write-token-file", &knobs.admin_write_token_file),
         ] {
             if let Some(path) = path {
-                if !path.is_file() {
-                    return Err(invalid(
-                        knob,
-                        format!("{} is not a readable file", path.display()),
-                    ));
+                // The same check the admin service makes when it loads the token: a bad token file
+                // is bad configuration, reported before any port is bound.
+                if let Err(err) = crate::service::auth::read_token(path) {
+                    return Err(invalid(knob, err.to_string()));
                 }
             }
         }
@@ -346,6 +374,7 @@ impl ServeConfig {
             max_batch,
             max_message_bytes,
             static_config,
+            seen_durability: knobs.seen_durability.unwrap_or(SeenDurability::Commit),
             seen_set: SeenSetConfig {
                 mode: knobs.seen_set_mode.unwrap_or(SeenSetMode::Exact),
                 max_entries,
@@ -373,6 +402,7 @@ impl ServeConfig {
                 sample_budget_bytes: knobs
                     .sample_budget_bytes
                     .unwrap_or(DEFAULT_SAMPLE_BUDGET_BYTES),
+                sample_max_hosts,
                 ingest_max_body_bytes: knobs
                     .ingest_max_body_bytes
                     .unwrap_or(DEFAULT_INGEST_MAX_BODY_BYTES),
@@ -421,6 +451,27 @@ mod tests {
             format!("{defaults:?}"),
             "the example file lists the defaults"
         );
+    }
+
+    #[test]
+    fn what_the_services_would_refuse_is_refused_here_before_any_port_is_bound() {
+        let err = ServeConfig::from_knobs(Knobs {
+            extra_tracking_params: Some(vec!["a=b".into()]),
+            ..Knobs::default()
+        })
+        .expect_err("a parameter name with '=' is refused");
+        assert!(err.to_string().contains("extra-tracking-params"), "{err}");
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let short = dir.path().join("short.token");
+        std::fs::write(&short, "too-short\n").expect("write token");
+        let err = ServeConfig::from_knobs(Knobs {
+            admin_write_token_file: Some(short),
+            ..Knobs::default()
+        })
+        .expect_err("a token under 16 characters is refused");
+        assert!(err.to_string().contains("admin-write-token-file"), "{err}");
+        assert!(err.to_string().contains("16 characters"), "{err}");
     }
 
     #[test]

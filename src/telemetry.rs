@@ -50,6 +50,10 @@ pub const PAGES_SKIPPED: &str = "undust_pages_skipped_total";
 pub const PAGES_REJECTED: &str = "undust_pages_rejected_total";
 /// Samples dropped from a reservoir (replaced, or evicted to stay in budget).
 pub const SAMPLES_DROPPED: &str = "undust_samples_dropped_total";
+/// New hosts not sampled because the host limit was reached and no host was idle.
+pub const SAMPLE_HOSTS_REFUSED: &str = "undust_sample_hosts_refused_total";
+/// Hosts that gave their sample slot to a new host after being idle for a whole round.
+pub const SAMPLE_HOSTS_REPLACED: &str = "undust_sample_hosts_replaced_total";
 /// ObservePages calls refused because ingest was saturated.
 pub const INGEST_BACKPRESSURE: &str = "undust_ingest_backpressure_total";
 /// Pages held in all hosts' samples.
@@ -140,6 +144,16 @@ fn describe() {
         SAMPLES_DROPPED,
         Unit::Count,
         "Samples dropped from a host's reservoir."
+    );
+    describe_counter!(
+        SAMPLE_HOSTS_REFUSED,
+        Unit::Count,
+        "New hosts not sampled: the host limit (--sample-max-hosts) was reached and no host was idle."
+    );
+    describe_counter!(
+        SAMPLE_HOSTS_REPLACED,
+        Unit::Count,
+        "Hosts whose sample gave way to a new host after a whole round without pages."
     );
     describe_counter!(
         INGEST_BACKPRESSURE,

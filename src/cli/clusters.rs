@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::canonicalize::StaticArgs;
-use super::pipeline::{cluster_host, read_hosts};
+use super::pipeline::read_hosts;
 use super::{EXIT_NO_INPUT, EXIT_USAGE};
 use crate::cluster::ClusterStats;
 use crate::content::ContentConfig;
@@ -65,13 +65,10 @@ pub fn run(args: ClustersArgs) -> ExitCode {
     let mut out = BufWriter::new(sink);
     let (mut urls, mut clusters) = (0usize, 0usize);
     let mut evidence = ClusterStats::default();
-    for (host, pages) in &hosts {
-        let (clustering, prints) = cluster_host(pages, &config);
-        clusters += clustering
-            .clusters()
-            .iter()
-            .filter(|c| c.members.len() > 1)
-            .count();
+    for (host, offline) in &hosts {
+        let host_clusters = offline.cluster(&config);
+        clusters += host_clusters.duplicate_clusters();
+        let (clustering, prints) = (&host_clusters.clustering, &host_clusters.fingerprints);
         let s = clustering.stats();
         evidence.redirects += s.redirects;
         evidence.redirects_fan_in += s.redirects_fan_in;
@@ -101,9 +98,8 @@ pub fn run(args: ClustersArgs) -> ExitCode {
     }
     let _ = out.flush();
     eprintln!(
-        "undust clusters: {} records, {} pages fingerprinted, {} skipped (non-2xx), {} malformed, {} invalid URLs; \
-         {} hosts, {urls} URLs, {clusters} duplicate clusters",
-        summary.records, summary.pages, summary.skipped_status, summary.malformed, summary.invalid_url, hosts.len()
+        "undust clusters: {}; {urls} URLs, {clusters} duplicate clusters",
+        summary.describe(hosts.len())
     );
     eprintln!(
         "undust clusters: {} canonicals from HTML; evidence applied: {} redirects, {} canonicals; \

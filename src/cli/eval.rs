@@ -4,7 +4,10 @@
 //! the training set; rules are learned with the graph and the naive selection strategies and
 //! applied to every URL; compression rate, dup-reduction rate and false-positive rate (equations
 //! 1–3) are reported micro- and macro-averaged over hosts, beside static normalization alone and
-//! the best achievable compression. A table by default, `--json` for machines.
+//! the best achievable compression. A table by default, `--json` for machines. With
+//! `--families FILE` (lines `host<TAB>family`, e.g. the kind of software a host runs) the learned
+//! rows are also reported per family, so a learner that fits some kinds of site and misses others
+//! shows it; hosts the file does not name form the family `other`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +15,9 @@ use std::process::ExitCode;
 use super::canonicalize::StaticArgs;
 use super::learn::training_sets;
 use super::{EXIT_SOFTWARE, EXIT_USAGE};
-use crate::learn::eval::{evaluate, EvalConfig, EvalRow, HostSamples, Method};
+use crate::learn::eval::{
+    by_family, evaluate, EvalConfig, EvalRow, FamilyRow, HostSamples, Method,
+};
 
 /// Flags of `undust eval`.
 #[derive(Debug, clap::Args)]
@@ -32,6 +37,10 @@ pub struct EvalArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Host families: lines `host<TAB>family` (`#` comments and blank lines skipped); adds
+    /// per-family figures for each learned row.
+    #[arg(long)]
+    families: Option<PathBuf>,
     #[command(flatten)]
     normalization: StaticArgs,
 }
@@ -72,12 +81,77 @@ fn print_table(rows: &[EvalRow], hosts: usize, urls: usize) {
     }
 }
 
+/// Reads a `host<TAB>family` file; the error names the line that is not of that shape.
+fn read_families(
+    path: &std::path::Path,
+) -> Result<std::collections::HashMap<String, String>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = std::collections::HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        match line.split_once('\t') {
+            Some((host, family)) if !host.trim().is_empty() && !family.trim().is_empty() => {
+                out.insert(host.trim().to_ascii_lowercase(), family.trim().to_owned());
+            }
+            _ => {
+                return Err(format!(
+                    "{} line {}: expected `host<TAB>family`",
+                    path.display(),
+                    i + 1
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Per-family rows of every learned method.
+fn family_rows(rows: &[EvalRow], families: &[&str]) -> Vec<(Method, Vec<FamilyRow>)> {
+    rows.iter()
+        .filter(|r| r.method != Method::StaticOnly)
+        .map(|r| (r.method, by_family(&r.per_host, families)))
+        .collect()
+}
+
+fn print_families(per_method: &[(Method, Vec<FamilyRow>)]) {
+    for (method, rows) in per_method {
+        println!();
+        println!("{} by family:", method_name(*method));
+        println!(
+            "{:<20} {:>5} {:>8} {:>10} {:>10} {:>10} {:>10}",
+            "family", "hosts", "URLs", "compr µ", "best µ", "of best", "fpr µ"
+        );
+        for r in rows {
+            println!(
+                "{:<20} {:>5} {:>8} {:>9.2}% {:>9.2}% {:>9.1}% {:>9.3}%",
+                r.family,
+                r.hosts,
+                r.total.urls,
+                r.total.compression_rate() * 100.0,
+                r.total.best_compression_rate() * 100.0,
+                r.share_of_best() * 100.0,
+                r.total.false_positive_rate() * 100.0
+            );
+        }
+    }
+}
+
 /// Runs `undust eval`.
 pub fn run(args: EvalArgs) -> ExitCode {
     if !(args.train_fraction > 0.0 && args.train_fraction <= 1.0) {
         eprintln!("undust eval: --train-fraction must be in (0, 1]");
         return ExitCode::from(EXIT_USAGE);
     }
+    let families = match args.families.as_deref().map(read_families).transpose() {
+        Ok(families) => families,
+        Err(err) => {
+            eprintln!("undust eval: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     let normalizer = match args.normalization.normalizer() {
         Ok(normalizer) => normalizer,
         Err(err) => {
@@ -121,6 +195,17 @@ pub fn run(args: EvalArgs) -> ExitCode {
             }
         }
     };
+    let per_family = families.as_ref().map(|families| {
+        let names: Vec<&str> = samples
+            .iter()
+            .map(|h| {
+                families
+                    .get(&h.host.to_ascii_lowercase())
+                    .map_or("other", String::as_str)
+            })
+            .collect();
+        family_rows(&rows, &names)
+    });
     if args.json {
         let report = serde_json::json!({
             "across_hosts": across,
@@ -129,6 +214,10 @@ pub fn run(args: EvalArgs) -> ExitCode {
             "train_fraction": args.train_fraction,
             "seed": args.seed,
             "rows": rows,
+            "families": per_family.as_ref().map(|p| p
+                .iter()
+                .map(|(method, rows)| serde_json::json!({"method": method, "families": rows}))
+                .collect::<Vec<_>>()),
         });
         match serde_json::to_string_pretty(&report) {
             Ok(text) => println!("{text}"),
@@ -141,6 +230,9 @@ pub fn run(args: EvalArgs) -> ExitCode {
         print_table(&rows, samples.len(), urls);
         if !across.is_null() {
             super::mirrors::print_across_hosts(&across);
+        }
+        if let Some(per_family) = &per_family {
+            print_families(per_family);
         }
     }
     ExitCode::SUCCESS

@@ -10,11 +10,12 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use super::canonicalize::StaticArgs;
-use super::pipeline::{cluster_host, labelled, read_hosts, read_labelled};
+use super::pipeline::{read_hosts, read_labelled};
 use super::{EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::rules::RuleFile;
 use crate::content::ContentConfig;
-use crate::learn::{learn_host, LabelledUrl, LearnConfig, Strategy};
+use crate::learn::{LabelledUrl, LearnConfig, Strategy};
+use crate::pipeline::{labelled, learn_checked, GatePolicy};
 
 /// Flags of `undust learn`.
 #[derive(Debug, clap::Args)]
@@ -77,34 +78,26 @@ pub fn training_sets(
     let config = ContentConfig::default();
     let (hosts, summary) =
         read_hosts(pages, &normalizer, &config, true).map_err(|err| (EXIT_NO_INPUT, err))?;
-    eprintln!(
-        "read {} records: {} pages, {} non-2xx skipped, {} malformed, {} invalid URLs, {} hosts, \
-         {} canonicals from HTML",
-        summary.records,
-        summary.pages,
-        summary.skipped_status,
-        summary.malformed,
-        summary.invalid_url,
-        hosts.len(),
-        summary.html_canonicals
-    );
+    eprintln!("{}", summary.describe(hosts.len()));
     Ok(hosts
         .into_iter()
-        .map(|(host, pages)| {
-            let (clustering, _) = cluster_host(&pages, &config);
-            let set = labelled(&host, &clustering);
+        .map(|(host, offline)| {
+            let clusters = offline.cluster(&config);
+            let set = labelled(&host, &clusters.clustering);
             if !raw {
                 return (host, set);
             }
+            let pages = &offline.pages;
             let cluster_of: std::collections::HashMap<&str, u64> =
                 set.iter().map(|l| (l.url.as_str(), l.cluster)).collect();
             let fetched: std::collections::HashSet<&str> =
                 pages.iter().map(|p| p.url.as_str()).collect();
             let mut urls: Vec<LabelledUrl> = pages
                 .iter()
-                .filter_map(|p| {
+                .zip(&offline.raw_urls)
+                .filter_map(|(p, raw_url)| {
                     Some(LabelledUrl {
-                        url: p.raw_url.clone(),
+                        url: raw_url.clone(),
                         cluster: *cluster_of.get(p.url.as_str())?,
                     })
                 })
@@ -140,18 +133,19 @@ pub fn run(args: LearnArgs) -> ExitCode {
             .map(|l| l.cluster)
             .collect::<std::collections::HashSet<_>>()
             .len();
-        match learn_host(host, training, &config) {
-            Ok(outcome) => {
+        // The same learning and the same gate as the sidecar's relearn jobs.
+        match learn_checked(host, training, &config, &GatePolicy::default()) {
+            Ok(checked) => {
                 eprintln!(
                     "[{}/{}] {host}: {} URLs, {clusters} clusters -> {} site rules, {} rules",
                     index + 1,
                     hosts.len(),
                     training.len(),
-                    outcome.rules.site_rules.len(),
-                    outcome.rules.rules.len()
+                    checked.set.site_rules.len(),
+                    checked.set.rules.len()
                 );
-                if !outcome.rules.is_empty() {
-                    sets.push(outcome.rules);
+                if !checked.set.is_empty() {
+                    sets.push(checked.set);
                 }
             }
             Err(err) => eprintln!("[{}/{}] {host}: not learned: {err}", index + 1, hosts.len()),

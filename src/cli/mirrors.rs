@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use url::Url;
 
 use super::canonicalize::StaticArgs;
-use super::pipeline::{open_text, read_hosts};
+use super::pipeline::{open_text, read_hosts_with_links};
 use super::{EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::mirror::MirrorTable;
 use crate::canon::normalize::StaticNormalizer;
@@ -120,37 +120,29 @@ pub fn read_summaries(
         });
     }
     let config = ContentConfig::default();
-    let (hosts, _) = read_hosts(pages, normalizer, &config, false)?;
-    for (_, host_pages) in hosts {
-        let mut by_origin: BTreeMap<String, Vec<(Url, _)>> = BTreeMap::new();
-        for page in host_pages {
+    let (hosts, _) = read_hosts_with_links(pages, normalizer, &config)?;
+    for offline in hosts.values() {
+        // Marks are the pipeline's own fingerprints: against the host's template model, as the
+        // sidecar computes them.
+        let clusters = offline.cluster(&config);
+        for ((page, links), (_, print)) in offline
+            .pages
+            .iter()
+            .zip(&offline.links)
+            .zip(&clusters.fingerprints)
+        {
             let Ok(url) = Url::parse(&page.url) else {
                 continue;
             };
-            let Some(origin) = origin_of(&url) else {
+            if origin_of(&url).is_none() {
                 continue;
-            };
-            by_origin
-                .entry(origin)
-                .or_default()
-                .push((url, page.analysis));
-        }
-        for (origin, pages) in by_origin {
-            summaries.observe_analysed(&pages, &config);
-            if let Some(summary) = summaries.get(&origin) {
-                for (url, _) in &pages {
-                    let path = crate::mirrors::summary::path_of(url);
-                    let marks = summary
-                        .pages
-                        .get(&path)
-                        .map(|p| p.marks.as_slice())
-                        .unwrap_or(&[]);
-                    labelled.push(LabelledUrl {
-                        url: url.to_string(),
-                        cluster: label(url.as_str(), marks),
-                    });
-                }
             }
+            let mark = ContentMark::from_fingerprint(print);
+            summaries.observe_page(&url, mark, links.iter().map(String::as_str));
+            labelled.push(LabelledUrl {
+                url: url.to_string(),
+                cluster: label(url.as_str(), &[mark]),
+            });
         }
     }
     Ok(Crawl {

@@ -8,12 +8,16 @@
 //! - `undust mirrors`: mirror sets of a crawl with their evidence ([`mirrors`]).
 //! - `undust corpus`: writes a synthetic multi-site crawl to try the others on ([`corpus`]).
 //! - `undust load`: a bounded load generator for a running sidecar on loopback ([`load`]).
+//! - `undust admin`: operators' commands over the admin API ([`admin`]).
+//! - `undust client`: the frontier's calls against a running sidecar ([`client`]).
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod admin;
 pub mod canonicalize;
+pub mod client;
 pub mod clusters;
 pub mod corpus;
 pub mod eval;
@@ -56,6 +60,10 @@ enum Command {
     Corpus(corpus::CorpusArgs),
     /// Drive a running sidecar on loopback with bounded load and report throughput and latency.
     Load(load::LoadArgs),
+    /// Operate a running sidecar: relearn, jobs, rules, hosts, explain, stats, rollback.
+    Admin(admin::AdminArgs),
+    /// Call a running sidecar's frontier API (canonicalize URLs).
+    Client(client::ClientArgs),
 }
 
 /// Parses the command line and runs the chosen subcommand.
@@ -80,6 +88,8 @@ pub fn main() -> ExitCode {
         Command::Mirrors(args) => mirrors::run(args),
         Command::Corpus(args) => corpus::run(args),
         Command::Load(args) => load::run(args),
+        Command::Admin(args) => admin::run(args),
+        Command::Client(args) => client::run(args),
     }
 }
 

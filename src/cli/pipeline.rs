@@ -1,66 +1,167 @@
-//! The offline pipeline shared by `undust clusters`, `learn` and `eval`: page files in, per-host
-//! duplicate clusters out.
+//! The offline shell around [`crate::pipeline`]: page files in, per-host evidence out, for
+//! `undust clusters`, `learn` and `eval`.
 //!
-//! Pages are read (JSON lines or WARC, see [`crate::ingest::pages`]), statically normalized,
-//! grouped by host and analysed once. Each host then gets a template model from all its pages
-//! (the paper's local algorithm, with the link-graph connectivity test), a fingerprint per page,
-//! and clusters from near-duplicate, redirect and rel=canonical evidence. Labelled input
-//! (`{"url", "cluster"}` lines) skips the content side entirely.
-//!
-//! A page's canonical is the one its record declares (the JSON `canonical` field, or an HTTP
-//! `Link: rel="canonical"` header in WARC), else the one its HTML head declares
-//! ([`PageAnalysis::declared_canonical`], found by the same analysis pass), resolved against the
-//! URL the body came from. A redirected record's body and canonical belong to its final URL
-//! ([`ClusterBuilder::add_fetch`]).
+//! Records are read (JSON lines or WARC, see [`crate::ingest::pages`]) one at a time and judged,
+//! analysed, observed into their host's template model and offered to their host's reservoir by
+//! exactly the functions the sidecar's Ingest service uses ([`crate::pipeline::accept::judge`],
+//! [`crate::pipeline::analyze`], [`crate::ingest::sample`]), with the sidecar's default bounds:
+//! one sample per URL (the last record of a URL wins), at most
+//! [`DEFAULT_SAMPLE_PAGES_PER_HOST`](crate::config::DEFAULT_SAMPLE_PAGES_PER_HOST) pages per host,
+//! [`DEFAULT_SAMPLE_BUDGET_BYTES`](crate::config::DEFAULT_SAMPLE_BUDGET_BYTES) in all and
+//! [`DEFAULT_SAMPLE_MAX_HOSTS`](crate::config::DEFAULT_SAMPLE_MAX_HOSTS) hosts at once. Memory stays
+//! bounded whatever the crawl's size: bodies are dropped after analysis, and what is kept is a
+//! uniform sample of each host. The summary says what was sampled away. Labelled input
+//! (`{"url", "cluster"}` lines) skips the content side.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use crate::canon::normalize::StaticNormalizer;
-use crate::cluster::{ClusterBuilder, ClusterConfig, Clustering, PageEvidence};
-use crate::content::{self, ContentConfig, Fingerprint, PageAnalysis};
+use crate::config::{
+    DEFAULT_SAMPLE_BUDGET_BYTES, DEFAULT_SAMPLE_MAX_HOSTS, DEFAULT_SAMPLE_PAGES_PER_HOST,
+};
+use crate::content::{ContentConfig, TemplateModel};
 use crate::ingest::pages::read_pages;
+use crate::ingest::sample::{Decision, ReservoirSampler, SampleBytes, SamplerConfig};
 use crate::learn::LabelledUrl;
+use crate::pipeline::{
+    analyze, cluster_pages, judge, AcceptPolicy, EvidencePage, HostClusters, Verdict,
+};
 
-/// Malformed records reported one by one on stderr; the rest are only counted.
+/// Malformed and rejected records reported one by one on stderr; the rest are only counted.
 const RECORD_ERRORS_REPORTED: usize = 20;
 
-/// One page kept for a host.
-pub struct HostPage {
-    /// The URL fetched, as the record gives it.
-    pub raw_url: String,
-    /// The URL fetched (statically normalized).
-    pub url: String,
-    /// Where the fetch ended after redirects, when elsewhere (statically normalized).
-    pub final_url: Option<String>,
-    /// The canonical the record declares, else the one the HTML head declares (normalized).
-    pub rel_canonical: Option<String>,
-    pub analysis: PageAnalysis,
+/// Out-links kept per page when the caller asks for them (`undust mirrors`' connectivity
+/// techniques look at no more).
+pub const LINKS_KEPT_PER_PAGE: usize = 200;
+
+/// One sampled record: its evidence, its URL as the record spells it, and its out-links when
+/// asked for.
+struct OfflinePage {
+    page: EvidencePage,
+    raw_url: String,
+    links: Vec<String>,
+}
+
+impl SampleBytes for OfflinePage {
+    fn sample_bytes(&self) -> usize {
+        self.page.held_bytes()
+            + self.raw_url.capacity()
+            + self.links.iter().map(String::capacity).sum::<usize>()
+            + (self.links.capacity() + 1) * std::mem::size_of::<String>()
+    }
+
+    /// One URL, one sample, as in the sidecar.
+    fn sample_key(&self) -> Option<u64> {
+        Some(xxhash_rust::xxh3::xxh3_64(self.page.url.as_bytes()))
+    }
+}
+
+/// One host's evidence as the offline commands hold it.
+pub struct OfflineHost {
+    /// The host's template model: it observed every accepted page of the host.
+    pub template: TemplateModel,
+    /// The host's sampled pages.
+    pub pages: Vec<EvidencePage>,
+    /// Per page (same order), the URL as the record gives it.
+    pub raw_urls: Vec<String>,
+    /// Per page (same order), its first [`LINKS_KEPT_PER_PAGE`] out-links as written, when
+    /// [`read_hosts_with_links`] read them (empty otherwise).
+    pub links: Vec<Vec<String>>,
+}
+
+impl OfflineHost {
+    /// The host's clusters ([`crate::pipeline::cluster_pages`]).
+    pub fn cluster(&self, config: &ContentConfig) -> HostClusters {
+        cluster_pages(&self.pages, &self.template, config)
+    }
 }
 
 /// What reading the inputs found.
 #[derive(Debug, Default)]
 pub struct ReadSummary {
     pub records: u64,
+    /// Records accepted as evidence.
     pub pages: u64,
+    /// Valid records that are not evidence: a non-2xx status.
     pub skipped_status: u64,
+    /// Valid records that are not evidence: not HTML.
+    pub skipped_not_html: u64,
+    /// Records the reader could not decode.
     pub malformed: u64,
-    pub invalid_url: u64,
+    /// Records judged invalid (bad URL in any field, impossible status, oversized body).
+    pub rejected: u64,
     /// Pages whose canonical came from their HTML (the record declared none).
     pub html_canonicals: u64,
+    /// Records of a URL already sampled (the last one is kept).
+    pub refreshed: u64,
+    /// Pages not kept by a host's reservoir (sampled away to stay within the bounds).
+    pub sampled_away: u64,
+    /// Hosts refused, or dropped for a new host, at the host limit.
+    pub hosts_dropped: u64,
 }
 
-/// Reads page files into per-host page lists (hosts sorted). Record errors are reported on
-/// stderr with their line number or byte offset and skipped; an unreadable file is an error.
+impl ReadSummary {
+    /// One line for stderr.
+    pub fn describe(&self, hosts: usize) -> String {
+        format!(
+            "read {} records: {} pages, {} non-2xx skipped, {} non-HTML skipped, {} malformed, \
+             {} rejected, {hosts} hosts, {} canonicals from HTML; sampling kept the last record \
+             of {} repeated URLs, sampled away {} pages and dropped {} hosts",
+            self.records,
+            self.pages,
+            self.skipped_status,
+            self.skipped_not_html,
+            self.malformed,
+            self.rejected,
+            self.html_canonicals,
+            self.refreshed,
+            self.sampled_away,
+            self.hosts_dropped
+        )
+    }
+}
+
+/// Reads page files into per-host evidence (hosts sorted). Malformed and rejected records are
+/// reported on stderr with their line number or byte offset and skipped; an unreadable file is an
+/// error.
 pub fn read_hosts(
     paths: &[PathBuf],
     normalizer: &StaticNormalizer,
     config: &ContentConfig,
     progress: bool,
-) -> Result<(BTreeMap<String, Vec<HostPage>>, ReadSummary), String> {
-    let mut hosts: BTreeMap<String, Vec<HostPage>> = BTreeMap::new();
+) -> Result<(BTreeMap<String, OfflineHost>, ReadSummary), String> {
+    read(paths, normalizer, config, progress, false)
+}
+
+/// [`read_hosts`], keeping each sampled page's out-links too (for the connectivity techniques of
+/// mirror detection; they count against the sample's byte budget).
+pub fn read_hosts_with_links(
+    paths: &[PathBuf],
+    normalizer: &StaticNormalizer,
+    config: &ContentConfig,
+) -> Result<(BTreeMap<String, OfflineHost>, ReadSummary), String> {
+    read(paths, normalizer, config, false, true)
+}
+
+fn read(
+    paths: &[PathBuf],
+    normalizer: &StaticNormalizer,
+    config: &ContentConfig,
+    progress: bool,
+    keep_links: bool,
+) -> Result<(BTreeMap<String, OfflineHost>, ReadSummary), String> {
+    let mut templates: HashMap<String, TemplateModel> = HashMap::new();
+    let mut sampler = ReservoirSampler::new(SamplerConfig {
+        per_host_items: DEFAULT_SAMPLE_PAGES_PER_HOST,
+        per_host_bytes: usize::try_from(DEFAULT_SAMPLE_BUDGET_BYTES).unwrap_or(usize::MAX),
+        global_bytes: usize::try_from(DEFAULT_SAMPLE_BUDGET_BYTES).unwrap_or(usize::MAX),
+        max_hosts: DEFAULT_SAMPLE_MAX_HOSTS,
+        ..SamplerConfig::default()
+    });
     let mut summary = ReadSummary::default();
+    let policy = AcceptPolicy::default();
     for path in paths {
         let reader = read_pages(path).map_err(|err| err.to_string())?;
         for record in reader {
@@ -75,101 +176,113 @@ pub fn read_hosts(
                 Ok(page) => page,
                 Err(err) => {
                     summary.malformed += 1;
-                    if summary.malformed as usize <= RECORD_ERRORS_REPORTED {
+                    if summary.malformed + summary.rejected <= RECORD_ERRORS_REPORTED as u64 {
                         eprintln!("{}: {err} (skipped)", path.display());
                     }
                     continue;
                 }
             };
-            if page
-                .status
-                .is_some_and(|status| !(200..=299).contains(&status))
-            {
-                summary.skipped_status += 1;
-                continue;
-            }
-            let Ok(url) = normalizer.normalize(&page.url) else {
-                summary.invalid_url += 1;
-                continue;
-            };
-            let Some(host) = url.host_str().map(str::to_owned) else {
-                continue;
-            };
-            let normalize = |text: &str| normalizer.normalize(text).ok();
-            let final_url = page.final_url.as_deref().and_then(normalize);
-            let analysis = content::analyze(&page.body, config);
-            let declared = page.rel_canonical.as_deref().and_then(normalize);
-            let rel_canonical = match declared {
-                Some(declared) => Some(declared),
-                None => {
-                    let served_from = final_url.as_ref().unwrap_or(&url);
-                    let html = analysis
-                        .declared_canonical(served_from)
-                        .and_then(|c| normalize(c.as_str()));
-                    summary.html_canonicals += u64::from(html.is_some());
-                    html
+            let raw_url = page.url.clone();
+            let evidence = match judge(page, normalizer, &policy) {
+                Verdict::Evidence(evidence) => evidence,
+                Verdict::Skipped(crate::pipeline::SkipReason::Status(_)) => {
+                    summary.skipped_status += 1;
+                    continue;
+                }
+                Verdict::Skipped(crate::pipeline::SkipReason::NotHtml) => {
+                    summary.skipped_not_html += 1;
+                    continue;
+                }
+                Verdict::Rejected(rejection) => {
+                    summary.rejected += 1;
+                    if summary.malformed + summary.rejected <= RECORD_ERRORS_REPORTED as u64 {
+                        eprintln!(
+                            "{}: record {} ({raw_url:.200}): {rejection} (skipped)",
+                            path.display(),
+                            summary.records
+                        );
+                    }
+                    continue;
                 }
             };
+            let analyzed = analyze(*evidence, normalizer, config);
             summary.pages += 1;
-            hosts.entry(host).or_default().push(HostPage {
-                raw_url: page.url.clone(),
-                url: String::from(url),
-                final_url: final_url.map(String::from),
-                rel_canonical: rel_canonical.map(String::from),
-                analysis,
+            summary.html_canonicals += u64::from(analyzed.canonical_from_html);
+            let host = analyzed.host.clone();
+            let template = templates
+                .entry(host.clone())
+                .or_insert_with(|| TemplateModel::new(config));
+            let links = if keep_links {
+                let links = &analyzed.analysis.links;
+                links.iter().take(LINKS_KEPT_PER_PAGE).cloned().collect()
+            } else {
+                Vec::new()
+            };
+            let page = analyzed.observe_into(template);
+            let offer = sampler.offer(
+                &host,
+                OfflinePage {
+                    page,
+                    raw_url,
+                    links,
+                },
+            );
+            match offer.decision {
+                Decision::Refreshed => summary.refreshed += 1,
+                Decision::NotSelected | Decision::TooLarge => summary.sampled_away += 1,
+                Decision::HostRefused => {
+                    summary.hosts_dropped += 1;
+                    templates.remove(&host);
+                }
+                Decision::Added | Decision::Replaced => {}
+            }
+            // Evicted: the URL's previous record (refreshed), a dropped host's pages, and pages
+            // sampled away by the reservoir and its budgets.
+            let previous_record = usize::from(offer.decision == Decision::Refreshed);
+            let with_dropped_host = offer.evicted_host.as_ref().map_or(0, |gone| {
+                offer.evicted.iter().filter(|(h, _)| h == gone).count()
             });
+            summary.sampled_away += offer
+                .evicted
+                .len()
+                .saturating_sub(previous_record + with_dropped_host)
+                as u64;
+            if let Some(gone) = &offer.evicted_host {
+                summary.hosts_dropped += 1;
+                templates.remove(gone);
+            }
         }
     }
-    if summary.malformed as usize > RECORD_ERRORS_REPORTED {
-        eprintln!("... {} malformed records in all", summary.malformed);
+    let mut hosts: BTreeMap<String, OfflineHost> = BTreeMap::new();
+    let names: Vec<String> = sampler.hosts().map(str::to_owned).collect();
+    for name in names {
+        let Some(template) = templates.remove(&name) else {
+            continue;
+        };
+        let (mut pages, mut raw_urls, mut links) = (Vec::new(), Vec::new(), Vec::new());
+        for sampled in sampler.remove_host(&name) {
+            pages.push(sampled.page);
+            raw_urls.push(sampled.raw_url);
+            links.push(sampled.links);
+        }
+        hosts.insert(
+            name,
+            OfflineHost {
+                template,
+                pages,
+                raw_urls,
+                links,
+            },
+        );
+    }
+    let problems = summary.malformed + summary.rejected;
+    if problems > RECORD_ERRORS_REPORTED as u64 {
+        eprintln!(
+            "... {} malformed and {} rejected records in all",
+            summary.malformed, summary.rejected
+        );
     }
     Ok((hosts, summary))
-}
-
-/// Clusters one host's pages: template model from all of them, fingerprints, evidence. The
-/// fingerprints are in page order, each with the URL it was recorded for (the final URL of a
-/// redirected page; `None` when it was not recorded, see [`ClusterBuilder::add_fetch`]).
-pub fn cluster_host(
-    pages: &[HostPage],
-    config: &ContentConfig,
-) -> (Clustering, Vec<(Option<String>, Fingerprint)>) {
-    let linked: Vec<(String, PageAnalysis)> = pages
-        .iter()
-        .map(|page| (page.url.clone(), page.analysis.clone()))
-        .collect();
-    let prints = content::fingerprint_host_linked(&linked, config).fingerprints;
-    let mut builder = ClusterBuilder::new(ClusterConfig::default());
-    let recorded: Vec<(Option<String>, Fingerprint)> = pages
-        .iter()
-        .zip(prints)
-        .map(|(page, print)| {
-            let at = builder.add_fetch(
-                &page.url,
-                page.final_url.as_deref(),
-                page.rel_canonical.as_deref(),
-                PageEvidence::from(&print),
-            );
-            (at, print)
-        })
-        .collect();
-    (builder.finish(), recorded)
-}
-
-/// Labelled URLs of one host from its clustering (only URLs of that host).
-pub fn labelled(host: &str, clustering: &Clustering) -> Vec<LabelledUrl> {
-    clustering
-        .assignments()
-        .filter(|(url, _)| {
-            url::Url::parse(url)
-                .ok()
-                .and_then(|u| u.host_str().map(|h| h == host))
-                .unwrap_or(false)
-        })
-        .map(|(url, cluster)| LabelledUrl {
-            url: url.to_owned(),
-            cluster,
-        })
-        .collect()
 }
 
 /// Reads `{"url": ..., "cluster": ...}` lines (cluster: a number or a string) into per-host

@@ -40,7 +40,8 @@ pub enum TokenError {
     File { path: PathBuf, message: String },
 }
 
-fn read_token(path: &Path) -> Result<String, TokenError> {
+/// Reads a token file: its first non-empty line, trimmed, at least 16 characters.
+pub(crate) fn read_token(path: &Path) -> Result<String, TokenError> {
     let text = std::fs::read_to_string(path).map_err(|err| TokenError::File {
         path: path.to_owned(),
         message: err.to_string(),

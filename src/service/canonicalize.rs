@@ -44,13 +44,29 @@ impl CanonicalizerService {
         CanonicalizerService { sidecar }
     }
 
-    /// Answers one batch. `rpc` labels the latency metric.
-    pub fn answer(
+    /// Answers one batch and makes what it recorded durable before the answer goes out (see
+    /// [`crate::service::durable`]). `rpc` labels the latency metric.
+    pub async fn answer_durably(
         &self,
         request: CanonicalizeRequest,
         rpc: &'static str,
     ) -> Result<CanonicalizeResponse, Status> {
         let started = Instant::now();
+        let (response, recorded_in) = self.answer(request)?;
+        if let Some(drain) = recorded_in {
+            self.sidecar.durable.wait(drain).await?;
+        }
+        metrics::histogram!(telemetry::CANONICALIZE_DURATION, "rpc" => rpc)
+            .record(started.elapsed().as_secs_f64());
+        Ok(response)
+    }
+
+    /// Answers one batch; with the answer, the seen-log drain that will hold the canonical forms it
+    /// recorded (`None` when it recorded none).
+    pub fn answer(
+        &self,
+        request: CanonicalizeRequest,
+    ) -> Result<(CanonicalizeResponse, Option<u64>), Status> {
         let sidecar = &*self.sidecar;
         let max_batch = sidecar.config.max_batch;
         if request.urls.len() > max_batch {
@@ -63,6 +79,9 @@ impl CanonicalizerService {
             )));
         }
         let record = !request.dry_run;
+        // Keys are recorded under the durability gate, so the drain that will hold them is known.
+        let recording = record.then(|| sidecar.durable.recording());
+        let mut recorded_new = false;
         let mut hosts: FxHashMap<String, BatchHost> = FxHashMap::default();
         // A dry run records nothing, yet a repeat inside the batch is still a duplicate.
         let mut dry_seen: FxHashSet<u64> = FxHashSet::default();
@@ -130,7 +149,10 @@ impl CanonicalizerService {
                 .normalized
                 .unwrap_or_else(|| canonical.canonical.clone());
             let (decision, enqueue_url) = match seen {
-                Seen::New => (Decision::New, normalized),
+                Seen::New => {
+                    recorded_new |= record;
+                    (Decision::New, normalized)
+                }
                 Seen::Duplicate => {
                     host.suppressed += 1;
                     suppressed += 1;
@@ -184,12 +206,16 @@ impl CanonicalizerService {
         metrics::counter!(telemetry::DUPLICATES_SUPPRESSED).increment(suppressed);
         metrics::counter!(telemetry::ESTIMATED_BYTES_SAVED).increment(bytes_saved);
         metrics::histogram!(telemetry::CANONICALIZE_BATCH_SIZE).record(count as f64);
-        metrics::histogram!(telemetry::CANONICALIZE_DURATION, "rpc" => rpc)
-            .record(started.elapsed().as_secs_f64());
-        Ok(CanonicalizeResponse {
-            results,
-            sequence: request.sequence,
-        })
+        let recorded_in = recording
+            .filter(|_| recorded_new)
+            .map(|recording| recording.drain_to_wait_for());
+        Ok((
+            CanonicalizeResponse {
+                results,
+                sequence: request.sequence,
+            },
+            recorded_in,
+        ))
     }
 }
 
@@ -199,7 +225,8 @@ impl CanonicalizerRpc for CanonicalizerService {
         &self,
         request: Request<CanonicalizeRequest>,
     ) -> Result<Response<CanonicalizeResponse>, Status> {
-        self.answer(request.into_inner(), "unary")
+        self.answer_durably(request.into_inner(), "unary")
+            .await
             .map(Response::new)
     }
 
@@ -215,7 +242,10 @@ impl CanonicalizerRpc for CanonicalizerService {
         tokio::spawn(async move {
             while let Some(next) = inbound.next().await {
                 // A refused batch ends the stream with its status, like a unary call would.
-                let answer = next.and_then(|request| service.answer(request, "stream"));
+                let answer = match next {
+                    Ok(request) => service.answer_durably(request, "stream").await,
+                    Err(status) => Err(status),
+                };
                 let failed = answer.is_err();
                 if sender.send(answer).await.is_err() || failed {
                     break;

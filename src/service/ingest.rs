@@ -1,9 +1,9 @@
 //! The `Ingest` gRPC service: pages the crawler fetched, the evidence rules are learned from.
 //!
-//! Pages are validated one by one; an invalid page is counted and described in the summary (the
-//! first [`MAX_REJECTIONS_REPORTED`]), it does not end the stream. Valid 2xx HTML pages are analysed
-//! (pagelets, template features, fingerprint) off the async threads and offered to their host's
-//! sample. Each stream is processed page by page, so a fast client is slowed by HTTP/2 flow control;
+//! Pages are judged one by one by [`crate::pipeline::accept`], exactly as the offline commands
+//! judge records: an invalid page is counted and described in the summary (the first
+//! [`MAX_REJECTIONS_REPORTED`]), it does not end the stream; evidence is analysed off the async
+//! threads ([`crate::pipeline::analyze`]) and offered to its host's sample. Each stream is processed page by page, so a fast client is slowed by HTTP/2 flow control;
 //! beyond [`MAX_CONCURRENT_STREAMS`] streams at once the call is refused with RESOURCE_EXHAUSTED.
 //! The summary is returned only once the stream's samples are durable in the store: a returned
 //! summary is the acknowledgement.
@@ -15,10 +15,12 @@ use tokio::sync::Semaphore;
 use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status, Streaming};
 
-use super::learning::{Learning, ObservedEvidence};
+use super::learning::Learning;
 use super::state::Sidecar;
+use crate::ingest::pages::PageRecord;
 use crate::pb::ingest_server::Ingest as IngestRpc;
 use crate::pb::{ObservePagesSummary, ObservedPage, PageRejection};
+use crate::pipeline::{analyze, judge, Verdict};
 use crate::telemetry;
 
 /// Rejections described in one summary; the count covers all of them.
@@ -35,37 +37,12 @@ pub struct IngestService {
     streams: Arc<Semaphore>,
 }
 
-/// What to do with one page.
-enum Verdict {
-    Accept(Box<ObservedEvidence>),
-    Skip(&'static str),
-    Reject(String),
-}
-
 fn truncate(text: &str, max: usize) -> String {
     let mut end = text.len().min(max);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
     text[..end].to_owned()
-}
-
-/// Whether a page is HTML by its Content-Type, or, when there is none, by the look of its body.
-fn is_html(content_type: &str, body: &[u8]) -> bool {
-    let media = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    match media.as_str() {
-        "text/html" | "application/xhtml+xml" => true,
-        "" => {
-            let start = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
-            start.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b'<')
-        }
-        _ => false,
-    }
 }
 
 impl IngestService {
@@ -77,56 +54,18 @@ impl IngestService {
         }
     }
 
-    fn judge(&self, page: ObservedPage) -> Verdict {
-        let normalizer = self.sidecar.canonicalizer.normalizer();
-        if page.url.is_empty() {
-            return Verdict::Reject("url is required".into());
-        }
-        let url = match normalizer.normalize(&page.url) {
-            Ok(url) => url,
-            Err(reason) => return Verdict::Reject(format!("url: {reason}")),
-        };
-        let final_url = if page.final_url.is_empty() {
-            None
-        } else {
-            match normalizer.normalize(&page.final_url) {
-                Ok(url) => Some(url),
-                Err(reason) => return Verdict::Reject(format!("final_url: {reason}")),
-            }
-        };
-        let rel_canonical = if page.rel_canonical.is_empty() {
-            None
-        } else {
-            match normalizer.normalize(&page.rel_canonical) {
-                Ok(url) => Some(url),
-                Err(reason) => return Verdict::Reject(format!("rel_canonical: {reason}")),
-            }
-        };
-        if !(100..=599).contains(&page.http_status) {
-            return Verdict::Reject(format!(
-                "http_status {} is not an HTTP status (100 to 599)",
-                page.http_status
-            ));
-        }
-        let max_body = self.sidecar.config.learning.ingest_max_body_bytes;
-        if page.body.len() > max_body {
-            return Verdict::Reject(format!(
-                "body of {} bytes exceeds the limit of {max_body} bytes (--ingest-max-body-bytes)",
-                page.body.len()
-            ));
-        }
-        if !(200..=299).contains(&page.http_status) {
-            return Verdict::Skip("status");
-        }
-        if !is_html(&page.content_type, &page.body) {
-            return Verdict::Skip("content type");
-        }
-        Verdict::Accept(Box::new(ObservedEvidence {
-            url,
-            final_url,
-            rel_canonical,
+    /// The page as the pipeline reads records: a status of 0 (unset) is kept so that acceptance
+    /// rejects it, as it rejects any impossible status.
+    fn record(page: ObservedPage) -> PageRecord {
+        let optional = |text: String| (!text.is_empty()).then_some(text);
+        PageRecord {
+            url: page.url,
+            final_url: optional(page.final_url),
+            status: Some(u16::try_from(page.http_status).unwrap_or(u16::MAX)),
+            content_type: optional(page.content_type),
             body: page.body,
-        }))
+            rel_canonical: optional(page.rel_canonical),
+        }
     }
 }
 
@@ -152,8 +91,18 @@ impl IngestRpc for IngestService {
             metrics::counter!(telemetry::PAGES_OBSERVED).increment(1);
             let url_echo = truncate(&page.url, ECHOED_URL_BYTES);
             let body_len = page.body.len() as u64;
-            match self.judge(page) {
-                Verdict::Reject(reason) => {
+            let verdict = judge(
+                Self::record(page),
+                self.sidecar.canonicalizer.normalizer(),
+                self.learning.accept_policy(),
+            );
+            match verdict {
+                Verdict::Rejected(rejection) => {
+                    let reason = if rejection.field == "body" {
+                        format!("{rejection} (--ingest-max-body-bytes)")
+                    } else {
+                        rejection.to_string()
+                    };
                     summary.rejected += 1;
                     metrics::counter!(telemetry::PAGES_REJECTED).increment(1);
                     if summary.rejections.len() < MAX_REJECTIONS_REPORTED {
@@ -164,14 +113,13 @@ impl IngestRpc for IngestService {
                         });
                     }
                 }
-                Verdict::Skip(_why) => {
+                Verdict::Skipped(_) => {
                     summary.skipped += 1;
                     metrics::counter!(telemetry::PAGES_SKIPPED).increment(1);
                 }
-                Verdict::Accept(evidence) => {
+                Verdict::Evidence(evidence) => {
                     summary.accepted += 1;
-                    let host = evidence.url.host_str().unwrap_or_default().to_owned();
-                    if let Some(counters) = self.sidecar.host(&host) {
+                    if let Some(counters) = self.sidecar.host(&evidence.host) {
                         counters.pages_observed.fetch_add(1, Ordering::Relaxed);
                         counters.page_bytes.fetch_add(body_len, Ordering::Relaxed);
                     }
@@ -184,9 +132,17 @@ impl IngestRpc for IngestService {
                         .page_bytes
                         .fetch_add(body_len, Ordering::Relaxed);
                     let learning = Arc::clone(&self.learning);
-                    let sampled = tokio::task::spawn_blocking(move || learning.observe(*evidence))
-                        .await
-                        .map_err(|err| Status::internal(format!("page analysis failed: {err}")))?;
+                    let sidecar = Arc::clone(&self.sidecar);
+                    let sampled = tokio::task::spawn_blocking(move || {
+                        let page = analyze(
+                            *evidence,
+                            sidecar.canonicalizer.normalizer(),
+                            learning.content_config(),
+                        );
+                        learning.observe(page)
+                    })
+                    .await
+                    .map_err(|err| Status::internal(format!("page analysis failed: {err}")))?;
                     if sampled {
                         summary.sampled += 1;
                         metrics::counter!(telemetry::PAGES_SAMPLED).increment(1);
@@ -210,16 +166,6 @@ impl IngestRpc for IngestService {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn html_is_recognised_by_type_or_by_body() {
-        assert!(is_html("text/html; charset=utf-8", b""));
-        assert!(is_html("application/xhtml+xml", b""));
-        assert!(is_html("", b"  \n<!doctype html><p>x"));
-        assert!(is_html("", b"\xEF\xBB\xBF<html>"));
-        assert!(!is_html("", b"{\"json\": true}"));
-        assert!(!is_html("application/pdf", b"<html>"));
-    }
 
     #[test]
     fn truncation_respects_char_boundaries() {

@@ -1,7 +1,8 @@
 //! The sidecar: gRPC services over the pure algorithms, and their lifecycle.
 //!
 //! - [`server`]: [`run`] binds nothing itself; it restores state, serves, and drains on shutdown.
-//! - [`canonicalize`]: the frontier's hot path (`Canonicalize`, `CanonicalizeStream`).
+//! - [`canonicalize`]: the frontier's hot path (`Canonicalize`, `CanonicalizeStream`);
+//!   [`durable`]: when its answers may be sent (after what they recorded is on disk).
 //! - [`ingest`]: fetched pages in (`ObservePages`), validated, analysed, sampled, acknowledged once
 //!   durable.
 //! - [`learning`]: per-host samples and template models, the relearn scheduler and jobs, rule
@@ -12,6 +13,7 @@
 pub mod admin;
 pub mod auth;
 pub mod canonicalize;
+pub mod durable;
 pub mod ingest;
 pub mod learning;
 pub mod rules_pb;

@@ -103,7 +103,10 @@ pub async fn run(
             }
         }
     };
-    let background = learning.start(stop.clone());
+    // The background loop outlives the servers: answers draining during shutdown may wait for their
+    // canonical forms to be committed by it.
+    let (background_stop_sender, background_stop) = watch::channel(false);
+    let background = learning.start(background_stop);
 
     let canonicalizer = CanonicalizerServer::new(CanonicalizerService::new(Arc::clone(&sidecar)))
         .max_decoding_message_size(config.max_message_bytes)
@@ -189,6 +192,7 @@ pub async fn run(
         if let Some(task) = metrics_task {
             let _ = task.await;
         }
+        let _ = background_stop_sender.send(true);
         let _ = background.await;
         (main, admin)
     };

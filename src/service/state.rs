@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use dashmap::DashMap;
 
+use super::durable::DurableSeen;
 use crate::canon::seen::SeenSet;
 use crate::canon::Canonicalizer;
 use crate::config::ServeConfig;
@@ -62,6 +63,8 @@ pub struct Sidecar {
     pub config: ServeConfig,
     pub canonicalizer: Canonicalizer,
     pub seen: SeenSet,
+    /// When answers that recorded canonical forms may be sent.
+    pub durable: DurableSeen,
     pub hosts: DashMap<String, Arc<HostCounters>>,
     pub totals: Totals,
     pub started: Instant,
@@ -73,10 +76,12 @@ impl Sidecar {
     /// State for a configuration, with an empty seen-set and no rules.
     pub fn new(config: ServeConfig, canonicalizer: Canonicalizer) -> Self {
         let seen = SeenSet::journaled(&config.seen_set);
+        let durable = DurableSeen::new(config.seen_durability);
         Sidecar {
             config,
             canonicalizer,
             seen,
+            durable,
             hosts: DashMap::new(),
             totals: Totals::default(),
             started: Instant::now(),

@@ -99,11 +99,22 @@ pub struct SampleBatch {
     pub put: Vec<StoredSample>,
     pub delete: Vec<(String, u64)>,
     pub templates: Vec<(String, Vec<u8>)>,
+    /// Hosts whose template model is dropped (their sample gave way to another host's).
+    pub delete_templates: Vec<String>,
 }
 
 impl SampleBatch {
     pub fn is_empty(&self) -> bool {
-        self.put.is_empty() && self.delete.is_empty() && self.templates.is_empty()
+        self.put.is_empty()
+            && self.delete.is_empty()
+            && self.templates.is_empty()
+            && self.delete_templates.is_empty()
+    }
+
+    /// Drops `host`'s template model: a pending write of it is cancelled, the stored one deleted.
+    pub fn forget_template(&mut self, host: &str) {
+        self.templates.retain(|(name, _)| name != host);
+        self.delete_templates.push(host.to_owned());
     }
 }
 
@@ -258,6 +269,9 @@ impl Store {
                 )?;
             }
             let mut templates = txn.open_table(TEMPLATES)?;
+            for host in &batch.delete_templates {
+                templates.remove(host.as_str())?;
+            }
             for (host, model) in &batch.templates {
                 templates.insert(host.as_str(), seal(model).as_slice())?;
             }
@@ -431,6 +445,7 @@ mod tests {
                 ],
                 delete: vec![],
                 templates: vec![("a.com".into(), b"model".to_vec())],
+                delete_templates: vec![],
             };
             store.apply_samples(&batch).expect("samples");
             store

@@ -116,6 +116,49 @@ fn clusters_reports_malformed_lines_and_goes_on() {
     assert_eq!(lines[0]["simhash"].as_str().map(str::len), Some(16));
 }
 
+/// A crawl that fetched some URLs many times (revisits, retries) is sampled as the sidecar samples
+/// it: one sample per URL, the last record winning, and the summary says so.
+#[test]
+fn repeated_records_of_a_url_are_one_sample_and_the_summary_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pages = dir.path().join("pages.jsonl");
+    let mut text = String::new();
+    for round in 0..30 {
+        for story in 0..10 {
+            let article = format!(
+                "<article><p>Story {story} of the regional desk, revision {round}: the council met \
+                 again to discuss the harbour budget, the new ferry timetable and a library.</p></article>"
+            );
+            let line = serde_json::json!({
+                "url": format!("http://desk.example/story/{story}"),
+                "html": article,
+            });
+            text.push_str(&line.to_string());
+            text.push('\n');
+        }
+    }
+    std::fs::write(&pages, text).expect("write");
+    let output = undust(
+        &["clusters", "--pages", pages.to_str().expect("utf-8 path")],
+        b"",
+    );
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("300 records: 300 pages")
+            && stderr.contains("kept the last record of 290 repeated URLs"),
+        "{stderr}"
+    );
+    let urls: std::collections::HashSet<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| {
+            let value: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+            value["url"].as_str().unwrap_or_default().to_owned()
+        })
+        .collect();
+    assert_eq!(urls.len(), 10, "one answer per URL");
+}
+
 #[test]
 fn corpus_learn_eval_and_canonicalize_work_together() {
     let dir = tempfile::tempdir().expect("tempdir");

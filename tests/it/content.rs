@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use undust::cluster::{ClusterBuilder, ClusterConfig, PageEvidence};
 use undust::content::{
@@ -13,18 +13,7 @@ use undust::content::{
 };
 use undust::corpus::{self, SiteKind};
 
-fn testdata() -> Option<PathBuf> {
-    // The main checkout sits beside shared/; a git worktree under wt/ sits one level deeper.
-    let base = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let found = ["../shared/testdata", "../../shared/testdata"]
-        .iter()
-        .map(|rel| base.join(rel))
-        .find(|p| p.is_dir());
-    if found.is_none() {
-        eprintln!("skipping: ../shared/testdata not found");
-    }
-    found
-}
+use crate::support::testdata;
 
 /// Zyte benchmark pages: (html, gold article body).
 fn zyte(root: &Path) -> Vec<(Vec<u8>, String)> {

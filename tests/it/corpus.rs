@@ -49,6 +49,13 @@ fn apply_expected(site: &Site, url: &str) -> String {
                 }
             }
             DustRule::CaseInsensitivePath => case_insensitive = true,
+            DustRule::CaseInsensitiveQuery => {
+                case_insensitive = true;
+                for (k, v) in &mut query {
+                    *k = k.to_ascii_lowercase();
+                    *v = v.to_ascii_lowercase();
+                }
+            }
             DustRule::QueryOrder => sort = true,
             DustRule::MirrorPrefix { .. }
             | DustRule::DefaultDocument { .. }
@@ -289,6 +296,8 @@ fn every_kind_documents_its_characteristic_dust() {
                 }
                 SiteKind::News | SiteKind::Mixed => assert!(!site.expected.is_empty()),
                 SiteKind::NoDust => assert!(site.expected.is_empty()),
+                // The software families are checked by `every_family_documents_its_dust`.
+                _ => {}
             }
         }
     }
@@ -736,6 +745,58 @@ proptest::proptest! {
             if let Some(p) = site.pages.first() {
                 proptest::prop_assert!(render_html(site, p).ends_with("</html>\n"));
             }
+        }
+    }
+}
+
+/// Every software family documents its DUST with example pairs of one content, and has hard
+/// negatives of different contents; the tuning and held-out lists split the families exactly.
+#[test]
+fn every_family_documents_its_dust() {
+    let mut split: Vec<SiteKind> = SiteKind::TUNING_FAMILIES
+        .iter()
+        .chain(&SiteKind::HELD_OUT_FAMILIES)
+        .copied()
+        .collect();
+    split.sort_by_key(|k| k.name());
+    let mut all = SiteKind::FAMILIES.to_vec();
+    all.sort_by_key(|k| k.name());
+    assert_eq!(
+        split, all,
+        "tuning + held-out must be the families, once each"
+    );
+    for seed in SEEDS {
+        let c = generate(
+            &CorpusConfig::new(seed, 1)
+                .with_kinds(&SiteKind::FAMILIES)
+                .with_pages(600, 600),
+        );
+        for site in &c.sites {
+            assert_eq!(site.kind.name().parse::<SiteKind>().ok(), Some(site.kind));
+            let index = site.content_index();
+            assert!(
+                site.expected.len() >= 2,
+                "{} ({}): only {:?}",
+                site.kind,
+                site.variant,
+                site.expected
+            );
+            for e in &site.expected {
+                for (a, b) in &e.examples {
+                    assert_eq!(index[a.as_str()], index[b.as_str()], "{a} {b}");
+                }
+            }
+            assert!(
+                !site.hard_negatives.is_empty(),
+                "{} ({}): no hard negatives",
+                site.kind,
+                site.variant
+            );
+            for (a, b) in &site.hard_negatives {
+                assert_ne!(index[a.as_str()], index[b.as_str()], "{a} {b}");
+            }
+            // Some content has several URLs: there is DUST to find.
+            assert!(site.clusters().values().any(|urls| urls.len() > 1));
         }
     }
 }

@@ -706,3 +706,280 @@ fn evaluation_table_graph_and_naive() {
     assert!(graph.micro_compression > 1.5 * stat.micro_compression);
     assert!(naive.micro_compression > 1.5 * stat.micro_compression);
 }
+
+/// Seeds of the family runs: each generates one site of every family asked for.
+const FAMILY_SEEDS: [u64; 3] = [41, 42, 43];
+
+/// Learns on each generated site of `kinds` (one per seed in [`FAMILY_SEEDS`]) exactly as
+/// `corpus_run` does (defaults, static normalization, 20% of the clusters for training) and
+/// returns the per-family rows (pooled over seeds), the corpus-wide micro totals, and the
+/// hard negatives merged.
+fn family_run(
+    kinds: &[undust::corpus::SiteKind],
+    label: &str,
+) -> (
+    Vec<undust::learn::eval::FamilyRow>,
+    undust::learn::eval::Metrics,
+    usize,
+) {
+    use undust::canon::normalize::{StaticConfig, StaticNormalizer};
+    use undust::corpus::{generate, CorpusConfig};
+    use undust::learn::eval::{by_family, Metrics};
+    let normalizer = StaticNormalizer::new(StaticConfig::default()).unwrap();
+    let stat = |u: &str| -> String {
+        normalizer
+            .normalize(u)
+            .map_or_else(|_| u.to_owned(), |x| x.to_string())
+    };
+    let mut per_host = Vec::new();
+    let mut families = Vec::new();
+    let mut merged = 0;
+    let verbose = std::env::var("LEARN_DEBUG").is_ok();
+    for seed in FAMILY_SEEDS {
+        let corpus = generate(
+            &CorpusConfig::new(seed, 1)
+                .with_kinds(kinds)
+                .with_pages(1500, 5000),
+        );
+        for site in &corpus.sites {
+            let observed: Vec<LabelledUrl> = site
+                .pages
+                .iter()
+                .map(|p| LabelledUrl {
+                    url: p.url.clone(),
+                    cluster: p.label,
+                })
+                .collect();
+            let truth: Vec<LabelledUrl> = site
+                .pages
+                .iter()
+                .map(|p| LabelledUrl {
+                    url: p.url.clone(),
+                    cluster: p.content_id,
+                })
+                .collect();
+            let train: Vec<LabelledUrl> = split_training(&observed, 0.2, seed, 100_000)
+                .into_iter()
+                .map(|l| LabelledUrl {
+                    url: stat(&l.url),
+                    cluster: l.cluster,
+                })
+                .collect();
+            let out = learn_host(&site.host, &train, &LearnConfig::default()).unwrap();
+            let engine = HostRules::compile(&out.rules).unwrap();
+            let m = measure(&truth, |u| canonicalize(&engine, &stat(u)));
+            let mut merged_here = Vec::new();
+            for (a, b) in &site.hard_negatives {
+                if canonicalize(&engine, &stat(a)) == canonicalize(&engine, &stat(b)) {
+                    merged += 1;
+                    merged_here.push((a, b));
+                }
+            }
+            eprintln!(
+                "{label} seed {seed} {:>18} {:<40} {:>5} urls: compression {:.3} / best {:.3}, fpr {:.4}, merged negatives {:?}",
+                site.kind.name(),
+                site.variant,
+                m.urls,
+                m.compression_rate(),
+                m.best_compression_rate(),
+                m.false_positive_rate(),
+                merged_here.first()
+            );
+            if verbose {
+                for r in &out.rules.site_rules {
+                    eprintln!("    site: {}", r.action);
+                }
+                for r in &out.rules.rules {
+                    eprintln!("    {} -> {}", r.source_pattern, r.target_pattern);
+                }
+                let mut forms: BTreeMap<u64, std::collections::BTreeSet<String>> = BTreeMap::new();
+                for p in &site.pages {
+                    forms
+                        .entry(p.content_id)
+                        .or_default()
+                        .insert(canonicalize(&engine, &stat(&p.url)));
+                }
+                for f in forms.values().filter(|f| f.len() > 1).take(3) {
+                    eprintln!("    unmerged: {f:?}");
+                }
+                let mut by_form: BTreeMap<String, BTreeMap<u64, &str>> = BTreeMap::new();
+                for p in &site.pages {
+                    by_form
+                        .entry(canonicalize(&engine, &stat(&p.url)))
+                        .or_default()
+                        .insert(p.content_id, p.url.as_str());
+                }
+                for (form, ids) in by_form.iter().filter(|(_, ids)| ids.len() > 1).take(3) {
+                    eprintln!(
+                        "    false merge into {form}: {:?}",
+                        ids.values().collect::<Vec<_>>()
+                    );
+                }
+            }
+            per_host.push(m);
+            families.push(site.kind.name());
+        }
+    }
+    let rows = by_family(&per_host, &families);
+    let mut total = Metrics::default();
+    for m in &per_host {
+        total.add(m);
+    }
+    eprintln!("| family | hosts | URLs | compression / best (micro) | share of best | fpr |");
+    eprintln!("|---|---|---|---|---|---|");
+    for r in &rows {
+        eprintln!(
+            "| {} | {} | {} | {:.3} / {:.3} | {:.0}% | {:.5} |",
+            r.family,
+            r.hosts,
+            r.total.urls,
+            r.total.compression_rate(),
+            r.total.best_compression_rate(),
+            100.0 * r.share_of_best(),
+            r.total.false_positive_rate()
+        );
+    }
+    let macro_share =
+        rows.iter().map(|r| r.share_of_best()).sum::<f64>() / rows.len().max(1) as f64;
+    eprintln!(
+        "| {label}: micro | {} | {} | {:.3} / {:.3} | {:.0}% (macro over families {:.0}%) | {:.5} |",
+        per_host.len(),
+        total.urls,
+        total.compression_rate(),
+        total.best_compression_rate(),
+        100.0 * total.compression_rate() / total.best_compression_rate(),
+        100.0 * macro_share,
+        total.false_positive_rate()
+    );
+    (rows, total, merged)
+}
+
+/// Measured share of the best achievable compression on the tuning families (micro), with the
+/// learner of this branch: 0.90 (80% before the case-insensitive query and shape pooling). A
+/// floor against regressions, not a target.
+const TUNING_SHARE_FLOOR: f64 = 0.88;
+/// False-positive rate (micro) on the tuning families: 0.0044, all of it phpBB's `f`, dropped
+/// site-wide on evidence from topic pages while it names the forum on `viewforum.php` listings
+/// the 20% sample hardly shows (QUALITY.md, open problems).
+const TUNING_FPR_CEILING: f64 = 0.005;
+
+/// The tuning families (constants may be chosen on them): no hard negative merged, and today's
+/// figures held as floors.
+#[test]
+fn tuning_families_quality() {
+    let (_, total, merged) = family_run(&undust::corpus::SiteKind::TUNING_FAMILIES, "tuning");
+    assert_eq!(merged, 0, "hard negatives merged on the tuning families");
+    let share = total.compression_rate() / total.best_compression_rate();
+    assert!(
+        share >= TUNING_SHARE_FLOOR,
+        "tuning micro share of best {share:.3}"
+    );
+    assert!(
+        total.false_positive_rate() <= TUNING_FPR_CEILING,
+        "fpr {:.5}",
+        total.false_positive_rate()
+    );
+}
+
+/// Measured share of the best achievable compression on the held-out families (micro): 0.669,
+/// the same as before this branch's learner changes (they were chosen on the tuning families
+/// and do not reach the held-out ones' misses). A floor against regressions.
+const HELD_OUT_SHARE_FLOOR: f64 = 0.65;
+
+/// On the held-out families the guarantees hold: no hard negative merged, false-positive rate
+/// at most 0.1% of support pairs (micro; measured 0.093%), and today's share as a floor.
+#[test]
+fn held_out_families_keep_the_guarantees() {
+    let (_, total, merged) = family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");
+    assert_eq!(merged, 0, "hard negatives merged on the held-out families");
+    assert!(
+        total.false_positive_rate() <= 0.001,
+        "fpr {:.5}",
+        total.false_positive_rate()
+    );
+    let share = total.compression_rate() / total.best_compression_rate();
+    assert!(
+        share >= HELD_OUT_SHARE_FLOOR,
+        "held-out micro share of best {share:.3}"
+    );
+}
+
+/// Generality, the target: on families never used to choose a constant, learning with
+/// the defaults reaches 90% of the best achievable compression (micro) and 75% in every family.
+/// Not met yet (67% micro; Drupal 41%, Discourse 68%, Q&A 24%): ids that move between a query
+/// value and a path segment across tree nodes, and slug-less aliases in thin nodes, are not
+/// learned. Run with `cargo test --test it -- --ignored held_out` to see where it stands.
+#[test]
+#[ignore = "generality target not met yet: 67% of best on the held-out families (QUALITY.md)"]
+fn held_out_families_reach_the_generality_target() {
+    let (rows, total, _) = family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");
+    let share = total.compression_rate() / total.best_compression_rate();
+    assert!(
+        share >= 0.90,
+        "held-out micro share of best {share:.3} < 0.90"
+    );
+    for r in &rows {
+        assert!(
+            r.share_of_best() >= 0.75,
+            "{}: share of best {:.3} < 0.75",
+            r.family,
+            r.share_of_best()
+        );
+    }
+}
+
+/// `undust eval --families` reports each family beside the micro and macro rows, and names the
+/// line of a malformed families file.
+#[test]
+fn eval_cli_reports_per_family() {
+    use std::io::Write;
+    use undust::corpus::{generate, CorpusConfig, SiteKind};
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = generate(
+        &CorpusConfig::new(5, 1)
+            .with_kinds(&[SiteKind::Drupal, SiteKind::QAndA, SiteKind::Sphinx])
+            .with_pages(300, 300),
+    );
+    let clusters = dir.path().join("clusters.jsonl");
+    let families = dir.path().join("families.tsv");
+    let mut out = std::fs::File::create(&clusters).unwrap();
+    let mut fam = std::fs::File::create(&families).unwrap();
+    writeln!(fam, "# host\tfamily").unwrap();
+    for site in &corpus.sites {
+        // Two hosts of one family pool into one row; the third host is left unnamed.
+        if site.kind != SiteKind::Sphinx {
+            writeln!(fam, "{}\t{}", site.host, site.kind).unwrap();
+        }
+        for p in &site.pages {
+            let line = serde_json::json!({"url": p.url, "cluster": p.content_id});
+            writeln!(out, "{line}").unwrap();
+        }
+    }
+    drop((out, fam));
+    let run = |families: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+            .args(["eval", "--clusters"])
+            .arg(&clusters)
+            .arg("--families")
+            .arg(families)
+            .output()
+            .unwrap()
+    };
+    let output = run(&families);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("tree + graph by family:"), "{text}");
+    for family in ["drupal", "q-and-a", "other"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(family) && l.contains('%')),
+            "{family} missing: {text}"
+        );
+    }
+    let bad = dir.path().join("bad.tsv");
+    std::fs::write(&bad, "a.example\tforum\nno tab here\n").unwrap();
+    let output = run(&bad);
+    assert_eq!(output.status.code(), Some(64));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("line 2"), "{err}");
+}

@@ -1,13 +1,16 @@
 //! All integration tests compile into this one binary (faster builds than one binary per file).
 //! One module per area; shared helpers live in `support`.
 
+mod admin_cli;
 mod cli;
 mod cluster;
 mod content;
 mod corpus;
 mod crash;
+mod deploy;
 mod learn;
 mod mirrors;
+mod one_pipeline;
 mod pages;
 mod serve_admin;
 mod serve_canonicalize;

@@ -145,3 +145,44 @@ async fn too_many_concurrent_streams_get_resource_exhausted() {
     }
     server.stop().await;
 }
+
+/// One URL is one sample, whatever the client resends: the same page 500 times, then a whole
+/// stream resent as the proto tells clients to do after a cancelled stream.
+#[tokio::test]
+async fn a_url_resent_is_one_sample_and_the_latest_fetch_wins() {
+    let server = TestServer::start().await;
+    let mut ingest = server.ingest().await;
+    let same: Vec<ObservedPage> = (0..500)
+        .map(|_| page("http://retry.example/item?id=1", 200, "text/html", HTML))
+        .collect();
+    let summary = ingest
+        .observe_pages(tokio_stream::iter(same))
+        .await
+        .expect("observe")
+        .into_inner();
+    assert_eq!(summary.accepted, 500);
+    let stream: Vec<ObservedPage> = (0..50)
+        .map(|i| {
+            page(
+                &format!("http://retry.example/item?id={i}"),
+                200,
+                "text/html",
+                HTML,
+            )
+        })
+        .collect();
+    for _ in 0..2 {
+        ingest
+            .observe_pages(tokio_stream::iter(stream.clone()))
+            .await
+            .expect("observe");
+    }
+    let mut admin = server.admin().await;
+    let stats = admin
+        .get_stats(GetStatsRequest {})
+        .await
+        .expect("stats")
+        .into_inner();
+    assert_eq!(stats.samples, 50, "one sample per URL");
+    server.stop().await;
+}

@@ -50,39 +50,75 @@ async fn shutdown_turns_health_not_serving_and_lets_watchers_see_it() {
         .expect("a status");
     assert_eq!(first.status, ServingStatus::Serving as i32);
     let stopping = tokio::spawn(server.stop());
-    let next = tokio::time::timeout(Duration::from_secs(10), watch.message())
+    // The sidecar turns NOT_SERVING before it stops its listeners, so a watcher always sees it.
+    let update = tokio::time::timeout(Duration::from_secs(10), watch.message())
         .await
-        .expect("a status within 10 s");
-    // Either the NOT_SERVING update arrives, or the stream ends as the server goes away.
-    if let Ok(Some(update)) = next {
-        assert_eq!(update.status, ServingStatus::NotServing as i32);
-    }
+        .expect("a status within 10 s")
+        .expect("the watch stream is still up")
+        .expect("NOT_SERVING arrives before the stream ends");
+    assert_eq!(update.status, ServingStatus::NotServing as i32);
+    drop(watch);
     stopping.await.expect("stopped cleanly");
 }
 
+/// A call in flight when shutdown begins is answered in full: the stream is opened and answered
+/// once before the drain, the drain is seen to have begun (health turned NOT_SERVING on a watch),
+/// and only then is the next batch sent on the same stream.
 #[tokio::test]
 async fn in_flight_calls_finish_during_the_drain() {
     let server = TestServer::start().await;
-    let mut client = server.canonicalizer().await;
-    let urls: Vec<String> = (0..10_000)
-        .map(|i| format!("http://drain.example/{i}?utm_medium=x"))
-        .collect();
-    let call = tokio::spawn(async move {
-        client
-            .canonicalize(CanonicalizeRequest {
-                urls,
-                dry_run: false,
-                sequence: 7,
-            })
-            .await
-    });
-    tokio::time::sleep(Duration::from_millis(5)).await;
-    server.stop().await;
-    let answer = call.await.expect("task");
-    // The call either completed before shutdown or during the drain; it was not cut off midway.
-    if let Ok(answer) = answer {
-        assert_eq!(answer.into_inner().results.len(), 10_000);
-    }
+    let channel = server.channel().await;
+    let mut watch = HealthClient::new(channel.clone())
+        .watch(HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .expect("watch")
+        .into_inner();
+    let first = watch.message().await.expect("status").expect("a status");
+    assert_eq!(first.status, ServingStatus::Serving as i32);
+
+    let (batches, requests) = tokio::sync::mpsc::channel::<CanonicalizeRequest>(2);
+    let mut client = undust::pb::canonicalizer_client::CanonicalizerClient::new(channel)
+        .max_decoding_message_size(64 * 1024 * 1024);
+    let batch = |sequence: u64| CanonicalizeRequest {
+        urls: (0..10_000)
+            .map(|i| format!("http://drain.example/{sequence}/{i}?utm_medium=x"))
+            .collect(),
+        dry_run: false,
+        sequence,
+    };
+    batches.send(batch(1)).await.expect("send the first batch");
+    let mut answers = client
+        .canonicalize_stream(tokio_stream::wrappers::ReceiverStream::new(requests))
+        .await
+        .expect("open the stream")
+        .into_inner();
+    let answer = answers.message().await.expect("answer").expect("an answer");
+    assert_eq!((answer.sequence, answer.results.len()), (1, 10_000));
+
+    let stopping = tokio::spawn(server.stop());
+    let update = tokio::time::timeout(Duration::from_secs(10), watch.message())
+        .await
+        .expect("a status within 10 s")
+        .expect("the watch stream is still up")
+        .expect("NOT_SERVING arrives");
+    assert_eq!(update.status, ServingStatus::NotServing as i32, "draining");
+    drop(watch);
+
+    batches.send(batch(2)).await.expect("send during the drain");
+    let answer = tokio::time::timeout(Duration::from_secs(10), answers.message())
+        .await
+        .expect("answered within 10 s")
+        .expect("the in-flight stream is not cut off")
+        .expect("an answer");
+    assert_eq!((answer.sequence, answer.results.len()), (2, 10_000));
+    drop(batches);
+    assert!(
+        answers.message().await.expect("a clean end").is_none(),
+        "the stream ends when the client closes it"
+    );
+    stopping.await.expect("stopped cleanly");
 }
 
 #[tokio::test]

@@ -6,29 +6,19 @@
 //! `tests/data/static_canon/deviations.tsv` — a deviation is explicit, never silent. Stale rows
 //! (a listed case that now matches or gives another result) fail too. The one global adjustment
 //! applied to every peer's expected value is the fragment: we always drop it (documented).
-//! Third-party data lives in `../shared/testdata`; when absent the suites print a notice and pass.
+//! Third-party data lives in `../shared/testdata`; when absent the suites print a notice and pass,
+//! except under `UNDUST_REQUIRE_TESTDATA` (CI), where they fail.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use proptest::prelude::*;
 use serde_json::Value;
 use undust::canon::normalize::{InvalidUrl, StaticConfig, StaticNormalizer};
 
-fn testdata() -> Option<PathBuf> {
-    // `../shared/testdata` from the main checkout; git worktrees under `wt/` sit one level deeper.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let found = ["../shared/testdata", "../../shared/testdata"]
-        .iter()
-        .map(|rel| root.join(rel))
-        .find(|dir| dir.is_dir());
-    if found.is_none() {
-        eprintln!("skipping: ../shared/testdata not found");
-    }
-    found
-}
+use crate::support::testdata;
 
 fn normalizer(config: StaticConfig) -> StaticNormalizer {
     match StaticNormalizer::new(config) {

@@ -30,3 +30,4 @@ pub mod content;
 pub mod ingest;
 pub mod learn;
 pub mod mirrors;
+pub mod pipeline;

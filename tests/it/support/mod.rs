@@ -20,15 +20,30 @@ use undust::service::{run, Listeners, ServeError};
 pub const READ_TOKEN: &str = "read-token-for-tests-0123456789";
 pub const WRITE_TOKEN: &str = "write-token-for-tests-0123456789";
 
-/// Where the third-party test data lives, if it does.
+/// Set (to anything but `0`) by CI: missing third-party test data then fails the tests that need
+/// it instead of skipping them.
+pub const REQUIRE_TESTDATA: &str = "UNDUST_REQUIRE_TESTDATA";
+
+/// Where the third-party test data lives, if it does. Under [`REQUIRE_TESTDATA`] its absence is a
+/// failure, not a skip.
 pub fn testdata() -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata");
-    if path.is_dir() {
-        Some(path)
-    } else {
-        eprintln!("skipping: ../shared/testdata not found");
-        None
+    // `../shared/testdata` beside the checkout; a git worktree one level deeper sees it at `../..`.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join("../shared/testdata");
+    if let Some(found) = [path.clone(), root.join("../../shared/testdata")]
+        .into_iter()
+        .find(|dir| dir.is_dir())
+    {
+        return Some(found);
     }
+    let required = std::env::var(REQUIRE_TESTDATA).is_ok_and(|value| value != "0");
+    assert!(
+        !required,
+        "{} is not a directory and {REQUIRE_TESTDATA} is set: the third-party test data must be there",
+        path.display()
+    );
+    eprintln!("skipping: ../shared/testdata not found");
+    None
 }
 
 /// A running sidecar.

@@ -39,6 +39,20 @@ pub struct Rewrite {
     pub rule_index: Option<usize>,
 }
 
+/// A rewrite that is not a fixpoint: its output does not parse back to itself, or the rules
+/// rewrite it again. Deployed rules must never produce one (the learner removes the rule, the
+/// live-rule gate refuses the set).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FixpointViolation {
+    /// The URL rewritten.
+    pub url: String,
+    /// Its rewrite.
+    pub first: Rewrite,
+    /// What the rewrite became: parsed again and, when a rule applies, rewritten again (the
+    /// rewrite itself when it does not parse).
+    pub second: String,
+}
+
 /// Why a URL was rewritten: the site rules that changed it, the pattern rule that matched,
 /// and the result.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -277,6 +291,25 @@ impl HostRules {
     /// The id of rule `index`.
     pub fn rule_id(&self, index: usize) -> Option<&str> {
         self.rules.get(index).map(|r| r.id.as_str())
+    }
+
+    /// Checks that rewriting `url` reaches a fixpoint: the rewrite parses back to itself and no rule
+    /// changes it again. `None` when it does (or when no rule applies).
+    pub fn fixpoint_violation(&self, url: &Url) -> Option<FixpointViolation> {
+        let first = self.apply(url)?;
+        let second = match Url::parse(&first.canonical) {
+            Ok(again) if again.as_str() == first.canonical => match self.apply(&again) {
+                Some(rewrite) if rewrite.canonical != first.canonical => rewrite.canonical,
+                _ => return None,
+            },
+            Ok(again) => String::from(again),
+            Err(_) => first.canonical.clone(),
+        };
+        Some(FixpointViolation {
+            url: url.to_string(),
+            first,
+            second,
+        })
     }
 
     /// Rewrites `url` with the site rules, then the most specific matching pattern rule.

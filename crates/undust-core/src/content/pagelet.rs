@@ -195,6 +195,25 @@ pub struct PageDigest {
 }
 
 impl PageDigest {
+    /// Bytes this digest holds on the heap (its vectors' capacities), for budgets that must
+    /// account what is really held rather than what was asked for.
+    pub fn held_bytes(&self) -> usize {
+        self.pagelets
+            .iter()
+            .map(|p| {
+                std::mem::size_of::<PageletDigest>()
+                    + p.vector.capacity() * std::mem::size_of::<i16>()
+                    + p.blocks.capacity() * std::mem::size_of::<BlockDigest>()
+                    + p.blocks
+                        .iter()
+                        .map(|b| b.vector.capacity() * std::mem::size_of::<i16>())
+                        .sum::<usize>()
+            })
+            .sum::<usize>()
+            + (self.pagelets.capacity() - self.pagelets.len())
+                * std::mem::size_of::<PageletDigest>()
+    }
+
     /// Simhash of the whole page's text, every pagelet included (no template or boilerplate
     /// removal): the "raw page" baseline.
     pub fn raw_simhash(&self) -> u64 {

@@ -12,8 +12,19 @@
 //!   holding the most bytes gives up one uniformly random item at a time (its reservoir size
 //!   shrinking accordingly) until the total fits. Big hosts shrink first, so small hosts keep
 //!   their samples and the budget tends towards an even split;
-//! - **hosts** ([`SamplerConfig::max_hosts`]): offers for new hosts beyond this are refused and
-//!   counted ([`SamplerStats::hosts_refused`]).
+//! - **hosts** ([`SamplerConfig::max_hosts`]): a new host beyond this takes the slot of the host
+//!   idle longest, when that host has not been offered anything for [`SamplerConfig::max_hosts`]
+//!   offers (a whole round of the table): its samples are handed back as evicted and its name in
+//!   [`Offer::evicted_host`] ([`SamplerStats::hosts_replaced`]). Otherwise the offer is refused
+//!   ([`SamplerStats::hosts_refused`]). A crawl of millions of hosts thus keeps sampling the hosts
+//!   it is crawling now, and a burst of one-page hosts cannot push out hosts that are active.
+//!
+//! **One key, one sample.** An item with a [`SampleBytes::sample_key`] (the sidecar keys pages by
+//! URL) that is already in its host's reservoir replaces the one there (the latest fetch wins,
+//! [`Decision::Refreshed`]) instead of taking a second slot, so a client that resends pages does
+//! not skew the sample. It does not count as a new offer for Algorithm R: the reservoir samples
+//! distinct keys. (A key that was offered before and not selected is drawn again like a new one:
+//! remembering every key ever offered would take unbounded memory.)
 //!
 //! Shrinking a reservoir by uniform random eviction keeps it a uniform sample of everything seen
 //! (a uniform subsample of a uniform sample is uniform, and Algorithm R continues correctly from
@@ -29,10 +40,16 @@ use std::collections::{BTreeSet, HashMap};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-/// Byte size of a sample, used for the byte budgets.
+/// Byte size of a sample, used for the byte budgets, and its identity within its host.
 pub trait SampleBytes {
     /// Approximate heap plus inline bytes this sample keeps alive.
     fn sample_bytes(&self) -> usize;
+
+    /// The sample's identity within its host (e.g. a hash of its URL): a new item with the key of
+    /// one in the reservoir replaces it. `None` (the default): every item is distinct.
+    fn sample_key(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl SampleBytes for Vec<u8> {
@@ -57,7 +74,8 @@ pub struct SamplerConfig {
     pub per_host_bytes: usize,
     /// Byte budget over all hosts (default 1 GiB).
     pub global_bytes: usize,
-    /// Maximum number of hosts sampled (default 100,000); later new hosts are refused.
+    /// Maximum number of hosts sampled at once (default 100,000); see the module docs for what a
+    /// new host does beyond it.
     pub max_hosts: usize,
     /// RNG seed (default 0).
     pub seed: u64,
@@ -82,11 +100,13 @@ pub enum Decision {
     Added,
     /// Replaced a random earlier sample (which is in [`Offer::evicted`]).
     Replaced,
+    /// Replaced the sample with the same key (which is in [`Offer::evicted`]).
+    Refreshed,
     /// Not selected by the reservoir draw, or selected and then dropped again by a byte budget.
     NotSelected,
     /// Larger than the per-host or global byte budget.
     TooLarge,
-    /// A new host beyond [`SamplerConfig::max_hosts`].
+    /// A new host beyond [`SamplerConfig::max_hosts`], with no idle host to give way.
     HostRefused,
 }
 
@@ -98,14 +118,20 @@ pub struct Offer<T> {
     /// The offered sample, handed back when it was not kept.
     pub returned: Option<T>,
     /// Samples evicted to make room, with their host (possibly other hosts, through the global
-    /// budget). Never contains the offered sample.
+    /// budget, or a host that gave way). Never contains the offered sample.
     pub evicted: Vec<(String, T)>,
+    /// A host that gave its slot to the offered sample's new host (all its samples are in
+    /// `evicted`): the caller may drop what else it keeps for that host.
+    pub evicted_host: Option<String>,
 }
 
 impl<T> Offer<T> {
     /// True when the offered sample is now in the reservoir.
     pub fn kept(&self) -> bool {
-        matches!(self.decision, Decision::Added | Decision::Replaced)
+        matches!(
+            self.decision,
+            Decision::Added | Decision::Replaced | Decision::Refreshed
+        )
     }
 }
 
@@ -118,8 +144,12 @@ pub struct SamplerStats {
     pub kept: u64,
     /// Samples rejected as larger than a budget.
     pub too_large: u64,
-    /// Offers refused because the host limit was reached.
+    /// Offers refused because the host limit was reached and no host was idle.
     pub hosts_refused: u64,
+    /// Hosts that gave their slot to a new host (idle for a whole round of the table).
+    pub hosts_replaced: u64,
+    /// Offers that replaced the sample with the same key.
+    pub refreshed: u64,
     /// Evictions caused by per-host byte budgets.
     pub host_budget_evictions: u64,
     /// Evictions caused by the global byte budget.
@@ -129,9 +159,59 @@ pub struct SamplerStats {
 #[derive(Debug)]
 struct Reservoir<T> {
     items: Vec<T>,
+    /// Sample key → position in `items`, for the items that have a key.
+    keys: HashMap<u64, usize>,
     bytes: usize,
     seen: u64,
     capacity: usize,
+    /// The sampler's offer count at this host's last offer (for the host limit).
+    last_offer: u64,
+}
+
+impl<T: SampleBytes> Reservoir<T> {
+    fn new(capacity: usize, now: u64) -> Self {
+        Reservoir {
+            items: Vec::new(),
+            keys: HashMap::new(),
+            bytes: 0,
+            seen: 0,
+            capacity,
+            last_offer: now,
+        }
+    }
+
+    fn push(&mut self, item: T) -> usize {
+        if let Some(key) = item.sample_key() {
+            self.keys.insert(key, self.items.len());
+        }
+        self.items.push(item);
+        self.items.len() - 1
+    }
+
+    fn replace(&mut self, at: usize, item: T) -> T {
+        let key = item.sample_key();
+        let old = std::mem::replace(&mut self.items[at], item);
+        if let Some(old_key) = old.sample_key() {
+            if self.keys.get(&old_key) == Some(&at) {
+                self.keys.remove(&old_key);
+            }
+        }
+        if let Some(key) = key {
+            self.keys.insert(key, at);
+        }
+        old
+    }
+
+    fn swap_remove(&mut self, at: usize) -> T {
+        let item = self.items.swap_remove(at);
+        if let Some(key) = item.sample_key() {
+            self.keys.remove(&key);
+        }
+        if let Some(moved) = self.items.get(at).and_then(SampleBytes::sample_key) {
+            self.keys.insert(moved, at);
+        }
+        item
+    }
 }
 
 /// Per-host reservoirs under per-host and global bounds (see the module docs).
@@ -143,6 +223,8 @@ pub struct ReservoirSampler<T> {
     host_index: HashMap<String, usize>,
     /// (bytes, host) for finding the largest host when the global budget is exceeded.
     by_bytes: BTreeSet<(usize, usize)>,
+    /// (last offer, host) for finding the host idle longest when the host limit is reached.
+    by_last_offer: BTreeSet<(u64, usize)>,
     total_bytes: usize,
     rng: SmallRng,
     stats: SamplerStats,
@@ -161,6 +243,7 @@ impl<T: SampleBytes> ReservoirSampler<T> {
             reservoirs: Vec::new(),
             host_index: HashMap::new(),
             by_bytes: BTreeSet::new(),
+            by_last_offer: BTreeSet::new(),
             total_bytes: 0,
             rng,
             stats: SamplerStats::default(),
@@ -175,49 +258,80 @@ impl<T: SampleBytes> ReservoirSampler<T> {
             decision,
             returned: Some(item),
             evicted: Vec::new(),
+            evicted_host: None,
         };
         if size > self.config.per_host_bytes || size > self.config.global_bytes {
             self.stats.too_large += 1;
             return reject(Decision::TooLarge, item);
         }
+        let now = self.stats.offered;
+        let mut evicted = Vec::new();
+        let mut evicted_host = None;
         let h = match self.host_index.get(host) {
             Some(&h) => h,
             None => {
                 if self.reservoirs.len() >= self.config.max_hosts {
-                    self.stats.hosts_refused += 1;
-                    return reject(Decision::HostRefused, item);
+                    match self.idle_host(now) {
+                        Some(idle) => {
+                            let name = self.names[idle].clone();
+                            evicted.extend(
+                                self.remove_host(&name)
+                                    .into_iter()
+                                    .map(|item| (name.clone(), item)),
+                            );
+                            self.stats.hosts_replaced += 1;
+                            evicted_host = Some(name);
+                        }
+                        None => {
+                            self.stats.hosts_refused += 1;
+                            return reject(Decision::HostRefused, item);
+                        }
+                    }
                 }
                 let h = self.reservoirs.len();
-                self.reservoirs.push(Reservoir {
-                    items: Vec::new(),
-                    bytes: 0,
-                    seen: 0,
-                    capacity: self.config.per_host_items,
-                });
+                self.reservoirs
+                    .push(Reservoir::new(self.config.per_host_items, now));
                 self.names.push(host.to_string());
                 self.host_index.insert(host.to_string(), h);
                 self.by_bytes.insert((0, h));
+                self.by_last_offer.insert((now, h));
                 h
             }
         };
+        self.touch(h, now);
 
-        // Algorithm R.
-        let mut evicted = Vec::new();
-        let r = &mut self.reservoirs[h];
-        r.seen += 1;
-        let (decision, new_pos) = if r.items.len() < r.capacity {
-            r.items.push(item);
-            (Decision::Added, r.items.len() - 1)
-        } else {
-            let j = self.rng.random_range(0..r.seen);
-            if j >= r.items.len() as u64 {
-                return reject(Decision::NotSelected, item);
-            }
-            let old = std::mem::replace(&mut r.items[j as usize], item);
-            let old_size = old.sample_bytes();
-            self.set_bytes(h, self.reservoirs[h].bytes - old_size);
+        let existing = item
+            .sample_key()
+            .and_then(|key| self.reservoirs[h].keys.get(&key).copied());
+        let (decision, new_pos) = if let Some(at) = existing {
+            // The same key again: the latest fetch replaces the sample, in place.
+            let old = self.reservoirs[h].replace(at, item);
+            self.set_bytes(h, self.reservoirs[h].bytes - old.sample_bytes());
             evicted.push((self.names[h].clone(), old));
-            (Decision::Replaced, j as usize)
+            self.stats.refreshed += 1;
+            (Decision::Refreshed, at)
+        } else {
+            // Algorithm R.
+            let r = &mut self.reservoirs[h];
+            r.seen += 1;
+            if r.items.len() < r.capacity {
+                (Decision::Added, r.push(item))
+            } else {
+                let j = self.rng.random_range(0..r.seen);
+                if j >= r.items.len() as u64 {
+                    return Offer {
+                        decision: Decision::NotSelected,
+                        returned: Some(item),
+                        evicted,
+                        evicted_host,
+                    };
+                }
+                let old = r.replace(j as usize, item);
+                let old_size = old.sample_bytes();
+                self.set_bytes(h, self.reservoirs[h].bytes - old_size);
+                evicted.push((self.names[h].clone(), old));
+                (Decision::Replaced, j as usize)
+            }
         };
         self.set_bytes(h, self.reservoirs[h].bytes + size);
         let mut new_pos = Some(new_pos);
@@ -259,6 +373,7 @@ impl<T: SampleBytes> ReservoirSampler<T> {
                 decision: Decision::NotSelected,
                 returned: Some(item),
                 evicted,
+                evicted_host,
             },
             None => {
                 self.stats.kept += 1;
@@ -266,6 +381,7 @@ impl<T: SampleBytes> ReservoirSampler<T> {
                     decision,
                     returned: None,
                     evicted,
+                    evicted_host,
                 }
             }
         }
@@ -280,7 +396,7 @@ impl<T: SampleBytes> ReservoirSampler<T> {
         }
         let i = self.rng.random_range(0..len);
         let r = &mut self.reservoirs[h];
-        let item = r.items.swap_remove(i);
+        let item = r.swap_remove(i);
         r.capacity = r.items.len().max(1);
         let size = item.sample_bytes();
         let was_new = *new_pos == Some(i);
@@ -296,6 +412,19 @@ impl<T: SampleBytes> ReservoirSampler<T> {
         } else {
             Evicted::Old(item)
         })
+    }
+
+    /// The host idle longest, when it has been idle for a whole round of the table.
+    fn idle_host(&self, now: u64) -> Option<usize> {
+        let &(last, h) = self.by_last_offer.first()?;
+        (now.saturating_sub(last) > self.config.max_hosts as u64).then_some(h)
+    }
+
+    fn touch(&mut self, h: usize, now: u64) {
+        let last = self.reservoirs[h].last_offer;
+        self.by_last_offer.remove(&(last, h));
+        self.by_last_offer.insert((now, h));
+        self.reservoirs[h].last_offer = now;
     }
 
     fn set_bytes(&mut self, h: usize, bytes: usize) {
@@ -315,11 +444,16 @@ impl<T: SampleBytes> ReservoirSampler<T> {
         };
         let last = self.reservoirs.len() - 1;
         self.by_bytes.remove(&(self.reservoirs[h].bytes, h));
+        self.by_last_offer
+            .remove(&(self.reservoirs[h].last_offer, h));
         if h != last {
             // swap_remove moves the last host into slot h: re-key its entries.
             let moved_bytes = self.reservoirs[last].bytes;
             self.by_bytes.remove(&(moved_bytes, last));
             self.by_bytes.insert((moved_bytes, h));
+            let moved_offer = self.reservoirs[last].last_offer;
+            self.by_last_offer.remove(&(moved_offer, last));
+            self.by_last_offer.insert((moved_offer, h));
             if let Some(i) = self.host_index.get_mut(&self.names[last]) {
                 *i = h;
             }
@@ -522,7 +656,10 @@ mod tests {
             .map(|h| s.samples(h).map_or(0, <[Item]>::len))
             .sum();
         assert_eq!(sampled, held.len());
-        assert!(s.stats().hosts_refused > 0);
+        assert!(
+            s.stats().hosts_refused + s.stats().hosts_replaced > 0,
+            "the host limit was in play"
+        );
         assert!(s.stats().global_budget_evictions > 0);
         let too_big = s.offer("h0", Item { id: 0, size: 501 });
         assert_eq!(too_big.decision, Decision::TooLarge);
@@ -552,6 +689,117 @@ mod tests {
         assert_eq!(s.capacity("big"), Some(89));
     }
 
+    /// An item keyed like one in the reservoir.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Page {
+        url: u64,
+        fetch: u32,
+        size: usize,
+    }
+
+    impl SampleBytes for Page {
+        fn sample_bytes(&self) -> usize {
+            self.size
+        }
+        fn sample_key(&self) -> Option<u64> {
+            Some(self.url)
+        }
+    }
+
+    #[test]
+    fn one_key_is_one_sample_and_the_latest_fetch_wins() {
+        let mut s = ReservoirSampler::new(SamplerConfig {
+            per_host_items: 10,
+            ..SamplerConfig::default()
+        });
+        for fetch in 0..500 {
+            let offer = s.offer(
+                "h",
+                Page {
+                    url: 7,
+                    fetch,
+                    size: 10 + fetch as usize % 3,
+                },
+            );
+            assert!(offer.kept());
+            if fetch > 0 {
+                assert_eq!(offer.decision, Decision::Refreshed);
+                assert_eq!(offer.evicted.len(), 1, "the previous fetch is handed back");
+                assert_eq!(offer.evicted[0].1.fetch, fetch - 1);
+            }
+        }
+        let samples = s.samples("h").expect("host");
+        assert_eq!(samples.len(), 1, "500 fetches of one URL are one sample");
+        assert_eq!(samples[0].fetch, 499, "the latest fetch wins");
+        assert_eq!(s.total_bytes(), samples[0].size);
+        assert_eq!(
+            s.seen("h"),
+            1,
+            "a refresh is not a new member of the population"
+        );
+        // Resending a whole stream's pages leaves the sample as it was.
+        for url in 0..8 {
+            s.offer(
+                "h",
+                Page {
+                    url,
+                    fetch: 1,
+                    size: 10,
+                },
+            );
+        }
+        for url in 0..8 {
+            s.offer(
+                "h",
+                Page {
+                    url,
+                    fetch: 2,
+                    size: 10,
+                },
+            );
+        }
+        let samples = s.samples("h").expect("host");
+        assert_eq!(samples.len(), 8);
+        assert!(samples.iter().all(|p| p.fetch == 2));
+        assert_eq!(
+            s.stats().refreshed,
+            499 + 1 + 8,
+            "url 7 of the resent pages too"
+        );
+    }
+
+    #[test]
+    fn at_the_host_limit_the_host_idle_longest_gives_way_and_active_hosts_stay() {
+        let mut s = ReservoirSampler::new(SamplerConfig {
+            per_host_items: 100,
+            max_hosts: 3,
+            ..SamplerConfig::default()
+        });
+        for id in 0..5 {
+            s.offer("idle", Item { id, size: 1 });
+        }
+        for id in 0..10 {
+            s.offer("busy-1", Item { id, size: 1 });
+            s.offer("busy-2", Item { id, size: 1 });
+        }
+        let offer = s.offer("new", Item { id: 0, size: 1 });
+        assert_eq!(offer.decision, Decision::Added);
+        assert_eq!(offer.evicted_host.as_deref(), Some("idle"));
+        assert_eq!(
+            offer.evicted.len(),
+            5,
+            "the idle host's samples are handed back"
+        );
+        assert!(offer.evicted.iter().all(|(host, _)| host == "idle"));
+        assert_eq!(s.host_count(), 3);
+        assert!(s.samples("idle").is_none());
+        assert_eq!(s.samples("busy-1").map(<[Item]>::len), Some(10));
+        // Now every host is active: a burst of new hosts is refused, not let in.
+        let refused = s.offer("burst", Item { id: 0, size: 1 });
+        assert_eq!(refused.decision, Decision::HostRefused);
+        assert_eq!((s.stats().hosts_replaced, s.stats().hosts_refused), (1, 1));
+    }
+
     #[test]
     fn remove_host_keeps_accounting() {
         let mut s = ReservoirSampler::new(SamplerConfig {
@@ -566,8 +814,6 @@ mod tests {
             }
         }
         assert_eq!(s.total_bytes(), 5 + 10 + 15);
-        let offer = s.offer("d", Item { id: 0, size: 1 });
-        assert_eq!(offer.decision, Decision::HostRefused);
         let gone = s.remove_host("a");
         assert_eq!(gone.len(), 5);
         assert!(s.remove_host("a").is_empty());

@@ -222,6 +222,61 @@ pub fn average(per_host: &[Metrics]) -> Averages {
     }
 }
 
+/// One family's (kind of site's) figures: its hosts' counts pooled (micro) and averaged (macro).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FamilyRow {
+    /// Family name, as given for each host.
+    pub family: String,
+    /// Hosts of this family.
+    pub hosts: usize,
+    /// Pooled counts of its hosts.
+    pub total: Metrics,
+    /// Micro and macro averages over its hosts.
+    pub averages: Averages,
+}
+
+impl FamilyRow {
+    /// Compression reached as a share of the best achievable (micro); 1 when nothing can be
+    /// compressed.
+    pub fn share_of_best(&self) -> f64 {
+        let best = self.total.best_compression_rate();
+        if best <= 0.0 {
+            1.0
+        } else {
+            self.total.compression_rate() / best
+        }
+    }
+}
+
+/// Groups per-host metrics by family (`family_of[i]` is host `i`'s family), in order of first
+/// appearance. Hosts beyond `family_of` are left out.
+pub fn by_family(per_host: &[Metrics], family_of: &[&str]) -> Vec<FamilyRow> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut groups: FxHashMap<&str, Vec<Metrics>> = FxHashMap::default();
+    for (m, f) in per_host.iter().zip(family_of) {
+        if !groups.contains_key(f) {
+            order.push(f);
+        }
+        groups.entry(f).or_default().push(*m);
+    }
+    order
+        .into_iter()
+        .map(|f| {
+            let members = groups.remove(f).unwrap_or_default();
+            let mut total = Metrics::default();
+            for m in &members {
+                total.add(m);
+            }
+            FamilyRow {
+                family: f.to_owned(),
+                hosts: members.len(),
+                total,
+                averages: average(&members),
+            }
+        })
+        .collect()
+}
+
 /// Labelled URLs of one host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostSamples {
@@ -430,6 +485,26 @@ mod tests {
         let avg = average(&[a, b]);
         assert!((avg.micro_compression - (1.0 - 60.0 / 110.0)).abs() < 1e-12);
         assert!((avg.macro_compression - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn families_pool_their_hosts() {
+        let m = |urls, canonical, clusters| Metrics {
+            urls,
+            canonical,
+            clusters,
+            support_pairs: 0,
+            false_positive_pairs: 0,
+        };
+        let rows = by_family(
+            &[m(10, 5, 5), m(10, 10, 5), m(4, 2, 2)],
+            &["wiki", "shop", "wiki"],
+        );
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].family.as_str(), rows[0].hosts), ("wiki", 2));
+        assert_eq!(rows[0].total, m(14, 7, 7));
+        assert!((rows[0].share_of_best() - 1.0).abs() < 1e-12);
+        assert_eq!(rows[1].share_of_best(), 0.0);
     }
 
     #[test]

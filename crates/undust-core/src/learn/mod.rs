@@ -671,23 +671,10 @@ fn verify(set: &mut HostRuleSet, samples: &[LabelledUrl], max: usize) {
             set.rules.clear();
             return;
         };
-        let mut bad: Option<Option<usize>> = None;
-        for u in &urls {
-            let Some(rw) = engine.apply(u) else { continue };
-            let ok = match Url::parse(&rw.canonical) {
-                Ok(again) => {
-                    again.as_str() == rw.canonical
-                        && engine
-                            .apply(&again)
-                            .is_none_or(|r2| r2.canonical == rw.canonical)
-                }
-                Err(_) => false,
-            };
-            if !ok {
-                bad = Some(rw.rule_index);
-                break;
-            }
-        }
+        let bad: Option<Option<usize>> = urls
+            .iter()
+            .find_map(|u| engine.fixpoint_violation(u))
+            .map(|violation| violation.first.rule_index);
         match bad {
             Some(Some(i)) => {
                 set.rules.remove(i);

@@ -46,6 +46,11 @@ const MIN_TYPE_COVERAGE: f64 = 0.5;
 /// changes (when it holds at least [`MIN_UNEVIDENCED_TYPE_SAMPLES`]): a forum's listing pages
 /// are a minority of the URLs carrying `f`, but a page type of their own.
 const MAX_UNEVIDENCED_TYPE_SHARE: f64 = 0.05;
+/// A page type where a candidate merged this many groups of different pages and not one group of
+/// duplicates contradicts it: the parameter is relevant there (`f` names the forum on
+/// `viewforum.php`, though it is redundant on `viewtopic.php`), so no site-wide rule; the
+/// pattern tree may still learn it for the page types that show it.
+const MIN_CONTRARY_GROUPS: u64 = 2;
 /// Unevidenced page types smaller than this are too small to judge.
 const MIN_UNEVIDENCED_TYPE_SAMPLES: u64 = 3;
 /// A path segment value at least this common at its position (share of samples) names a page
@@ -101,12 +106,16 @@ struct Evidence {
     changed_in_evidenced_types: u64,
     /// Most changed samples in one page type without such evidence.
     largest_unevidenced_type: u64,
+    /// Page types where the candidate merged only different pages, at least
+    /// [`MIN_CONTRARY_GROUPS`] times.
+    contrary_types: u64,
 }
 
 impl Evidence {
     fn accepts(&self, config: &LearnConfig) -> bool {
         let groups = self.positive_groups + self.negative_groups;
         groups > 0
+            && self.contrary_types == 0
             && self.changed_in_evidenced_types as f64 >= MIN_TYPE_COVERAGE * self.changed as f64
             && (self.largest_unevidenced_type < MIN_UNEVIDENCED_TYPE_SAMPLES
                 || self.largest_unevidenced_type as f64
@@ -124,6 +133,8 @@ struct Round {
     by_hash: FxHashMap<u64, Vec<u32>>,
     /// Page type of each sample ([`page_types`]).
     types: Vec<u64>,
+    /// Shape of each sample ([`page_shapes`]): page types of one shape pool their evidence.
+    shapes: Vec<u64>,
 }
 
 impl Round {
@@ -172,6 +183,40 @@ fn page_types(paths: &[&str]) -> Vec<u64> {
         .collect()
 }
 
+/// Shape of each sample: the number of path segments and the last segment when it is a common
+/// value at its position (a script such as `viewforum.php`), else that segment's file
+/// extension. Page types split by common values (sections, years, months, a `print` folder) share
+/// a shape, and with a 20% sample most of them show no merge at all: evidence in one type of a
+/// shape counts for the others (the paper's point of pooling evidence over a node's clusters),
+/// while a different script stays a page type of its own.
+fn page_shapes(paths: &[&str]) -> Vec<u64> {
+    let mut counts: FxHashMap<(usize, &str), u32> = FxHashMap::default();
+    for path in paths {
+        let depth = path.split('/').count();
+        if let Some(last) = path.rsplit('/').next() {
+            *counts.entry((depth, last)).or_default() += 1;
+        }
+    }
+    let common = (paths.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
+    paths
+        .iter()
+        .map(|path| {
+            let depth = path.split('/').count();
+            let last = path.rsplit('/').next().unwrap_or("");
+            let mut h = Xxh3::new();
+            h.update(&(depth as u64).to_le_bytes());
+            if f64::from(counts.get(&(depth, last)).copied().unwrap_or(0)) >= common {
+                h.update(b"=");
+                h.update(last.as_bytes());
+            } else {
+                h.update(b".");
+                h.update(last.rsplit_once('.').map_or("", |(_, ext)| ext).as_bytes());
+            }
+            h.digest()
+        })
+        .collect()
+}
+
 /// A hasher fed with the URL's origin under `scheme` (the site rules may change the scheme):
 /// what every output hash here starts with.
 fn origin_hasher(url: &Url, scheme: &str) -> Xxh3 {
@@ -213,9 +258,15 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
     let mut accepted: Vec<(SiteAction, Evidence)> = Vec::new();
     let mut rewriter = SiteRewriter::default();
     let mut round = start_round(&parsed, &rewriter);
-    for _ in 0..MAX_ROUNDS {
+    for round_number in 0..MAX_ROUNDS {
         let mut changed = false;
         for (candidate, may_change) in candidates(&parsed, &rewriter, &accepted, &round) {
+            // Whether path and query together are case-insensitive is a property of the
+            // server that other site rules cannot reveal: tested in the first round only, as
+            // it touches every sample with a capital letter.
+            if round_number > 0 && candidate == SiteAction::LowercasePathAndQuery {
+                continue;
+            }
             let mut with = rewriter.clone();
             with.add(&candidate);
             let (evidence, moved) = measure(&parsed, &with, &round, &may_change);
@@ -224,6 +275,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 if matches!(
                     candidate,
                     SiteAction::LowercasePath
+                        | SiteAction::LowercasePathAndQuery
                         | SiteAction::DefaultDocument { .. }
                         | SiteAction::StripTrailingSlash
                         | SiteAction::SegmentAlias { .. }
@@ -283,7 +335,9 @@ fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
         ));
         paths.push(path);
     }
-    let types = page_types(&paths.iter().map(|p| p.as_ref()).collect::<Vec<_>>());
+    let path_refs: Vec<&str> = paths.iter().map(|p| p.as_ref()).collect();
+    let types = page_types(&path_refs);
+    let shapes = page_shapes(&path_refs);
     let mut by_hash: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
     for (i, &h) in hashes.iter().enumerate() {
         by_hash.entry(h).or_default().push(i as u32);
@@ -292,6 +346,7 @@ fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
         hashes,
         by_hash,
         types,
+        shapes,
     }
 }
 
@@ -306,6 +361,8 @@ fn candidates(
 ) -> Vec<(SiteAction, Vec<u32>)> {
     let mut out = Vec::new();
     let mut upper: Vec<u32> = Vec::new();
+    // Samples with an upper-case letter in the path or in the query.
+    let mut upper_anywhere: Vec<u32> = Vec::new();
     let mut unsorted: Vec<u32> = Vec::new();
     let mut plain_http: Vec<u32> = Vec::new();
     let mut any_https = false;
@@ -321,8 +378,16 @@ fn candidates(
         .collect();
     for (i, (p, (path, query))) in parsed.iter().zip(&outputs).enumerate() {
         let i = i as u32;
-        if path.bytes().any(|b| b.is_ascii_uppercase()) {
+        let upper_path = path.bytes().any(|b| b.is_ascii_uppercase());
+        if upper_path {
             upper.push(i);
+        }
+        if upper_path
+            || query
+                .as_deref()
+                .is_some_and(|q| q.bytes().any(|b| b.is_ascii_uppercase()))
+        {
+            upper_anywhere.push(i);
         }
         match rewriter.scheme(&p.url) {
             "http" if p.url.port().is_none() => plain_http.push(i),
@@ -366,8 +431,19 @@ fn candidates(
     if any_https && !plain_http.is_empty() && !taken(&SiteAction::UseHttps) {
         out.push((SiteAction::UseHttps, plain_http));
     }
+    // Parameter order first: while it varies, dropping a parameter that sits in different
+    // places makes URLs identical that differed only in order, which would count as evidence
+    // for dropping it (`viewforum.php?f=2&start=10` and `?start=10&f=2`).
+    if !unsorted.is_empty() && !taken(&SiteAction::SortQuery) {
+        out.push((SiteAction::SortQuery, std::mem::take(&mut unsorted)));
+    }
     if !upper.is_empty() && !taken(&SiteAction::LowercasePath) {
         out.push((SiteAction::LowercasePath, upper));
+    }
+    // A case-insensitive server and database: path and query in any case. Tested after the
+    // path alone, so a site whose query values are case-sensitive keeps them.
+    if !upper_anywhere.is_empty() && !taken(&SiteAction::LowercasePathAndQuery) {
+        out.push((SiteAction::LowercasePathAndQuery, upper_anywhere));
     }
     let mut documents: Vec<(String, usize, Vec<u32>)> = documents
         .into_iter()
@@ -675,6 +751,8 @@ fn measure(
     let mut e = Evidence::default();
     let mut members: Vec<(u64, u64)> = Vec::new();
     let mut evidenced_types: FxHashSet<u64> = FxHashSet::default();
+    let mut evidenced_shapes: FxHashSet<u64> = FxHashSet::default();
+    let mut negative_by_type: FxHashMap<u64, u64> = FxHashMap::default();
     for (h, moved) in &touched {
         let positive_before = e.positive_groups;
         members.clear();
@@ -691,16 +769,29 @@ fn measure(
                     .map(|&u| (round.hashes[u as usize], parsed[u as usize].cluster)),
             );
         }
+        let negative_before = e.negative_groups;
         count_group(&mut members, &mut e);
         if e.positive_groups > positive_before {
             evidenced_types.extend(moved.iter().map(|&u| round.types[u as usize]));
+            evidenced_shapes.extend(moved.iter().map(|&u| round.shapes[u as usize]));
+        } else if e.negative_groups > negative_before {
+            let mut types: Vec<u64> = moved.iter().map(|&u| round.types[u as usize]).collect();
+            types.sort_unstable();
+            types.dedup();
+            for t in types {
+                *negative_by_type.entry(t).or_default() += 1;
+            }
         }
     }
+    e.contrary_types = negative_by_type
+        .iter()
+        .filter(|(t, &n)| n >= MIN_CONTRARY_GROUPS && !evidenced_types.contains(*t))
+        .count() as u64;
     e.changed = is_touched.len() as u64;
     let mut unevidenced: FxHashMap<u64, u64> = FxHashMap::default();
     for &u in &is_touched {
         let t = round.types[u as usize];
-        if evidenced_types.contains(&t) {
+        if evidenced_types.contains(&t) || evidenced_shapes.contains(&round.shapes[u as usize]) {
             e.changed_in_evidenced_types += 1;
         } else {
             *unevidenced.entry(t).or_default() += 1;
@@ -931,11 +1022,78 @@ mod tests {
     }
 
     #[test]
+    fn a_case_insensitive_server_lowercases_query_keys_and_values_too() {
+        // IIS in front of a case-insensitive database: any casing of path, key and value is
+        // the same page; the language parameter still names another page.
+        let mut s = Vec::new();
+        for id in 0..20u64 {
+            s.push(lu(
+                &format!("http://h.example/Shop/Item.aspx?ID={id}&Cat=Books"),
+                id,
+            ));
+            s.push(lu(
+                &format!("http://h.example/shop/item.aspx?id={id}&cat=books"),
+                id,
+            ));
+            s.push(lu(
+                &format!("http://h.example/SHOP/ITEM.ASPX?ID={id}&CAT=BOOKS"),
+                id,
+            ));
+            s.push(lu(
+                &format!("http://h.example/Shop/Item.aspx?ID={id}&Cat=Books&lang=fr"),
+                100 + id,
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let actions: Vec<&SiteAction> = out.rules.iter().map(|r| &r.action).collect();
+        assert_eq!(actions, [&SiteAction::LowercasePathAndQuery]);
+        let forms: FxHashSet<&str> = out.samples.iter().map(|l| l.url.as_str()).collect();
+        assert_eq!(forms.len(), 40, "one form per page and language");
+    }
+
+    #[test]
+    fn page_types_of_one_shape_pool_their_evidence() {
+        // Dated permalinks: every month is a page type of its own, and in most months the
+        // sample holds no post under both forms. The months share a shape, so the evidence of
+        // the few that do show it counts for all.
+        let mut s = Vec::new();
+        for id in 0..120u64 {
+            let month = id % 12 + 1;
+            s.push(lu(
+                &format!("https://w.example/2019/{month:02}/post-{id}/"),
+                id,
+            ));
+            if month <= 3 {
+                s.push(lu(
+                    &format!("https://w.example/2019/{month:02}/post-{id}"),
+                    id,
+                ));
+            }
+        }
+        let out = learn(&s, &LearnConfig::default());
+        assert_eq!(
+            out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
+            [&SiteAction::StripTrailingSlash]
+        );
+        // A different script keeps its own type: no evidence there, no rule.
+        let mut s = Vec::new();
+        for id in 0..30u64 {
+            s.push(lu(&format!("https://x.example/topic.php?t={id}&f=1"), id));
+            s.push(lu(&format!("https://x.example/topic.php?t={id}&f=2"), id));
+            s.push(lu(&format!("https://x.example/forum.php?f={id}"), 100 + id));
+        }
+        assert!(learn(&s, &LearnConfig::default()).rules.is_empty());
+    }
+
+    #[test]
     fn a_case_sensitive_site_keeps_its_case() {
         let mut s = Vec::new();
         for id in 0..20u64 {
             s.push(lu(&format!("http://b.example/wiki/Page{id}"), id));
             s.push(lu(&format!("http://b.example/wiki/PAGE{id}"), 100 + id));
+            // Case-sensitive query values (base64-like tokens) too.
+            s.push(lu(&format!("http://b.example/f?t=Ab{id}"), 200 + id));
+            s.push(lu(&format!("http://b.example/f?t=aB{id}"), 300 + id));
         }
         let out = learn(&s, &LearnConfig::default());
         assert!(out.rules.is_empty(), "{:?}", out.rules);

@@ -21,7 +21,9 @@
 //!   continue with the next key, because a more diverse key may still hold salient values.
 //! - **All values about equally frequent** (no drop of at least `MIN_DECLINE`, a halving): salient when there are at most
 //!   `max_salient_values` of them, each seen in at least `min_salient_clusters` clusters
-//!   (`http`/`https`, `dir/` versus `dir/index.html`); otherwise trivial (identifiers).
+//!   (`http`/`https`, `dir/` versus `dir/index.html`); otherwise trivial (identifiers), except
+//!   the few values at least twice as frequent as the identifiers' plateau (a script name or a
+//!   folder such as `tagged` among ids), which stay salient.
 //! - **Tiny groups**: a value seen in fewer than `min_salient_clusters` clusters is trivial, so
 //!   tiny groups stop splitting by themselves.
 //! - **Bounds**: at most `MAX_TREE_NODES` nodes and `MAX_TREE_DEPTH` levels.
@@ -352,7 +354,16 @@ pub(crate) fn salient_count(vals: &[(ValId, u32, u32)], config: &LearnConfig) ->
         .take_while(|v| v.2 >= config.min_salient_clusters)
         .count();
     if n > config.max_salient_values {
-        0
+        // An identifier key, but a few values standing well above its plateau (at least a
+        // halving, as `MIN_DECLINE`) are page types among the identifiers: `index.php` among
+        // article titles (`/wiki/index.php?title=…` beside `/wiki/Title`), `tagged` among
+        // question ids. They keep their own nodes, so a rule learned for the identifiers does
+        // not reach them.
+        let plateau = f64::from(vals[config.max_salient_values].2.max(1));
+        vals[..n]
+            .iter()
+            .take_while(|v| f64::from(v.2).ln() - plateau.ln() >= MIN_DECLINE)
+            .count()
     } else {
         n
     }
@@ -382,6 +393,19 @@ mod tests {
         assert_eq!(salient_count(&vals(&[1; 10]), &cfg), 0);
         // Too many values: identifiers.
         assert_eq!(salient_count(&vals(&[5; 100]), &cfg), 0);
+        // Identifiers seen in several clusters each (a question, its other orders and pages),
+        // with a folder far above them: the folder alone stays salient.
+        // (The curve's largest drop is after the identifiers, so the cut alone keeps them all.)
+        let mut counts = vec![12u32];
+        counts.extend([5u32; 80]);
+        counts.extend([1u32; 30]);
+        assert_eq!(salient_count(&vals(&counts), &cfg), 1);
+        counts[0] = 8;
+        assert_eq!(
+            salient_count(&vals(&counts), &cfg),
+            0,
+            "not twice the plateau"
+        );
         // One value seen in enough clusters.
         assert_eq!(salient_count(&vals(&[7]), &cfg), 1);
         assert_eq!(salient_count(&vals(&[2]), &cfg), 0);

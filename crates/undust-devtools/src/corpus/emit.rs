@@ -165,6 +165,9 @@ pub(crate) struct Emitter {
     pub extras: Vec<Extra>,
     case_rule: Option<usize>,
     case_prob: f64,
+    /// Query keys and values are case-insensitive too (IIS/ASP.NET with a case-insensitive
+    /// database collation), not only the path.
+    case_query: bool,
     order_rule: Option<usize>,
     order_prob: f64,
     /// Weight of the first form against 1 for each other form.
@@ -196,6 +199,7 @@ impl Emitter {
             extras: Vec::new(),
             case_rule: None,
             case_prob: 0.0,
+            case_query: false,
             order_rule: None,
             order_prob: 0.0,
             first_form_weight: 3.0,
@@ -254,6 +258,18 @@ impl Emitter {
         self.by_folded = Some(UrlIndex::default());
     }
 
+    /// Makes paths, query keys and query values case-insensitive (IIS with a case-insensitive
+    /// database): a share `prob` of URLs get another casing of all three.
+    pub fn set_case_insensitive_query(&mut self, prob: f64) {
+        self.case_rule = Some(self.rule(
+            DustRule::CaseInsensitiveQuery,
+            "the server treats paths, query keys and query values case-insensitively".to_string(),
+        ));
+        self.case_prob = prob;
+        self.case_query = true;
+        self.by_folded = Some(UrlIndex::default());
+    }
+
     /// Lets a share `prob` of URLs list their query parameters in reverse order.
     pub fn set_query_order(&mut self, prob: f64) {
         self.order_rule = Some(self.rule(
@@ -273,12 +289,25 @@ impl Emitter {
             return self.origin.clone() + "/";
         };
         let mut path = apply_case(&form.parts.path, d.case);
-        let mut query: Vec<(&str, &str)> = form
-            .parts
-            .query
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
+        let cased: Vec<(String, String)>;
+        let mut query: Vec<(&str, &str)> = if self.case_query && d.case != Case::Original {
+            cased = form
+                .parts
+                .query
+                .iter()
+                .map(|(k, v)| (apply_case(k, d.case), apply_case(v, d.case)))
+                .collect();
+            cased
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect()
+        } else {
+            form.parts
+                .query
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect()
+        };
         let mut prefix = String::new();
         for &(e, v) in &d.extras {
             let Some(extra) = self.extras.get(e) else {
@@ -310,8 +339,11 @@ impl Emitter {
         for (i, (k, v)) in query.iter().enumerate() {
             url.push(if i == 0 { '?' } else { '&' });
             url.push_str(k);
-            url.push('=');
-            url.push_str(v);
+            // A key without a value (`showthread.php?123-title`) is written bare.
+            if !v.is_empty() {
+                url.push('=');
+                url.push_str(v);
+            }
         }
         url
     }
@@ -366,15 +398,20 @@ impl Emitter {
         if self.is_full() {
             return Added::Refused;
         }
-        if let Some(folded) = &mut self.by_folded {
+        if let Some(folded_index) = &mut self.by_folded {
             // On a case-insensitive server two URLs that differ only in path case are one
             // resource: never let them denote different contents.
-            let folded_key = xxh3_64(fold_path_case(&url, self.origin.len()).as_bytes());
-            match folded.get(&folded_key) {
+            let folded = if self.case_query {
+                fold_all_case(&url, self.origin.len())
+            } else {
+                fold_path_case(&url, self.origin.len())
+            };
+            let folded_key = xxh3_64(folded.as_bytes());
+            match folded_index.get(&folded_key) {
                 Some(&existing) if existing != id => return Added::Refused,
                 Some(_) => {}
                 None => {
-                    folded.insert(folded_key, id);
+                    folded_index.insert(folded_key, id);
                 }
             }
         }
@@ -649,6 +686,16 @@ fn fold_path_case(url: &str, origin_len: usize) -> String {
     key.push_str(&url[..start]);
     key.push_str(&url[start..end].to_ascii_lowercase());
     key.push_str(&url[end..]);
+    key
+}
+
+/// The URL with everything after the origin lowercased: the identity of a resource on a server
+/// whose paths, query keys and query values are all case-insensitive.
+fn fold_all_case(url: &str, origin_len: usize) -> String {
+    let start = origin_len.min(url.len());
+    let mut key = String::with_capacity(url.len());
+    key.push_str(&url[..start]);
+    key.push_str(&url[start..].to_ascii_lowercase());
     key
 }
 

@@ -17,7 +17,7 @@
 //! CLI's JSON lines format ([`write_jsonl`]).
 //!
 //! ```
-//! use undust::corpus::{generate, render_html, CorpusConfig, SiteKind};
+//! use undust_devtools::corpus::{generate, render_html, CorpusConfig, SiteKind};
 //!
 //! let corpus = generate(&CorpusConfig::new(7, 1).with_pages(50, 200));
 //! for site in &corpus.sites {
@@ -76,7 +76,7 @@ pub enum CorpusError {
     #[error("serializing a page failed: {0}")]
     Json(#[from] serde_json::Error),
     /// A site kind name that is not one of [`SiteKind::name`].
-    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust)")]
+    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings)")]
     UnknownKind(String),
 }
 
@@ -101,6 +101,34 @@ pub enum SiteKind {
     Mixed,
     /// A site where every URL is distinct content: nothing to learn, only negatives.
     NoDust,
+    /// MediaWiki: `/wiki/T` ≡ `/w/index.php?title=T` (≡ `&action=view`); revisions, diffs and
+    /// history views are distinct.
+    MediaWiki,
+    /// WordPress: `?p=N` ≡ pretty permalink ≡ `/amp/`; `?replytocom`; feeds and `/page/N/` are
+    /// distinct.
+    WordPress,
+    /// Drupal: `/node/N` ≡ `/index.php?q=node/N` ≡ path alias; comment and listing pages distinct.
+    Drupal,
+    /// Discourse: `/t/slug/N` ≡ `/t/N` ≡ `/t/slug/N/M` (M on page 1); `?page=` distinct.
+    Discourse,
+    /// phpBB 3: `viewtopic.php?f=&t=` ≡ `?t=`, `sid`, `hilit`; `start=` and sorts distinct.
+    PhpBb,
+    /// vBulletin: `showthread.php?t=` ≡ `showthread.php?T-title` ≡ `/threads/T-title`.
+    VBulletin,
+    /// Shop software (Shopify, WooCommerce or Magento, by seed): product aliases, variants.
+    Storefront,
+    /// IIS/ASP.NET: case-insensitive paths, keys and values, `Default.aspx`.
+    AspNet,
+    /// Apache directory listings: sort keys (`?C=M;O=A`, `?N=D`); files and versions distinct.
+    DirectoryListing,
+    /// Sphinx / Read the Docs: `/latest/` ≡ current version, `index.html`; versions distinct.
+    Sphinx,
+    /// Q&A: `/questions/N/slug` ≡ `/questions/N` ≡ `/q/N`; answer orders distinct.
+    QAndA,
+    /// Event calendars: event aliases; day, month and recurring instances distinct.
+    EventCalendar,
+    /// News with AMP, print and mobile renderings and short id links.
+    NewsRenderings,
 }
 
 impl SiteKind {
@@ -115,10 +143,69 @@ impl SiteKind {
         SiteKind::NoDust,
     ];
 
+    /// The families modelled on the URL schemes of real web software, one site kind each.
+    pub const FAMILIES: [SiteKind; 13] = [
+        SiteKind::MediaWiki,
+        SiteKind::WordPress,
+        SiteKind::Drupal,
+        SiteKind::Discourse,
+        SiteKind::PhpBb,
+        SiteKind::VBulletin,
+        SiteKind::Storefront,
+        SiteKind::AspNet,
+        SiteKind::DirectoryListing,
+        SiteKind::Sphinx,
+        SiteKind::QAndA,
+        SiteKind::EventCalendar,
+        SiteKind::NewsRenderings,
+    ];
+
+    /// Families the learner's constants may be tuned on.
+    pub const TUNING_FAMILIES: [SiteKind; 7] = [
+        SiteKind::MediaWiki,
+        SiteKind::WordPress,
+        SiteKind::PhpBb,
+        SiteKind::Storefront,
+        SiteKind::AspNet,
+        SiteKind::Sphinx,
+        SiteKind::NewsRenderings,
+    ];
+
+    /// Families held out: never looked at while choosing constants, only measured, so their
+    /// figures say how well the learner generalizes to software it was not tuned on. Each
+    /// exercises a capability a tuning family also needs, in another shape (ids moving between
+    /// path and query, default views spelled out, irrelevant sort keys, slug-less aliases).
+    pub const HELD_OUT_FAMILIES: [SiteKind; 6] = [
+        SiteKind::Drupal,
+        SiteKind::Discourse,
+        SiteKind::VBulletin,
+        SiteKind::DirectoryListing,
+        SiteKind::QAndA,
+        SiteKind::EventCalendar,
+    ];
+
+    /// Whether this kind is one of [`SiteKind::FAMILIES`].
+    pub fn is_family(self) -> bool {
+        SiteKind::FAMILIES.contains(&self)
+    }
+
     /// Short stable name (`forum`, `shop`, `news`, `docs-mirror`, `case-insensitive`, `mixed`,
-    /// `no-dust`).
+    /// `no-dust`, and the families' `mediawiki`, `wordpress`, ...).
     pub fn name(self) -> &'static str {
         match self {
+            SiteKind::MediaWiki => "mediawiki",
+            SiteKind::WordPress => "wordpress",
+            SiteKind::Drupal => "drupal",
+            SiteKind::Discourse => "discourse",
+            SiteKind::PhpBb => "phpbb",
+            SiteKind::VBulletin => "vbulletin",
+            SiteKind::Storefront => "storefront",
+            SiteKind::AspNet => "aspnet",
+            SiteKind::DirectoryListing => "directory-listing",
+            SiteKind::Sphinx => "sphinx",
+            SiteKind::QAndA => "q-and-a",
+            SiteKind::EventCalendar => "event-calendar",
+            SiteKind::NewsRenderings => "news-renderings",
             SiteKind::Forum => "forum",
             SiteKind::Shop => "shop",
             SiteKind::News => "news",
@@ -138,6 +225,7 @@ impl std::str::FromStr for SiteKind {
         let wanted = s.trim().to_ascii_lowercase().replace('_', "-");
         SiteKind::ALL
             .into_iter()
+            .chain(SiteKind::FAMILIES)
             .find(|k| k.name() == wanted)
             .ok_or_else(|| CorpusError::UnknownKind(s.to_string()))
     }
@@ -432,6 +520,8 @@ pub enum DustRule {
     },
     /// Paths compare case-insensitively (query keys and values keep their case).
     CaseInsensitivePath,
+    /// Paths, query keys and query values all compare case-insensitively (IIS/ASP.NET).
+    CaseInsensitiveQuery,
     /// A directory URL `/dir/` equals `/dir/<name>` for each of these names.
     DefaultDocument {
         /// Default document names, e.g. `["index.html", "default.aspx"]`.

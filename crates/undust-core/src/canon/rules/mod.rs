@@ -395,6 +395,7 @@ impl HostRuleSet {
                     }
                 }
                 SiteAction::LowercasePath
+                | SiteAction::LowercasePathAndQuery
                 | SiteAction::SortQuery
                 | SiteAction::UseHttps
                 | SiteAction::StripTrailingSlash => {}

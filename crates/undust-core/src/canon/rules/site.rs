@@ -17,7 +17,7 @@
 //! ```
 //!
 //! Every action is idempotent, and [`SiteRewriter::rewrite`] applies them in a fixed order
-//! (scheme, lower-case the path, segment aliases, dropped segments, strip a default document,
+//! (scheme, lower-case the path (and the query), segment aliases, dropped segments, strip a default document,
 //! strip trailing slashes, drop parameters, sort the query), so the result does not depend on the order of the rules in the
 //! file.
 
@@ -38,6 +38,10 @@ pub enum SiteAction {
     },
     /// ASCII letters of the path are lower-cased (percent escapes are left as they are).
     LowercasePath,
+    /// ASCII letters of the path and of the query, keys and values, are lower-cased: a
+    /// case-insensitive server in front of a case-insensitive database (IIS/ASP.NET), where
+    /// `/Item.aspx?ID=5` and `/item.aspx?id=5` are one page. Implies [`SiteAction::LowercasePath`].
+    LowercasePathAndQuery,
     /// A final path segment equal to `name` is removed: `/dir/name` becomes `/dir/`.
     DefaultDocument {
         /// The default document's file name.
@@ -75,6 +79,7 @@ impl fmt::Display for SiteAction {
         match self {
             SiteAction::IgnoreParam { name } => write!(f, "ignore query:{name} on every URL"),
             SiteAction::LowercasePath => f.write_str("lower-case the path"),
+            SiteAction::LowercasePathAndQuery => f.write_str("lower-case the path and the query"),
             SiteAction::DefaultDocument { name } => {
                 write!(f, "strip the default document /{name}")
             }
@@ -115,6 +120,7 @@ pub struct SiteRule {
 pub struct SiteRewriter {
     ignored_params: Vec<String>,
     lowercase_path: bool,
+    lowercase_query: bool,
     default_documents: Vec<String>,
     sort_query: bool,
     use_https: bool,
@@ -144,6 +150,10 @@ impl SiteRewriter {
                 }
             }
             SiteAction::LowercasePath => self.lowercase_path = true,
+            SiteAction::LowercasePathAndQuery => {
+                self.lowercase_path = true;
+                self.lowercase_query = true;
+            }
             SiteAction::DefaultDocument { name } => {
                 if !self.default_documents.contains(name) {
                     self.default_documents.push(name.clone());
@@ -185,6 +195,7 @@ impl SiteRewriter {
     pub fn is_empty(&self) -> bool {
         self.ignored_params.is_empty()
             && !self.lowercase_path
+            && !self.lowercase_query
             && self.default_documents.is_empty()
             && !self.sort_query
             && !self.use_https
@@ -343,6 +354,18 @@ impl SiteRewriter {
     }
 
     fn rewrite_query<'a>(&self, q: &'a str) -> Option<Cow<'a, str>> {
+        if self.lowercase_query && has_upper_outside_escapes(q) {
+            // Names are compared after lower-casing: the learner saw them so.
+            let lower = lower_outside_escapes(q);
+            return self
+                .drop_and_sort(&lower)
+                .map(|c| Cow::Owned(c.into_owned()));
+        }
+        self.drop_and_sort(q)
+    }
+
+    /// The query without ignored parameters and sorted when asked, `None` when nothing is left.
+    fn drop_and_sort<'a>(&self, q: &'a str) -> Option<Cow<'a, str>> {
         let drops = |p: &str| self.ignored_params.iter().any(|i| i == param_name(p));
         // One pass decides whether anything changes; most queries are left as they are.
         let mut any_dropped = false;
@@ -424,6 +447,26 @@ mod tests {
     fn rw(actions: &[SiteAction], url: &str) -> String {
         let u = Url::parse(url).unwrap();
         SiteRewriter::new(actions).rewrite(&u).unwrap_or(u.into())
+    }
+
+    #[test]
+    fn lowercasing_the_query_happens_before_dropping_and_sorting() {
+        let rw = SiteRewriter::new(&[
+            SiteAction::LowercasePathAndQuery,
+            SiteAction::IgnoreParam { name: "sid".into() },
+            SiteAction::SortQuery,
+        ]);
+        let url = Url::parse("http://h.example/Shop/Item.aspx?SID=X1&ID=5&Cat=B%C3%A9").unwrap();
+        assert_eq!(
+            rw.rewrite(&url).as_deref(),
+            Some("http://h.example/shop/item.aspx?cat=b%C3%A9&id=5")
+        );
+        let plain = Url::parse("http://h.example/shop/item.aspx?id=5").unwrap();
+        assert_eq!(rw.rewrite(&plain), None, "nothing to change");
+        assert_eq!(
+            SiteAction::LowercasePathAndQuery.to_string(),
+            "lower-case the path and the query"
+        );
     }
 
     #[test]

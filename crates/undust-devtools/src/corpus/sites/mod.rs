@@ -6,11 +6,22 @@
 //! equivalent for a content (its *forms*) and which contents are meaningful siblings (pages,
 //! sorts, colours, versions, ...). The emitter decides which URLs the crawl saw.
 
+mod aspnet;
+mod boards;
+mod calendar;
 mod case;
 mod docs;
+mod drupal;
 mod forum;
+mod listing;
+mod mediawiki;
 mod news;
+mod qa;
+mod renderings;
 mod shop;
+mod sphinx;
+mod storefront;
+mod wordpress;
 
 use case::CaseServer;
 use docs::Docs;
@@ -60,6 +71,17 @@ fn pattern(parts: &UrlParts) -> String {
         s.push_str(v);
     }
     s
+}
+
+/// Registers a [`DustRule::PathAlias`] from one layout to another, documented by example parts.
+fn alias_rule(em: &mut Emitter, from: &UrlParts, to: &UrlParts, description: &str) -> usize {
+    em.rule(
+        DustRule::PathAlias {
+            from: pattern(from),
+            to: pattern(to),
+        },
+        description.to_string(),
+    )
 }
 
 fn forms_of(parts: Vec<(UrlParts, Option<usize>)>) -> Vec<Form> {
@@ -188,6 +210,8 @@ enum SectionKind {
     News,
     Docs,
     Case,
+    /// One software family (see [`SiteKind::FAMILIES`]).
+    Family(SiteKind),
 }
 
 fn make_section(
@@ -202,6 +226,23 @@ fn make_section(
         SectionKind::News => Box::new(News::new(em, rng, base)),
         SectionKind::Docs => Box::new(Docs::new(em, rng, base)),
         SectionKind::Case => Box::new(CaseServer::new(em, rng, base)),
+        SectionKind::Family(kind) => match kind {
+            SiteKind::MediaWiki => Box::new(mediawiki::MediaWiki::new(em, rng, base)),
+            SiteKind::WordPress => Box::new(wordpress::WordPress::new(em, rng, base)),
+            SiteKind::Drupal => Box::new(drupal::Drupal::new(em, rng, base)),
+            SiteKind::Discourse => Box::new(boards::Discourse::new(em, rng, base)),
+            SiteKind::PhpBb => Box::new(boards::PhpBb::new(em, rng, base)),
+            SiteKind::VBulletin => Box::new(boards::VBulletin::new(em, rng, base)),
+            SiteKind::Storefront => Box::new(storefront::Storefront::new(em, rng, base)),
+            SiteKind::AspNet => Box::new(aspnet::AspNet::new(em, rng, base)),
+            SiteKind::DirectoryListing => Box::new(listing::Listing::new(em, rng, base)),
+            SiteKind::Sphinx => Box::new(sphinx::Sphinx::new(em, rng, base)),
+            SiteKind::QAndA => Box::new(qa::QAndA::new(em, rng, base)),
+            SiteKind::EventCalendar => Box::new(calendar::Calendar::new(em, rng, base)),
+            SiteKind::NewsRenderings => Box::new(renderings::Renderings::new(em, rng, base)),
+            // The hand-made kinds are not families; they never reach here.
+            _ => Box::new(News::new(em, rng, base)),
+        },
     }
 }
 
@@ -218,6 +259,17 @@ fn make_host(
         SiteKind::DocsMirror => &["docs.", "ftp.", "www.", "mirror."],
         SiteKind::CaseInsensitive => &["www.", "intranet.", "wiki.", ""],
         SiteKind::Mixed | SiteKind::NoDust => &["www.", ""],
+        SiteKind::MediaWiki => &["wiki.", "www.", ""],
+        SiteKind::WordPress | SiteKind::Drupal | SiteKind::NewsRenderings => &["www.", "blog.", ""],
+        SiteKind::Discourse | SiteKind::PhpBb | SiteKind::VBulletin => {
+            &["forum.", "discuss.", "community.", "www."]
+        }
+        SiteKind::Storefront => &["shop.", "store.", "www.", ""],
+        SiteKind::AspNet => &["www.", "portal.", "intranet."],
+        SiteKind::DirectoryListing => &["ftp.", "mirror.", "download."],
+        SiteKind::Sphinx => &["docs.", "developer."],
+        SiteKind::QAndA => &["", "answers.", "ask."],
+        SiteKind::EventCalendar => &["www.", "events.", ""],
     };
     for _ in 0..16 {
         let host = format!(
@@ -330,6 +382,7 @@ pub(crate) fn generate_site(
                 })
                 .collect()
         }
+        family => vec![(SectionKind::Family(family), String::new())],
     };
     let mut sections: Vec<Box<dyn Section>> = plan
         .iter()

@@ -1,0 +1,237 @@
+//! Relearn jobs: one per scheduler round or operator request, each learning its hosts one after
+//! the other under the shared `--relearn-concurrency` permits, on blocking threads. Finished jobs
+//! are remembered (the last [`KEPT_JOBS`]) for GetRelearnJob.
+//!
+//! A request whose hosts are all learning already joins the job that learns the first of them. A
+//! request covering more hosts gets its own job with *all* of them: a host that is learning in
+//! another job is learned again after it (one relearn per host at a time), since the request may
+//! come with newer evidence.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::sync::watch;
+use tonic::Status;
+
+use super::Learning;
+use crate::pb::{HostRelearn, JobState, RelearnJob, RelearnRequest, RelearnResponse};
+use crate::pipeline::RelearnError;
+use crate::store::unix_ms;
+use crate::telemetry;
+
+/// Finished jobs remembered for GetRelearnJob.
+const KEPT_JOBS: usize = 1_000;
+
+pub(super) struct Job {
+    record: Mutex<RelearnJob>,
+    done: watch::Sender<bool>,
+}
+
+#[derive(Default)]
+pub(super) struct Jobs {
+    by_id: HashMap<String, Arc<Job>>,
+    finished: VecDeque<String>,
+    /// Host → the newest job that covers it and has not finished it.
+    running: HashMap<String, String>,
+}
+
+impl Learning {
+    /// The Relearn call.
+    pub async fn relearn(
+        self: &Arc<Self>,
+        request: RelearnRequest,
+    ) -> Result<RelearnResponse, Status> {
+        let hosts: Vec<String> = if request.host.is_empty() {
+            self.sampled_hosts()
+        } else {
+            if self.sample_count_of(&request.host) == 0 {
+                return Err(Status::failed_precondition(format!(
+                    "host {:?} has no samples to learn from; stream its pages to Ingest first",
+                    request.host
+                )));
+            }
+            vec![request.host.clone()]
+        };
+        if hosts.is_empty() {
+            return Err(Status::failed_precondition(
+                "no host has samples to learn from",
+            ));
+        }
+        let (job, joined) = self.start_job(hosts);
+        if request.wait {
+            let mut done = job.done.subscribe();
+            let _ = done.wait_for(|done| *done).await;
+        }
+        let record = job.record.lock().clone();
+        Ok(RelearnResponse {
+            job_id: record.job_id.clone(),
+            joined,
+            job: Some(record),
+        })
+    }
+
+    /// A job by id.
+    pub fn job(&self, id: &str) -> Option<RelearnJob> {
+        self.jobs
+            .lock()
+            .by_id
+            .get(id)
+            .map(|job| job.record.lock().clone())
+    }
+
+    /// Hosts some job is learning or about to learn.
+    pub(super) fn running_hosts(&self) -> HashSet<String> {
+        self.jobs.lock().running.keys().cloned().collect()
+    }
+
+    /// Starts a job for `hosts`, or joins the running job when every one of them is learning.
+    pub(super) fn start_job(self: &Arc<Self>, hosts: Vec<String>) -> (Arc<Job>, bool) {
+        let mut jobs = self.jobs.lock();
+        if hosts.iter().all(|host| jobs.running.contains_key(host)) {
+            let existing = hosts
+                .first()
+                .and_then(|host| jobs.running.get(host))
+                .and_then(|id| jobs.by_id.get(id))
+                .cloned();
+            if let Some(job) = existing {
+                return (job, true);
+            }
+        }
+        let id = format!(
+            "relearn-{}-{}",
+            unix_ms(),
+            self.next_job_id.fetch_add(1, Ordering::Relaxed)
+        );
+        let record = RelearnJob {
+            job_id: id.clone(),
+            state: JobState::Queued as i32,
+            hosts: hosts
+                .iter()
+                .map(|host| HostRelearn {
+                    host: host.clone(),
+                    state: JobState::Queued as i32,
+                    ..HostRelearn::default()
+                })
+                .collect(),
+            started_at_unix_ms: unix_ms(),
+            finished_at_unix_ms: 0,
+        };
+        let job = Arc::new(Job {
+            record: Mutex::new(record),
+            done: watch::channel(false).0,
+        });
+        for host in &hosts {
+            jobs.running.insert(host.clone(), id.clone());
+        }
+        jobs.by_id.insert(id, Arc::clone(&job));
+        drop(jobs);
+        let learning = Arc::clone(self);
+        let task_job = Arc::clone(&job);
+        tokio::spawn(async move { learning.run_job(task_job, hosts).await });
+        (job, false)
+    }
+
+    async fn run_job(self: Arc<Self>, job: Arc<Job>, hosts: Vec<String>) {
+        job.record.lock().state = JobState::Running as i32;
+        let job_id = job.record.lock().job_id.clone();
+        let (mut failed, mut rejected) = (false, false);
+        for (index, host) in hosts.iter().enumerate() {
+            let Ok(_permit) = Arc::clone(&self.permits).acquire_owned().await else {
+                break;
+            };
+            if let Some(entry) = job.record.lock().hosts.get_mut(index) {
+                entry.state = JobState::Running as i32;
+            }
+            let learning = Arc::clone(&self);
+            let learn_host_name = host.clone();
+            let started = tokio::time::Instant::now();
+            let outcome =
+                tokio::task::spawn_blocking(move || learning.relearn_host(&learn_host_name))
+                    .await
+                    .unwrap_or_else(|err| {
+                        Err(RelearnError::DoesNotCompile(format!(
+                            "learning panicked: {err}"
+                        )))
+                    });
+            metrics::histogram!(telemetry::RELEARN_DURATION)
+                .record(started.elapsed().as_secs_f64());
+            self.sidecar
+                .totals
+                .relearn_runs
+                .fetch_add(1, Ordering::Relaxed);
+            let mut record = job.record.lock();
+            if let Some(entry) = record.hosts.get_mut(index) {
+                match outcome {
+                    Ok(result) => {
+                        metrics::counter!(telemetry::RELEARN_RUNS, "outcome" => "succeeded")
+                            .increment(1);
+                        *entry = HostRelearn {
+                            state: JobState::Succeeded as i32,
+                            ..result
+                        };
+                    }
+                    Err(error) => {
+                        let outcome = error.outcome();
+                        if matches!(error, RelearnError::Refused(_)) {
+                            rejected = true;
+                        } else {
+                            failed = true;
+                        }
+                        self.sidecar
+                            .totals
+                            .relearn_failures
+                            .fetch_add(1, Ordering::Relaxed);
+                        metrics::counter!(telemetry::RELEARN_RUNS, "outcome" => outcome)
+                            .increment(1);
+                        tracing::warn!(host, %error, outcome, "relearn did not put new rules live; the previous rules stay live");
+                        entry.state = if matches!(error, RelearnError::Refused(_)) {
+                            JobState::Rejected
+                        } else {
+                            JobState::Failed
+                        } as i32;
+                        entry.rules_version = self
+                            .sidecar
+                            .canonicalizer
+                            .rules()
+                            .get(host)
+                            .map_or(0, |r| r.version());
+                        entry.error = error.to_string();
+                    }
+                }
+            }
+            drop(record);
+            let mut jobs = self.jobs.lock();
+            if jobs.running.get(host) == Some(&job_id) {
+                jobs.running.remove(host);
+            }
+        }
+        {
+            let mut record = job.record.lock();
+            record.state = if failed {
+                JobState::Failed
+            } else if rejected {
+                JobState::Rejected
+            } else {
+                JobState::Succeeded
+            } as i32;
+            record.finished_at_unix_ms = unix_ms();
+        }
+        let mut jobs = self.jobs.lock();
+        for host in &hosts {
+            if jobs.running.get(host) == Some(&job_id) {
+                jobs.running.remove(host);
+            }
+        }
+        jobs.finished.push_back(job_id);
+        while jobs.finished.len() > KEPT_JOBS {
+            if let Some(old) = jobs.finished.pop_front() {
+                jobs.by_id.remove(&old);
+            }
+        }
+        drop(jobs);
+        let _ = job.done.send(true);
+        self.publish_gauges();
+    }
+}

@@ -1,0 +1,327 @@
+//! A host's evidence as the sidecar holds it: each accepted page observed into the host's template
+//! model and its [`EvidencePage`] offered to the host's reservoir, bounded per host and globally;
+//! every change made durable in one store transaction before the ingest stream that caused it is
+//! acknowledged.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
+
+use serde::{Deserialize, Serialize};
+
+use super::Learning;
+use crate::content::TemplateModel;
+use crate::ingest::sample::{Decision, SampleBytes};
+use crate::pipeline::{AnalyzedPage, EvidencePage};
+use crate::store::{SampleBatch, StoreError, StoredSample};
+use crate::telemetry;
+
+/// One sampled page: its store id and its evidence. Stored with postcard, which encodes a nested
+/// struct exactly as its fields inline, so samples stored before the evidence type existed
+/// (`id, url, final_url, rel_canonical, digest`) still decode.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct Sample {
+    pub(super) id: u64,
+    pub(super) page: EvidencePage,
+}
+
+impl SampleBytes for Sample {
+    fn sample_bytes(&self) -> usize {
+        std::mem::size_of::<u64>() + self.page.held_bytes()
+    }
+
+    /// One URL, one sample: a page fetched again (or resent by a retrying client) replaces its
+    /// earlier sample.
+    fn sample_key(&self) -> Option<u64> {
+        Some(xxhash_rust::xxh3::xxh3_64(self.page.url.as_bytes()))
+    }
+}
+
+/// Per-host figures for ListHosts.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HostLearningSummary {
+    pub samples: u64,
+    pub clusters: u64,
+    pub last_learned_unix_ms: i64,
+}
+
+impl Learning {
+    /// Restores stored template models and samples; a host without a trusted model rebuilds it
+    /// from its samples.
+    pub(super) fn restore_samples(&self) -> Result<(), StoreError> {
+        let mut templates: HashMap<String, TemplateModel> = HashMap::new();
+        for (host, bytes) in self.store.load_templates()? {
+            match postcard::from_bytes::<TemplateModel>(&bytes) {
+                Ok(model) => {
+                    templates.insert(host, model);
+                }
+                Err(err) => self.store.count_undecodable("template", &host, &err),
+            }
+        }
+        let mut max_id = 0;
+        let mut sampler = self.sampler.lock();
+        let mut orphans = SampleBatch::default();
+        for StoredSample { host, id, payload } in self.store.load_samples()? {
+            let sample: Sample = match postcard::from_bytes(&payload) {
+                Ok(sample) => sample,
+                Err(err) => {
+                    self.store
+                        .count_undecodable("sample", &(host.as_str(), id), &err);
+                    continue;
+                }
+            };
+            max_id = max_id.max(id);
+            let state = self.host_state(&host);
+            if !templates.contains_key(&host) {
+                // No trusted model: rebuild it from the samples themselves.
+                state.lock().template.observe_digest(&sample.page.digest);
+            }
+            let offer = sampler.offer(&host, sample);
+            // Bounds may have shrunk since the samples were written; drop what no longer fits.
+            for (evicted_host, evicted) in offer.evicted {
+                orphans.delete.push((evicted_host, evicted.id));
+            }
+            if let Some(returned) = offer.returned {
+                orphans.delete.push((host.clone(), returned.id));
+            }
+        }
+        drop(sampler);
+        for (host, model) in templates {
+            self.host_state(&host).lock().template = model;
+        }
+        self.next_sample_id.store(max_id + 1, Ordering::Relaxed);
+        self.store.apply_samples(&orphans)
+    }
+
+    /// Observes one analysed page into its host's template model and offers its evidence to the
+    /// host's sample; true when it was sampled.
+    pub fn observe(&self, page: AnalyzedPage) -> bool {
+        let host = page.host.clone();
+        let state = self.host_state(&host);
+        let evidence = {
+            let mut state = state.lock();
+            state.template_dirty = true;
+            page.observe_into(&mut state.template)
+        };
+        let sample = Sample {
+            id: self.next_sample_id.fetch_add(1, Ordering::Relaxed),
+            page: evidence,
+        };
+        let id = sample.id;
+        let payload = postcard::to_allocvec(&sample).ok();
+        let offer = self.sampler.lock().offer(&host, sample);
+        let kept = offer.kept();
+        match offer.decision {
+            Decision::HostRefused => {
+                metrics::counter!(telemetry::SAMPLE_HOSTS_REFUSED).increment(1)
+            }
+            _ if offer.evicted_host.is_some() => {
+                metrics::counter!(telemetry::SAMPLE_HOSTS_REPLACED).increment(1)
+            }
+            _ => {}
+        }
+        if let Some(gone) = &offer.evicted_host {
+            self.forget_sampled_host(gone);
+        }
+        let mut pending = self.pending.lock();
+        if kept {
+            if let Some(payload) = payload {
+                pending.put.push(StoredSample {
+                    host: host.clone(),
+                    id,
+                    payload,
+                });
+            }
+            // A refreshed page is new evidence too (its content may have changed).
+            state.lock().trigger.sampled(tokio::time::Instant::now());
+        }
+        let dropped = offer.evicted.len() as u64;
+        for (evicted_host, evicted) in offer.evicted {
+            pending.delete.push((evicted_host, evicted.id));
+        }
+        metrics::counter!(telemetry::SAMPLES_DROPPED).increment(dropped);
+        kept
+    }
+
+    /// A host whose sample gave way to a new host: its template model and trigger go (per-host
+    /// memory stays bounded by the host limit); its rule versions stay, since its rules stay live.
+    fn forget_sampled_host(&self, host: &str) {
+        let keeps_rules = self
+            .hosts
+            .get(host)
+            .is_some_and(|state| state.lock().history.has_versions());
+        if keeps_rules {
+            if let Some(state) = self.hosts.get(host) {
+                let mut state = state.lock();
+                state.template = crate::content::TemplateModel::new(&self.content);
+                state.template_dirty = true;
+                state.trigger = super::scheduler::Trigger::default();
+            }
+        } else {
+            self.hosts.remove(host);
+            self.pending.lock().forget_template(host);
+        }
+    }
+
+    /// Makes every pending sample change durable (one transaction). Blocking.
+    pub fn persist_samples(&self) -> Result<(), StoreError> {
+        let _serial = self.persist_lock.lock();
+        let mut batch = std::mem::take(&mut *self.pending.lock());
+        for entry in &self.hosts {
+            let mut state = entry.value().lock();
+            if state.template_dirty {
+                state.template_dirty = false;
+                match postcard::to_allocvec(&state.template) {
+                    Ok(bytes) => batch.templates.push((entry.key().clone(), bytes)),
+                    Err(err) => {
+                        tracing::error!(host = %entry.key(), %err, "template model not encodable")
+                    }
+                }
+            }
+        }
+        // A sample added and evicted before this commit needs neither write.
+        let deleted: HashSet<(String, u64)> = batch.delete.iter().cloned().collect();
+        batch
+            .put
+            .retain(|sample| !deleted.contains(&(sample.host.clone(), sample.id)));
+        let result = self.store.apply_samples(&batch);
+        if result.is_err() {
+            // Keep the changes for the next attempt; the caller reports the failure.
+            let mut pending = self.pending.lock();
+            pending.put.append(&mut batch.put);
+            pending.delete.append(&mut batch.delete);
+            pending.delete_templates.append(&mut batch.delete_templates);
+        }
+        self.publish_gauges();
+        result
+    }
+
+    /// A host's sampled evidence pages (a copy: learning runs without holding the sampler).
+    pub(super) fn samples_of(&self, host: &str) -> Vec<EvidencePage> {
+        self.sampler
+            .lock()
+            .samples(host)
+            .map_or_else(Vec::new, |samples| {
+                samples.iter().map(|sample| sample.page.clone()).collect()
+            })
+    }
+
+    /// Pages in a host's sample.
+    pub(super) fn sample_count_of(&self, host: &str) -> usize {
+        self.sampler.lock().samples(host).map_or(0, <[Sample]>::len)
+    }
+
+    /// Pages in all samples.
+    pub fn sample_count(&self) -> u64 {
+        let sampler = self.sampler.lock();
+        sampler
+            .hosts()
+            .map(|host| sampler.samples(host).map_or(0, <[Sample]>::len) as u64)
+            .sum()
+    }
+
+    /// Hosts with at least one sample, sorted.
+    pub(super) fn sampled_hosts(&self) -> Vec<String> {
+        let sampler = self.sampler.lock();
+        let mut hosts: Vec<String> = sampler
+            .hosts()
+            .filter(|host| sampler.samples(host).is_some_and(|s| !s.is_empty()))
+            .map(str::to_owned)
+            .collect();
+        hosts.sort_unstable();
+        hosts
+    }
+
+    /// Per-host figures for ListHosts.
+    pub fn host_summary(&self, host: &str) -> HostLearningSummary {
+        let samples = self.sample_count_of(host) as u64;
+        let Some(state) = self.hosts.get(host).map(|entry| entry.value().clone()) else {
+            return HostLearningSummary {
+                samples,
+                ..HostLearningSummary::default()
+            };
+        };
+        let state = state.lock();
+        HostLearningSummary {
+            samples,
+            clusters: state.clusters,
+            last_learned_unix_ms: state.last_learned_unix_ms,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::{self, ContentConfig};
+
+    /// The store keeps samples and template models in postcard, which is not self-describing:
+    /// a serde attribute that skips fields would make them undecodable after a restart, and so
+    /// would a change of the sample's shape.
+    #[test]
+    fn samples_and_template_models_survive_their_storage_encoding() {
+        let config = ContentConfig {
+            template_connectivity: true,
+            ..ContentConfig::default()
+        };
+        let html = "<html><body><nav><a href=/a>a</a><a href=/b>b</a><a href=/c>c</a></nav>\
+            <div><aside><p>Sponsored: a rotating line.</p></aside><article><p>One paragraph of \
+            the article with enough words to matter.</p><p>A second paragraph, also with words.</p>\
+            </article></div><footer>Page generated 2024-01-01</footer></body></html>";
+        let mut model = TemplateModel::new(&config);
+        let mut samples = Vec::new();
+        for i in 0..5 {
+            let analysis = content::analyze(html.as_bytes(), &config);
+            let url = format!("http://example.com/{i}");
+            model.observe_linked(&url, &analysis);
+            samples.push(Sample {
+                id: i,
+                page: EvidencePage {
+                    url,
+                    final_url: None,
+                    rel_canonical: Some("http://example.com/".into()),
+                    digest: analysis.digest,
+                },
+            });
+        }
+        assert!(
+            samples[0]
+                .page
+                .digest
+                .pagelets
+                .iter()
+                .any(|p| !p.blocks.is_empty()),
+            "the page has blocks"
+        );
+        for sample in &samples {
+            let bytes = postcard::to_allocvec(sample).expect("encode");
+            let back: Sample = postcard::from_bytes(&bytes).expect("a stored sample decodes");
+            assert_eq!(back.page, sample.page);
+        }
+        // The layout before samples held an EvidencePage: the same bytes.
+        #[derive(Serialize)]
+        struct FlatSample<'a> {
+            id: u64,
+            url: &'a str,
+            final_url: Option<&'a str>,
+            rel_canonical: Option<&'a str>,
+            digest: &'a crate::content::PageDigest,
+        }
+        let first = &samples[0];
+        let flat = postcard::to_allocvec(&FlatSample {
+            id: first.id,
+            url: &first.page.url,
+            final_url: first.page.final_url.as_deref(),
+            rel_canonical: first.page.rel_canonical.as_deref(),
+            digest: &first.page.digest,
+        })
+        .expect("encode");
+        assert_eq!(flat, postcard::to_allocvec(first).expect("encode"));
+        let bytes = postcard::to_allocvec(&model).expect("encode");
+        let back: TemplateModel = postcard::from_bytes(&bytes).expect("a stored model decodes");
+        let digest = &samples[0].page.digest;
+        assert_eq!(
+            content::fingerprint_digest(digest, &back, &config),
+            content::fingerprint_digest(digest, &model, &config)
+        );
+    }
+}
