@@ -23,11 +23,16 @@ use crate::learn::eval::{
 #[derive(Debug, clap::Args)]
 pub struct EvalArgs {
     /// Page files: JSON lines or WARC, optionally `.gz`.
-    #[arg(long, num_args = 1.., required_unless_present = "clusters", conflicts_with = "clusters")]
+    #[arg(long, num_args = 1.., required_unless_present_any = ["clusters", "index"], conflicts_with_all = ["clusters", "index"])]
     pages: Vec<PathBuf>,
     /// Pre-labelled data: `{"url": ..., "cluster": ...}` lines.
-    #[arg(long, num_args = 1..)]
+    #[arg(long, num_args = 1.., conflicts_with = "index")]
     clusters: Vec<PathBuf>,
+    /// Crawl indexes: CDX (`.cdx`), CDXJ (`.cdxj`) or Heritrix `crawl.log`, optionally `.gz`
+    /// (layout from the name, else from the content). URLs sharing a payload digest of an HTML
+    /// 200 capture are one cluster; the index's redirects are redirect evidence.
+    #[arg(long, num_args = 1..)]
+    index: Vec<PathBuf>,
     /// Share of each host's clusters used for training.
     #[arg(long, default_value_t = 0.2)]
     train_fraction: f64,
@@ -160,7 +165,13 @@ pub fn run(args: EvalArgs) -> ExitCode {
         }
     };
     // Measured on the URLs as crawled, so static normalization's own share shows.
-    let hosts = match training_sets(&args.pages, &args.clusters, &args.normalization, true) {
+    let hosts = match training_sets(
+        &args.pages,
+        &args.clusters,
+        &args.index,
+        &args.normalization,
+        true,
+    ) {
         Ok(hosts) => hosts,
         Err((code, err)) => {
             eprintln!("undust eval: {err}");

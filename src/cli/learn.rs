@@ -1,7 +1,8 @@
 //! `undust learn`: pages (or pre-labelled clusters) in, a rule file out.
 //!
 //! With `--pages`, pages are clustered per host by the content pipeline first; with
-//! `--clusters`, `{"url", "cluster"}` lines are the training set as they are. Rules are learned
+//! `--clusters`, `{"url", "cluster"}` lines are the training set as they are; with `--index`,
+//! crawl indexes (CDX, CDXJ, crawl.log) give clusters from payload digests ([`super::index`]). Rules are learned
 //! per host with the pattern-tree learner and written as one versioned JSON rule file. Progress
 //! goes to stderr.
 
@@ -10,6 +11,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use super::canonicalize::StaticArgs;
+use super::index::index_training_sets;
 use super::pipeline::{read_hosts, read_labelled};
 use super::{EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::rules::RuleFile;
@@ -21,11 +23,16 @@ use crate::pipeline::{labelled, learn_checked, GatePolicy};
 #[derive(Debug, clap::Args)]
 pub struct LearnArgs {
     /// Page files: JSON lines or WARC, optionally `.gz`.
-    #[arg(long, num_args = 1.., required_unless_present = "clusters", conflicts_with = "clusters")]
+    #[arg(long, num_args = 1.., required_unless_present_any = ["clusters", "index"], conflicts_with_all = ["clusters", "index"])]
     pages: Vec<PathBuf>,
     /// Pre-labelled training data: `{"url": ..., "cluster": ...}` lines.
-    #[arg(long, num_args = 1..)]
+    #[arg(long, num_args = 1.., conflicts_with = "index")]
     clusters: Vec<PathBuf>,
+    /// Crawl indexes: CDX (`.cdx`), CDXJ (`.cdxj`) or Heritrix `crawl.log`, optionally `.gz`
+    /// (layout from the name, else from the content). URLs sharing a payload digest of an HTML
+    /// 200 capture are one cluster; the index's redirects are redirect evidence.
+    #[arg(long, num_args = 1..)]
+    index: Vec<PathBuf>,
     /// Where to write the rule file.
     #[arg(long)]
     out: PathBuf,
@@ -64,12 +71,18 @@ type TrainingSets = Result<Vec<(String, Vec<LabelledUrl>)>, (u8, String)>;
 pub fn training_sets(
     pages: &[PathBuf],
     clusters: &[PathBuf],
+    index: &[PathBuf],
     normalization: &StaticArgs,
     raw: bool,
 ) -> TrainingSets {
     let normalizer = normalization
         .normalizer()
         .map_err(|err| (EXIT_USAGE, err))?;
+    if !index.is_empty() {
+        let hosts =
+            index_training_sets(index, &normalizer, raw).map_err(|err| (EXIT_NO_INPUT, err))?;
+        return Ok(hosts.into_iter().collect());
+    }
     if !clusters.is_empty() {
         let hosts =
             read_labelled(clusters, &normalizer, raw).map_err(|err| (EXIT_NO_INPUT, err))?;
@@ -115,7 +128,13 @@ pub fn training_sets(
 /// Runs `undust learn`.
 pub fn run(args: LearnArgs) -> ExitCode {
     let started = Instant::now();
-    let hosts = match training_sets(&args.pages, &args.clusters, &args.normalization, false) {
+    let hosts = match training_sets(
+        &args.pages,
+        &args.clusters,
+        &args.index,
+        &args.normalization,
+        false,
+    ) {
         Ok(hosts) => hosts,
         Err((code, err)) => {
             eprintln!("undust learn: {err}");

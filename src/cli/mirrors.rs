@@ -9,7 +9,6 @@
 //! aliases of an earlier rule file. `undust learn` and `undust eval` use the same reading and
 //! detection ([`read_summaries`], [`detect_sets`], [`cross_host`]).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -125,10 +124,11 @@ pub fn read_summaries(
         // Marks are the pipeline's own fingerprints: against the host's template model, as the
         // sidecar computes them.
         let clusters = offline.cluster(&config);
-        for ((page, links), (_, print)) in offline
+        for (((page, links), server_ip), (_, print)) in offline
             .pages
             .iter()
             .zip(&offline.links)
+            .zip(&offline.server_ips)
             .zip(&clusters.fingerprints)
         {
             let Ok(url) = Url::parse(&page.url) else {
@@ -139,6 +139,9 @@ pub fn read_summaries(
             }
             let mark = ContentMark::from_fingerprint(print);
             summaries.observe_page(&url, mark, links.iter().map(String::as_str));
+            if let Some(ip) = server_ip {
+                summaries.observe_ip(&url, *ip);
+            }
             labelled.push(LabelledUrl {
                 url: url.to_string(),
                 cluster: label(url.as_str(), &[mark]),

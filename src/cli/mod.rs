@@ -21,10 +21,12 @@ pub mod client;
 pub mod clusters;
 pub mod corpus;
 pub mod eval;
+pub mod index;
 pub mod learn;
 pub mod mirrors;
 pub use undust_devtools::load;
 pub mod pipeline;
+pub mod records;
 pub mod serve;
 
 /// Exit code for bad usage or configuration (EX_USAGE from sysexits.h).

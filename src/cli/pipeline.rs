@@ -22,15 +22,24 @@ use crate::config::{
     DEFAULT_SAMPLE_BUDGET_BYTES, DEFAULT_SAMPLE_MAX_HOSTS, DEFAULT_SAMPLE_PAGES_PER_HOST,
 };
 use crate::content::{ContentConfig, TemplateModel};
-use crate::ingest::pages::read_pages;
+use crate::ingest::pages::{read_pages, UrlEvidence};
 use crate::ingest::sample::{Decision, ReservoirSampler, SampleBytes, SamplerConfig};
 use crate::learn::LabelledUrl;
 use crate::pipeline::{
-    analyze, cluster_pages, judge, AcceptPolicy, EvidencePage, HostClusters, Verdict,
+    analyze, cluster_pages, judge, url_evidence, AcceptPolicy, EvidencePage, HostClusters,
+    SkipReason, Verdict,
 };
 
 /// Malformed and rejected records reported one by one on stderr; the rest are only counted.
 const RECORD_ERRORS_REPORTED: usize = 20;
+
+/// URL evidence items (redirects, revisits, payload digests) kept per host: memory stays bounded
+/// on a whole archive, and a host's first hundred thousand items already carry far more training
+/// URLs than its page sample. Items beyond it are counted in [`ReadSummary::url_evidence_dropped`].
+pub const URL_EVIDENCE_PER_HOST: usize = 100_000;
+
+/// URL evidence items kept over all hosts (about 150 bytes each: some 300 MB at most).
+pub const URL_EVIDENCE_TOTAL: u64 = 2_000_000;
 
 /// Out-links kept per page when the caller asks for them (`undust mirrors`' connectivity
 /// techniques look at no more).
@@ -42,6 +51,7 @@ struct OfflinePage {
     page: EvidencePage,
     raw_url: String,
     links: Vec<String>,
+    server_ip: Option<std::net::IpAddr>,
 }
 
 impl SampleBytes for OfflinePage {
@@ -69,12 +79,18 @@ pub struct OfflineHost {
     /// Per page (same order), its first [`LINKS_KEPT_PER_PAGE`] out-links as written, when
     /// [`read_hosts_with_links`] read them (empty otherwise).
     pub links: Vec<Vec<String>>,
+    /// Per page (same order), the server address its record gives (`server_ip` in JSON lines,
+    /// `WARC-IP-Address`, the ARC header's IP), when it is a valid address.
+    pub server_ips: Vec<Option<std::net::IpAddr>>,
+    /// What the host's redirect and revisit records and archive payload digests say about its URLs
+    /// (at most [`URL_EVIDENCE_PER_HOST`], the first read).
+    pub url_evidence: Vec<UrlEvidence>,
 }
 
 impl OfflineHost {
     /// The host's clusters ([`crate::pipeline::cluster_pages`]).
     pub fn cluster(&self, config: &ContentConfig) -> HostClusters {
-        cluster_pages(&self.pages, &self.template, config)
+        cluster_pages(&self.pages, &self.url_evidence, &self.template, config)
     }
 }
 
@@ -100,6 +116,12 @@ pub struct ReadSummary {
     pub sampled_away: u64,
     /// Hosts refused, or dropped for a new host, at the host limit.
     pub hosts_dropped: u64,
+    /// Redirect and revisit records (URL evidence, no content).
+    pub url_records: u64,
+    /// URL evidence items kept (redirects, revisits, payload digests).
+    pub url_evidence: u64,
+    /// URL evidence items over [`URL_EVIDENCE_PER_HOST`] or [`URL_EVIDENCE_TOTAL`].
+    pub url_evidence_dropped: u64,
 }
 
 impl ReadSummary {
@@ -108,7 +130,8 @@ impl ReadSummary {
         format!(
             "read {} records: {} pages, {} non-2xx skipped, {} non-HTML skipped, {} malformed, \
              {} rejected, {hosts} hosts, {} canonicals from HTML; sampling kept the last record \
-             of {} repeated URLs, sampled away {} pages and dropped {} hosts",
+             of {} repeated URLs, sampled away {} pages and dropped {} hosts; {} redirect and \
+             revisit records, {} URL evidence items kept ({} over the bounds)",
             self.records,
             self.pages,
             self.skipped_status,
@@ -118,7 +141,10 @@ impl ReadSummary {
             self.html_canonicals,
             self.refreshed,
             self.sampled_away,
-            self.hosts_dropped
+            self.hosts_dropped,
+            self.url_records,
+            self.url_evidence,
+            self.url_evidence_dropped
         )
     }
 }
@@ -153,6 +179,7 @@ fn read(
     keep_links: bool,
 ) -> Result<(BTreeMap<String, OfflineHost>, ReadSummary), String> {
     let mut templates: HashMap<String, TemplateModel> = HashMap::new();
+    let mut evidence_of: HashMap<String, Vec<UrlEvidence>> = HashMap::new();
     let mut sampler = ReservoirSampler::new(SamplerConfig {
         per_host_items: DEFAULT_SAMPLE_PAGES_PER_HOST,
         per_host_bytes: usize::try_from(DEFAULT_SAMPLE_BUDGET_BYTES).unwrap_or(usize::MAX),
@@ -182,15 +209,38 @@ fn read(
                     continue;
                 }
             };
+            for item in url_evidence(&page, normalizer) {
+                let Some(host) = url::Url::parse(item.url())
+                    .ok()
+                    .and_then(|u| u.host_str().map(str::to_owned))
+                else {
+                    continue;
+                };
+                let kept = evidence_of.entry(host).or_default();
+                if kept.len() < URL_EVIDENCE_PER_HOST && summary.url_evidence < URL_EVIDENCE_TOTAL {
+                    kept.push(item);
+                    summary.url_evidence += 1;
+                } else {
+                    summary.url_evidence_dropped += 1;
+                }
+            }
             let raw_url = page.url.clone();
+            let server_ip = page
+                .server_ip
+                .as_deref()
+                .and_then(|ip| ip.trim().parse().ok());
             let evidence = match judge(page, normalizer, &policy) {
                 Verdict::Evidence(evidence) => evidence,
-                Verdict::Skipped(crate::pipeline::SkipReason::Status(_)) => {
+                Verdict::Skipped(SkipReason::Status(_)) => {
                     summary.skipped_status += 1;
                     continue;
                 }
-                Verdict::Skipped(crate::pipeline::SkipReason::NotHtml) => {
+                Verdict::Skipped(SkipReason::NotHtml) => {
                     summary.skipped_not_html += 1;
+                    continue;
+                }
+                Verdict::Skipped(SkipReason::NoContent) => {
+                    summary.url_records += 1;
                     continue;
                 }
                 Verdict::Rejected(rejection) => {
@@ -225,6 +275,7 @@ fn read(
                     page,
                     raw_url,
                     links,
+                    server_ip,
                 },
             );
             match offer.decision {
@@ -259,12 +310,15 @@ fn read(
         let Some(template) = templates.remove(&name) else {
             continue;
         };
-        let (mut pages, mut raw_urls, mut links) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut pages, mut raw_urls) = (Vec::new(), Vec::new());
+        let (mut links, mut server_ips) = (Vec::new(), Vec::new());
         for sampled in sampler.remove_host(&name) {
             pages.push(sampled.page);
             raw_urls.push(sampled.raw_url);
             links.push(sampled.links);
+            server_ips.push(sampled.server_ip);
         }
+        let url_evidence = evidence_of.remove(&name).unwrap_or_default();
         hosts.insert(
             name,
             OfflineHost {
@@ -272,8 +326,21 @@ fn read(
                 pages,
                 raw_urls,
                 links,
+                server_ips,
+                url_evidence,
             },
         );
+    }
+    // Hosts known only from URL evidence (an index of redirects, revisits of earlier crawls).
+    for (name, url_evidence) in evidence_of {
+        hosts.entry(name).or_insert_with(|| OfflineHost {
+            template: TemplateModel::new(config),
+            pages: Vec::new(),
+            raw_urls: Vec::new(),
+            links: Vec::new(),
+            server_ips: Vec::new(),
+            url_evidence,
+        });
     }
     let problems = summary.malformed + summary.rejected;
     if problems > RECORD_ERRORS_REPORTED as u64 {

@@ -17,7 +17,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use super::learning::Learning;
 use super::state::Sidecar;
-use crate::ingest::pages::PageRecord;
+use crate::ingest::pages::{PageRecord, RecordKind};
 use crate::pb::ingest_server::Ingest as IngestRpc;
 use crate::pb::{ObservePagesSummary, ObservedPage, PageRejection};
 use crate::pipeline::{analyze, judge, Verdict};
@@ -65,6 +65,10 @@ impl IngestService {
             content_type: optional(page.content_type),
             body: page.body,
             rel_canonical: optional(page.rel_canonical),
+            // A crawler reports what it fetched: content, never an archive's revisit.
+            kind: RecordKind::Page,
+            server_ip: None,
+            payload_digest: None,
         }
     }
 }

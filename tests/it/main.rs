@@ -12,6 +12,7 @@ mod learn;
 mod mirrors;
 mod one_pipeline;
 mod pages;
+mod real_crawls;
 mod serve_admin;
 mod serve_canonicalize;
 mod serve_ingest;

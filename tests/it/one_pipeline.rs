@@ -85,16 +85,22 @@ fn json_lines(pages: &[ObservedPage]) -> String {
     out
 }
 
-/// Per host, the duplicate clusters (sets of two or more URLs) of `undust clusters` output.
+/// Per host, the duplicate clusters (sets of two or more canonical URLs) of `undust clusters`
+/// output.
 fn cli_clusters(stdout: &[u8]) -> BTreeMap<String, usize> {
     let mut members: HashMap<(String, String), HashSet<String>> = HashMap::new();
     for line in String::from_utf8_lossy(stdout).lines() {
         let value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
         let field = |name: &str| value[name].as_str().unwrap_or_default().to_owned();
+        // One line per record: records of one canonical URL are one member; records in no
+        // cluster (skipped, rejected) are no member.
+        if value.get("cluster").is_none() {
+            continue;
+        }
         members
             .entry((field("host"), field("cluster")))
             .or_default()
-            .insert(field("url"));
+            .insert(field("canonical"));
     }
     let mut per_host = BTreeMap::new();
     for ((host, _), urls) in members {

@@ -1,4 +1,4 @@
-//! Page readers: JSON lines and WARC (plain, gzip, multi-member gzip), encodings inside stored
+//! Page readers: JSON lines, WARC and ARC (plain, gzip, multi-member gzip), encodings inside stored
 //! HTTP responses, bounds, and error reporting with line numbers and byte offsets.
 
 use std::io::Write;
@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use undust::ingest::pages::{
-    read_pages, read_pages_with, PageRecord, ReadError, ReaderLimits, RecordError,
+    read_pages, read_pages_with, Format, PageRecord, ReadError, ReaderLimits, RecordError,
+    RecordKind,
 };
 
 fn gzip(data: &[u8]) -> Vec<u8> {
@@ -133,11 +134,23 @@ fn jsonl_gzip_multi_member_and_bounds() {
 #[test]
 fn unknown_format_and_json_array_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let path = write(dir.path(), "pages.txt", b"{}");
+    let path = write(dir.path(), "pages.txt", b"hello");
     assert!(matches!(
         read_pages(&path),
         Err(ReadError::UnknownFormat { .. })
     ));
+    // A name that does not say is decided by the content.
+    let path = write(dir.path(), "pages.txt", b"{\"url\": \"https://a.test/\"}\n");
+    assert_eq!(read_pages(&path).unwrap().format(), Format::JsonLines);
+    let path = write(dir.path(), "dump", b"WARC/1.0\r\n");
+    assert_eq!(read_pages(&path).unwrap().format(), Format::Warc);
+    // A .warc holding ARC records is read as ARC.
+    let path = write(
+        dir.path(),
+        "old.warc",
+        b"filedesc://x.arc 0.0.0.0 20040511211249 text/plain 0\n",
+    );
+    assert_eq!(read_pages(&path).unwrap().format(), Format::Arc);
     let path = write(
         dir.path(),
         "pages.json",
@@ -296,6 +309,7 @@ fn check_crawl(items: &[Result<PageRecord, RecordError>], bad_offsets: &[u64]) {
             "https://a.test/chunked",
             "https://a.test/old",
             "https://a.test/gz",
+            "https://a.test/",
             "https://a.test/h2",
             "https://a.test/br",
             "https://a.test/predecoded"
@@ -308,11 +322,17 @@ fn check_crawl(items: &[Result<PageRecord, RecordError>], bad_offsets: &[u64]) {
     assert_eq!(ok[1].rel_canonical.as_deref(), Some("https://a.test/canon"));
     assert_eq!(ok[2].status, Some(301));
     assert_eq!(ok[2].final_url.as_deref(), Some("https://a.test/new"));
+    assert_eq!(ok[2].kind, RecordKind::Redirect);
     assert_eq!(ok[3].body, b"<html>gzipped</html>");
-    assert_eq!(ok[4].body, b"<html>h2</html>");
+    assert_eq!(ok[0].kind, RecordKind::Page);
+    // The revisit: evidence without a body, its status from the repeated headers.
+    assert!(matches!(ok[4].kind, RecordKind::Revisit(_)));
     assert_eq!(ok[4].status, Some(200));
-    assert_eq!(ok[5].body, b"<html>brotli</html>");
-    assert_eq!(ok[6].body, b"<html>plain</html>");
+    assert!(ok[4].body.is_empty());
+    assert_eq!(ok[5].body, b"<html>h2</html>");
+    assert_eq!(ok[5].status, Some(200));
+    assert_eq!(ok[6].body, b"<html>brotli</html>");
+    assert_eq!(ok[7].body, b"<html>plain</html>");
     let errs: Vec<u64> = items
         .iter()
         .filter_map(|r| r.as_ref().err()?.offset())

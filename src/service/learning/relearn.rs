@@ -64,7 +64,9 @@ impl Learning {
         samples: &[crate::pipeline::EvidencePage],
         template: &crate::content::TemplateModel,
     ) -> Result<(crate::pipeline::CheckedRules, u64), RelearnError> {
-        let clusters = cluster_pages(samples, template, &self.content);
+        // Crawlers report pages; archive-only URL evidence (revisits, payload digests) comes to the
+        // offline commands alone.
+        let clusters = cluster_pages(samples, &[], template, &self.content);
         let duplicate_clusters = clusters.duplicate_clusters() as u64;
         let training = labelled(host, &clusters.clustering);
         let checked = learn_checked(host, &training, &self.learn, &self.gate)?;

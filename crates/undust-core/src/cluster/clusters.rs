@@ -9,6 +9,17 @@
 //! - **Redirects** (URL → final URL) and **`rel=canonical`** (URL → canonical URL): same-host
 //!   declarations that put both URLs in one cluster, even when the target was never fetched.
 //!   Cross-host pairs are ignored (the clusters, and the rules learned from them, are per host).
+//! - **Payload digests** (an archive's digest of a capture's payload, from a crawl index or a
+//!   WARC record) and **same-payload** declarations (a WARC `revisit`: "this URL's payload is
+//!   that earlier capture's"): URLs with equal digests are merged, with a catch-all guard (below).
+//!   The caller decides which captures' digests are evidence (e.g. status 200, HTML, not tiny).
+//!
+//! # Why a URL is in its cluster
+//!
+//! Every URL gets a [`Reason`]: the evidence that first took it out of its singleton cluster, in
+//! the order evidence is applied (exact content, payload digest, near-duplicate content,
+//! canonical, redirect), or [`Reason::Singleton`]. Union-find only ever merges a singleton
+//! through a union naming that URL, so every member of a larger cluster has a reason.
 //!
 //! # Fetches
 //!
@@ -55,6 +66,14 @@
 //! path-keeping redirects still are. Redirect sources are compared by path, not content, because
 //! a redirected URL has none of its own (see "Fetches").
 //!
+//! # Catch-all digests
+//!
+//! A host that answers its home page (or an error page) for any path gives every such URL one
+//! digest. A digest shared by URLs of more than [`MAX_REDIRECT_ALIAS_PATHS`] distinct paths (ASCII
+//! case and trailing slashes set aside, queries ignored: one path with many session or tracking
+//! parameters is real DUST) is taken for such a page and not applied; its URLs are counted in
+//! [`ClusterStats::digests_fan_in`].
+//!
 //! # Stability
 //!
 //! [`ClusterBuilder::finish`] processes everything in URL order, so the same set of evidence
@@ -71,6 +90,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::index::{SimhashIndex, DEFAULT_MAX_DISTANCE, MAX_SUPPORTED_DISTANCE};
 use crate::content::{Fingerprint, Strength};
+use crate::ingest::pages::UrlEvidence;
 
 /// Most distinct source paths whose redirects into one target (content cluster) are taken as
 /// duplicate evidence; beyond it the target is a catch-all (see the module documentation).
@@ -153,6 +173,41 @@ pub struct ClusterStats {
     pub cross_host_ignored: usize,
     /// Redirect or canonical pairs ignored because a URL did not parse.
     pub invalid_ignored: usize,
+    /// Unions made because of equal payload digests or same-payload declarations.
+    pub digest_merges: usize,
+    /// URLs whose digest was not applied because it is a catch-all's (see the module docs).
+    pub digests_fan_in: usize,
+}
+
+/// Why a URL is in its cluster (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// Near-duplicate content (simhash within `k` of the cluster's centre).
+    Content,
+    /// The same exact content hash as another member.
+    Exact,
+    /// A redirect to or from another member.
+    Redirect,
+    /// A `rel=canonical` claim to or from another member.
+    Canonical,
+    /// The same payload digest as another member (crawl index, WARC digest or revisit).
+    Digest,
+    /// Alone in its cluster.
+    Singleton,
+}
+
+impl Reason {
+    /// The reason's name as the command line prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Content => "content",
+            Reason::Exact => "exact",
+            Reason::Redirect => "redirect",
+            Reason::Canonical => "canonical",
+            Reason::Digest => "digest",
+            Reason::Singleton => "singleton",
+        }
+    }
 }
 
 /// One duplicate cluster.
@@ -173,6 +228,10 @@ pub struct ClusterBuilder {
     evidence: Vec<Option<PageEvidence>>,
     redirects: Vec<Redirect>,
     canonicals: Vec<(u32, u32)>,
+    /// (URL, hash of its payload digest).
+    digests: Vec<(u32, u64)>,
+    /// (URL, earlier capture with the same payload).
+    same_payload: Vec<(u32, u32)>,
     cross_host_ignored: usize,
     invalid_ignored: usize,
 }
@@ -288,6 +347,45 @@ impl ClusterBuilder {
         true
     }
 
+    /// Records that the capture of `url` had the payload digest `digest` (any spelling, compared
+    /// as given: normalise first). Equal digests merge at [`ClusterBuilder::finish`] unless the
+    /// digest is a catch-all's (see the module documentation).
+    pub fn add_digest(&mut self, url: &str, digest: &str) {
+        let n = self.node(normalise(url));
+        self.digests.push((n, xxh3_64(digest.as_bytes())));
+    }
+
+    /// Records that `url` has the same payload as the earlier capture of `earlier` (a WARC
+    /// revisit record). Returns false when the pair is ignored (cross-host, unparseable, or the
+    /// same URL).
+    pub fn add_same_payload(&mut self, url: &str, earlier: &str) -> bool {
+        let Some((a, b)) = self.same_host_pair(url, earlier) else {
+            return false;
+        };
+        if a == b {
+            return false;
+        }
+        let (a, b) = (self.node(String::from(a)), self.node(String::from(b)));
+        self.same_payload.push((a, b));
+        true
+    }
+
+    /// Records a record's URL evidence (its URLs normalized like every other URL given to the
+    /// builder). Returns false when it is ignored (cross-host or unparseable pairs).
+    pub fn add_url_evidence(&mut self, evidence: &UrlEvidence) -> bool {
+        match evidence {
+            UrlEvidence::Redirect { from, to } => self.add_redirect(from, to),
+            UrlEvidence::SamePayload { url, earlier } => self.add_same_payload(url, earlier),
+            UrlEvidence::PayloadDigest { url, digest } => {
+                let digest = crate::ingest::index::normalize_digest(digest);
+                if let Some(digest) = digest {
+                    self.add_digest(url, &digest);
+                }
+                true
+            }
+        }
+    }
+
     /// Records one fetch: `url` was asked for, the response body (fingerprinted as `evidence`)
     /// came from `final_url` after redirects (`None`: from `url` itself), and the body declared
     /// `canonical` (absolute, or relative to the final URL). The page and its canonical claim are
@@ -337,6 +435,15 @@ impl ClusterBuilder {
             rank[node as usize] = r as u32;
         }
         let mut uf = UnionFind::new(n);
+        let mut reasons: Vec<Option<Reason>> = vec![None; n];
+        let mut join = |uf: &mut UnionFind, a: u32, b: u32, reason: Reason| -> bool {
+            let joined = uf.union(a, b);
+            if joined {
+                reasons[a as usize].get_or_insert(reason);
+                reasons[b as usize].get_or_insert(reason);
+            }
+            joined
+        };
         let mut stats = ClusterStats {
             urls: n,
             pages: self.evidence.iter().filter(|e| e.is_some()).count(),
@@ -351,7 +458,7 @@ impl ClusterBuilder {
             if let Some(ev) = self.evidence[node as usize] {
                 match first_with_exact.get(&ev.exact) {
                     Some(&first) => {
-                        if uf.union(first, node) {
+                        if join(&mut uf, first, node, Reason::Exact) {
                             stats.exact_merges += 1;
                         }
                     }
@@ -359,6 +466,43 @@ impl ClusterBuilder {
                         first_with_exact.insert(ev.exact, node);
                     }
                 }
+            }
+        }
+
+        // 1b. Payload digests (catch-alls set aside) and same-payload declarations.
+        let mut by_digest: HashMap<u64, Vec<u32>> = HashMap::new();
+        for &(node, digest) in &self.digests {
+            by_digest.entry(digest).or_default().push(node);
+        }
+        let mut groups: Vec<Vec<u32>> = by_digest.into_values().collect();
+        for group in &mut groups {
+            group.sort_unstable_by_key(|&node| rank[node as usize]);
+            group.dedup();
+        }
+        groups.sort_unstable_by_key(|g| g.first().map(|&node| rank[node as usize]));
+        for group in groups.iter().filter(|g| g.len() > 1) {
+            let mut paths: Vec<String> = group
+                .iter()
+                .map(|&node| {
+                    url::Url::parse(&self.urls[node as usize])
+                        .map_or_else(|_| self.urls[node as usize].clone(), |u| folded_path(&u))
+                })
+                .collect();
+            paths.sort_unstable();
+            paths.dedup();
+            if paths.len() > MAX_REDIRECT_ALIAS_PATHS {
+                stats.digests_fan_in += group.len();
+                continue;
+            }
+            for &node in &group[1..] {
+                if join(&mut uf, group[0], node, Reason::Digest) {
+                    stats.digest_merges += 1;
+                }
+            }
+        }
+        for &(a, b) in &self.same_payload {
+            if join(&mut uf, a, b, Reason::Digest) {
+                stats.digest_merges += 1;
             }
         }
 
@@ -406,7 +550,12 @@ impl ClusterBuilder {
             for &member in &near {
                 if !assigned[member as usize] {
                     assigned[member as usize] = true;
-                    uf.union(unit_node[centre as usize], unit_node[member as usize]);
+                    join(
+                        &mut uf,
+                        unit_node[centre as usize],
+                        unit_node[member as usize],
+                        Reason::Content,
+                    );
                     stats.near_duplicate_merges += 1;
                 }
             }
@@ -481,13 +630,13 @@ impl ClusterBuilder {
             }
         }
         for (a, b) in accepted {
-            uf.union(a, b);
+            join(&mut uf, a, b, Reason::Canonical);
             stats.canonicals += 1;
         }
 
         // 5. Redirects: what the server did, applied as given once catch-alls are set aside.
         for (a, b) in redirects {
-            uf.union(a, b);
+            join(&mut uf, a, b, Reason::Redirect);
             stats.redirects += 1;
         }
 
@@ -514,8 +663,13 @@ impl ClusterBuilder {
             .iter()
             .map(|&node| std::mem::take(&mut urls[node as usize]))
             .collect();
+        let reasons = order
+            .iter()
+            .map(|&node| reasons[node as usize].unwrap_or(Reason::Singleton))
+            .collect();
         Clustering {
             urls: sorted_urls,
+            reasons,
             cluster_index,
             clusters,
             stats,
@@ -528,6 +682,8 @@ impl ClusterBuilder {
 pub struct Clustering {
     /// All URLs, sorted.
     urls: Vec<String>,
+    /// Parallel to `urls`: why each is in its cluster.
+    reasons: Vec<Reason>,
     /// Parallel to `urls`: index into `clusters`.
     cluster_index: Vec<u32>,
     /// Clusters in order of their smallest member URL.
@@ -541,6 +697,22 @@ impl Clustering {
         let key = normalise(url);
         let i = self.urls.binary_search(&key).ok()?;
         Some(self.clusters[self.cluster_index[i] as usize].id)
+    }
+
+    /// Why `url` is in its cluster (parsed the same way as when it was added).
+    pub fn reason_of(&self, url: &str) -> Option<Reason> {
+        let key = normalise(url);
+        let i = self.urls.binary_search(&key).ok()?;
+        Some(self.reasons[i])
+    }
+
+    /// Every URL with its cluster id and the reason it is there, in URL order.
+    pub fn assignments_with_reasons(&self) -> impl Iterator<Item = (&str, ClusterId, Reason)> + '_ {
+        self.urls
+            .iter()
+            .zip(&self.cluster_index)
+            .zip(&self.reasons)
+            .map(|((u, &c), &r)| (u.as_str(), self.clusters[c as usize].id, r))
     }
 
     /// All clusters (singletons included), in order of their smallest member URL.
@@ -654,5 +826,40 @@ mod tests {
         assert_eq!(id("http://h.test/a"), xxh3_64(b"http://h.test/a"));
         assert_eq!(c.stats().clusters, 4);
         assert_eq!(c.labelled_pairs().len(), 6);
+    }
+
+    #[test]
+    fn digests_merge_with_a_reason_and_catch_all_digests_do_not() {
+        let mut b = ClusterBuilder::new(ClusterConfig::default());
+        b.add_digest("http://h.test/wop/", "D1");
+        b.add_digest("http://h.test/wop/index.html", "D1");
+        b.add_digest("http://h.test/other", "D2");
+        // One page answered for ten different paths: a catch-all, not DUST.
+        for i in 0..10 {
+            b.add_digest(&format!("http://h.test/missing{i}"), "HOME");
+        }
+        // A revisit: same payload as an earlier capture.
+        assert!(b.add_same_payload("http://h.test/again", "http://h.test/other"));
+        assert!(!b.add_same_payload("http://h.test/x", "http://elsewhere.test/x"));
+        b.add_redirect("http://h.test/old", "http://h.test/other");
+        b.add_page("http://h.test/p1", strong(7));
+        b.add_page("http://h.test/p2", strong(7 ^ 0b1));
+        let c = b.finish();
+        let id = |u: &str| c.cluster_of(u).unwrap();
+        let why = |u: &str| c.reason_of(u).unwrap();
+        assert_eq!(id("http://h.test/wop/"), id("http://h.test/wop/index.html"));
+        assert_eq!(why("http://h.test/wop/index.html"), Reason::Digest);
+        assert_eq!(id("http://h.test/again"), id("http://h.test/other"));
+        assert_eq!(why("http://h.test/again"), Reason::Digest);
+        assert_eq!(why("http://h.test/old"), Reason::Redirect);
+        assert_eq!(why("http://h.test/p2"), Reason::Content);
+        assert_ne!(id("http://h.test/missing0"), id("http://h.test/missing1"));
+        assert_eq!(why("http://h.test/missing0"), Reason::Singleton);
+        assert_eq!(c.stats().digests_fan_in, 10);
+        assert_eq!(c.stats().digest_merges, 2);
+        assert_eq!(c.stats().cross_host_ignored, 1);
+        assert!(c
+            .assignments_with_reasons()
+            .all(|(u, _, r)| (r == Reason::Singleton) == (c.members_of(u).unwrap().len() == 1)));
     }
 }

@@ -11,6 +11,6 @@ pub mod index;
 
 pub use clusters::{
     Cluster, ClusterBuilder, ClusterConfig, ClusterId, ClusterStats, Clustering, PageEvidence,
-    MAX_REDIRECT_ALIAS_PATHS,
+    Reason, MAX_REDIRECT_ALIAS_PATHS,
 };
 pub use index::{IndexError, Layout, SimhashIndex, DEFAULT_MAX_DISTANCE};

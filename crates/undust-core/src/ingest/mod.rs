@@ -1,3 +1,5 @@
-//! Pages in: readers for JSON lines and WARC crawl dumps, and per-host reservoir sampling.
+//! Pages in: readers for crawl dumps (JSON lines, WARC, ARC) and crawl indexes (CDX, CDXJ,
+//! Heritrix crawl.log), and per-host reservoir sampling.
+pub mod index;
 pub mod pages;
 pub mod sample;

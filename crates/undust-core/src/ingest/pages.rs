@@ -1,31 +1,58 @@
-//! Readers for crawl dumps: JSON lines and WARC, plain or gzip-compressed, as a stream of pages.
+//! Readers for crawl dumps: JSON lines, WARC and ARC, plain or gzip-compressed, as a stream of
+//! pages and of the records that are evidence about URLs without being pages.
 //!
 //! [`read_pages`] opens a file and picks the format from its name (`.jsonl`, `.json`, `.ndjson`,
-//! `.warc`, each optionally followed by `.gz`); compression is detected from the gzip magic bytes,
-//! and multi-member gzip (one member per record, as Heritrix, wget and Browsertrix write) is read
-//! to the end. The [`PageReader`] yields one `Result` per page: a malformed line or record is an
-//! error naming its line number or byte offset, and reading continues with the next one.
+//! `.warc`, `.arc`, each optionally followed by `.gz`, any case), or from its first bytes when the
+//! name does not say ([`Format::sniff`]; a `.warc` holding ARC records is read as ARC). Compression
+//! is detected from the gzip magic bytes, and multi-member gzip (one member per record, as
+//! Heritrix, wget and Browsertrix write) is read to the end. The [`PageReader`] yields one `Result`
+//! per page: a malformed line or record is an error naming its line number or byte offset, and
+//! reading continues with the next one; a file that ends inside a record is an error at that
+//! record's offset, and the end of the stream. [`PageReader::stats`] counts every record by type.
 //!
 //! # JSON lines
 //!
 //! One object per line: `{"url": …, "html": …}` with optional `final_url`, `status`,
-//! `canonical` and `content_type` (`body` is accepted for `html`; unknown fields are ignored).
+//! `canonical`, `content_type` and `server_ip` (`body` is accepted for `html`; unknown fields are
+//! ignored).
 //! Blank lines are skipped. A file that starts with `[` (a JSON array) is refused up front.
 //!
 //! # WARC
 //!
 //! A streaming parser (WARC 1.0/1.1 record framing is simple, and the `warc` crate was not a fit:
 //! it buffers whole records without a size bound, reports no byte offsets, stops at the first
-//! malformed record and does not parse the stored HTTP response). Only `response` records carrying
-//! HTTP (`application/http` or no Content-Type) become pages; `request`, `warcinfo`, `metadata`,
-//! `revisit`, `resource`, `dns:` responses and the like are skipped. The stored HTTP response is
-//! parsed with `httparse` (HTTP/2 and HTTP/3 status lines, as browser-based crawlers record them,
-//! are accepted); `Transfer-Encoding: chunked` and `Content-Encoding: gzip`/`deflate`/`br` are decoded
-//! when the stored body is still encoded (writers that decode the body but keep the header are
-//! tolerated: a body that is not actually chunked or gzip is used as stored). A 3xx response
-//! with `Location` becomes redirect evidence (`final_url`, resolved against the target URI), and
-//! an HTTP `Link: <…>; rel="canonical"` header fills `rel_canonical`. Byte offsets in errors
-//! are offsets into the *uncompressed* WARC stream.
+//! malformed record and does not parse the stored HTTP response). Every record type is handled
+//! deliberately ([`ReaderStats`] counts each):
+//!
+//! - `response` records carrying HTTP (`application/http` or no Content-Type) are parsed. A 3xx
+//!   with `Location` is [`RecordKind::Redirect`] (`final_url` = the location resolved against the
+//!   target URI: the body is the server's "moved" notice, not content); any other status is a
+//!   [`RecordKind::Page`] (callers decide which statuses they keep). Non-HTTP responses (`dns:`)
+//!   are skipped.
+//! - `revisit` records are [`RecordKind::Revisit`]: "this URL's payload is the one captured
+//!   earlier", in both profiles (identical payload digest, server not modified). The earlier
+//!   capture is `WARC-Refers-To-Target-URI`, or the record `WARC-Refers-To` names when that was
+//!   read earlier in the same input (wget writes only the record id). The block (the repeated
+//!   HTTP headers, if any) gives the status; there is no body.
+//! - `request`, `metadata`, `warcinfo`, `resource`, `conversion` and `continuation` records are
+//!   skipped and counted: none is a server's answer for a URL.
+//!
+//! `WARC-IP-Address` becomes `server_ip` and `WARC-Payload-Digest` `payload_digest`. The stored
+//! HTTP response is parsed with `httparse` (HTTP/2 and HTTP/3 status lines, as browser-based
+//! crawlers record them, are accepted); `Transfer-Encoding: chunked` and
+//! `Content-Encoding: gzip`/`deflate`/`br` are decoded when the stored body is still encoded
+//! (writers that decode the body but keep the header are tolerated: a body that is not actually
+//! chunked or gzip is used as stored). An HTTP `Link: <…>; rel="canonical"` header fills
+//! `rel_canonical`. Byte offsets in errors are offsets into the *uncompressed* stream.
+//!
+//! # ARC
+//!
+//! The Internet Archive's format before WARC (still most of many archives): a `filedesc://`
+//! version block, then records of one header line (version 1: `URL IP-address Archive-date
+//! Content-type Archive-length`; version 2 adds result code, checksum, location, offset and file
+//! name before the length) followed by that many bytes: the HTTP response as received for
+//! `http(s)` URLs, which is parsed as in WARC. The IP field becomes `server_ip`; `dns:` and other
+//! non-HTTP records are skipped and counted. ARC has no payload digests and no revisits.
 //!
 //! # Bounds
 //!
@@ -42,21 +69,225 @@ use flate2::bufread::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
 use serde::Deserialize;
 use thiserror::Error;
 
-/// One fetched page.
+/// One fetched page, or one record that is evidence about a URL without being a page of its own
+/// (see [`RecordKind`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PageRecord {
     /// The URL that was fetched.
     pub url: String,
-    /// Where the fetch ended up (a redirect target), when different from `url`.
+    /// Where the fetch ended up (a redirect target), when different from `url`. For a
+    /// [`RecordKind::Redirect`] this is the `Location` header, resolved against `url`.
     pub final_url: Option<String>,
     /// HTTP status code, when known.
     pub status: Option<u16>,
     /// The `Content-Type` of the response, when known.
     pub content_type: Option<String>,
-    /// The page body (HTML), decoded from any transfer and content encoding.
+    /// The page body (HTML), decoded from any transfer and content encoding. Empty for a revisit.
     pub body: Vec<u8>,
     /// A canonical URL declared by the source (JSON `canonical`, or an HTTP `Link` header).
     pub rel_canonical: Option<String>,
+    /// What the record is evidence of.
+    pub kind: RecordKind,
+    /// The server's IP address (`WARC-IP-Address`, or the ARC header's IP field).
+    pub server_ip: Option<String>,
+    /// The payload digest the archive recorded (`WARC-Payload-Digest`, e.g. `sha1:BASE32…`).
+    pub payload_digest: Option<String>,
+}
+
+/// What a record is evidence of.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum RecordKind {
+    /// A response whose body is the URL's content (any status: callers decide what to keep).
+    #[default]
+    Page,
+    /// A 3xx response with a `Location` header: `final_url` holds the target. The body is the
+    /// server's "moved" notice, not the URL's content.
+    Redirect,
+    /// A WARC `revisit` record: this URL's payload is that of an earlier capture. There is no
+    /// body; `payload_digest` is the shared digest.
+    Revisit(Revisit),
+}
+
+/// The earlier capture a `revisit` record points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revisit {
+    /// `WARC-Refers-To-Target-URI`, or, when absent, the target URI of the record named by
+    /// `WARC-Refers-To` if that record was read earlier in the same input.
+    pub refers_to_uri: Option<String>,
+    /// `WARC-Refers-To-Date`, as written.
+    pub refers_to_date: Option<String>,
+    /// `WARC-Profile`.
+    pub profile: RevisitProfile,
+}
+
+/// The WARC revisit profiles (WARC 1.0 and 1.1 spell their URIs differently; both are known).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RevisitProfile {
+    /// The payload digest equals the earlier capture's.
+    IdenticalPayloadDigest,
+    /// The server answered 304 Not Modified to a conditional request.
+    ServerNotModified,
+    /// Another profile, as written.
+    Other(String),
+}
+
+impl RevisitProfile {
+    fn parse(profile: &str) -> RevisitProfile {
+        let lower = profile.to_ascii_lowercase();
+        if lower.ends_with("/identical-payload-digest") {
+            RevisitProfile::IdenticalPayloadDigest
+        } else if lower.ends_with("/server-not-modified") {
+            RevisitProfile::ServerNotModified
+        } else {
+            RevisitProfile::Other(profile.to_string())
+        }
+    }
+}
+
+/// What a record says about URLs apart from its page content: the evidence a redirect, a revisit
+/// or an archive's payload digest carries. URLs are as the record gives them until
+/// [`UrlEvidence::normalized`] maps them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlEvidence {
+    /// `from` answered with a redirect to `to`.
+    Redirect {
+        /// The URL that redirected.
+        from: String,
+        /// The `Location`, resolved against `from`.
+        to: String,
+    },
+    /// `url`'s payload is the one of an earlier capture of `earlier` (a revisit naming it).
+    SamePayload {
+        /// The revisited URL.
+        url: String,
+        /// The earlier capture's URL.
+        earlier: String,
+    },
+    /// The archive recorded `digest` for `url`'s payload: a revisit's, or an HTML 200 page's
+    /// (so a revisit in a later file meets the page it repeats).
+    PayloadDigest {
+        /// The captured URL.
+        url: String,
+        /// The payload digest as recorded (`sha1:BASE32`).
+        digest: String,
+    },
+}
+
+impl UrlEvidence {
+    /// The URL the evidence is about (the source of a redirect): its host owns the evidence.
+    pub fn url(&self) -> &str {
+        match self {
+            UrlEvidence::Redirect { from, .. } => from,
+            UrlEvidence::SamePayload { url, .. } | UrlEvidence::PayloadDigest { url, .. } => url,
+        }
+    }
+
+    /// The same evidence with every URL passed through `normalize` (`None` when one fails).
+    pub fn normalized(&self, normalize: impl Fn(&str) -> Option<String>) -> Option<UrlEvidence> {
+        Some(match self {
+            UrlEvidence::Redirect { from, to } => UrlEvidence::Redirect {
+                from: normalize(from)?,
+                to: normalize(to)?,
+            },
+            UrlEvidence::SamePayload { url, earlier } => UrlEvidence::SamePayload {
+                url: normalize(url)?,
+                earlier: normalize(earlier)?,
+            },
+            UrlEvidence::PayloadDigest { url, digest } => UrlEvidence::PayloadDigest {
+                url: normalize(url)?,
+                digest: digest.clone(),
+            },
+        })
+    }
+}
+
+/// Smallest page body whose payload digest is kept as evidence (see
+/// [`crate::ingest::index::MIN_DIGEST_PAYLOAD_BYTES`]: equal digests of tiny bodies are not DUST).
+const MIN_DIGEST_BODY_BYTES: usize = 256;
+
+impl PageRecord {
+    /// The URL evidence of this record besides its content: a redirect record's redirect, a
+    /// revisit's earlier capture and digest, an HTML 200 page's payload digest (not for tiny or
+    /// empty bodies).
+    pub fn url_evidence(&self) -> Vec<UrlEvidence> {
+        let mut out = Vec::new();
+        match &self.kind {
+            RecordKind::Redirect => {
+                if let Some(to) = &self.final_url {
+                    out.push(UrlEvidence::Redirect {
+                        from: self.url.clone(),
+                        to: to.clone(),
+                    });
+                }
+            }
+            RecordKind::Revisit(revisit) => {
+                if let Some(earlier) = &revisit.refers_to_uri {
+                    out.push(UrlEvidence::SamePayload {
+                        url: self.url.clone(),
+                        earlier: earlier.clone(),
+                    });
+                }
+                if let Some(digest) = &self.payload_digest {
+                    out.push(UrlEvidence::PayloadDigest {
+                        url: self.url.clone(),
+                        digest: digest.clone(),
+                    });
+                }
+            }
+            RecordKind::Page => {
+                let html = self.content_type.as_deref().is_some_and(|t| {
+                    let t = t.to_ascii_lowercase();
+                    t.starts_with("text/html") || t.starts_with("application/xhtml")
+                });
+                if let (Some(digest), true) = (&self.payload_digest, html) {
+                    if self.status == Some(200)
+                        && self.body.len() >= MIN_DIGEST_BODY_BYTES
+                        && self.final_url.is_none()
+                    {
+                        out.push(UrlEvidence::PayloadDigest {
+                            url: self.url.clone(),
+                            digest: digest.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// What a reader saw, record type by record type: every record is counted once, whether it was
+/// yielded, skipped deliberately or malformed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReaderStats {
+    /// Records (WARC/ARC) or non-blank lines (JSON lines) read.
+    pub records: u64,
+    /// HTTP responses yielded as pages (any status other than a redirect with `Location`).
+    pub pages: u64,
+    /// 3xx responses with `Location`, yielded as [`RecordKind::Redirect`].
+    pub redirects: u64,
+    /// `revisit` records, yielded as [`RecordKind::Revisit`].
+    pub revisits: u64,
+    /// `request` records (skipped: the crawler's side of the exchange).
+    pub requests: u64,
+    /// `metadata` records (skipped: crawler logs and outlinks).
+    pub metadata: u64,
+    /// `warcinfo` records (skipped: file descriptions).
+    pub warcinfo: u64,
+    /// `resource` records (skipped: content without an HTTP exchange, e.g. screenshots).
+    pub resources: u64,
+    /// `conversion` records (skipped: migrated content, not what the server sent).
+    pub conversions: u64,
+    /// `continuation` records (skipped: segments of a record split across files).
+    pub continuations: u64,
+    /// Responses that are not HTTP (`dns:` lookups, `whois:`, FTP listings), skipped.
+    pub non_http: u64,
+    /// ARC `filedesc://` version blocks (skipped).
+    pub arc_file_headers: u64,
+    /// WARC records of a type not listed above (skipped).
+    pub other: u64,
+    /// Records reported as errors.
+    pub malformed: u64,
 }
 
 /// Size bounds for the readers.
@@ -90,6 +321,8 @@ pub enum Format {
     JsonLines,
     /// WARC records.
     Warc,
+    /// Internet Archive ARC records (version 1 or 2 header lines).
+    Arc,
 }
 
 impl Format {
@@ -101,7 +334,26 @@ impl Format {
         match ext {
             "jsonl" | "json" | "ndjson" => Some(Format::JsonLines),
             "warc" => Some(Format::Warc),
+            "arc" => Some(Format::Arc),
             _ => None,
+        }
+    }
+
+    /// The format the first bytes of an (uncompressed) stream show, if they are conclusive:
+    /// `WARC/` starts a WARC file, `filedesc://` an ARC file, `{` a JSON line.
+    pub fn sniff(start: &[u8]) -> Option<Format> {
+        let start = &start[start
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .unwrap_or(start.len())..];
+        if start.starts_with(b"WARC/") {
+            Some(Format::Warc)
+        } else if start.starts_with(b"filedesc://") {
+            Some(Format::Arc)
+        } else if start.starts_with(b"{") {
+            Some(Format::JsonLines)
+        } else {
+            None
         }
     }
 }
@@ -117,8 +369,11 @@ pub enum ReadError {
         /// The cause.
         source: io::Error,
     },
-    /// The file name does not say which format it is.
-    #[error("{path}: unknown format (expected .jsonl, .json, .ndjson or .warc, optionally .gz)")]
+    /// Neither the file name nor the first bytes say which format it is.
+    #[error(
+        "{path}: unknown format (expected .jsonl, .json, .ndjson, .warc or .arc, optionally .gz, \
+         or content starting with WARC/, filedesc:// or {{)"
+    )]
     UnknownFormat {
         /// The file.
         path: PathBuf,
@@ -142,8 +397,8 @@ pub enum RecordError {
         /// What is wrong.
         problem: String,
     },
-    /// A WARC record (offset of its first byte in the uncompressed stream).
-    #[error("WARC record at byte offset {offset}: {problem}")]
+    /// A WARC or ARC record (offset of its first byte in the uncompressed stream).
+    #[error("record at byte offset {offset}: {problem}")]
     Record {
         /// Byte offset of the record.
         offset: u64,
@@ -161,7 +416,7 @@ impl RecordError {
         }
     }
 
-    /// The byte offset, for WARC errors.
+    /// The byte offset, for WARC and ARC errors.
     pub fn offset(&self) -> Option<u64> {
         match self {
             RecordError::Record { offset, .. } => Some(*offset),
@@ -175,17 +430,28 @@ pub fn read_pages(path: &Path) -> Result<PageReader, ReadError> {
     read_pages_with(path, ReaderLimits::default())
 }
 
-/// Opens `path` with the given limits.
+/// Opens `path` with the given limits. The format comes from the file name; a name that does not
+/// say is decided by the first bytes ([`Format::sniff`]), and a `.warc` that holds ARC records (or
+/// the reverse) is read as what it holds.
 pub fn read_pages_with(path: &Path, limits: ReaderLimits) -> Result<PageReader, ReadError> {
-    let format = Format::from_path(path).ok_or_else(|| ReadError::UnknownFormat {
-        path: path.to_path_buf(),
-    })?;
+    let named = Format::from_path(path);
     let io_err = |source| ReadError::Io {
         path: path.to_path_buf(),
         source,
     };
     let file = File::open(path).map_err(io_err)?;
-    let mut reader = PageReader::new(Box::new(file), format, limits).map_err(io_err)?;
+    let mut reader =
+        PageReader::new(Box::new(file), named.unwrap_or(Format::Warc), limits).map_err(io_err)?;
+    if named.is_none() {
+        match reader.input.fill_buf().ok().and_then(Format::sniff) {
+            Some(format) => reader.format = format,
+            None => {
+                return Err(ReadError::UnknownFormat {
+                    path: path.to_path_buf(),
+                })
+            }
+        }
+    }
     if reader.starts_with_json_array() {
         return Err(ReadError::JsonArray {
             path: path.to_path_buf(),
@@ -193,6 +459,10 @@ pub fn read_pages_with(path: &Path, limits: ReaderLimits) -> Result<PageReader, 
     }
     Ok(reader)
 }
+
+/// Most WARC record ids remembered to resolve a revisit's `WARC-Refers-To` (about 100 bytes each):
+/// beyond it, revisits without `WARC-Refers-To-Target-URI` keep only their payload digest.
+const MAX_REMEMBERED_RECORD_IDS: usize = 1 << 20;
 
 /// A stream of pages from one input; see the module docs.
 pub struct PageReader {
@@ -205,6 +475,9 @@ pub struct PageReader {
     pending: Option<(u64, Vec<u8>)>,
     buf: Vec<u8>,
     done: bool,
+    stats: ReaderStats,
+    /// `WARC-Record-ID` → target URI of the response records read so far (bounded).
+    record_ids: std::collections::HashMap<String, String>,
 }
 
 impl std::fmt::Debug for PageReader {
@@ -217,9 +490,20 @@ impl std::fmt::Debug for PageReader {
     }
 }
 
+/// What to do with one WARC record, from its header.
+enum WarcAction {
+    /// An HTTP response: parse it.
+    Response,
+    /// A revisit: parse its (optional) HTTP headers.
+    Revisit,
+    /// Skip the block (already counted).
+    Skip,
+}
+
 impl PageReader {
-    /// Reads pages of `format` from any byte source; gzip (including multi-member) is detected
-    /// from the magic bytes.
+    /// Reads pages of `format` from any byte source; gzip (including multi-member, one member
+    /// per record) is detected from the magic bytes. A WARC/ARC format is corrected from the
+    /// first bytes when they show the other one.
     pub fn new(
         source: Box<dyn Read + Send>,
         format: Format,
@@ -232,7 +516,7 @@ impl PageReader {
         } else {
             Box::new(raw)
         };
-        Ok(PageReader {
+        let mut reader = PageReader {
             input: Counting {
                 inner: input,
                 pos: 0,
@@ -243,12 +527,28 @@ impl PageReader {
             pending: None,
             buf: Vec::new(),
             done: false,
-        })
+            stats: ReaderStats::default(),
+            record_ids: std::collections::HashMap::new(),
+        };
+        if matches!(format, Format::Warc | Format::Arc) {
+            // A broken gzip stream is reported by the first read, with its offset.
+            if let Some(sniffed @ (Format::Warc | Format::Arc)) =
+                reader.input.fill_buf().ok().and_then(Format::sniff)
+            {
+                reader.format = sniffed;
+            }
+        }
+        Ok(reader)
     }
 
     /// The input's format.
     pub fn format(&self) -> Format {
         self.format
+    }
+
+    /// What was read so far, by record type.
+    pub fn stats(&self) -> &ReaderStats {
+        &self.stats
     }
 
     fn starts_with_json_array(&mut self) -> bool {
@@ -277,16 +577,18 @@ impl PageReader {
                     return None;
                 }
                 Ok(LineStatus::TooLong) => {
+                    self.stats.records += 1;
                     return fail(format!(
                         "line longer than {} bytes, skipped",
                         self.limits.max_line_bytes
-                    ))
+                    ));
                 }
                 Ok(LineStatus::Line) => {}
             }
             if self.buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
+            self.stats.records += 1;
             return Some(
                 parse_json_page(&self.buf, &self.limits)
                     .map_err(|problem| RecordError::Line { line, problem }),
@@ -295,7 +597,7 @@ impl PageReader {
     }
 
     /// Reads the next line, or the line held back by a resynchronisation.
-    fn warc_line(&mut self) -> io::Result<(u64, LineStatus)> {
+    fn next_line(&mut self) -> io::Result<(u64, LineStatus)> {
         if let Some((offset, line)) = self.pending.take() {
             self.buf = line;
             return Ok((offset, LineStatus::Line));
@@ -306,12 +608,12 @@ impl PageReader {
         Ok((offset, status))
     }
 
-    /// After a record whose length is unknown: skips to the next line starting a WARC record.
+    /// After a record whose length is unknown: skips to the next line that can start a record.
     fn resync(&mut self) {
         loop {
             let offset = self.input.pos;
             match read_line_bounded(&mut self.input, &mut self.buf, self.limits.max_header_bytes) {
-                Ok(LineStatus::Line) if self.buf.starts_with(b"WARC/1.") => {
+                Ok(LineStatus::Line) if self.starts_record() => {
                     self.pending = Some((offset, std::mem::take(&mut self.buf)));
                     return;
                 }
@@ -324,131 +626,313 @@ impl PageReader {
         }
     }
 
-    fn next_warc(&mut self) -> Option<Result<PageRecord, RecordError>> {
+    /// True when the line in the buffer can start a record of the input's format.
+    fn starts_record(&self) -> bool {
+        match self.format {
+            Format::Arc => parse_arc_header(trim_eol(&self.buf)).is_ok(),
+            _ => self.buf.starts_with(b"WARC/1."),
+        }
+    }
+
+    /// Reads the next record's first line (skipping the blank lines that end the previous one).
+    /// `Err` is what to return: an error, or `None` at the end.
+    fn first_line(&mut self) -> Result<u64, Option<RecordError>> {
         loop {
-            // Version line, skipping the blank lines that end the previous record.
-            let (offset, status) = match self.warc_line() {
+            let (offset, status) = match self.next_line() {
                 Ok(x) => x,
                 Err(e) => {
                     self.done = true;
-                    return Some(Err(RecordError::Record {
+                    self.stats.malformed += 1;
+                    return Err(Some(RecordError::Record {
                         offset: self.input.pos,
                         problem: format!("read error: {e}"),
                     }));
                 }
             };
-            let fail = |problem: String| Some(Err(RecordError::Record { offset, problem }));
             match status {
                 LineStatus::Eof => {
                     self.done = true;
-                    return None;
+                    return Err(None);
                 }
                 LineStatus::TooLong => {
                     self.resync();
-                    return fail("expected a WARC/1.x version line, found a very long line".into());
+                    self.stats.records += 1;
+                    self.stats.malformed += 1;
+                    return Err(Some(RecordError::Record {
+                        offset,
+                        problem: "expected a record header line, found a very long line".into(),
+                    }));
                 }
                 LineStatus::Line => {}
             }
-            if self.buf.iter().all(u8::is_ascii_whitespace) {
-                continue;
+            if !self.buf.iter().all(u8::is_ascii_whitespace) {
+                return Ok(offset);
             }
-            if !self.buf.starts_with(b"WARC/") {
-                self.resync();
-                return fail("expected a WARC/1.x version line".into());
+        }
+    }
+
+    /// Reads exactly `length` bytes of a record block (`keep`: into a buffer, else discarded).
+    /// A short read is a truncated file: an error, and the end of the stream.
+    fn block(&mut self, length: u64, keep: bool) -> Result<Vec<u8>, String> {
+        let mut block = Vec::new();
+        let read = if keep {
+            block.reserve(length as usize);
+            (&mut self.input)
+                .take(length)
+                .read_to_end(&mut block)
+                .map(|n| n as u64)
+        } else {
+            io::copy(&mut (&mut self.input).take(length), &mut io::sink())
+        };
+        match read {
+            Ok(n) if n == length => Ok(block),
+            Ok(n) => {
+                self.done = true;
+                Err(format!(
+                    "truncated record block: {n} of {length} bytes before the end of the file"
+                ))
             }
-            // Header block.
-            let mut header = WarcHeader::default();
-            let mut header_bytes = 0usize;
-            let mut problem = None;
-            loop {
-                match read_line_bounded(
-                    &mut self.input,
-                    &mut self.buf,
-                    self.limits.max_header_bytes,
-                ) {
-                    Ok(LineStatus::Line) => {}
-                    Ok(LineStatus::TooLong) => {
-                        problem = Some("WARC header line too long".to_string());
-                        break;
-                    }
-                    Ok(LineStatus::Eof) => {
-                        self.done = true;
-                        return fail("truncated WARC header".into());
-                    }
-                    Err(e) => {
-                        self.done = true;
-                        return fail(format!("read error: {e}"));
-                    }
-                }
-                header_bytes += self.buf.len();
-                if header_bytes > self.limits.max_header_bytes {
-                    problem = Some(format!(
-                        "WARC header block over {} bytes",
-                        self.limits.max_header_bytes
-                    ));
-                    break;
-                }
-                let line = trim_eol(&self.buf);
-                if line.is_empty() {
-                    break;
-                }
-                header.field(line);
+            Err(e) => {
+                self.done = true;
+                Err(format!("read error: {e}"))
             }
-            let Some(length) = header.content_length else {
-                self.resync();
-                return fail(
-                    problem.unwrap_or_else(|| "missing or invalid Content-Length".to_string()),
-                );
+        }
+    }
+
+    fn next_warc(&mut self) -> Option<Result<PageRecord, RecordError>> {
+        loop {
+            let offset = match self.first_line() {
+                Ok(offset) => offset,
+                Err(end) => return end.map(Err),
             };
-            if let Some(problem) = problem {
-                self.resync();
-                return fail(problem);
+            self.stats.records += 1;
+            let item = self.warc_record(offset);
+            if let Some(Err(_)) = item {
+                self.stats.malformed += 1;
             }
-            let is_http_response = header.warc_type.as_deref() == Some("response")
-                && header
-                    .content_type
-                    .as_deref()
-                    .is_none_or(|t| t.to_ascii_lowercase().starts_with("application/http"));
-            let max_block = (self.limits.max_body_bytes + self.limits.max_header_bytes) as u64;
-            if !is_http_response || length > max_block {
-                match io::copy(&mut (&mut self.input).take(length), &mut io::sink()) {
-                    Ok(n) if n == length => {}
-                    Ok(_) => {
-                        self.done = true;
-                        return fail("truncated record block".into());
-                    }
-                    Err(e) => {
-                        self.done = true;
-                        return fail(format!("read error: {e}"));
-                    }
-                }
-                if is_http_response {
-                    return fail(format!(
-                        "record block of {length} bytes exceeds the {max_block}-byte limit, skipped"
-                    ));
-                }
-                continue;
+            if item.is_some() || self.done {
+                return item;
             }
-            let mut block = Vec::with_capacity(length as usize);
-            match (&mut self.input).take(length).read_to_end(&mut block) {
-                Ok(n) if n as u64 == length => {}
-                Ok(_) => {
+        }
+    }
+
+    /// One WARC record whose version line is in the buffer; `None`: skipped deliberately.
+    fn warc_record(&mut self, offset: u64) -> Option<Result<PageRecord, RecordError>> {
+        let fail = |problem: String| Some(Err(RecordError::Record { offset, problem }));
+        if !self.buf.starts_with(b"WARC/") {
+            self.resync();
+            return fail("expected a WARC/1.x version line".into());
+        }
+        // Header block.
+        let mut header = WarcHeader::default();
+        let mut header_bytes = 0usize;
+        let mut problem = None;
+        loop {
+            match read_line_bounded(&mut self.input, &mut self.buf, self.limits.max_header_bytes) {
+                Ok(LineStatus::Line) => {}
+                Ok(LineStatus::TooLong) => {
+                    problem = Some("WARC header line too long".to_string());
+                    break;
+                }
+                Ok(LineStatus::Eof) => {
                     self.done = true;
-                    return fail("truncated record block".into());
+                    return fail("truncated WARC header: the file ends inside it".into());
                 }
                 Err(e) => {
                     self.done = true;
                     return fail(format!("read error: {e}"));
                 }
             }
-            let Some(uri) = header.target_uri else {
-                return fail("response record without WARC-Target-URI".into());
-            };
-            return Some(
-                parse_http_response(uri, &block, &self.limits)
-                    .map_err(|problem| RecordError::Record { offset, problem }),
-            );
+            header_bytes += self.buf.len();
+            if header_bytes > self.limits.max_header_bytes {
+                problem = Some(format!(
+                    "WARC header block over {} bytes",
+                    self.limits.max_header_bytes
+                ));
+                break;
+            }
+            let line = trim_eol(&self.buf);
+            if line.is_empty() {
+                break;
+            }
+            header.field(line);
         }
+        let Some(length) = header.content_length else {
+            self.resync();
+            return fail(
+                problem.unwrap_or_else(|| "missing or invalid Content-Length".to_string()),
+            );
+        };
+        if let Some(problem) = problem {
+            self.resync();
+            return fail(problem);
+        }
+        let is_http = header
+            .content_type
+            .as_deref()
+            .is_none_or(|t| t.to_ascii_lowercase().starts_with("application/http"));
+        let action = match header.warc_type.as_deref().unwrap_or_default() {
+            "response" if is_http => WarcAction::Response,
+            "response" => {
+                self.stats.non_http += 1;
+                WarcAction::Skip
+            }
+            "revisit" => WarcAction::Revisit,
+            "request" => {
+                self.stats.requests += 1;
+                WarcAction::Skip
+            }
+            "metadata" => {
+                self.stats.metadata += 1;
+                WarcAction::Skip
+            }
+            "warcinfo" => {
+                self.stats.warcinfo += 1;
+                WarcAction::Skip
+            }
+            "resource" => {
+                self.stats.resources += 1;
+                WarcAction::Skip
+            }
+            "conversion" => {
+                self.stats.conversions += 1;
+                WarcAction::Skip
+            }
+            "continuation" => {
+                self.stats.continuations += 1;
+                WarcAction::Skip
+            }
+            _ => {
+                self.stats.other += 1;
+                WarcAction::Skip
+            }
+        };
+        let max_block = (self.limits.max_body_bytes + self.limits.max_header_bytes) as u64;
+        let oversized = length > max_block;
+        let keep = !matches!(action, WarcAction::Skip) && !oversized;
+        let block = match self.block(length, keep) {
+            Ok(block) => block,
+            Err(problem) => return fail(problem),
+        };
+        if matches!(action, WarcAction::Skip) {
+            return None;
+        }
+        if oversized {
+            return fail(format!(
+                "record block of {length} bytes exceeds the {max_block}-byte limit, skipped"
+            ));
+        }
+        let Some(uri) = header.target_uri.take() else {
+            return fail("response or revisit record without WARC-Target-URI".into());
+        };
+        let parsed = match action {
+            WarcAction::Revisit => {
+                let refers_to_uri = header.refers_to_target_uri.take().or_else(|| {
+                    header
+                        .refers_to
+                        .as_ref()
+                        .and_then(|id| self.record_ids.get(id).cloned())
+                });
+                let revisit = Revisit {
+                    refers_to_uri,
+                    refers_to_date: header.refers_to_date.take(),
+                    profile: RevisitProfile::parse(header.profile.as_deref().unwrap_or_default()),
+                };
+                self.stats.revisits += 1;
+                parse_revisit(uri, &block, revisit, &self.limits)
+            }
+            _ => {
+                if let Some(id) = header.record_id.take() {
+                    if self.record_ids.len() < MAX_REMEMBERED_RECORD_IDS {
+                        self.record_ids.insert(id, uri.clone());
+                    }
+                }
+                let page = parse_http_response(uri, &block, &self.limits);
+                if let Ok(page) = &page {
+                    self.count_response(page);
+                }
+                page
+            }
+        };
+        Some(
+            parsed
+                .map(|mut page| {
+                    page.server_ip = header.ip_address.take();
+                    page.payload_digest = header.payload_digest.take();
+                    page
+                })
+                .map_err(|problem| RecordError::Record { offset, problem }),
+        )
+    }
+
+    fn count_response(&mut self, page: &PageRecord) {
+        if page.kind == RecordKind::Redirect {
+            self.stats.redirects += 1;
+        } else {
+            self.stats.pages += 1;
+        }
+    }
+
+    fn next_arc(&mut self) -> Option<Result<PageRecord, RecordError>> {
+        loop {
+            let offset = match self.first_line() {
+                Ok(offset) => offset,
+                Err(end) => return end.map(Err),
+            };
+            self.stats.records += 1;
+            let item = self.arc_record(offset);
+            if let Some(Err(_)) = item {
+                self.stats.malformed += 1;
+            }
+            if item.is_some() || self.done {
+                return item;
+            }
+        }
+    }
+
+    /// One ARC record whose header line is in the buffer; `None`: skipped deliberately.
+    fn arc_record(&mut self, offset: u64) -> Option<Result<PageRecord, RecordError>> {
+        let fail = |problem: String| Some(Err(RecordError::Record { offset, problem }));
+        let header = match parse_arc_header(trim_eol(&self.buf)) {
+            Ok(header) => header,
+            Err(problem) => {
+                self.resync();
+                return fail(problem);
+            }
+        };
+        let lower = header.url.to_ascii_lowercase();
+        let is_http = lower.starts_with("http://") || lower.starts_with("https://");
+        let max_block = (self.limits.max_body_bytes + self.limits.max_header_bytes) as u64;
+        let oversized = header.length > max_block;
+        let block = match self.block(header.length, is_http && !oversized) {
+            Ok(block) => block,
+            Err(problem) => return fail(problem),
+        };
+        if lower.starts_with("filedesc://") {
+            self.stats.arc_file_headers += 1;
+            return None;
+        }
+        if !is_http {
+            self.stats.non_http += 1;
+            return None;
+        }
+        if oversized {
+            return fail(format!(
+                "record block of {} bytes exceeds the {max_block}-byte limit, skipped",
+                header.length
+            ));
+        }
+        let page = parse_http_response(header.url, &block, &self.limits);
+        if let Ok(page) = &page {
+            self.count_response(page);
+        }
+        Some(
+            page.map(|mut page| {
+                page.server_ip = header.ip;
+                page
+            })
+            .map_err(|problem| RecordError::Record { offset, problem }),
+        )
     }
 }
 
@@ -462,8 +946,47 @@ impl Iterator for PageReader {
         match self.format {
             Format::JsonLines => self.next_json(),
             Format::Warc => self.next_warc(),
+            Format::Arc => self.next_arc(),
         }
     }
+}
+
+/// The fields of an ARC record's header line that the reader uses.
+struct ArcHeader {
+    url: String,
+    ip: Option<String>,
+    length: u64,
+}
+
+/// Parses an ARC header line: version 1 `URL IP-address Archive-date Content-type
+/// Archive-length` (5 fields) or version 2 `URL IP-address Archive-date Content-type Result-code
+/// Checksum Location Offset Filename Archive-length` (10 fields). The date must be 12–14 digits
+/// and the length a number, so a stray line is not taken for a header.
+fn parse_arc_header(line: &[u8]) -> Result<ArcHeader, String> {
+    let text = std::str::from_utf8(line).map_err(|_| "ARC header line is not UTF-8".to_string())?;
+    let fields: Vec<&str> = text.split_ascii_whitespace().collect();
+    if fields.len() != 5 && fields.len() != 10 {
+        return Err(format!(
+            "expected an ARC header line (5 or 10 fields), found {} fields",
+            fields.len()
+        ));
+    }
+    let date = fields[2];
+    if !(12..=14).contains(&date.len()) || !date.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("ARC header line with an invalid date {date:?}"));
+    }
+    let last = fields[fields.len() - 1];
+    let length: u64 = last
+        .parse()
+        .map_err(|_| format!("ARC header line with an invalid length {last:?}"))?;
+    let ip = Some(fields[1])
+        .filter(|ip| *ip != "-" && *ip != "0.0.0.0")
+        .map(str::to_string);
+    Ok(ArcHeader {
+        url: fields[0].to_string(),
+        ip,
+        length,
+    })
 }
 
 /// A `BufRead` that counts consumed bytes (for record offsets).
@@ -491,7 +1014,7 @@ impl<R: BufRead> BufRead for Counting<R> {
     }
 }
 
-enum LineStatus {
+pub(crate) enum LineStatus {
     /// A line (with its terminator, if any) is in the buffer.
     Line,
     /// The line exceeded the bound; it was consumed and discarded.
@@ -501,7 +1024,7 @@ enum LineStatus {
 }
 
 /// Reads one `\n`-terminated line into `buf` (cleared first), holding at most `max` bytes.
-fn read_line_bounded(
+pub(crate) fn read_line_bounded(
     input: &mut impl BufRead,
     buf: &mut Vec<u8>,
     max: usize,
@@ -543,7 +1066,7 @@ fn read_line_bounded(
     })
 }
 
-fn trim_eol(line: &[u8]) -> &[u8] {
+pub(crate) fn trim_eol(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
 }
@@ -557,6 +1080,8 @@ struct JsonPage {
     status: Option<u16>,
     canonical: Option<String>,
     content_type: Option<String>,
+    /// The server address the fetch connected to (mirror detection's IP evidence).
+    server_ip: Option<String>,
 }
 
 fn parse_json_page(line: &[u8], limits: &ReaderLimits) -> Result<PageRecord, String> {
@@ -580,6 +1105,8 @@ fn parse_json_page(line: &[u8], limits: &ReaderLimits) -> Result<PageRecord, Str
         content_type: non_empty(page.content_type),
         body,
         rel_canonical: non_empty(page.canonical),
+        server_ip: non_empty(page.server_ip),
+        ..PageRecord::default()
     })
 }
 
@@ -590,6 +1117,13 @@ struct WarcHeader {
     target_uri: Option<String>,
     content_type: Option<String>,
     content_length: Option<u64>,
+    record_id: Option<String>,
+    ip_address: Option<String>,
+    payload_digest: Option<String>,
+    refers_to: Option<String>,
+    refers_to_target_uri: Option<String>,
+    refers_to_date: Option<String>,
+    profile: Option<String>,
 }
 
 impl WarcHeader {
@@ -603,18 +1137,56 @@ impl WarcHeader {
         let value = String::from_utf8_lossy(&line[colon + 1..])
             .trim()
             .to_string();
+        // WARC 1.0's example wrapped URIs in angle brackets; some writers copied that.
+        let unbracket = |v: &str| {
+            v.trim_start_matches('<')
+                .trim_end_matches('>')
+                .trim()
+                .to_string()
+        };
+        let non_empty = |v: String| Some(v).filter(|v| !v.is_empty());
         match name.as_str() {
             "warc-type" => self.warc_type = Some(value.to_ascii_lowercase()),
-            "warc-target-uri" => {
-                // WARC 1.0's example wrapped the URI in angle brackets; some writers copied that.
-                let v = value.trim_start_matches('<').trim_end_matches('>').trim();
-                self.target_uri = Some(v.to_string());
-            }
+            "warc-target-uri" => self.target_uri = Some(unbracket(&value)),
             "content-type" => self.content_type = Some(value),
             "content-length" => self.content_length = value.parse().ok(),
+            "warc-record-id" => self.record_id = non_empty(unbracket(&value)),
+            "warc-ip-address" => self.ip_address = non_empty(value),
+            "warc-payload-digest" => self.payload_digest = non_empty(value),
+            "warc-refers-to" => self.refers_to = non_empty(unbracket(&value)),
+            "warc-refers-to-target-uri" => self.refers_to_target_uri = non_empty(unbracket(&value)),
+            "warc-refers-to-date" => self.refers_to_date = non_empty(value),
+            "warc-profile" => self.profile = non_empty(value),
             _ => {}
         }
     }
+}
+
+/// A revisit record's block: the HTTP status line and headers of the repeated capture (the
+/// payload is left out), or nothing. Headers that do not parse are not an error: the record's
+/// evidence is in its WARC header.
+fn parse_revisit(
+    uri: String,
+    block: &[u8],
+    revisit: Revisit,
+    limits: &ReaderLimits,
+) -> Result<PageRecord, String> {
+    let mut page = if block.starts_with(b"HTTP/") {
+        let mut head = block.to_vec();
+        if memchr::memmem::find(&head, b"\r\n\r\n").is_none()
+            && memchr::memmem::find(&head, b"\n\n").is_none()
+        {
+            head.extend_from_slice(b"\r\n");
+        }
+        parse_http_response(uri.clone(), &head, limits).unwrap_or_default()
+    } else {
+        PageRecord::default()
+    };
+    page.url = uri;
+    page.body = Vec::new();
+    page.final_url = None;
+    page.kind = RecordKind::Revisit(revisit);
+    Ok(page)
 }
 
 fn parse_http_response(
@@ -704,6 +1276,11 @@ fn parse_http_response(
         (Some(300..=399), Some(loc)) if !loc.is_empty() => Some(resolve(&loc)),
         _ => None,
     };
+    let kind = if final_url.is_some() {
+        RecordKind::Redirect
+    } else {
+        RecordKind::Page
+    };
     let rel_canonical = links
         .iter()
         .find_map(|l| canonical_from_link(l))
@@ -715,6 +1292,8 @@ fn parse_http_response(
         content_type,
         body,
         rel_canonical,
+        kind,
+        ..PageRecord::default()
     })
 }
 

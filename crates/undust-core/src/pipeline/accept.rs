@@ -5,7 +5,9 @@
 //!   or invalid `url`, an invalid `final_url` or declared canonical (a field the crawler filled must
 //!   be usable, or its evidence would silently vanish), a status outside 100–599, a body over the
 //!   policy's limit.
-//! - **Skipped** (valid, but not content evidence): a non-2xx status, a body that is not HTML.
+//! - **Skipped** (valid, but not content evidence): a non-2xx status, a body that is not HTML, an
+//!   archive's redirect or revisit record (it is evidence about URLs, taken by [`url_evidence`],
+//!   not content).
 //! - **Evidence**: everything else, with every URL statically normalized.
 //!
 //! A record without a status (JSON lines often have none) counts as a 200: the crawl kept its body.
@@ -15,7 +17,7 @@ use std::fmt;
 use url::Url;
 
 use crate::canon::normalize::StaticNormalizer;
-use crate::ingest::pages::PageRecord;
+use crate::ingest::pages::{PageRecord, RecordKind, UrlEvidence};
 
 /// Largest page body accepted by default (the readers' own bound); larger pages are rejected.
 pub use crate::ingest::pages::DEFAULT_MAX_BODY_BYTES;
@@ -57,6 +59,8 @@ pub enum SkipReason {
     Status(u16),
     /// The body is not HTML.
     NotHtml,
+    /// A redirect or revisit record: what it says about URLs is in [`url_evidence`].
+    NoContent,
 }
 
 impl SkipReason {
@@ -65,6 +69,7 @@ impl SkipReason {
         match self {
             SkipReason::Status(_) => "status",
             SkipReason::NotHtml => "content type",
+            SkipReason::NoContent => "no content",
         }
     }
 }
@@ -146,6 +151,9 @@ pub fn judge(page: PageRecord, normalizer: &StaticNormalizer, policy: &AcceptPol
             ),
         );
     }
+    if page.kind != RecordKind::Page {
+        return Verdict::Skipped(SkipReason::NoContent);
+    }
     if !(200..=299).contains(&status) {
         return Verdict::Skipped(SkipReason::Status(status));
     }
@@ -159,6 +167,18 @@ pub fn judge(page: PageRecord, normalizer: &StaticNormalizer, policy: &AcceptPol
         rel_canonical,
         body: page.body,
     }))
+}
+
+/// What a record says about URLs besides its content (an archive's redirect, revisit and payload
+/// digest: [`PageRecord::url_evidence`]), statically normalized; evidence naming a URL that does
+/// not normalize is dropped. Each item goes to the host of [`UrlEvidence::url`].
+pub fn url_evidence(page: &PageRecord, normalizer: &StaticNormalizer) -> Vec<UrlEvidence> {
+    page.url_evidence()
+        .into_iter()
+        .filter_map(|evidence| {
+            evidence.normalized(|url| normalizer.normalize(url).ok().map(String::from))
+        })
+        .collect()
 }
 
 /// Whether a page is HTML by its Content-Type, or, when there is none, by the look of its body.

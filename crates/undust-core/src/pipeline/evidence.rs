@@ -17,6 +17,7 @@ use super::accept::Evidence;
 use crate::canon::normalize::StaticNormalizer;
 use crate::cluster::{ClusterBuilder, ClusterConfig, Clustering, PageEvidence};
 use crate::content::{self, ContentConfig, Fingerprint, PageAnalysis, PageDigest, TemplateModel};
+use crate::ingest::pages::UrlEvidence;
 use crate::learn::LabelledUrl;
 
 /// What is kept of one page as evidence: its URL evidence and content digest, never its body.
@@ -124,9 +125,11 @@ impl HostClusters {
 }
 
 /// Fingerprints a host's pages against its template model and clusters them on near-duplicate,
-/// exact, redirect and canonical evidence.
+/// exact, redirect and canonical evidence, and on the host's URL evidence from records without
+/// content (an archive's redirects, revisits and payload digests: [`super::url_evidence`]).
 pub fn cluster_pages<'a>(
     pages: impl IntoIterator<Item = &'a EvidencePage>,
+    url_evidence: &[UrlEvidence],
     template: &TemplateModel,
     config: &ContentConfig,
 ) -> HostClusters {
@@ -144,6 +147,9 @@ pub fn cluster_pages<'a>(
             (at, print)
         })
         .collect();
+    for evidence in url_evidence {
+        builder.add_url_evidence(evidence);
+    }
     HostClusters {
         clustering: builder.finish(),
         fingerprints,

@@ -25,6 +25,6 @@ pub mod accept;
 pub mod evidence;
 pub mod gate;
 
-pub use accept::{judge, AcceptPolicy, Evidence, Rejection, SkipReason, Verdict};
+pub use accept::{judge, url_evidence, AcceptPolicy, Evidence, Rejection, SkipReason, Verdict};
 pub use evidence::{analyze, cluster_pages, labelled, AnalyzedPage, EvidencePage, HostClusters};
 pub use gate::{learn_checked, CheckedRules, GatePolicy, RelearnError};

@@ -1,0 +1,621 @@
+//! Readers for crawl indexes: CDX, CDXJ and Heritrix `crawl.log`, as a stream of captures.
+//!
+//! Web archives already know which URLs share a payload: an index has one line per capture with
+//! the payload digest, so DUST can be learned from it without any HTML. [`read_index`] opens a
+//! file (plain or gzip), picks the layout from its name or its first lines, and yields one
+//! [`Capture`] per line; a line that does not parse is an error naming its 1-based line number,
+//! and reading goes on. Captures of non-HTTP URLs (`dns:`, `whois:`, `metadata:`) are skipped and
+//! counted in [`IndexStats`].
+//!
+//! # Layouts
+//!
+//! - **CDX**: space-separated fields whose meaning a header line declares with one letter each,
+//!   e.g. ` CDX N b a m s k r M S V g` (CDX11: SURT key, date, original URL, mime, status,
+//!   digest, redirect, meta tags, record length, offset, file). The letters used: `a` original
+//!   URL (required), `b` date, `m` mime, `s` status, `k` (or old-style `c`) digest, `r` redirect,
+//!   `S` (else `n`) length. Files without a header line (NetarchiveSuite and early Wayback tools
+//!   write them) are read as CDX11 when lines have 11 fields and as the 9-field
+//!   ` CDX N b a m s k r V g` when they have 9. `-` is "absent".
+//! - **CDXJ** (pywb, OutbackCDX): `SURT TIMESTAMP {json}` with JSON keys `url`, `status`,
+//!   `mime`, `digest`, `length` and, when present, `redirect` / `location`. Lines starting with
+//!   `!` (OutbackCDX metadata) are skipped.
+//! - **Heritrix `crawl.log`** (Heritrix 1 and 3 write the same leading columns): log time,
+//!   status, size, URI, discovery path (hops), via (referrer), mime, worker thread, fetch
+//!   time+duration, digest (`sha1:BASE32` in Heritrix 3 and late 1.x, bare base32 before; `-`
+//!   when none), source tag, annotations, and in Heritrix 3 optionally a JSON column. Negative
+//!   statuses are fetch failures (status absent). The size column is the payload size without
+//!   HTTP headers. A capture reached by a redirect has `R` as the last hop and the redirecting
+//!   URL as via: that pair is the index's redirect ([`Capture::redirected_from`]). A first line
+//!   that is an ARC header (crawl logs stored in metadata ARCs keep it) is skipped.
+//!
+//! Digests are normalised to one spelling ([`normalize_digest`]): a SHA-1 digest is its bare
+//! upper-case base32 whatever prefix the index wrote, so a CDX and a crawl.log of one crawl agree.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use flate2::bufread::MultiGzDecoder;
+use thiserror::Error;
+
+use super::pages::{read_line_bounded, trim_eol, LineStatus, RecordError};
+
+/// The SHA-1 of an empty payload, base32: equal for every empty body, so never DUST evidence.
+pub const EMPTY_SHA1: &str = "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ";
+
+/// Smallest payload whose digest is DUST evidence. Equal digests of tiny bodies (an empty page, a
+/// "Moved" stub, a one-line error) say nothing about two URLs being the same document; 256 bytes
+/// is below any real HTML page and above such stubs. The index's length is the payload size in
+/// crawl.log but the whole stored record (WARC and HTTP headers included) in CDX/CDXJ, so there the
+/// bound is looser; the empty-body digest is refused by value ([`EMPTY_SHA1`]) in any case.
+pub const MIN_DIGEST_PAYLOAD_BYTES: u64 = 256;
+
+/// Longest index line read (1 MiB: CDXJ JSON with long URLs stays far below).
+const MAX_INDEX_LINE_BYTES: usize = 1 << 20;
+
+/// The CDX layout assumed for 11-field lines without a header.
+const CDX11: &str = "N b a m s k r M S V g";
+/// The CDX layout assumed for 9-field lines without a header.
+const CDX9: &str = "N b a m s k r V g";
+
+/// The index layouts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexFormat {
+    /// CDX: space-separated fields declared by a ` CDX …` header line.
+    Cdx,
+    /// CDXJ: `SURT TIMESTAMP {json}`.
+    Cdxj,
+    /// Heritrix `crawl.log`.
+    CrawlLog,
+}
+
+impl IndexFormat {
+    /// The layout a file name says (`.cdx`, `.cdxj`, `crawl*.log`; `.gz` looked through).
+    pub fn from_path(path: &Path) -> Option<IndexFormat> {
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        let name = name.strip_suffix(".gz").unwrap_or(&name);
+        if name.ends_with(".cdxj") {
+            Some(IndexFormat::Cdxj)
+        } else if name.ends_with(".cdx") {
+            Some(IndexFormat::Cdx)
+        } else if name.ends_with(".log") && name.contains("crawl") {
+            Some(IndexFormat::CrawlLog)
+        } else {
+            None
+        }
+    }
+
+    /// The layout one line shows, if it is conclusive.
+    pub fn sniff_line(line: &str) -> Option<IndexFormat> {
+        let line = line.trim_end();
+        if line.trim_start().starts_with("CDX ") {
+            return Some(IndexFormat::Cdx);
+        }
+        let mut fields = line.split_ascii_whitespace();
+        let first = fields.next()?;
+        let second = fields.next().unwrap_or_default();
+        let third = fields.next().unwrap_or_default();
+        if is_iso_time(first) {
+            Some(IndexFormat::CrawlLog)
+        } else if is_digits(second, 4..=14) && third.starts_with('{') {
+            Some(IndexFormat::Cdxj)
+        } else if is_digits(second, 4..=14) && line.split_ascii_whitespace().count() >= 9 {
+            Some(IndexFormat::Cdx)
+        } else {
+            None
+        }
+    }
+}
+
+fn is_digits(text: &str, lengths: std::ops::RangeInclusive<usize>) -> bool {
+    lengths.contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `2006-08-15T09:53:58.470Z`: Heritrix's log time.
+fn is_iso_time(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() >= 19 && b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':'
+}
+
+/// One capture in an index.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Capture {
+    /// The URL captured, as the index gives it.
+    pub url: String,
+    /// The capture time as written (14 digits in CDX/CDXJ, Heritrix's fetch time in crawl.log).
+    pub timestamp: Option<String>,
+    /// HTTP status (absent for failed fetches and revisits that do not repeat it).
+    pub status: Option<u16>,
+    /// The payload's mime type.
+    pub mime: Option<String>,
+    /// The payload digest, normalised ([`normalize_digest`]).
+    pub digest: Option<String>,
+    /// The length the index records: payload bytes (crawl.log) or compressed record bytes
+    /// (CDX `S`, CDXJ `length`).
+    pub length: Option<u64>,
+    /// Where this capture redirects to (CDX `r`, CDXJ `redirect`), resolved against `url`.
+    pub redirect: Option<String>,
+    /// The capture this one was redirected from (crawl.log: via, when the last hop is `R`).
+    pub redirected_from: Option<String>,
+    /// True when the index marks the capture as a revisit or duplicate of an earlier one (CDX
+    /// mime `warc/revisit`, crawl.log annotation `duplicate:…`/`warcRevisit:…`).
+    pub revisit: bool,
+}
+
+impl Capture {
+    /// True when this capture's digest is evidence that URLs sharing it are DUST: an HTML
+    /// payload (mime `text/html` or `application/xhtml+xml`; other types, such as one image
+    /// copied into every folder, are not pages) fetched with status 200 (or a revisit, which may
+    /// not repeat the status), not the empty body's digest, and not smaller than
+    /// [`MIN_DIGEST_PAYLOAD_BYTES`] when the length is known.
+    pub fn is_payload_evidence(&self) -> bool {
+        let html = self.mime.as_deref().is_some_and(|m| {
+            let m = m.to_ascii_lowercase();
+            m.starts_with("text/html") || m.starts_with("application/xhtml")
+        });
+        let status_ok = self.status == Some(200) || (self.revisit && self.status.is_none());
+        let digest_ok = self.digest.as_deref().is_some_and(|d| d != EMPTY_SHA1);
+        let size_ok = self.length.is_none_or(|l| l >= MIN_DIGEST_PAYLOAD_BYTES);
+        (html || (self.revisit && self.mime.is_none())) && status_ok && digest_ok && size_ok
+    }
+
+    /// The redirect this capture records, as (from, to): its own redirect target, or the URL
+    /// that redirected to it.
+    pub fn redirect_pair(&self) -> Option<(&str, &str)> {
+        if let Some(to) = &self.redirect {
+            if self.status.is_none_or(|s| (300..=399).contains(&s)) {
+                return Some((&self.url, to));
+            }
+        }
+        self.redirected_from
+            .as_deref()
+            .map(|from| (from, self.url.as_str()))
+    }
+}
+
+/// What an index reader saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexStats {
+    /// Non-blank lines read.
+    pub lines: u64,
+    /// Captures yielded.
+    pub captures: u64,
+    /// Header or metadata lines skipped (CDX header, CDXJ `!` lines, an ARC header line).
+    pub headers: u64,
+    /// Captures of non-HTTP URLs skipped (`dns:`, `whois:`, …).
+    pub non_http: u64,
+    /// Lines reported as errors.
+    pub malformed: u64,
+}
+
+/// Errors opening an index.
+#[derive(Debug, Error)]
+pub enum IndexError {
+    /// The file could not be opened or read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// Neither the name nor the first lines say which index layout the file has.
+    #[error(
+        "{path}: unknown index format (expected .cdx, .cdxj or crawl*.log, optionally .gz, or \
+         content that looks like one)"
+    )]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// Opens an index file; see the module documentation.
+pub fn read_index(path: &Path) -> Result<IndexReader, IndexError> {
+    let io_err = |source| IndexError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(io_err)?;
+    let mut reader =
+        IndexReader::new(Box::new(file), IndexFormat::from_path(path)).map_err(io_err)?;
+    if reader.format.is_none() {
+        return Err(IndexError::UnknownFormat {
+            path: path.to_path_buf(),
+        });
+    }
+    reader.path = Some(path.to_path_buf());
+    Ok(reader)
+}
+
+/// A stream of captures from one index.
+pub struct IndexReader {
+    input: Box<dyn BufRead + Send>,
+    format: Option<IndexFormat>,
+    /// The CDX field letters in force (from the header line, else by field count).
+    cdx_fields: Option<Vec<char>>,
+    line_no: u64,
+    buf: Vec<u8>,
+    done: bool,
+    stats: IndexStats,
+    path: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for IndexReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexReader")
+            .field("format", &self.format)
+            .field("path", &self.path)
+            .field("line", &self.line_no)
+            .finish()
+    }
+}
+
+impl IndexReader {
+    /// Reads captures from any byte source (gzip detected from the magic bytes). `format`
+    /// `None`: decided from the first lines that say (see [`IndexFormat::sniff_line`]); when none
+    /// does, [`IndexReader::format`] stays `None` and the reader yields nothing.
+    pub fn new(
+        source: Box<dyn Read + Send>,
+        format: Option<IndexFormat>,
+    ) -> io::Result<IndexReader> {
+        let mut raw = BufReader::with_capacity(64 << 10, source);
+        let gzip = raw.fill_buf()?.starts_with(&[0x1f, 0x8b]);
+        let input: Box<dyn BufRead + Send> = if gzip {
+            Box::new(BufReader::with_capacity(64 << 10, MultiGzDecoder::new(raw)))
+        } else {
+            Box::new(raw)
+        };
+        let mut reader = IndexReader {
+            input,
+            format,
+            cdx_fields: None,
+            line_no: 0,
+            buf: Vec::new(),
+            done: false,
+            stats: IndexStats::default(),
+            path: None,
+        };
+        if reader.format.is_none() {
+            reader.format = reader.sniff();
+        }
+        if reader.format.is_none() {
+            reader.done = true;
+        }
+        Ok(reader)
+    }
+
+    /// Looks at the first lines without consuming them.
+    fn sniff(&mut self) -> Option<IndexFormat> {
+        let start = self.input.fill_buf().ok()?;
+        let text = String::from_utf8_lossy(&start[..start.len().min(16 << 10)]);
+        let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+        lines.by_ref().take(3).find_map(IndexFormat::sniff_line)
+    }
+
+    /// The layout being read (`None` when it could not be told).
+    pub fn format(&self) -> Option<IndexFormat> {
+        self.format
+    }
+
+    /// What was read so far.
+    pub fn stats(&self) -> &IndexStats {
+        &self.stats
+    }
+
+    fn parse(&mut self, line: &str) -> Result<Option<Capture>, String> {
+        match self.format {
+            Some(IndexFormat::Cdx) => self.parse_cdx(line),
+            Some(IndexFormat::Cdxj) => self.parse_cdxj(line),
+            Some(IndexFormat::CrawlLog) => self.parse_crawl_log(line),
+            None => Ok(None),
+        }
+    }
+
+    fn parse_cdx(&mut self, line: &str) -> Result<Option<Capture>, String> {
+        let trimmed = line.trim_start();
+        if let Some(letters) = trimmed.strip_prefix("CDX ") {
+            let fields: Vec<char> = letters
+                .split_ascii_whitespace()
+                .map(|f| f.chars().next().unwrap_or(' '))
+                .collect();
+            if !fields.contains(&'a') {
+                return Err("CDX header without the original URL field `a`".into());
+            }
+            self.cdx_fields = Some(fields);
+            self.stats.headers += 1;
+            return Ok(None);
+        }
+        let values: Vec<&str> = line.split_ascii_whitespace().collect();
+        let fields: Vec<char> = match &self.cdx_fields {
+            Some(fields) => fields.clone(),
+            None => match values.len() {
+                11 => CDX11.split(' ').filter_map(|f| f.chars().next()).collect(),
+                9 => CDX9.split(' ').filter_map(|f| f.chars().next()).collect(),
+                n => {
+                    return Err(format!(
+                        "{n} fields and no ` CDX …` header line declaring them (9 or 11 fields \
+                         are read as `{CDX9}` / `{CDX11}`)"
+                    ))
+                }
+            },
+        };
+        if values.len() != fields.len() {
+            return Err(format!(
+                "{} fields where the CDX header declares {}",
+                values.len(),
+                fields.len()
+            ));
+        }
+        let get = |letter: char| -> Option<&str> {
+            fields
+                .iter()
+                .position(|&f| f == letter)
+                .map(|i| values[i])
+                .filter(|v| *v != "-" && !v.is_empty())
+        };
+        let Some(url) = get('a') else {
+            return Err("no original URL (field `a`)".into());
+        };
+        let mime = get('m').map(str::to_string);
+        let revisit = mime.as_deref() == Some("warc/revisit");
+        let mut capture = Capture {
+            url: url.to_string(),
+            timestamp: get('b').map(str::to_string),
+            status: parse_status(get('s'))?,
+            mime: mime.filter(|_| !revisit),
+            digest: get('k').or_else(|| get('c')).and_then(normalize_digest),
+            length: parse_length(get('S').or_else(|| get('n')))?,
+            redirect: None,
+            redirected_from: None,
+            revisit,
+        };
+        capture.redirect = get('r').map(|r| resolve(&capture.url, r));
+        Ok(Some(capture))
+    }
+
+    fn parse_cdxj(&mut self, line: &str) -> Result<Option<Capture>, String> {
+        if line.starts_with('!') {
+            self.stats.headers += 1;
+            return Ok(None);
+        }
+        let mut parts = line.splitn(3, ' ');
+        let (_key, timestamp, json) = match (parts.next(), parts.next(), parts.next()) {
+            (Some(k), Some(t), Some(j)) => (k, t, j),
+            _ => return Err("expected `SURT TIMESTAMP {json}`".into()),
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(json.trim()).map_err(|e| format!("invalid JSON: {e}"))?;
+        let text = |key: &str| -> Option<String> {
+            match value.get(key)? {
+                serde_json::Value::String(s) if !s.is_empty() && s != "-" => Some(s.clone()),
+                serde_json::Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            }
+        };
+        let Some(url) = text("url") else {
+            return Err("no \"url\" in the JSON".into());
+        };
+        let mime = text("mime");
+        let revisit = mime.as_deref() == Some("warc/revisit");
+        let redirect = text("redirect")
+            .or_else(|| text("location"))
+            .map(|r| resolve(&url, &r));
+        Ok(Some(Capture {
+            timestamp: Some(timestamp.to_string()),
+            status: parse_status(text("status").as_deref())?,
+            mime: mime.filter(|_| !revisit),
+            digest: text("digest").as_deref().and_then(normalize_digest),
+            length: parse_length(text("length").as_deref())?,
+            redirect,
+            redirected_from: None,
+            revisit,
+            url,
+        }))
+    }
+
+    fn parse_crawl_log(&mut self, line: &str) -> Result<Option<Capture>, String> {
+        let fields: Vec<&str> = line.split_ascii_whitespace().collect();
+        if fields.first().is_some_and(|f| !is_iso_time(f)) {
+            // Crawl logs stored in a metadata ARC keep its header line
+            // (`metadata://… IP DATE text/plain LENGTH`).
+            if self.line_no == 1 && fields.len() == 5 && is_digits(fields[4], 1..=20) {
+                self.stats.headers += 1;
+                return Ok(None);
+            }
+            return Err(format!(
+                "expected a crawl.log line starting with a log time, found {:?}",
+                fields[0].chars().take(40).collect::<String>()
+            ));
+        }
+        if fields.len() < 10 {
+            return Err(format!(
+                "{} columns; a crawl.log line has at least 10 (time status size URI hops via mime \
+                 thread fetch-time digest …)",
+                fields.len()
+            ));
+        }
+        let absent = |v: &str| v == "-" || v.is_empty();
+        let status: i64 = fields[1]
+            .parse()
+            .map_err(|_| format!("invalid status {:?}", fields[1]))?;
+        let length = if absent(fields[2]) {
+            None
+        } else {
+            Some(
+                fields[2]
+                    .parse::<u64>()
+                    .map_err(|_| format!("invalid size {:?}", fields[2]))?,
+            )
+        };
+        let url = fields[3].to_string();
+        let hops = fields[4];
+        let via = Some(fields[5]).filter(|v| !absent(v));
+        let mime = Some(fields[6])
+            .filter(|v| !absent(v) && *v != "no-type")
+            .map(str::to_string);
+        let fetch_time = fields[8].split('+').next().filter(|t| !absent(t));
+        let digest = Some(fields[9])
+            .filter(|v| !absent(v))
+            .and_then(normalize_digest);
+        let annotations = fields.get(11).copied().unwrap_or_default();
+        let revisit = annotations
+            .split(',')
+            .any(|a| a.starts_with("duplicate") || a.starts_with("warcRevisit"));
+        let redirected_from = match (hops.ends_with('R'), via) {
+            (true, Some(via)) => Some(via.to_string()),
+            _ => None,
+        };
+        Ok(Some(Capture {
+            url,
+            timestamp: fetch_time.map(str::to_string),
+            status: u16::try_from(status)
+                .ok()
+                .filter(|s| (100..=999).contains(s)),
+            mime,
+            digest,
+            length,
+            redirect: None,
+            redirected_from,
+            revisit,
+        }))
+    }
+}
+
+impl Iterator for IndexReader {
+    type Item = Result<Capture, RecordError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            self.line_no += 1;
+            let line = self.line_no;
+            let fail = |problem: String| Some(Err(RecordError::Line { line, problem }));
+            match read_line_bounded(&mut self.input, &mut self.buf, MAX_INDEX_LINE_BYTES) {
+                Err(e) => {
+                    self.done = true;
+                    self.stats.malformed += 1;
+                    return fail(format!("read error: {e}"));
+                }
+                Ok(LineStatus::Eof) => {
+                    self.done = true;
+                    return None;
+                }
+                Ok(LineStatus::TooLong) => {
+                    self.stats.lines += 1;
+                    self.stats.malformed += 1;
+                    return fail(format!("line longer than {MAX_INDEX_LINE_BYTES} bytes"));
+                }
+                Ok(LineStatus::Line) => {}
+            }
+            let text = String::from_utf8_lossy(trim_eol(&self.buf)).into_owned();
+            if text.trim().is_empty() {
+                continue;
+            }
+            self.stats.lines += 1;
+            match self.parse(&text) {
+                Err(problem) => {
+                    self.stats.malformed += 1;
+                    return fail(problem);
+                }
+                Ok(None) => {}
+                Ok(Some(capture)) => {
+                    let scheme = capture.url.split(':').next().unwrap_or_default();
+                    if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
+                        self.stats.captures += 1;
+                        return Some(Ok(capture));
+                    }
+                    self.stats.non_http += 1;
+                }
+            }
+        }
+        None
+    }
+}
+
+fn parse_status(value: Option<&str>) -> Result<Option<u16>, String> {
+    match value {
+        None => Ok(None),
+        Some(v) => v
+            .parse::<u16>()
+            .map(Some)
+            .map_err(|_| format!("invalid status {v:?}")),
+    }
+}
+
+fn parse_length(value: Option<&str>) -> Result<Option<u64>, String> {
+    match value {
+        None => Ok(None),
+        Some(v) => v
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| format!("invalid length {v:?}")),
+    }
+}
+
+/// Resolves a redirect target against the capture's URL (kept as written when either fails).
+fn resolve(base: &str, target: &str) -> String {
+    url::Url::parse(base)
+        .and_then(|b| b.join(target))
+        .map_or_else(|_| target.to_string(), String::from)
+}
+
+/// One spelling per digest: `sha1:ABC`, `SHA1:abc` and `ABC` are all `ABC` (SHA-1 in base32 is
+/// what WARC, CDX and Heritrix write); other algorithms keep their lower-case prefix. `None` for
+/// an empty value.
+pub fn normalize_digest(digest: &str) -> Option<String> {
+    let digest = digest.trim();
+    let (algorithm, value) = match digest.split_once(':') {
+        Some((a, v)) => (a.to_ascii_lowercase(), v),
+        None => ("sha1".to_string(), digest),
+    };
+    if value.is_empty() {
+        return None;
+    }
+    if algorithm == "sha1" || algorithm == "sha-1" {
+        Some(value.to_ascii_uppercase())
+    } else {
+        Some(format!("{algorithm}:{value}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str, format: Option<IndexFormat>) -> Vec<Result<Capture, RecordError>> {
+        IndexReader::new(Box::new(io::Cursor::new(text.as_bytes().to_vec())), format)
+            .unwrap()
+            .collect()
+    }
+
+    #[test]
+    fn cdx_header_declares_the_layout() {
+        let text = " CDX a b s k m\nhttp://a.test/x 20200101000000 200 sha1:abc text/html\n\
+                    http://a.test/y 20200101000000 x - -\n";
+        let items = read(text, None);
+        assert_eq!(items.len(), 2);
+        let first = items[0].as_ref().unwrap();
+        assert_eq!(first.url, "http://a.test/x");
+        assert_eq!(first.status, Some(200));
+        assert_eq!(first.digest.as_deref(), Some("ABC"));
+        assert_eq!(first.mime.as_deref(), Some("text/html"));
+        assert_eq!(items[1].as_ref().unwrap_err().line(), Some(3));
+    }
+
+    #[test]
+    fn cdxj_and_crawl_log_lines() {
+        let cdxj = "!meta x\ncom,a)/ 20200101000000 {\"url\": \"http://a.test/\", \"status\": \"301\", \"redirect\": \"/b\", \"digest\": \"sha1:XYZ\", \"length\": 512}\n";
+        let items = read(cdxj, None);
+        let c = items[0].as_ref().unwrap();
+        assert_eq!(c.redirect.as_deref(), Some("http://a.test/b"));
+        assert_eq!(c.status, Some(301));
+        assert_eq!(c.length, Some(512));
+        let log = "2015-05-22T15:01:09.465Z   200  900 http://a.test/x LR http://a.test/ text/html #002 20150522150108890+70 sha1:QQ - duplicate:digest\n";
+        let items = read(log, None);
+        let c = items[0].as_ref().unwrap();
+        assert_eq!(c.redirected_from.as_deref(), Some("http://a.test/"));
+        assert!(c.revisit);
+        assert_eq!(c.digest.as_deref(), Some("QQ"));
+        assert_eq!(c.length, Some(900));
+    }
+}

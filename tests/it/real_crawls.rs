@@ -1,0 +1,684 @@
+//! Real crawls in: the NetarchiveSuite test material (real ARC, WARC, CDX and Heritrix crawl.log
+//! files of Danish sites, 2004–2015) read record by record, and learning from its indexes.
+
+use std::path::{Path, PathBuf};
+
+use undust::ingest::index::{read_index, Capture, IndexFormat};
+use undust::ingest::pages::{read_pages, Format, PageRecord, ReaderStats, RecordKind};
+
+use crate::support::testdata;
+
+fn crawls() -> Option<PathBuf> {
+    Some(testdata()?.join("real-crawls-netarchivesuite/data"))
+}
+
+fn read(path: &Path) -> (Vec<PageRecord>, ReaderStats, usize) {
+    let mut reader = read_pages(path).unwrap();
+    let mut pages = Vec::new();
+    let mut errors = 0;
+    for item in reader.by_ref() {
+        match item {
+            Ok(page) => pages.push(page),
+            Err(err) => {
+                eprintln!("{}: {err}", path.display());
+                errors += 1;
+            }
+        }
+    }
+    (pages, reader.stats().clone(), errors)
+}
+
+fn file(relative: &str) -> Option<PathBuf> {
+    Some(crawls()?.join(relative))
+}
+
+#[test]
+fn a_real_arc_reads_every_record_with_its_server_ip() {
+    let Some(path) =
+        file("common/common-test/tests/dk/netarkivet/common/utils/arc/data/input/fyensdk.arc")
+    else {
+        return;
+    };
+    let (pages, stats, errors) = read(&path);
+    assert_eq!(read_pages(&path).unwrap().format(), Format::Arc);
+    assert_eq!(errors, 0);
+    assert_eq!(stats.records, 190);
+    assert_eq!(stats.arc_file_headers, 1);
+    assert_eq!(stats.pages, 189);
+    assert_eq!(pages.len(), 189);
+    assert!(pages
+        .iter()
+        .all(|p| p.server_ip.as_deref() == Some("194.255.126.118")));
+    assert!(pages
+        .iter()
+        .all(|p| p.status == Some(200) && !p.body.is_empty()));
+    assert!(pages[0]
+        .url
+        .starts_with("http://www.fyens.dk/picturecache/"));
+}
+
+#[test]
+fn a_gzip_per_record_arc_yields_its_redirect() {
+    let Some(path) = file("common/common-test/tests/dk/netarkivet/common/utils/arc/data/input/NetarchiveSuite-netarkivet.arc.gz")
+    else {
+        return;
+    };
+    let (pages, stats, errors) = read(&path);
+    assert_eq!(errors, 0);
+    assert_eq!((stats.records, stats.pages, stats.redirects), (66, 63, 1));
+    assert_eq!((stats.arc_file_headers, stats.non_http), (1, 1));
+    let redirects: Vec<(&str, Option<&str>)> = pages
+        .iter()
+        .filter(|p| p.kind == RecordKind::Redirect)
+        .map(|p| (p.url.as_str(), p.final_url.as_deref()))
+        .collect();
+    assert_eq!(
+        redirects,
+        [(
+            "http://netarchive.dk/",
+            Some("http://netarchive.dk/index-en.php")
+        )]
+    );
+}
+
+#[test]
+fn a_real_warc_counts_every_record_type_and_keeps_redirects_ips_and_digests() {
+    let Some(path) = file("archive/archive-test/tests/dk/netarkivet/archive/distribute/arcrepository/data/originals/NAS-20100909163324-00000-mette.kb.dk.warc")
+    else {
+        return;
+    };
+    let (pages, stats, errors) = read(&path);
+    assert_eq!(errors, 0);
+    assert_eq!(stats.warcinfo, 1);
+    assert_eq!(stats.requests, 39);
+    assert_eq!(stats.metadata, 39);
+    assert_eq!(stats.pages + stats.redirects + stats.non_http, 41);
+    assert_eq!(
+        stats.records,
+        stats.warcinfo
+            + stats.requests
+            + stats.metadata
+            + stats.pages
+            + stats.redirects
+            + stats.non_http
+    );
+    let redirects: Vec<(&str, &str)> = pages
+        .iter()
+        .filter(|p| p.kind == RecordKind::Redirect)
+        .map(|p| (p.url.as_str(), p.final_url.as_deref().unwrap()))
+        .collect();
+    eprintln!("{redirects:?} {stats:?}");
+    assert!(redirects.contains(&("http://netarkivet.dk/", "http://netarkivet.dk/index-da.php")));
+    assert_eq!(redirects.len() as u64, stats.redirects);
+    assert!(pages.iter().all(|p| p.server_ip.is_some()));
+    assert!(pages.iter().all(|p| p
+        .payload_digest
+        .as_deref()
+        .is_some_and(|d| d.starts_with("sha1:"))));
+}
+
+#[test]
+fn the_same_crawl_as_warc_and_as_arc_gives_the_same_pages() {
+    let (Some(arc), Some(warc)) = (
+        file("common/common-test/tests/dk/netarkivet/common/utils/arc/data/input/fyensdk.arc"),
+        file("common/common-test/tests/dk/netarkivet/common/utils/warc/data/input/fyensdk.warc"),
+    ) else {
+        return;
+    };
+    let (arc_pages, _, _) = read(&arc);
+    let (warc_pages, warc_stats, errors) = read(&warc);
+    assert_eq!(errors, 0);
+    assert_eq!(
+        (warc_stats.warcinfo, warc_stats.metadata, warc_stats.pages),
+        (1, 1, 189)
+    );
+    let urls = |pages: &[PageRecord]| pages.iter().map(|p| p.url.clone()).collect::<Vec<_>>();
+    assert_eq!(urls(&arc_pages), urls(&warc_pages));
+}
+
+#[test]
+fn a_truncated_arc_is_an_error_at_the_record_offset() {
+    let Some(path) = file("archive/archive-test/tests/dk/netarkivet/archive/arcrepository/bitpreservation/data/originals/bitarchive1/filedir/integrity11.ARC")
+    else {
+        return;
+    };
+    let items: Vec<_> = read_pages(&path).unwrap().collect();
+    assert_eq!(items.len(), 1);
+    let err = items[0].as_ref().unwrap_err();
+    assert_eq!(err.offset(), Some(150));
+    assert!(err.to_string().contains("truncated"), "{err}");
+}
+
+fn captures(relative: &str) -> Option<(Vec<Capture>, undust::ingest::index::IndexStats)> {
+    let path = file(relative)?;
+    let mut reader = read_index(&path).unwrap();
+    let captures: Vec<Capture> = reader.by_ref().map(|c| c.unwrap()).collect();
+    Some((captures, reader.stats().clone()))
+}
+
+#[test]
+fn a_real_cdx_without_header_reads_digests_and_redirects() {
+    let Some((captures, stats)) = captures("archive/archive-test/tests/dk/netarkivet/archive/distribute/arcrepository/data/originals/NAS-20100909163324-00000-mette.kb.dk.warc.cdx")
+    else {
+        return;
+    };
+    assert_eq!(stats.malformed, 0);
+    assert_eq!(stats.captures as usize, captures.len());
+    assert_eq!(stats.captures + stats.non_http, stats.lines);
+    let home = captures
+        .iter()
+        .find(|c| c.url == "http://netarkivet.dk/")
+        .unwrap();
+    assert_eq!(home.status, Some(302));
+    assert_eq!(
+        home.digest.as_deref(),
+        Some(undust::ingest::index::EMPTY_SHA1)
+    );
+    assert_eq!(
+        home.redirect.as_deref(),
+        Some("http://netarkivet.dk/index-da.php")
+    );
+    assert!(!home.is_payload_evidence());
+    let page = captures
+        .iter()
+        .find(|c| c.url == "http://netarkivet.dk/index-da.php")
+        .unwrap();
+    assert_eq!(
+        page.digest.as_deref(),
+        Some("KCJYF3HAR7UXFQDEHK474AI6ZRZTPKAG")
+    );
+    // The 9-field layout has the record offset (3864), not its length.
+    assert_eq!(page.length, None);
+    assert!(page.is_payload_evidence());
+}
+
+#[test]
+fn heritrix_1_and_3_crawl_logs_read_with_their_digests() {
+    let Some((h1, s1)) =
+        captures("harvester/harvester-core/src/test/resources/crawldir/logs/crawl.log")
+    else {
+        return;
+    };
+    let Some((h3, s3)) = captures("harvester/heritrix3/heritrix3-controller/src/test/resources/crawldir/heritrix3/jobs/crawldir/logs/crawl.log") else {
+        return;
+    };
+    assert_eq!((s1.malformed, s3.malformed), (0, 0));
+    assert_eq!(s1.lines, 71);
+    assert_eq!(s3.lines, 107);
+    assert_eq!(s1.captures + s1.non_http, 71);
+    // Heritrix 1 writes bare base32 digests, Heritrix 3 `sha1:` ones: both read the same.
+    let robots = h1
+        .iter()
+        .find(|c| c.url == "http://www.netarkivet.dk/robots.txt")
+        .unwrap();
+    assert_eq!(
+        robots.digest.as_deref(),
+        Some("ESVJLA2FRUB6UDKGUQWRMONKMVJQR325")
+    );
+    assert_eq!(robots.status, Some(302));
+    assert!(h3.iter().filter(|c| c.digest.is_some()).count() > 50);
+    assert!(h3
+        .iter()
+        .all(|c| c.digest.as_deref().is_none_or(|d| !d.contains(':'))));
+    // Redirects: the capture reached through an `R` hop names the URL that redirected.
+    assert!(h1.iter().any(|c| c.redirected_from.is_some()));
+    // A crawl.log kept in a metadata ARC starts with the ARC header line: skipped, not an error.
+    let Some((_, idna)) = captures("harvester/harvester-test/src/test/resources/harvesting/report/LegacyHarvestReportTester/idna-crawl.log") else {
+        return;
+    };
+    assert_eq!((idna.headers, idna.malformed), (1, 0));
+    assert_eq!(
+        IndexFormat::from_path(Path::new("crawl-42.log")),
+        Some(IndexFormat::CrawlLog)
+    );
+}
+
+#[test]
+fn crawl_logs_as_training_data_find_real_dust_and_refuse_the_catch_all() {
+    let Some(root) = crawls() else { return };
+    let logs: Vec<PathBuf> = walk(&root)
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_lowercase();
+            name.contains("crawl") && name.ends_with(".log")
+        })
+        .collect();
+    assert_eq!(logs.len(), 13);
+    let normalizer = undust::canon::normalize::StaticNormalizer::new(Default::default()).unwrap();
+    let hosts = undust::cli::index::index_training_sets(&logs, &normalizer, false).unwrap();
+    let cluster = |host: &str, url: &str| -> u64 {
+        hosts[host]
+            .iter()
+            .find(|l| l.url == url)
+            .unwrap_or_else(|| panic!("{url} not in {host}"))
+            .cluster
+    };
+    // Folder and default-document forms of one page, with a case difference.
+    let wop = cluster("www.kaarefc.dk", "http://www.kaarefc.dk/wop/");
+    assert_eq!(cluster("www.kaarefc.dk", "http://www.kaarefc.dk/Wop/"), wop);
+    assert_eq!(
+        cluster("www.kaarefc.dk", "http://www.kaarefc.dk/wop/index.html"),
+        wop
+    );
+    assert_eq!(
+        cluster("www.trinekc.dk", "http://www.trinekc.dk/"),
+        cluster("www.trinekc.dk", "http://www.trinekc.dk/index.php")
+    );
+    // The catch-all host answers its home page for any path: those URLs stay apart.
+    let www = &hosts["www.netarkivet.dk"];
+    let distinct: std::collections::HashSet<u64> = www.iter().map(|l| l.cluster).collect();
+    assert_eq!(distinct.len(), www.len());
+    assert!(www.len() >= 20);
+    // Images copied into every section folder are not pages: not in the training set.
+    assert!(hosts["www.pligtaflevering.dk"]
+        .iter()
+        .all(|l| !l.url.ends_with(".gif")));
+}
+
+#[test]
+fn learn_from_crawl_logs_writes_the_query_rule_the_index_shows() {
+    let Some(root) = crawls() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rules.json");
+    let log = root.join("harvester/harvester-test/tests/dk/netarkivet/harvester/indexserver/data/originals/crawllogs/crawl-42.log");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .args(["learn", "--index"])
+        .arg(&log)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let rules: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let hosts = rules["hosts"].as_array().unwrap();
+    let sputnik = hosts
+        .iter()
+        .find(|h| h["host"] == "film.sputnik.dk")
+        .unwrap();
+    let rule = &sputnik["rules"][0];
+    assert_eq!(
+        rule["source_pattern"],
+        "http://film.sputnik.dk/?forside=&mediaid=*"
+    );
+    assert_eq!(rule["support"], 5);
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A small site served on loopback by Python's `http.server` (tests/it/real_tools_site.py): a home
+/// page also at `/index.html`, a 301 from `/old`, a chunked page and a page with a tracking
+/// parameter. The server stops when the handle is dropped (its stdin closes; then it is killed).
+struct Site {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Site {
+    fn start() -> Option<Site> {
+        use std::io::BufRead;
+        use std::process::{Command, Stdio};
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/real_tools_site.py");
+        let mut child = match Command::new("python3")
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(err) => {
+                tool_missing("python3", &err.to_string());
+                return None;
+            }
+        };
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the site prints its port");
+        Some(Site { child, port })
+    }
+
+    fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A tool the test needs is missing: a failure under CI, a printed notice elsewhere.
+fn tool_missing(tool: &str, why: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{tool} is required under CI ({why}); .ci/run installs it");
+    }
+    eprintln!("skipping: {tool} not available ({why})");
+}
+
+/// Runs a command with a time bound (the site is on loopback; 60 s is far beyond need).
+fn run_bounded(command: &mut std::process::Command) -> std::process::Output {
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{command:?} ran over 60 s");
+        }
+        std::thread::park_timeout(std::time::Duration::from_millis(20));
+    }
+}
+
+fn has_tool(program: &str, args: &[&str]) -> bool {
+    match std::process::Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+    {
+        Ok(status) if status.success() => true,
+        Ok(status) => {
+            tool_missing(program, &format!("{args:?} exited with {status}"));
+            false
+        }
+        Err(err) => {
+            tool_missing(program, &err.to_string());
+            false
+        }
+    }
+}
+
+/// `undust clusters` on `pages`: its output lines.
+fn clusters_lines(pages: &[&Path]) -> Vec<serde_json::Value> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .arg("clusters")
+        .arg("--pages")
+        .args(pages)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The line of the first record (or target) with this URL and record kind.
+fn line_of<'a>(lines: &'a [serde_json::Value], url: &str, record: &str) -> &'a serde_json::Value {
+    lines
+        .iter()
+        .find(|l| l["url"] == url && l["record"] == record)
+        .unwrap_or_else(|| panic!("no {record} line for {url} in {lines:#?}"))
+}
+
+#[test]
+fn wget_warcs_with_redirects_chunked_bodies_and_dedup_revisits_read_completely() {
+    if !has_tool("wget", &["--version"]) {
+        return;
+    }
+    let Some(site) = Site::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = |name: &str, extra: &[&str]| {
+        let out = run_bounded(
+            std::process::Command::new("wget")
+                .current_dir(dir.path())
+                .args(["-q", "-r", "-l", "2", "-e", "robots=off", "--tries=1"])
+                .arg(format!("--warc-file={name}"))
+                .args(extra)
+                .arg("-P")
+                .arg(name)
+                .arg(format!("{}/", site.base())),
+        );
+        // wget exits 8 when a link answered 404; the WARC is complete either way.
+        assert!(
+            matches!(out.status.code(), Some(0 | 8)),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    crawl("crawl1", &["--warc-cdx"]);
+    crawl("crawl2", &["--warc-dedup=crawl1.cdx"]);
+    let base = site.base();
+
+    let (first, stats, errors) = read(&dir.path().join("crawl1.warc.gz"));
+    assert_eq!(errors, 0);
+    assert_eq!(stats.warcinfo, 1);
+    assert!(stats.requests >= 6 && stats.metadata >= 1, "{stats:?}");
+    let redirect = first
+        .iter()
+        .find(|p| p.kind == RecordKind::Redirect)
+        .expect("the 301 is a redirect record");
+    assert_eq!(redirect.url, format!("{base}/old"));
+    assert_eq!(
+        redirect.final_url.as_deref(),
+        Some(format!("{base}/").as_str())
+    );
+    let chunked = first.iter().find(|p| p.url.ends_with("/chunked")).unwrap();
+    assert!(chunked.body.starts_with(b"<html><body><h1>Chunks"));
+    assert!(chunked.body.ends_with(b"</html>"), "de-chunked");
+    assert!(first
+        .iter()
+        .all(|p| p.server_ip.as_deref() == Some("127.0.0.1")));
+    let home = first.iter().find(|p| p.url == format!("{base}/")).unwrap();
+    let home_digest = home.payload_digest.clone().unwrap();
+
+    // The deduplicating second crawl: unchanged payloads are revisit records pointing at the
+    // first crawl's records by id (wget writes no target URI), with the payload digest.
+    let (second, stats, errors) = read(&dir.path().join("crawl2.warc.gz"));
+    assert_eq!(errors, 0);
+    assert!(stats.revisits >= 3, "{stats:?}");
+    let revisits: Vec<&PageRecord> = second
+        .iter()
+        .filter(|p| matches!(p.kind, RecordKind::Revisit(_)))
+        .collect();
+    assert_eq!(revisits.len() as u64, stats.revisits);
+    let home_again = revisits
+        .iter()
+        .find(|p| p.url == format!("{base}/"))
+        .unwrap();
+    assert_eq!(
+        home_again.payload_digest.as_deref(),
+        Some(home_digest.as_str())
+    );
+    let RecordKind::Revisit(revisit) = &home_again.kind else {
+        unreachable!()
+    };
+    assert_eq!(
+        revisit.profile,
+        undust::ingest::pages::RevisitProfile::IdenticalPayloadDigest
+    );
+    assert_eq!(home_again.status, Some(200));
+    assert!(home_again.body.is_empty());
+
+    // wget's CDX declares its own layout (` CDX a b a m s k r M V g u`).
+    let mut reader = read_index(&dir.path().join("crawl1.cdx")).unwrap();
+    let captures: Vec<Capture> = reader.by_ref().map(|c| c.unwrap()).collect();
+    assert_eq!(reader.stats().headers, 1);
+    let old = captures.iter().find(|c| c.url.ends_with("/old")).unwrap();
+    assert_eq!(old.status, Some(301));
+    assert_eq!(old.redirect.as_deref(), Some(format!("{base}/").as_str()));
+    let homes: Vec<&Capture> = captures
+        .iter()
+        .filter(|c| c.digest.as_deref() == Some(home_digest.trim_start_matches("sha1:")))
+        .collect();
+    assert!(homes.iter().any(|c| c.url.ends_with("/index.html")));
+    assert!(homes.iter().all(|c| c.is_payload_evidence()));
+
+    // Both crawls through `undust clusters`: one line per response and revisit record, the
+    // redirect and the revisits in the home page's cluster.
+    let lines = clusters_lines(&[
+        &dir.path().join("crawl1.warc.gz"),
+        &dir.path().join("crawl2.warc.gz"),
+    ]);
+    let home = line_of(&lines, &format!("{base}/"), "page");
+    let old = line_of(&lines, &format!("{base}/old"), "redirect");
+    assert_eq!(old["cluster"], home["cluster"]);
+    assert_eq!(old["reason"], "redirect");
+    assert_eq!(old["status"], 301);
+    assert!(old.get("simhash").is_none());
+    let index = line_of(&lines, &format!("{base}/index.html"), "page");
+    assert_eq!(index["cluster"], home["cluster"]);
+    assert_eq!(home["simhash"].as_str().map(str::len), Some(16));
+    let revisit = line_of(&lines, &format!("{base}/chunked"), "revisit");
+    assert_eq!(
+        revisit["cluster"],
+        line_of(&lines, &format!("{base}/chunked"), "page")["cluster"]
+    );
+    // The tracking parameter: two records, two lines, one canonical form, one cluster.
+    let tracked = line_of(&lines, &format!("{base}/page?id=1&utm_source=x"), "page");
+    let plain = line_of(&lines, &format!("{base}/page?id=1"), "page");
+    assert_eq!(tracked["cluster"], plain["cluster"]);
+    let records = lines.iter().filter(|l| l["record"] != "target").count() as u64;
+    let (_, s1, _) = read(&dir.path().join("crawl1.warc.gz"));
+    let (_, s2, _) = read(&dir.path().join("crawl2.warc.gz"));
+    assert_eq!(
+        records,
+        s1.pages + s1.redirects + s1.revisits + s2.pages + s2.redirects + s2.revisits,
+        "one line per response or revisit record"
+    );
+}
+
+#[test]
+fn warcio_gzip_records_with_chunked_body_redirect_and_revisit_read_completely() {
+    if !has_tool("python3", &["-c", "import warcio"]) {
+        return;
+    }
+    let Some(site) = Site::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("warcio.warc.gz");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/real_tools_warcio.py");
+    let out = run_bounded(
+        std::process::Command::new("python3")
+            .arg(script)
+            .arg(site.port.to_string())
+            .arg(&path),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let base = site.base();
+    let (pages, stats, errors) = read(&path);
+    assert_eq!(errors, 0);
+    assert_eq!(
+        (stats.pages, stats.redirects, stats.revisits, stats.requests),
+        (3, 1, 1, 4)
+    );
+    let redirect = pages
+        .iter()
+        .find(|p| p.kind == RecordKind::Redirect)
+        .unwrap();
+    assert_eq!(
+        (redirect.url.as_str(), redirect.final_url.as_deref()),
+        (
+            format!("{base}/old").as_str(),
+            Some(format!("{base}/").as_str())
+        )
+    );
+    let chunked = pages.iter().find(|p| p.url.ends_with("/chunked")).unwrap();
+    assert!(chunked.body.ends_with(b"</html>"));
+    let revisit = pages
+        .iter()
+        .find(|p| matches!(p.kind, RecordKind::Revisit(_)))
+        .unwrap();
+    assert_eq!(revisit.url, format!("{base}/index.html"));
+    let RecordKind::Revisit(r) = &revisit.kind else {
+        unreachable!()
+    };
+    assert_eq!(
+        r.refers_to_uri.as_deref(),
+        Some(format!("{base}/").as_str())
+    );
+    let home = pages.iter().find(|p| p.url == format!("{base}/")).unwrap();
+    assert_eq!(revisit.payload_digest, home.payload_digest);
+    assert!(pages
+        .iter()
+        .filter(|p| p.kind != RecordKind::Revisit(r.clone()))
+        .all(|p| p.server_ip.as_deref() == Some("127.0.0.1")));
+}
+
+/// Inputs that look like the start of each format, so the fuzzing reaches past the first line.
+const PREFIXES: [&[u8]; 6] = [
+    b"",
+    b"WARC/1.0\r\nWARC-Type: revisit\r\nContent-Length: 12\r\n\r\n",
+    b"filedesc://x.arc 0.0.0.0 20040511211249 text/plain 3\n1 0\n\nhttp://a.test/ 1.2.3.4 20040511211249 text/html 9\n",
+    b" CDX N b a m s k r M S V g\n",
+    b"a.test/ 20200101000000 {\"url\": ",
+    b"2006-08-15T09:53:58.470Z   302        301 http://a.test/ P ",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Any bytes, fed to every reader: records or errors naming an offset or a line, never a
+    /// panic or a hang (each reader ends within a bound proportional to the input).
+    #[test]
+    fn any_bytes_give_records_or_located_errors(
+        prefix in 0usize..PREFIXES.len(),
+        body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048),
+        gzip in proptest::prelude::any::<bool>(),
+    ) {
+        use undust::ingest::index::IndexReader;
+        use undust::ingest::pages::{PageReader, ReaderLimits};
+        let mut data = PREFIXES[prefix].to_vec();
+        data.extend_from_slice(&body);
+        if gzip {
+            use std::io::Write;
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(&data).unwrap();
+            data = e.finish().unwrap();
+        }
+        let bound = data.len() + 2;
+        for format in [Format::Warc, Format::Arc, Format::JsonLines] {
+            let reader = PageReader::new(Box::new(std::io::Cursor::new(data.clone())), format, ReaderLimits::default()).unwrap();
+            let items: Vec<_> = reader.take(bound + 1).collect();
+            proptest::prop_assert!(items.len() <= bound);
+            for item in items {
+                if let Err(err) = item {
+                    proptest::prop_assert!(err.offset().is_some() || err.line().is_some());
+                }
+            }
+        }
+        for format in [None, Some(IndexFormat::Cdx), Some(IndexFormat::Cdxj), Some(IndexFormat::CrawlLog)] {
+            let reader = IndexReader::new(Box::new(std::io::Cursor::new(data.clone())), format).unwrap();
+            let items: Vec<_> = reader.take(bound + 1).collect();
+            proptest::prop_assert!(items.len() <= bound);
+            for item in items {
+                if let Err(err) = item {
+                    proptest::prop_assert!(err.line().is_some());
+                }
+            }
+        }
+    }
+}
