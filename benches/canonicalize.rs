@@ -5,6 +5,10 @@
 //! Rules are learned per host from a generated multi-site crawl (forums, shops, news, docs, wikis,
 //! mixed and clean sites) with its ground-truth clusters; the URLs are every URL of that crawl.
 //!
+//! `rules_and_mirrors` runs the same URLs plus as many again on alias origins (one mirror set
+//! per site: a bare-host alias and a mirror host serving the site under a folder), through a
+//! canonicalizer with the same rules and those mirror sets loaded.
+//!
 //! `cargo bench --bench canonicalize`
 
 use std::hint::black_box;
@@ -12,10 +16,73 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use undust::canon::engine::HostRules;
+use undust::canon::mirror::MirrorTable;
 use undust::canon::normalize::{StaticConfig, StaticNormalizer};
+use undust::canon::rules::{MirrorAlias, MirrorSet, MirrorSite};
 use undust::canon::Canonicalizer;
 use undust::corpus::{generate, CorpusConfig};
 use undust::learn::{learn_host, LabelledUrl, LearnConfig};
+
+/// A canonicalizer with the same rules and one mirror set per site, and URLs on the aliases.
+fn with_mirrors(base: &Canonicalizer, urls: &[String]) -> (Canonicalizer, Vec<String>) {
+    let mirrored = Canonicalizer::new(base.normalizer().clone());
+    let mut sets: Vec<MirrorSet> = Vec::new();
+    let mut alias_urls = Vec::new();
+    for url in urls {
+        let Ok(parsed) = url::Url::parse(url) else {
+            continue;
+        };
+        let Some(host) = parsed.host_str().map(str::to_owned) else {
+            continue;
+        };
+        if let Some(rules) = base.rules().get(&host) {
+            mirrored.rules().swap(&host, rules);
+        }
+        let origin = format!("{}://{host}", parsed.scheme());
+        let n = sets.len();
+        if !sets.iter().any(|s| s.canonical.origin == origin) {
+            let alias = |origin: String, path_prefix: String| MirrorAlias {
+                site: MirrorSite {
+                    origin,
+                    path_prefix,
+                },
+                pinned: false,
+                evidence: None,
+            };
+            sets.push(MirrorSet {
+                id: format!("mirror:{origin}"),
+                canonical: MirrorSite {
+                    origin: origin.clone(),
+                    path_prefix: String::new(),
+                },
+                aliases: vec![
+                    alias(format!("http://alias{n}.example"), String::new()),
+                    alias(
+                        "http://mirror.example.edu".to_owned(),
+                        format!("/pub/site{n}"),
+                    ),
+                ],
+                forbidden: vec![],
+            });
+        }
+        let i = sets
+            .iter()
+            .position(|s| s.canonical.origin == origin)
+            .unwrap_or(0);
+        let rest = &url[origin.len()..];
+        alias_urls.push(if alias_urls.len() % 2 == 0 {
+            format!("http://alias{i}.example{rest}")
+        } else {
+            format!("http://mirror.example.edu/pub/site{i}{rest}")
+        });
+    }
+    mirrored.set_mirrors(std::sync::Arc::new(
+        MirrorTable::compile(&sets).expect("valid mirror sets"),
+    ));
+    let mut all = urls.to_vec();
+    all.extend(alias_urls);
+    (mirrored, all)
+}
 
 fn setup() -> (Canonicalizer, Vec<String>, usize) {
     let corpus = generate(&CorpusConfig::new(3, 2).with_pages(500, 2_000));
@@ -56,6 +123,16 @@ fn bench(c: &mut Criterion) {
         urls.len(),
         canonicalizer.rules().len()
     );
+    let (mirrored, mirror_urls) = with_mirrors(&canonicalizer, &urls);
+    let folded = mirror_urls
+        .iter()
+        .filter(|u| mirrored.canonicalize(u).is_ok_and(|c| c.mirrored))
+        .count();
+    println!(
+        "canonicalize bench: {} mirror sets, {} URLs with aliases, {folded} folded",
+        mirrored.mirrors().sets().len(),
+        mirror_urls.len()
+    );
     let mut group = c.benchmark_group("canonicalize");
     group.throughput(Throughput::Elements(urls.len() as u64));
     group.sample_size(20);
@@ -77,6 +154,17 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             for url in &urls {
                 black_box(canonicalizer.canonicalize(url).ok());
+            }
+        })
+    });
+    group.finish();
+    let mut group = c.benchmark_group("canonicalize_mirrors");
+    group.throughput(Throughput::Elements(mirror_urls.len() as u64));
+    group.sample_size(20);
+    group.bench_function("rules_and_mirrors", |b| {
+        b.iter(|| {
+            for url in &mirror_urls {
+                black_box(mirrored.canonicalize(url).ok());
             }
         })
     });

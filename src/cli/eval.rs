@@ -210,6 +210,17 @@ pub fn run(args: EvalArgs) -> ExitCode {
             return ExitCode::from(EXIT_SOFTWARE);
         }
     };
+    let across = if args.pages.is_empty() {
+        serde_json::Value::Null
+    } else {
+        match super::mirrors::eval_across_hosts(&args.pages, &args.normalization) {
+            Ok(report) => report,
+            Err((code, err)) => {
+                eprintln!("undust eval: {err}");
+                return ExitCode::from(code);
+            }
+        }
+    };
     let per_family = families.as_ref().map(|families| {
         let names: Vec<&str> = samples
             .iter()
@@ -223,6 +234,7 @@ pub fn run(args: EvalArgs) -> ExitCode {
     });
     let text = if args.json {
         let report = serde_json::json!({
+            "across_hosts": across,
             "hosts": samples.iter().map(|h| &h.host).collect::<Vec<_>>(),
             "urls": urls,
             "train_fraction": args.train_fraction,
@@ -242,6 +254,9 @@ pub fn run(args: EvalArgs) -> ExitCode {
         }
     } else {
         let mut text = table(&rows, samples.len(), urls);
+        if !across.is_null() {
+            text.push_str(&super::mirrors::across_hosts_table(&across));
+        }
         if let Some(per_family) = &per_family {
             text.push_str(&families_table(per_family));
         }

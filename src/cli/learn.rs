@@ -39,6 +39,9 @@ pub struct LearnArgs {
     /// Rule selection strategy: graph (the paper's random walk) or naive.
     #[arg(long, value_enum, default_value_t = StrategyArg::Graph)]
     strategy: StrategyArg,
+    /// A rule file whose pinned and forbidden mirror aliases are kept.
+    #[arg(long)]
+    previous_mirrors: Option<PathBuf>,
     #[command(flatten)]
     normalization: StaticArgs,
 }
@@ -167,7 +170,18 @@ pub fn run(args: LearnArgs) -> ExitCode {
             Err(err) => eprintln!("[{}/{}] {host}: not learned: {err}", index + 1, hosts.len()),
         }
     }
-    let file = RuleFile::new(sets);
+    let mirrors = match super::mirrors::learn_mirrors(
+        &args.pages,
+        &args.normalization,
+        args.previous_mirrors.as_deref(),
+    ) {
+        Ok(mirrors) => mirrors,
+        Err((code, err)) => {
+            eprintln!("undust learn: {err}");
+            return ExitCode::from(code);
+        }
+    };
+    let file = RuleFile::new(sets).with_mirrors(mirrors);
     let json = match file.to_json_pretty() {
         Ok(json) => json,
         Err(err) => {
@@ -179,8 +193,9 @@ pub fn run(args: LearnArgs) -> ExitCode {
         return output_failed("learn", &args.out.display().to_string(), &err);
     }
     eprintln!(
-        "undust learn: {} hosts with rules written to {} in {:.1} s",
+        "undust learn: {} hosts with rules and {} mirror sets written to {} in {:.1} s",
         file.hosts.len(),
+        file.mirrors.len(),
         args.out.display(),
         started.elapsed().as_secs_f64()
     );

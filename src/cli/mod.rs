@@ -5,6 +5,7 @@
 //! - `undust clusters`: pages in, duplicate clusters out ([`clusters`]).
 //! - `undust learn`: pages or labelled clusters in, a rule file out ([`learn`]).
 //! - `undust eval`: the paper's evaluation protocol on a user's crawl ([`eval`]).
+//! - `undust mirrors`: mirror sets of a crawl with their evidence ([`mirrors`]).
 //! - `undust corpus`: writes a synthetic multi-site crawl to try the others on ([`corpus`]).
 //! - `undust load`: a bounded load generator for a running sidecar on loopback ([`load`]).
 //! - `undust admin`: operators' commands over the admin API ([`admin`]).
@@ -22,6 +23,7 @@ pub mod corpus;
 pub mod eval;
 pub mod index;
 pub mod learn;
+pub mod mirrors;
 pub use undust_devtools::load;
 pub mod pipeline;
 pub mod records;
@@ -67,6 +69,8 @@ enum Command {
     Learn(learn::LearnArgs),
     /// Evaluate learned rules with the pattern-tree paper's protocol.
     Eval(eval::EvalArgs),
+    /// List the mirror sets of a crawl (origins serving one site) with their evidence.
+    Mirrors(mirrors::MirrorsArgs),
     /// Write a synthetic multi-site crawl (JSON lines) to try undust on.
     Corpus(corpus::CorpusArgs),
     /// Drive a running sidecar on loopback with bounded load and report throughput and latency.
@@ -96,6 +100,7 @@ pub fn main() -> ExitCode {
         Command::Clusters(args) => clusters::run(args),
         Command::Learn(args) => learn::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Mirrors(args) => mirrors::run(args),
         Command::Corpus(args) => corpus::run(args),
         Command::Load(args) => load::run(args),
         Command::Admin(args) => admin::run(args),

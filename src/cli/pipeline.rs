@@ -41,15 +41,25 @@ pub const URL_EVIDENCE_PER_HOST: usize = 100_000;
 /// URL evidence items kept over all hosts (about 150 bytes each: some 300 MB at most).
 pub const URL_EVIDENCE_TOTAL: u64 = 2_000_000;
 
-/// One sampled record: its evidence and its URL as the record spells it.
+/// Out-links kept per page when the caller asks for them (`undust mirrors`' connectivity
+/// techniques look at no more).
+pub const LINKS_KEPT_PER_PAGE: usize = 200;
+
+/// One sampled record: its evidence, its URL as the record spells it, and its out-links when
+/// asked for.
 struct OfflinePage {
     page: EvidencePage,
     raw_url: String,
+    links: Vec<String>,
+    server_ip: Option<std::net::IpAddr>,
 }
 
 impl SampleBytes for OfflinePage {
     fn sample_bytes(&self) -> usize {
-        self.page.held_bytes() + self.raw_url.capacity() + std::mem::size_of::<String>()
+        self.page.held_bytes()
+            + self.raw_url.capacity()
+            + self.links.iter().map(String::capacity).sum::<usize>()
+            + (self.links.capacity() + 1) * std::mem::size_of::<String>()
     }
 
     /// One URL, one sample, as in the sidecar.
@@ -66,6 +76,12 @@ pub struct OfflineHost {
     pub pages: Vec<EvidencePage>,
     /// Per page (same order), the URL as the record gives it.
     pub raw_urls: Vec<String>,
+    /// Per page (same order), its first [`LINKS_KEPT_PER_PAGE`] out-links as written, when
+    /// [`read_hosts_with_links`] read them (empty otherwise).
+    pub links: Vec<Vec<String>>,
+    /// Per page (same order), the server address its record gives (`server_ip` in JSON lines,
+    /// `WARC-IP-Address`, the ARC header's IP), when it is a valid address.
+    pub server_ips: Vec<Option<std::net::IpAddr>>,
     /// What the host's redirect and revisit records and archive payload digests say about its URLs
     /// (at most [`URL_EVIDENCE_PER_HOST`], the first read).
     pub url_evidence: Vec<UrlEvidence>,
@@ -142,6 +158,26 @@ pub fn read_hosts(
     config: &ContentConfig,
     progress: bool,
 ) -> Result<(BTreeMap<String, OfflineHost>, ReadSummary), String> {
+    read(paths, normalizer, config, progress, false)
+}
+
+/// [`read_hosts`], keeping each sampled page's out-links too (for the connectivity techniques of
+/// mirror detection; they count against the sample's byte budget).
+pub fn read_hosts_with_links(
+    paths: &[PathBuf],
+    normalizer: &StaticNormalizer,
+    config: &ContentConfig,
+) -> Result<(BTreeMap<String, OfflineHost>, ReadSummary), String> {
+    read(paths, normalizer, config, false, true)
+}
+
+fn read(
+    paths: &[PathBuf],
+    normalizer: &StaticNormalizer,
+    config: &ContentConfig,
+    progress: bool,
+    keep_links: bool,
+) -> Result<(BTreeMap<String, OfflineHost>, ReadSummary), String> {
     let mut templates: HashMap<String, TemplateModel> = HashMap::new();
     let mut evidence_of: HashMap<String, Vec<UrlEvidence>> = HashMap::new();
     let mut sampler = ReservoirSampler::new(SamplerConfig {
@@ -189,6 +225,10 @@ pub fn read_hosts(
                 }
             }
             let raw_url = page.url.clone();
+            let server_ip = page
+                .server_ip
+                .as_deref()
+                .and_then(|ip| ip.trim().parse().ok());
             let evidence = match judge(page, normalizer, &policy) {
                 Verdict::Evidence(evidence) => evidence,
                 Verdict::Skipped(SkipReason::Status(_)) => {
@@ -222,8 +262,22 @@ pub fn read_hosts(
             let template = templates
                 .entry(host.clone())
                 .or_insert_with(|| TemplateModel::new(config));
+            let links = if keep_links {
+                let links = &analyzed.analysis.links;
+                links.iter().take(LINKS_KEPT_PER_PAGE).cloned().collect()
+            } else {
+                Vec::new()
+            };
             let page = analyzed.observe_into(template);
-            let offer = sampler.offer(&host, OfflinePage { page, raw_url });
+            let offer = sampler.offer(
+                &host,
+                OfflinePage {
+                    page,
+                    raw_url,
+                    links,
+                    server_ip,
+                },
+            );
             match offer.decision {
                 Decision::Refreshed => summary.refreshed += 1,
                 Decision::NotSelected | Decision::TooLarge => summary.sampled_away += 1,
@@ -256,11 +310,14 @@ pub fn read_hosts(
         let Some(template) = templates.remove(&name) else {
             continue;
         };
-        let (pages, raw_urls) = sampler
-            .remove_host(&name)
-            .into_iter()
-            .map(|sampled| (sampled.page, sampled.raw_url))
-            .unzip();
+        let (mut pages, mut raw_urls) = (Vec::new(), Vec::new());
+        let (mut links, mut server_ips) = (Vec::new(), Vec::new());
+        for sampled in sampler.remove_host(&name) {
+            pages.push(sampled.page);
+            raw_urls.push(sampled.raw_url);
+            links.push(sampled.links);
+            server_ips.push(sampled.server_ip);
+        }
         let url_evidence = evidence_of.remove(&name).unwrap_or_default();
         hosts.insert(
             name,
@@ -268,6 +325,8 @@ pub fn read_hosts(
                 template,
                 pages,
                 raw_urls,
+                links,
+                server_ips,
                 url_evidence,
             },
         );
@@ -278,6 +337,8 @@ pub fn read_hosts(
             template: TemplateModel::new(config),
             pages: Vec::new(),
             raw_urls: Vec::new(),
+            links: Vec::new(),
+            server_ips: Vec::new(),
             url_evidence,
         });
     }

@@ -9,6 +9,7 @@ mod corpus;
 mod crash;
 mod deploy;
 mod learn;
+mod mirrors;
 mod one_pipeline;
 mod pages;
 mod real_crawls;

@@ -12,6 +12,8 @@
 //!   template models, 64-bit simhash fingerprints.
 //! - [`cluster`]: near-duplicate fingerprints (permuted-table index) joined into duplicate clusters.
 //! - [`learn`]: the pattern-tree learner: duplicate clusters in, deployable normalization rules out.
+//! - [`mirrors`]: mirrored hosts (Bharat et al.): origins serving one site, proposed by URL, IP
+//!   and link signals, confirmed by content, written as mirror sets the canonicalizer serves.
 //! - [`canon`]: the hot path: static normalization, the compiled rule engine, the seen-set.
 //! - [`pipeline`]: the one path from fetched pages to live rules that both shells (the sidecar and
 //!   the offline commands) call: what a page is as evidence, a host's evidence into clusters and
@@ -27,4 +29,5 @@ pub mod cluster;
 pub mod content;
 pub mod ingest;
 pub mod learn;
+pub mod mirrors;
 pub mod pipeline;

@@ -5,6 +5,8 @@
 //! - [`params`]: the well-known tracking and session parameter lists static normalization uses.
 //! - [`rules`]: the learned rule data model and its versioned JSON file format.
 //! - [`engine`]: learned rules compiled per host, applied after static normalization.
+//! - [`mirror`]: mirror sets compiled: alias origins folded onto their canonical site before the
+//!   per-host rules, so one canonical form spans mirrored hosts.
 //! - [`seen`]: the bounded seen-set of canonical forms the frontier already enqueued.
 //!
 //! [`Canonicalizer`] joins the first four: the live rule book (one compiled rule set per host,
@@ -12,16 +14,20 @@
 //! the offline CLI canonicalizes without deduplicating.
 
 pub mod engine;
+pub mod mirror;
 pub mod normalize;
 pub mod params;
 pub mod rules;
 pub mod seen;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
+use parking_lot::RwLock;
 
 use self::engine::HostRules;
+use self::mirror::MirrorTable;
 use self::normalize::{InvalidUrl, StaticNormalizer, StaticStep};
 
 /// One URL's canonical form and how it was reached.
@@ -39,6 +45,8 @@ pub struct Canonical {
     pub learned: bool,
     /// Index of the pattern rule that rewrote the URL, in the rule set it came from.
     pub rule_index: Option<usize>,
+    /// Whether a mirror set folded the URL onto another origin (then `learned` is true too).
+    pub mirrored: bool,
 }
 
 impl Canonical {
@@ -100,6 +108,10 @@ impl RuleBook {
 pub struct Canonicalizer {
     normalizer: StaticNormalizer,
     rules: RuleBook,
+    /// Live mirror sets, swapped whole by [`Canonicalizer::set_mirrors`].
+    mirrors: RwLock<Arc<MirrorTable>>,
+    /// Whether any alias is loaded: the common case (none) costs one relaxed load, not a lock.
+    has_mirrors: AtomicBool,
 }
 
 impl Canonicalizer {
@@ -108,7 +120,34 @@ impl Canonicalizer {
         Canonicalizer {
             normalizer,
             rules: RuleBook::new(),
+            mirrors: RwLock::new(Arc::new(MirrorTable::default())),
+            has_mirrors: AtomicBool::new(false),
         }
+    }
+
+    /// Puts compiled mirror sets live (replacing all previous ones), returning the old table.
+    pub fn set_mirrors(&self, table: Arc<MirrorTable>) -> Arc<MirrorTable> {
+        let empty = table.is_empty();
+        let old = std::mem::replace(&mut *self.mirrors.write(), table);
+        self.has_mirrors.store(!empty, Ordering::Release);
+        old
+    }
+
+    /// The live mirror sets.
+    pub fn mirrors(&self) -> Arc<MirrorTable> {
+        Arc::clone(&self.mirrors.read())
+    }
+
+    /// The URL on its mirror set's canonical site when `url` is on an alias (the first step of
+    /// the learned half, before the per-host rules of the canonical host). Batch callers that
+    /// use [`Canonicalizer::finish`] call this first and look the rules up for the folded URL's
+    /// host, passing the folded URL and the original to [`Canonicalizer::finish_folded`].
+    pub fn fold(&self, url: &url::Url) -> Option<url::Url> {
+        if !self.has_mirrors.load(Ordering::Acquire) {
+            return None;
+        }
+        let folded = self.mirrors.read().fold(url)?;
+        url::Url::parse(&folded.url).ok()
     }
 
     /// The static normalizer.
@@ -124,6 +163,17 @@ impl Canonicalizer {
     /// Canonicalizes one URL with the rules of its host as found now.
     pub fn canonicalize(&self, input: &str) -> Result<Canonical, InvalidUrl> {
         let url = self.normalizer.normalize(input)?;
+        if let Some(folded) = self.fold(&url) {
+            let entry = folded
+                .host_str()
+                .and_then(|host| self.rules.hosts.get(host));
+            return Ok(Self::finish_folded(
+                input,
+                url,
+                folded,
+                entry.as_deref().map(|rules| &**rules),
+            ));
+        }
         // The shard's read guard is held only while this one URL is rewritten: cheaper than
         // cloning the `Arc`, and a swap waits at most that long.
         let entry = url.host_str().and_then(|host| self.rules.hosts.get(host));
@@ -152,6 +202,7 @@ impl Canonicalizer {
                 changed_static,
                 learned: true,
                 rule_index: rewrite.rule_index,
+                mirrored: false,
             },
             None => Canonical {
                 canonical: normalized,
@@ -159,20 +210,52 @@ impl Canonicalizer {
                 changed_static,
                 learned: false,
                 rule_index: None,
+                mirrored: false,
             },
+        }
+    }
+
+    /// [`Canonicalizer::finish`] for a URL a mirror set folded: `url` is the statically
+    /// normalized URL (what the frontier fetches), `folded` the same on the canonical site,
+    /// `rules` those of the canonical site's host.
+    pub fn finish_folded(
+        input: &str,
+        url: url::Url,
+        folded: url::Url,
+        rules: Option<&HostRules>,
+    ) -> Canonical {
+        let rewrite = rules.and_then(|rules| rules.apply(&folded));
+        let normalized = String::from(url);
+        let changed_static = normalized != input;
+        Canonical {
+            canonical: rewrite
+                .as_ref()
+                .map_or_else(|| String::from(folded), |r| r.canonical.clone()),
+            normalized: Some(normalized),
+            changed_static,
+            learned: true,
+            rule_index: rewrite.and_then(|r| r.rule_index),
+            mirrored: true,
         }
     }
 
     /// The static steps that changed a URL, then the learned rule that matched, if any.
     pub fn explain(&self, input: &str) -> Result<Explanation, InvalidUrl> {
         let (url, steps) = self.normalizer.explain(input)?;
+        let static_result = url.to_string();
+        let mirror = self.fold(&url);
+        let mirror_set = mirror
+            .as_ref()
+            .and_then(|_| self.mirrors.read().fold(&url).map(|f| f.set_id));
+        let url = mirror.clone().unwrap_or(url);
         let rules = url.host_str().and_then(|host| self.rules.get(host));
         let matched = rules.as_ref().and_then(|rules| rules.explain(&url));
-        let static_result = url.to_string();
         let canonical = matched
             .as_ref()
-            .map_or_else(|| static_result.clone(), |m| m.canonical.clone());
+            .map_or_else(|| url.to_string(), |m| m.canonical.clone());
         Ok(Explanation {
+            mirror: mirror.map(String::from),
+            mirror_set,
             static_result,
             static_steps: steps,
             rules,
@@ -188,6 +271,10 @@ pub struct Explanation {
     pub static_result: String,
     /// The static steps that changed the URL, in order.
     pub static_steps: Vec<StaticStep>,
+    /// The URL on its mirror set's canonical site, when the URL's site is an alias.
+    pub mirror: Option<String>,
+    /// The id of that mirror set.
+    pub mirror_set: Option<String>,
     /// The host's live rule set, if any.
     pub rules: Option<Arc<HostRules>>,
     /// The site rules and the pattern rule that changed the URL, if any.

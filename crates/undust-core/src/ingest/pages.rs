@@ -13,7 +13,8 @@
 //! # JSON lines
 //!
 //! One object per line: `{"url": …, "html": …}` with optional `final_url`, `status`,
-//! `canonical` and `content_type` (`body` is accepted for `html`; unknown fields are ignored).
+//! `canonical`, `content_type` and `server_ip` (`body` is accepted for `html`; unknown fields are
+//! ignored).
 //! Blank lines are skipped. A file that starts with `[` (a JSON array) is refused up front.
 //!
 //! # WARC
@@ -1079,6 +1080,8 @@ struct JsonPage {
     status: Option<u16>,
     canonical: Option<String>,
     content_type: Option<String>,
+    /// The server address the fetch connected to (mirror detection's IP evidence).
+    server_ip: Option<String>,
 }
 
 fn parse_json_page(line: &[u8], limits: &ReaderLimits) -> Result<PageRecord, String> {
@@ -1102,6 +1105,7 @@ fn parse_json_page(line: &[u8], limits: &ReaderLimits) -> Result<PageRecord, Str
         content_type: non_empty(page.content_type),
         body,
         rel_canonical: non_empty(page.canonical),
+        server_ip: non_empty(page.server_ip),
         ..PageRecord::default()
     })
 }

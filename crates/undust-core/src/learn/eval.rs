@@ -134,6 +134,56 @@ pub fn measure(urls: &[LabelledUrl], mut canon: impl FnMut(&str) -> String) -> M
     m
 }
 
+/// Measures of a canonicalization across hosts: the counts of [`measure`] over the URLs of all
+/// hosts together (so a canonical form may span hosts), and the canonical forms that do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrossHostMetrics {
+    /// Eq. 1–3 counts over all hosts' URLs pooled.
+    pub pooled: Metrics,
+    /// Canonical forms whose URLs come from more than one host.
+    pub spanning_forms: u64,
+    /// Spanning forms that join URLs of different clusters: a false positive across hosts.
+    pub false_spanning_forms: u64,
+}
+
+/// [`measure`] across hosts: `urls` of many hosts, clusters labelled across hosts (equal labels
+/// on two hosts mean equal content), one canonicalization for all.
+pub fn measure_across_hosts(
+    urls: &[LabelledUrl],
+    mut canon: impl FnMut(&str) -> String,
+) -> CrossHostMetrics {
+    let mut forms: FxHashMap<String, (FxHashSet<String>, FxHashSet<u64>)> = FxHashMap::default();
+    let mut memo: FxHashMap<&str, String> = FxHashMap::default();
+    for u in urls {
+        if memo.contains_key(u.url.as_str()) {
+            continue;
+        }
+        let c = canon(&u.url);
+        memo.insert(u.url.as_str(), c.clone());
+        let host = Url::parse(&u.url)
+            .ok()
+            .and_then(|x| x.host_str().map(str::to_owned))
+            .unwrap_or_default();
+        let e = forms.entry(c).or_default();
+        e.0.insert(host);
+        e.1.insert(u.cluster);
+    }
+    let pooled = measure(urls, |u| {
+        memo.get(u).cloned().unwrap_or_else(|| u.to_owned())
+    });
+    let mut out = CrossHostMetrics {
+        pooled,
+        ..CrossHostMetrics::default()
+    };
+    for (hosts, clusters) in forms.values() {
+        if hosts.len() > 1 {
+            out.spanning_forms += 1;
+            out.false_spanning_forms += u64::from(clusters.len() > 1);
+        }
+    }
+    out
+}
+
 /// Micro and macro averages over hosts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Averages {

@@ -45,6 +45,7 @@
 //! scored against content ids.
 
 mod emit;
+mod mirror_groups;
 mod render;
 mod sites;
 mod words;
@@ -54,6 +55,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use mirror_groups::{
+    generate_mirrors, MirrorCorpus, MirrorCorpusConfig, MirrorHost, MirrorPage, PairKind,
+    MAX_GROUPS,
+};
 pub use render::{page_links, render_html, render_html_fetch, write_jsonl, JsonlPage};
 
 /// Most sites one corpus may hold; larger requests are clamped (keeps memory bounded).

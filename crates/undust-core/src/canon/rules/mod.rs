@@ -33,10 +33,14 @@
 //! sort the query, use https):
 //! see [`site`].
 //!
+//! A file may also carry `mirrors`: sets of origins serving one site, folded into a canonical
+//! origin before the per-host rules apply (see [`mirror`]).
+//!
 //! Loading validates everything ([`RuleFile::from_json`]): unknown format or version, bad
 //! patterns, operations that do not produce the target pattern are errors naming the rule.
 
 pub mod key;
+pub mod mirror;
 pub mod pattern;
 pub mod site;
 
@@ -46,6 +50,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub use key::{decompose, Component, Key, KeyRef};
+pub use mirror::{MirrorAlias, MirrorEvidence, MirrorSet, MirrorSite};
 pub use pattern::{Pattern, PatternError, ValuePattern};
 pub use site::{SiteAction, SiteRewriter, SiteRule};
 
@@ -226,6 +231,10 @@ pub struct RuleFile {
     pub version: u32,
     /// Per-host rule sets.
     pub hosts: Vec<HostRuleSet>,
+    /// Mirror sets: origins folded into one canonical origin before the per-host rules (see
+    /// [`mirror`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mirrors: Vec<MirrorSet>,
 }
 
 /// Why rules cannot be loaded or compiled.
@@ -260,6 +269,14 @@ pub enum RuleError {
         /// Why.
         reason: String,
     },
+    /// A mirror set that cannot be served.
+    #[error("mirror set {set}: {reason}")]
+    BadMirrorSet {
+        /// Set id.
+        set: String,
+        /// Why.
+        reason: String,
+    },
     /// Too many rules for one host.
     #[error("host {host}: {count} rules exceed the limit of {MAX_RULES_PER_HOST}")]
     TooManyRules {
@@ -277,7 +294,14 @@ impl RuleFile {
             format: RULE_FILE_FORMAT.to_owned(),
             version: RULE_FILE_VERSION,
             hosts,
+            mirrors: Vec::new(),
         }
+    }
+
+    /// The same file with mirror sets.
+    pub fn with_mirrors(mut self, mirrors: Vec<MirrorSet>) -> Self {
+        self.mirrors = mirrors;
+        self
     }
 
     /// Parses and validates a rule file.
@@ -292,6 +316,7 @@ impl RuleFile {
         for h in &file.hosts {
             h.validate()?;
         }
+        mirror::validate_mirror_sets(&file.mirrors)?;
         Ok(file)
     }
 

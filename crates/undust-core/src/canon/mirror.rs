@@ -1,0 +1,210 @@
+//! Mirror sets compiled for the hot path: an alias URL's canonical form on the canonical site.
+//!
+//! [`MirrorTable::compile`] validates the rule file's mirror sets and indexes their aliases by
+//! host name; [`MirrorTable::fold`] costs one hash lookup for a URL of a host that is no alias,
+//! and a prefix comparison and one string for an alias URL. The longest matching alias prefix of
+//! an origin wins. The folded URL is only the dedup key: the frontier still fetches the URL it
+//! discovered (the statically normalized input).
+
+use rustc_hash::FxHashMap;
+use url::Url;
+
+use super::rules::mirror::validate_mirror_sets;
+use super::rules::{MirrorSet, RuleError};
+
+#[derive(Debug)]
+struct AliasEntry {
+    scheme: String,
+    port: Option<u16>,
+    prefix: String,
+    canonical_origin: String,
+    canonical_prefix: String,
+    set: usize,
+}
+
+/// Compiled mirror sets. `Send + Sync`; share behind an `Arc`.
+#[derive(Debug, Default)]
+pub struct MirrorTable {
+    by_host: FxHashMap<String, Vec<AliasEntry>>,
+    sets: Vec<MirrorSet>,
+}
+
+/// A URL folded onto its mirror set's canonical site.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Folded {
+    /// The URL on the canonical site.
+    pub url: String,
+    /// Id of the mirror set.
+    pub set_id: String,
+}
+
+impl MirrorTable {
+    /// Validates and indexes mirror sets.
+    pub fn compile(sets: &[MirrorSet]) -> Result<Self, RuleError> {
+        validate_mirror_sets(sets)?;
+        let mut by_host: FxHashMap<String, Vec<AliasEntry>> = FxHashMap::default();
+        for (i, set) in sets.iter().enumerate() {
+            for alias in &set.aliases {
+                // Validation guarantees the origin parses as a bare http(s) origin.
+                let Ok(origin) = Url::parse(&alias.site.origin) else {
+                    continue;
+                };
+                let Some(host) = origin.host_str() else {
+                    continue;
+                };
+                by_host
+                    .entry(host.to_owned())
+                    .or_default()
+                    .push(AliasEntry {
+                        scheme: origin.scheme().to_owned(),
+                        port: origin.port(),
+                        prefix: alias.site.path_prefix.clone(),
+                        canonical_origin: set.canonical.origin.clone(),
+                        canonical_prefix: set.canonical.path_prefix.clone(),
+                        set: i,
+                    });
+            }
+        }
+        for entries in by_host.values_mut() {
+            entries.sort_by_key(|e| std::cmp::Reverse(e.prefix.len()));
+        }
+        Ok(MirrorTable {
+            by_host,
+            sets: sets.to_vec(),
+        })
+    }
+
+    /// Whether no alias is loaded.
+    pub fn is_empty(&self) -> bool {
+        self.by_host.is_empty()
+    }
+
+    /// The mirror sets, as loaded.
+    pub fn sets(&self) -> &[MirrorSet] {
+        &self.sets
+    }
+
+    /// Aliases summed over sets.
+    pub fn alias_count(&self) -> usize {
+        self.sets.iter().map(|s| s.aliases.len()).sum()
+    }
+
+    /// The URL on the canonical site when `url` is on an alias; `None` otherwise.
+    pub fn fold(&self, url: &Url) -> Option<Folded> {
+        let entries = self.by_host.get(url.host_str()?)?;
+        let path = url.path();
+        let entry = entries.iter().find(|e| {
+            e.scheme == url.scheme()
+                && e.port == url.port()
+                && (e.prefix.is_empty()
+                    || path
+                        .strip_prefix(e.prefix.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
+        })?;
+        let rest = &path[entry.prefix.len()..];
+        let mut out = String::with_capacity(url.as_str().len() + entry.canonical_prefix.len());
+        out.push_str(&entry.canonical_origin);
+        out.push_str(&entry.canonical_prefix);
+        if rest.is_empty() && entry.canonical_prefix.is_empty() {
+            out.push('/');
+        } else {
+            out.push_str(rest);
+        }
+        if let Some(q) = url.query() {
+            out.push('?');
+            out.push_str(q);
+        }
+        Some(Folded {
+            url: out,
+            set_id: self.sets[entry.set].id.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canon::rules::{MirrorAlias, MirrorSite};
+
+    fn site(origin: &str, prefix: &str) -> MirrorSite {
+        MirrorSite {
+            origin: origin.into(),
+            path_prefix: prefix.into(),
+        }
+    }
+
+    fn set(canonical: MirrorSite, aliases: Vec<MirrorSite>) -> MirrorSet {
+        MirrorSet {
+            id: format!("mirror:{}", canonical.display()),
+            canonical,
+            aliases: aliases
+                .into_iter()
+                .map(|site| MirrorAlias {
+                    site,
+                    pinned: false,
+                    evidence: None,
+                })
+                .collect(),
+            forbidden: vec![],
+        }
+    }
+
+    #[test]
+    fn aliases_fold_onto_the_canonical_site_and_other_folders_stay() {
+        let table = MirrorTable::compile(&[set(
+            site("https://www.site.org", ""),
+            vec![
+                site("http://site.org", ""),
+                site("http://mirror.example.edu", "/pub/site"),
+            ],
+        )])
+        .unwrap();
+        let fold = |u: &str| table.fold(&Url::parse(u).unwrap()).map(|f| f.url);
+        assert_eq!(
+            fold("http://site.org/a/b.html?x=1").as_deref(),
+            Some("https://www.site.org/a/b.html?x=1")
+        );
+        assert_eq!(
+            fold("http://mirror.example.edu/pub/site/a.html").as_deref(),
+            Some("https://www.site.org/a.html")
+        );
+        assert_eq!(
+            fold("http://mirror.example.edu/pub/site").as_deref(),
+            Some("https://www.site.org/")
+        );
+        assert_eq!(fold("http://mirror.example.edu/pub/sitex/a.html"), None);
+        assert_eq!(fold("http://mirror.example.edu/pub/other/a.html"), None);
+        assert_eq!(fold("https://site.org/a.html"), None, "another origin");
+        assert_eq!(
+            fold("https://www.site.org/a.html"),
+            None,
+            "the canonical itself"
+        );
+    }
+
+    #[test]
+    fn invalid_mirror_sets_are_refused_with_the_reason() {
+        let err = |sets: &[MirrorSet]| MirrorTable::compile(sets).unwrap_err().to_string();
+        let e = err(&[set(
+            site("https://a.org/x", ""),
+            vec![site("http://b.org", "")],
+        )]);
+        assert!(e.contains("must be a lower-case http(s)://host"), "{e}");
+        let e = err(&[set(
+            site("https://a.org", ""),
+            vec![site("http://b.org", "/x/")],
+        )]);
+        assert!(e.contains("path prefix \"/x/\""), "{e}");
+        let e = err(&[
+            set(site("https://a.org", ""), vec![site("http://b.org", "")]),
+            set(site("https://c.org", ""), vec![site("http://b.org", "")]),
+        ]);
+        assert!(e.contains("already in mirror set"), "{e}");
+        let e = err(&[set(site("https://a.org", ""), vec![])]);
+        assert!(e.contains("at least one alias"), "{e}");
+        let mut forbidden = set(site("https://a.org", ""), vec![site("http://b.org", "")]);
+        forbidden.forbidden.push(site("http://b.org", ""));
+        let e = err(&[forbidden]);
+        assert!(e.contains("both a member and forbidden"), "{e}");
+    }
+}

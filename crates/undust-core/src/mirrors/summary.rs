@@ -1,0 +1,376 @@
+//! Host summaries: what mirror detection knows about one origin, fed one observation at a time.
+//!
+//! A [`HostSummary`] holds, for one origin (`scheme://host[:port]`), the paths of its URLs (what a
+//! crawler discovered, fetched or not), the server's IP address, and for sampled fetched pages
+//! their content marks and out-links. [`HostSummaries`] routes observations to the right summary
+//! and is what [`super::detect`] reads. Everything is bounded: paths, pages, marks per page and
+//! links per page each have a cap ([`SummaryLimits`]); observations past a cap are counted, not
+//! stored, so a summary's memory does not grow with the crawl.
+//!
+//! The origin (not the host) is the unit because `http://x.org` and `https://x.org` are two
+//! servers that may or may not serve the same thing: mirror detection decides, not a static step.
+
+use std::net::IpAddr;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use url::Url;
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::content::{fingerprint_host_linked, ContentConfig, Fingerprint, PageAnalysis, Strength};
+
+/// What one fetched page's content is, for comparing pages across hosts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ContentMark {
+    /// Exact hash of the content (template-stripped content, or a payload digest).
+    pub exact: u64,
+    /// Simhash of the template-stripped content, when near-duplicates count as equal; `None` for
+    /// payload digests, which only compare exactly.
+    pub simhash: Option<u64>,
+    /// Whether the content is evidence on its own: enough text (a strong fingerprint), or a body
+    /// large enough that an equal digest is not a coincidence of tiny or empty bodies.
+    pub strong: bool,
+}
+
+/// How two content marks compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    /// Same content, and enough of it to count as evidence.
+    Match,
+    /// Same content, too little of it to count (tiny pages, empty bodies).
+    WeakMatch,
+    /// Different content.
+    Mismatch,
+}
+
+/// Smallest body a payload digest counts as evidence for: equal digests of tiny bodies (an empty
+/// page, a one-pixel image, a "not found" stub) are everywhere and prove nothing.
+pub const MIN_DIGEST_BODY_BYTES: u64 = 256;
+
+impl ContentMark {
+    /// The mark of a template-stripped fingerprint (see [`crate::content::fingerprint`]).
+    pub fn from_fingerprint(print: &Fingerprint) -> Self {
+        let strong = print.strength == Strength::Strong;
+        ContentMark {
+            exact: print.exact,
+            simhash: strong.then_some(print.simhash),
+            strong,
+        }
+    }
+
+    /// The mark of a payload digest (`sha1:…` of a WARC record or crawl log) of a body of
+    /// `length` bytes.
+    pub fn from_digest(digest: &str, length: u64) -> Self {
+        let digest = digest.trim();
+        let digest = digest.strip_prefix("sha1:").unwrap_or(digest);
+        ContentMark {
+            exact: xxh3_64(digest.as_bytes()),
+            simhash: None,
+            strong: length >= MIN_DIGEST_BODY_BYTES,
+        }
+    }
+
+    /// Compares two marks: exact equality, or simhashes within `max_distance` bits when both
+    /// carry one.
+    pub fn compare(&self, other: &ContentMark, max_distance: u32) -> Comparison {
+        let same = self.exact == other.exact
+            || matches!((self.simhash, other.simhash),
+                (Some(a), Some(b)) if (a ^ b).count_ones() <= max_distance);
+        match (same, self.strong && other.strong) {
+            (true, true) => Comparison::Match,
+            (true, false) => Comparison::WeakMatch,
+            (false, _) => Comparison::Mismatch,
+        }
+    }
+}
+
+/// Bounds of one summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SummaryLimits {
+    /// Most distinct paths kept per origin (discovered URLs, fetched or not).
+    pub max_paths: usize,
+    /// Most fetched pages kept per origin.
+    pub max_pages: usize,
+    /// Most content marks kept per page (captures at different times may differ).
+    pub max_marks_per_page: usize,
+    /// Most out-links kept per page.
+    pub max_links_per_page: usize,
+}
+
+impl Default for SummaryLimits {
+    fn default() -> Self {
+        SummaryLimits {
+            max_paths: 20_000,
+            max_pages: 2_000,
+            max_marks_per_page: 4,
+            max_links_per_page: 200,
+        }
+    }
+}
+
+/// One sampled fetched page.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageSummary {
+    /// Content marks of the captures of this path (usually one).
+    pub marks: Vec<ContentMark>,
+    /// Out-links, hashed: links to the page's own origin are hashed as their path (relative),
+    /// so two mirrors' pages linking within themselves have equal link sets (the *conn*
+    /// algorithm, section 3.3 of the paper).
+    pub links: Vec<u64>,
+}
+
+/// What mirror detection knows about one origin.
+#[derive(Clone, Debug)]
+pub struct HostSummary {
+    /// `scheme://host[:port]`, as [`origin_of`] writes it.
+    pub origin: String,
+    /// The host name alone.
+    pub host: String,
+    /// The server's IP address, when a fetch reported it.
+    pub ip: Option<IpAddr>,
+    /// Distinct paths (path and query) of the origin's URLs, bounded by
+    /// [`SummaryLimits::max_paths`].
+    pub paths: FxHashSet<String>,
+    /// Sampled fetched pages by path, bounded by [`SummaryLimits::max_pages`].
+    pub pages: FxHashMap<String, PageSummary>,
+    /// Out-links of the origin's pages by target host (the host graph of section 3.4).
+    pub link_hosts: FxHashMap<String, u32>,
+    /// URLs observed, counting those past the bounds (the paper's `p`, "documents on the host").
+    pub urls_seen: u64,
+}
+
+impl HostSummary {
+    /// An empty summary of `origin`.
+    pub fn new(origin: &str, host: &str) -> Self {
+        HostSummary {
+            origin: origin.to_owned(),
+            host: host.to_owned(),
+            ip: None,
+            paths: FxHashSet::default(),
+            pages: FxHashMap::default(),
+            link_hosts: FxHashMap::default(),
+            urls_seen: 0,
+        }
+    }
+
+    /// Number of URLs the paper's size-dependent steps use: the URLs observed.
+    pub fn size(&self) -> u64 {
+        self.urls_seen.max(self.paths.len() as u64).max(1)
+    }
+}
+
+pub use crate::canon::rules::mirror::origin_of;
+
+/// The path and query of a URL, as a summary stores it.
+pub fn path_of(url: &Url) -> String {
+    match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_owned(),
+    }
+}
+
+/// Summaries of many origins, fed incrementally.
+///
+/// The sidecar calls [`HostSummaries::observe_url`] for every URL it canonicalizes (a host's
+/// path set is known before any of its pages is fetched), [`HostSummaries::observe_page`] for
+/// every sampled fetched page (with its template-stripped fingerprint and links) and
+/// [`HostSummaries::observe_ip`] when a fetch reports the server address; detection then runs on
+/// the summaries as they are ([`super::detect`]), as often as relearning wants.
+#[derive(Clone, Debug, Default)]
+pub struct HostSummaries {
+    limits: SummaryLimits,
+    index: FxHashMap<String, u32>,
+    hosts: Vec<HostSummary>,
+}
+
+impl HostSummaries {
+    /// Empty summaries with the given bounds.
+    pub fn new(limits: SummaryLimits) -> Self {
+        HostSummaries {
+            limits,
+            ..HostSummaries::default()
+        }
+    }
+
+    /// The summaries, in the order their origins were first observed.
+    pub fn hosts(&self) -> &[HostSummary] {
+        &self.hosts
+    }
+
+    /// Number of origins.
+    pub fn len(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// Whether nothing was observed.
+    pub fn is_empty(&self) -> bool {
+        self.hosts.is_empty()
+    }
+
+    /// The summary of an origin.
+    pub fn get(&self, origin: &str) -> Option<&HostSummary> {
+        self.index.get(origin).map(|&i| &self.hosts[i as usize])
+    }
+
+    fn entry(&mut self, url: &Url) -> Option<&mut HostSummary> {
+        let origin = origin_of(url)?;
+        let i = match self.index.get(&origin) {
+            Some(&i) => i as usize,
+            None => {
+                let host = url.host_str()?;
+                self.hosts.push(HostSummary::new(&origin, host));
+                let i = self.hosts.len() - 1;
+                self.index.insert(origin, i as u32);
+                i
+            }
+        };
+        Some(&mut self.hosts[i])
+    }
+
+    /// A discovered URL (fetched or not).
+    pub fn observe_url(&mut self, url: &Url) {
+        let max_paths = self.limits.max_paths;
+        if let Some(h) = self.entry(url) {
+            h.urls_seen += 1;
+            if h.paths.len() < max_paths {
+                let path = path_of(url);
+                if !h.paths.contains(&path) {
+                    h.paths.insert(path);
+                }
+            }
+        }
+    }
+
+    /// The server address an origin's fetch reported.
+    pub fn observe_ip(&mut self, url: &Url, ip: IpAddr) {
+        if let Some(h) = self.entry(url) {
+            h.ip = Some(ip);
+        }
+    }
+
+    /// A fetched page: its URL (the one fetched), its content mark and its out-links (absolute,
+    /// or relative to `url`).
+    pub fn observe_page<'a>(
+        &mut self,
+        url: &Url,
+        mark: ContentMark,
+        links: impl IntoIterator<Item = &'a str>,
+    ) {
+        self.observe_url(url);
+        let limits = self.limits;
+        let origin = origin_of(url);
+        let Some(h) = self.entry(url) else {
+            return;
+        };
+        let path = path_of(url);
+        if !h.pages.contains_key(&path) && h.pages.len() >= limits.max_pages {
+            return;
+        }
+        let mut hashed = Vec::new();
+        let mut link_hosts: Vec<String> = Vec::new();
+        for link in links.into_iter().take(limits.max_links_per_page) {
+            let Ok(target) = url.join(link) else {
+                continue;
+            };
+            if !matches!(target.scheme(), "http" | "https") {
+                continue;
+            }
+            if origin_of(&target) == origin {
+                hashed.push(xxh3_64(path_of(&target).as_bytes()));
+            } else {
+                hashed.push(xxh3_64(target.as_str().as_bytes()));
+                if let Some(host) = target.host_str() {
+                    link_hosts.push(host.to_owned());
+                }
+            }
+        }
+        hashed.sort_unstable();
+        hashed.dedup();
+        for host in link_hosts {
+            *h.link_hosts.entry(host).or_default() += 1;
+        }
+        let page = h.pages.entry(path).or_default();
+        if !page.marks.contains(&mark) && page.marks.len() < limits.max_marks_per_page {
+            page.marks.push(mark);
+        }
+        if page.links.is_empty() {
+            page.links = hashed;
+        }
+    }
+
+    /// The fetched pages of one origin, analysed (offline: a crawl dump's pages grouped by
+    /// origin): the origin's template model is learned from all of them, each page is
+    /// fingerprinted against it (so a mirror with its own template still matches) and observed
+    /// with its links.
+    pub fn observe_analysed(&mut self, pages: &[(Url, PageAnalysis)], config: &ContentConfig) {
+        let linked: Vec<(String, PageAnalysis)> = pages
+            .iter()
+            .map(|(url, analysis)| (url.to_string(), analysis.clone()))
+            .collect();
+        let prints = fingerprint_host_linked(&linked, config).fingerprints;
+        for ((url, analysis), print) in pages.iter().zip(prints) {
+            self.observe_page(
+                url,
+                ContentMark::from_fingerprint(&print),
+                analysis.links.iter().map(String::as_str),
+            );
+        }
+    }
+
+    /// Adds a ready-made summary (replacing any of the same origin): for callers that build
+    /// summaries elsewhere (tests, benchmarks, a store).
+    pub fn insert(&mut self, summary: HostSummary) {
+        match self.index.get(&summary.origin) {
+            Some(&i) => self.hosts[i as usize] = summary,
+            None => {
+                self.index
+                    .insert(summary.origin.clone(), self.hosts.len() as u32);
+                self.hosts.push(summary);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn pages_keep_own_links_relative_and_count_foreign_hosts() {
+        let mut s = HostSummaries::default();
+        let mark = ContentMark::from_digest("sha1:ABC", 1000);
+        s.observe_page(
+            &url("http://a.org/x/1.html"),
+            mark,
+            [
+                "/x/2.html",
+                "http://a.org/x/3.html",
+                "https://b.org/",
+                "mailto:q@r",
+            ],
+        );
+        s.observe_page(
+            &url("http://c.org/x/1.html"),
+            mark,
+            ["2.html", "/x/3.html", "https://b.org/"],
+        );
+        let a = s.get("http://a.org").unwrap();
+        let c = s.get("http://c.org").unwrap();
+        assert_eq!(a.pages["/x/1.html"].links, c.pages["/x/1.html"].links);
+        assert_eq!(a.link_hosts["b.org"], 1);
+        assert_eq!(a.paths.len(), 1);
+    }
+
+    #[test]
+    fn digests_of_tiny_bodies_are_not_evidence() {
+        let tiny = ContentMark::from_digest("sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", 0);
+        assert_eq!(tiny.compare(&tiny, 3), Comparison::WeakMatch);
+        let big = ContentMark::from_digest("X", 5000);
+        assert_eq!(big.compare(&big, 3), Comparison::Match);
+        let other = ContentMark::from_digest("Y", 5000);
+        assert_eq!(big.compare(&other, 3), Comparison::Mismatch);
+    }
+}

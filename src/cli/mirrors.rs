@@ -1,0 +1,408 @@
+//! `undust mirrors`: mirror sets of a crawl, with their evidence.
+//!
+//! Input is either fetched pages (`--pages`: JSON lines or WARC; content marks are
+//! template-stripped fingerprints, one template model per origin) or a capture index
+//! (`--index`: tab-separated with a header naming at least `url` and `digest`, optionally
+//! `length`, `status` and `ip`; content marks are payload digests, tiny bodies not counting as
+//! evidence). Every URL read also feeds the URL-based techniques. The mirror sets go to stdout as
+//! JSON (the rule file's `mirrors` format); `--previous RULES` keeps the pinned and forbidden
+//! aliases of an earlier rule file. `undust learn` and `undust eval` use the same reading and
+//! detection ([`read_summaries`], [`detect_sets`], [`cross_host`]).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use url::Url;
+
+use super::canonicalize::StaticArgs;
+use super::pipeline::{open_text, read_hosts_with_links};
+use super::{EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
+use crate::canon::mirror::MirrorTable;
+use crate::canon::normalize::StaticNormalizer;
+use crate::canon::rules::{MirrorSet, RuleFile};
+use crate::content::ContentConfig;
+use crate::learn::eval::{measure_across_hosts, CrossHostMetrics};
+use crate::learn::LabelledUrl;
+use crate::mirrors::sets::apply_decisions;
+use crate::mirrors::summary::origin_of;
+use crate::mirrors::{detect, ContentMark, Detection, HostSummaries, MirrorConfig};
+
+/// Bad index lines reported one by one; the rest are only counted.
+const INDEX_ERRORS_REPORTED: usize = 20;
+
+/// Flags of `undust mirrors`.
+#[derive(Debug, clap::Args)]
+pub struct MirrorsArgs {
+    /// Page files: JSON lines or WARC, optionally `.gz`.
+    #[arg(long, num_args = 1.., required_unless_present = "index", conflicts_with = "index")]
+    pages: Vec<PathBuf>,
+    /// Capture index files: tab-separated, header with `url` and `digest` (optionally
+    /// `length`, `status`, `ip`).
+    #[arg(long, num_args = 1..)]
+    index: Vec<PathBuf>,
+    /// A rule file whose pinned and forbidden aliases are kept.
+    #[arg(long)]
+    previous: Option<PathBuf>,
+    #[command(flatten)]
+    normalization: StaticArgs,
+}
+
+/// Summaries of a crawl and its URLs labelled by content across hosts (equal labels, equal
+/// content marks; a URL without strong content gets a label of its own).
+pub struct Crawl {
+    /// Host summaries.
+    pub summaries: HostSummaries,
+    /// Statically normalized URLs of fetched pages with cross-host content labels.
+    pub labelled: Vec<LabelledUrl>,
+}
+
+fn label(url: &str, marks: &[ContentMark]) -> u64 {
+    marks.iter().find(|m| m.strong).map_or_else(
+        || xxhash_rust::xxh3::xxh3_64(url.as_bytes()) | 1 << 63,
+        |m| m.exact & !(1 << 63),
+    )
+}
+
+/// A URL captured several times has several digests: URLs sharing any strong digest are one
+/// content (union-find over the digests), so a page that changed between captures is not
+/// counted as two contents.
+fn relabel_by_shared_digest(labelled: &mut [LabelledUrl]) {
+    use rustc_hash::FxHashMap;
+    let mut parent: FxHashMap<u64, u64> = FxHashMap::default();
+    fn find(parent: &mut FxHashMap<u64, u64>, x: u64) -> u64 {
+        let mut r = x;
+        while let Some(&p) = parent.get(&r) {
+            if p == r {
+                break;
+            }
+            r = p;
+        }
+        parent.insert(x, r);
+        r
+    }
+    let mut first: FxHashMap<String, u64> = FxHashMap::default();
+    for l in labelled.iter() {
+        parent.entry(l.cluster).or_insert(l.cluster);
+        match first.get(&l.url) {
+            Some(&c) => {
+                let (a, b) = (find(&mut parent, c), find(&mut parent, l.cluster));
+                if a != b {
+                    parent.insert(a.max(b), a.min(b));
+                }
+            }
+            None => {
+                first.insert(l.url.clone(), l.cluster);
+            }
+        }
+    }
+    for l in labelled.iter_mut() {
+        l.cluster = find(&mut parent, l.cluster);
+    }
+}
+
+/// Reads pages or an index into host summaries.
+pub fn read_summaries(
+    pages: &[PathBuf],
+    index: &[PathBuf],
+    normalizer: &StaticNormalizer,
+) -> Result<Crawl, String> {
+    let mut summaries = HostSummaries::default();
+    let mut labelled = Vec::new();
+    if !index.is_empty() {
+        for path in index {
+            read_index(path, normalizer, &mut summaries, &mut labelled)?;
+        }
+        relabel_by_shared_digest(&mut labelled);
+        return Ok(Crawl {
+            summaries,
+            labelled,
+        });
+    }
+    let config = ContentConfig::default();
+    let (hosts, _) = read_hosts_with_links(pages, normalizer, &config)?;
+    for offline in hosts.values() {
+        // Marks are the pipeline's own fingerprints: against the host's template model, as the
+        // sidecar computes them.
+        let clusters = offline.cluster(&config);
+        for (((page, links), server_ip), (_, print)) in offline
+            .pages
+            .iter()
+            .zip(&offline.links)
+            .zip(&offline.server_ips)
+            .zip(&clusters.fingerprints)
+        {
+            let Ok(url) = Url::parse(&page.url) else {
+                continue;
+            };
+            if origin_of(&url).is_none() {
+                continue;
+            }
+            let mark = ContentMark::from_fingerprint(print);
+            summaries.observe_page(&url, mark, links.iter().map(String::as_str));
+            if let Some(ip) = server_ip {
+                summaries.observe_ip(&url, *ip);
+            }
+            labelled.push(LabelledUrl {
+                url: url.to_string(),
+                cluster: label(url.as_str(), &[mark]),
+            });
+        }
+    }
+    Ok(Crawl {
+        summaries,
+        labelled,
+    })
+}
+
+fn read_index(
+    path: &Path,
+    normalizer: &StaticNormalizer,
+    summaries: &mut HostSummaries,
+    labelled: &mut Vec<LabelledUrl>,
+) -> Result<(), String> {
+    let name = path.display();
+    let reader = open_text(path)?;
+    let mut lines = std::io::BufRead::lines(reader);
+    let header = match lines.next() {
+        Some(line) => line.map_err(|e| format!("{name}: {e}"))?,
+        None => return Err(format!("{name}: empty index (a header line is required)")),
+    };
+    let columns: Vec<&str> = header.split('\t').collect();
+    let col = |n: &str| columns.iter().position(|c| c.trim() == n);
+    let (Some(url_col), Some(digest_col)) = (col("url"), col("digest")) else {
+        return Err(format!(
+            "{name}: line 1: the header must name `url` and `digest` columns (tab-separated)"
+        ));
+    };
+    let (length_col, status_col, ip_col) = (col("length"), col("status"), col("ip"));
+    let mut bad = 0usize;
+    for (i, line) in lines.enumerate() {
+        let line_no = i + 2;
+        let line = line.map_err(|e| format!("{name}: line {line_no}: {e}"))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split('\t').collect();
+        let field = |c: Option<usize>| c.and_then(|c| fields.get(c)).map(|f| f.trim());
+        let parsed = (|| {
+            let raw = field(Some(url_col)).ok_or("missing url")?;
+            let digest = field(Some(digest_col))
+                .filter(|d| !d.is_empty())
+                .ok_or("missing digest")?;
+            let url = normalizer.normalize(raw).map_err(|_| "invalid url")?;
+            Ok::<_, &str>((url, digest))
+        })();
+        let (url, digest) = match parsed {
+            Ok(x) => x,
+            Err(why) => {
+                bad += 1;
+                if bad <= INDEX_ERRORS_REPORTED {
+                    eprintln!("{name}: line {line_no}: {why} (skipped)");
+                }
+                continue;
+            }
+        };
+        if field(status_col).is_some_and(|s| !s.is_empty() && !s.starts_with('2')) {
+            summaries.observe_url(&url);
+            continue;
+        }
+        let length = field(length_col).and_then(|l| l.parse().ok()).unwrap_or(0);
+        let mark = ContentMark::from_digest(digest, length);
+        summaries.observe_page(&url, mark, std::iter::empty());
+        if let Some(ip) = field(ip_col).and_then(|ip| ip.parse().ok()) {
+            summaries.observe_ip(&url, ip);
+        }
+        labelled.push(LabelledUrl {
+            url: url.to_string(),
+            cluster: label(url.as_str(), &[mark]),
+        });
+    }
+    if bad > INDEX_ERRORS_REPORTED {
+        eprintln!("{name}: {bad} bad lines in all");
+    }
+    Ok(())
+}
+
+/// Detection on a crawl, with an earlier rule file's operator decisions applied.
+pub fn detect_sets(crawl: &Crawl, previous: &[MirrorSet]) -> (Detection, Vec<MirrorSet>) {
+    let detection = detect(&crawl.summaries, &MirrorConfig::default());
+    let sets = apply_decisions(detection.sets.clone(), previous);
+    (detection, sets)
+}
+
+/// Measures across hosts of a crawl: URLs as they are, and with the mirror sets folded.
+pub fn cross_host(
+    crawl: &Crawl,
+    sets: &[MirrorSet],
+) -> Result<(CrossHostMetrics, CrossHostMetrics), String> {
+    let table = MirrorTable::compile(sets).map_err(|e| e.to_string())?;
+    let before = measure_across_hosts(&crawl.labelled, |u| u.to_owned());
+    let after = measure_across_hosts(&crawl.labelled, |u| {
+        Url::parse(u)
+            .ok()
+            .and_then(|url| table.fold(&url))
+            .map_or_else(|| u.to_owned(), |f| f.url)
+    });
+    Ok((before, after))
+}
+
+/// Reads the mirror sets of a rule file (for operator decisions).
+pub fn previous_sets(path: Option<&Path>) -> Result<Vec<MirrorSet>, String> {
+    let Some(path) = path else {
+        return Ok(Vec::new());
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    RuleFile::from_json(&text)
+        .map(|f| f.mirrors)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Runs `undust mirrors`.
+pub fn run(args: MirrorsArgs) -> ExitCode {
+    let normalizer = match args.normalization.normalizer() {
+        Ok(n) => n,
+        Err(err) => {
+            eprintln!("undust mirrors: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let previous = match previous_sets(args.previous.as_deref()) {
+        Ok(p) => p,
+        Err(err) => {
+            eprintln!("undust mirrors: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let crawl = match read_summaries(&args.pages, &args.index, &normalizer) {
+        Ok(c) => c,
+        Err(err) => {
+            eprintln!("undust mirrors: {err}");
+            return ExitCode::from(EXIT_NO_INPUT);
+        }
+    };
+    let (detection, sets) = detect_sets(&crawl, &previous);
+    eprintln!(
+        "undust mirrors: {} origins, {} alignments proposed, {} confirmed, {} mirror sets",
+        crawl.summaries.len(),
+        detection.proposed,
+        detection.confirmed.len(),
+        sets.len()
+    );
+    match cross_host(&crawl, &sets) {
+        Ok((before, after)) => eprintln!(
+            "across hosts: {} URLs, {} distinct contents, canonical forms {} -> {}, \
+             {} forms span hosts ({} joining different content)",
+            after.pooled.urls,
+            after.pooled.clusters,
+            before.pooled.canonical,
+            after.pooled.canonical,
+            after.spanning_forms,
+            after.false_spanning_forms
+        ),
+        Err(err) => {
+            eprintln!("undust mirrors: {err}");
+            return ExitCode::from(EXIT_SOFTWARE);
+        }
+    }
+    match serde_json::to_string_pretty(&serde_json::json!({ "mirrors": sets })) {
+        Ok(text) => {
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            match writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => super::output_failed("mirrors", "stdout", &err),
+            }
+        }
+        Err(err) => {
+            eprintln!("undust mirrors: {err}");
+            ExitCode::from(EXIT_SOFTWARE)
+        }
+    }
+}
+
+/// Mirror sets for `undust learn`: detected on the pages (none from labelled clusters, which
+/// carry no content), with an earlier rule file's pinned and forbidden aliases kept.
+pub fn learn_mirrors(
+    pages: &[PathBuf],
+    normalization: &StaticArgs,
+    previous: Option<&Path>,
+) -> Result<Vec<MirrorSet>, (u8, String)> {
+    let previous = previous_sets(previous).map_err(|e| (EXIT_USAGE, e))?;
+    if pages.is_empty() {
+        return Ok(apply_decisions(Vec::new(), &previous));
+    }
+    let normalizer = normalization.normalizer().map_err(|e| (EXIT_USAGE, e))?;
+    let crawl = read_summaries(pages, &[], &normalizer).map_err(|e| (EXIT_NO_INPUT, e))?;
+    let (detection, sets) = detect_sets(&crawl, &previous);
+    eprintln!(
+        "mirrors: {} origins, {} alignments proposed, {} confirmed, {} mirror sets",
+        crawl.summaries.len(),
+        detection.proposed,
+        detection.confirmed.len(),
+        sets.len()
+    );
+    Ok(sets)
+}
+
+/// The measures across hosts `undust eval` reports beside the per-host ones: on the pages'
+/// URLs with content labels across hosts, static normalization alone vs mirror sets folded.
+pub fn eval_across_hosts(
+    pages: &[PathBuf],
+    normalization: &StaticArgs,
+) -> Result<serde_json::Value, (u8, String)> {
+    let normalizer = normalization.normalizer().map_err(|e| (EXIT_USAGE, e))?;
+    let crawl = read_summaries(pages, &[], &normalizer).map_err(|e| (EXIT_NO_INPUT, e))?;
+    let (_, sets) = detect_sets(&crawl, &[]);
+    let (before, after) = cross_host(&crawl, &sets).map_err(|e| (EXIT_SOFTWARE, e))?;
+    let row = |name: &str, m: &CrossHostMetrics| {
+        serde_json::json!({
+            "method": name,
+            "urls": m.pooled.urls,
+            "canonical_forms": m.pooled.canonical,
+            "compression": m.pooled.compression_rate(),
+            "best_compression": m.pooled.best_compression_rate(),
+            "false_positive_pairs": m.pooled.false_positive_pairs,
+            "forms_spanning_hosts": m.spanning_forms,
+            "false_forms_spanning_hosts": m.false_spanning_forms,
+        })
+    };
+    Ok(serde_json::json!({
+        "origins": crawl.summaries.len(),
+        "mirror_sets": sets.len(),
+        "aliases": sets.iter().map(|s| s.aliases.len()).sum::<usize>(),
+        "rows": [row("static only", &before), row("mirror sets", &after)],
+    }))
+}
+
+/// [`eval_across_hosts`] as a table.
+pub fn across_hosts_table(report: &serde_json::Value) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    // Writing into a String cannot fail.
+    let _ = writeln!(
+        text,
+        "across hosts: {} origins, {} mirror sets ({} aliases)",
+        report["origins"], report["mirror_sets"], report["aliases"]
+    );
+    let _ = writeln!(
+        text,
+        "{:<14} {:>8} {:>10} {:>10} {:>10} {:>12} {:>14}",
+        "method", "URLs", "forms", "compr", "best", "fp pairs", "false spanning"
+    );
+    if let Some(rows) = report["rows"].as_array() {
+        for r in rows {
+            let _ = writeln!(
+                text,
+                "{:<14} {:>8} {:>10} {:>9.2}% {:>9.2}% {:>12} {:>14}",
+                r["method"].as_str().unwrap_or(""),
+                r["urls"],
+                r["canonical_forms"],
+                r["compression"].as_f64().unwrap_or(0.0) * 100.0,
+                r["best_compression"].as_f64().unwrap_or(0.0) * 100.0,
+                r["false_positive_pairs"],
+                r["false_forms_spanning_hosts"]
+            );
+        }
+    }
+    text
+}

@@ -1,0 +1,330 @@
+//! Mirrored hosts end to end on the synthetic mirror-group corpus: pages rendered with each
+//! origin's template, analysed and fingerprinted per origin, detected, served by the
+//! canonicalizer, and measured across hosts against the content truth.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rustc_hash::FxHashSet;
+use undust::canon::mirror::MirrorTable;
+use undust::canon::normalize::{StaticConfig, StaticNormalizer};
+use undust::canon::Canonicalizer;
+use undust::content::{analyze, ContentConfig};
+use undust::corpus::{generate_mirrors, MirrorCorpus, MirrorCorpusConfig};
+use undust::learn::eval::measure_across_hosts;
+use undust::learn::LabelledUrl;
+use undust::mirrors::measure::quality;
+use undust::mirrors::{detect, rank_technique, HostSummaries, MirrorConfig, Technique};
+use url::Url;
+
+fn summaries(corpus: &MirrorCorpus) -> HostSummaries {
+    let config = ContentConfig::default();
+    let mut s = HostSummaries::default();
+    for host in &corpus.hosts {
+        let pages: Vec<(Url, _)> = host
+            .pages
+            .iter()
+            .map(|p| {
+                (
+                    Url::parse(&p.url).unwrap(),
+                    analyze(p.html.as_bytes(), &config),
+                )
+            })
+            .collect();
+        s.observe_analysed(&pages, &config);
+        s.observe_ip(&pages[0].0, host.ip);
+    }
+    s
+}
+
+fn truth_pairs(corpus: &MirrorCorpus, s: &HostSummaries) -> FxHashSet<(u32, u32)> {
+    let index: HashMap<&str, u32> = s
+        .hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.origin.as_str(), i as u32))
+        .collect();
+    corpus
+        .mirror_pairs
+        .iter()
+        .map(|(a, b)| {
+            let (x, y) = (index[a.as_str()], index[b.as_str()]);
+            (x.min(y), x.max(y))
+        })
+        .collect()
+}
+
+#[test]
+fn mirror_sets_compress_across_hosts_without_joining_different_content() {
+    for seed in [1, 2] {
+        let corpus = generate_mirrors(&MirrorCorpusConfig::new(seed, 12, 40));
+        let s = summaries(&corpus);
+        let config = MirrorConfig::default();
+        let detection = detect(&s, &config);
+
+        // Every confirmed pair is a true mirror pair; no hard negative is confirmed.
+        let truth = truth_pairs(&corpus, &s);
+        for c in &detection.confirmed {
+            let (a, b) = (c.alignment.a, c.alignment.b);
+            assert!(
+                truth.contains(&(a.min(b), a.max(b))),
+                "seed {seed}: confirmed a non-mirror: {} {} ~ {} {} ({:?})",
+                s.hosts()[a as usize].origin,
+                c.alignment.prefix_a,
+                s.hosts()[b as usize].origin,
+                c.alignment.prefix_b,
+                c.evidence
+            );
+        }
+
+        // Served: one canonical form spans the mirrors, never different content.
+        let normalizer = StaticNormalizer::new(StaticConfig::default()).unwrap();
+        let canonicalizer = Canonicalizer::new(normalizer.clone());
+        canonicalizer.set_mirrors(Arc::new(MirrorTable::compile(&detection.sets).unwrap()));
+        let urls: Vec<LabelledUrl> = corpus
+            .hosts
+            .iter()
+            .flat_map(|h| &h.pages)
+            .map(|p| LabelledUrl {
+                url: normalizer.normalize(&p.url).unwrap().into(),
+                cluster: p.content_id,
+            })
+            .collect();
+        let m = measure_across_hosts(&urls, |u| canonicalizer.canonicalize(u).unwrap().canonical);
+        let baseline = measure_across_hosts(&urls, |u| u.to_owned());
+        let best = m.pooled.best_compression_rate();
+        let got = m.pooled.compression_rate();
+        eprintln!(
+            "seed {seed}: {} origins, {} URLs, {} sets, compression {:.3} of best {:.3} ({:.1}%), \
+             {} spanning forms, {} false",
+            s.len(),
+            m.pooled.urls,
+            detection.sets.len(),
+            got,
+            best,
+            100.0 * got / best,
+            m.spanning_forms,
+            m.false_spanning_forms
+        );
+        assert_eq!(baseline.pooled.compression_rate(), 0.0);
+        assert_eq!(
+            m.false_spanning_forms, 0,
+            "seed {seed}: a canonical form joins different content"
+        );
+        assert_eq!(m.pooled.false_positive_pairs, 0);
+        assert!(
+            got >= 0.9 * best,
+            "seed {seed}: compression {got:.3} < 90% of best {best:.3}"
+        );
+
+        // The enqueue URL stays the real URL.
+        let edu = corpus
+            .hosts
+            .iter()
+            .find(|h| h.origin.ends_with(".edu"))
+            .unwrap();
+        let c = canonicalizer.canonicalize(&edu.pages[3].url).unwrap();
+        assert!(c.mirrored);
+        assert_eq!(c.normalized(), edu.pages[3].url);
+        assert!(c.canonical.starts_with("https://www."), "{}", c.canonical);
+    }
+}
+
+#[test]
+fn each_technique_of_the_paper_ranks_mirrors_with_measured_precision_and_recall() {
+    let corpus = generate_mirrors(&MirrorCorpusConfig::new(3, 16, 40));
+    let s = summaries(&corpus);
+    let truth = truth_pairs(&corpus, &s);
+    let config = MirrorConfig::default();
+    let mut by: HashMap<Technique, (f64, f64)> = HashMap::new();
+    for t in Technique::ALL {
+        let q = quality(&rank_technique(s.hosts(), t, &config), &truth);
+        eprintln!(
+            "{:<9} ranked {:>5} correct {:>4}/{:<4} precision {:.3} recall {:.3} R-precision {:.3}",
+            t.name(),
+            q.ranked,
+            q.correct,
+            q.truth,
+            q.precision,
+            q.recall,
+            q.r_precision
+        );
+        by.insert(t, (q.precision, q.recall));
+    }
+    let detection = detect(&s, &config);
+    let found: FxHashSet<(u32, u32)> = detection
+        .confirmed
+        .iter()
+        .map(|c| {
+            (
+                c.alignment.a.min(c.alignment.b),
+                c.alignment.a.max(c.alignment.b),
+            )
+        })
+        .collect();
+    let confirmed = found.intersection(&truth).count();
+    eprintln!(
+        "confirmed pairs: {} of {} true ({} proposed alignments)",
+        confirmed,
+        truth.len(),
+        detection.proposed
+    );
+    // IP4 finds the same-server aliases (www/bare/http) and nothing across servers.
+    assert!(by[&Technique::Ip4].1 > 0.2 && by[&Technique::Ip4].1 < 0.9);
+    // The combination finds more than any of its parts alone.
+    let combined = by[&Technique::Combined].1;
+    for t in [
+        Technique::Ip4,
+        Technique::Prefix,
+        Technique::Hconn2,
+        Technique::Paths,
+        Technique::Hosts,
+    ] {
+        assert!(
+            combined >= by[&t].1,
+            "combined recall {combined} < {t} {}",
+            by[&t].1
+        );
+    }
+    assert_eq!(found.len(), confirmed, "every confirmed pair is a mirror");
+    assert!(
+        confirmed as f64 >= 0.9 * truth.len() as f64,
+        "{confirmed} of {}",
+        truth.len()
+    );
+}
+
+#[test]
+fn real_crawl_host_aliases_are_found_by_payload_digests_and_catch_all_hosts_stay_apart() {
+    let Some(data) = crate::support::testdata() else {
+        return;
+    };
+    let text =
+        std::fs::read_to_string(data.join("real-crawls-netarchivesuite/captures.tsv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
+    let col = |n: &str| header.iter().position(|c| *c == n).unwrap();
+    let (url_col, digest_col, length_col) = (col("url"), col("digest"), col("length"));
+    let normalizer = StaticNormalizer::new(StaticConfig::default()).unwrap();
+    let mut s = HostSummaries::default();
+    for line in lines {
+        let f: Vec<&str> = line.split('\t').collect();
+        let Ok(url) = normalizer.normalize(f[url_col]) else {
+            continue;
+        };
+        let length = f[length_col].parse().unwrap_or(0);
+        s.observe_page(
+            &url,
+            undust::mirrors::ContentMark::from_digest(f[digest_col], length),
+            std::iter::empty(),
+        );
+    }
+    let detection = detect(&s, &MirrorConfig::default());
+    let mut pairs: Vec<(String, String)> = detection
+        .sets
+        .iter()
+        .flat_map(|set| {
+            set.aliases
+                .iter()
+                .map(|a| (set.canonical.display(), a.site.display()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    pairs.sort();
+    eprintln!("{pairs:#?}");
+    let has = |a: &str, b: &str| {
+        pairs
+            .iter()
+            .any(|(x, y)| (x == a && y == b) || (x == b && y == a))
+    };
+    assert!(has("http://netarkivet.dk", "http://netarchive.dk"));
+    assert!(has("http://www.oelejr.dk", "http://oelejr.dk"));
+    assert!(has(
+        "http://www.kaareogtrine.dk",
+        "http://www.trineogkaare.dk"
+    ));
+    // The catch-all hosts answering one page for any path are no mirrors of anything.
+    assert!(pairs
+        .iter()
+        .all(|(x, y)| !x.contains("sulnudu") && !y.contains("sulnudu")));
+    assert_eq!(pairs.len(), 5, "{pairs:?}");
+}
+
+fn undust(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn learn_writes_mirror_sets_that_load_and_fold_and_mirrors_lists_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = generate_mirrors(&MirrorCorpusConfig::new(5, 4, 24));
+    let pages = dir.path().join("pages.jsonl");
+    let mut out = String::new();
+    for h in &corpus.hosts {
+        for p in &h.pages {
+            out.push_str(
+                &serde_json::json!({"url": p.url, "html": p.html, "status": 200}).to_string(),
+            );
+            out.push('\n');
+        }
+    }
+    std::fs::write(&pages, out).unwrap();
+    let rules = dir.path().join("rules.json");
+    let learned = undust(&[
+        "learn",
+        "--pages",
+        pages.to_str().unwrap(),
+        "--out",
+        rules.to_str().unwrap(),
+    ]);
+    assert!(
+        learned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&learned.stderr)
+    );
+    let file = undust::canon::rules::RuleFile::from_json(&std::fs::read_to_string(&rules).unwrap())
+        .unwrap();
+    // Four groups: each a set (the folder mirror of group 1 included).
+    assert_eq!(file.mirrors.len(), 4, "{:#?}", file.mirrors);
+    let table = MirrorTable::compile(&file.mirrors).unwrap();
+    let folded = table
+        .fold(
+            &Url::parse(
+                &corpus
+                    .hosts
+                    .iter()
+                    .find(|h| h.origin.ends_with(".edu"))
+                    .unwrap()
+                    .pages[5]
+                    .url,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    assert!(folded.url.starts_with("https://www."), "{folded:?}");
+    for set in &file.mirrors {
+        for a in &set.aliases {
+            let ev = a.evidence.as_ref().unwrap();
+            assert!(
+                ev.matching_pages >= 3 && !ev.techniques.is_empty(),
+                "{ev:?}"
+            );
+        }
+    }
+
+    let listed = undust(&["mirrors", "--pages", pages.to_str().unwrap()]);
+    assert!(listed.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(json["mirrors"].as_array().unwrap().len(), 4);
+
+    // A bad index names the problem and the line.
+    let index = dir.path().join("index.tsv");
+    std::fs::write(&index, "host\turl\nx\thttp://x/\n").unwrap();
+    let bad = undust(&["mirrors", "--index", index.to_str().unwrap()]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("line 1") && err.contains("`digest`"), "{err}");
+}
