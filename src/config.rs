@@ -16,6 +16,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::canon::normalize::StaticConfig;
+use crate::fleet::FleetConfig;
 pub use crate::canon::seen::{SeenSetConfig, SeenSetMode};
 
 /// gRPC address of the frontier-facing services (canonicalizer, ingest, health).
@@ -59,6 +60,13 @@ pub const DEFAULT_SAMPLE_PAGES_PER_HOST: usize = 20_000;
 pub const DEFAULT_SAMPLE_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
 /// Largest page body ingest fingerprints; larger pages are rejected (and counted).
 pub const DEFAULT_INGEST_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// How long a fleet learning lease lasts without renewal: a sidecar killed while learning a host
+/// blocks the host's relearning for at most this long. Learners renew at a third of it.
+pub const DEFAULT_FLEET_LEASE_SECS: u64 = 30;
+/// How often a fleet sidecar asks Redis for newly published rule sets: the bound on how stale a
+/// sidecar's rules are after a publication (plus one round trip).
+pub const DEFAULT_FLEET_RULES_POLL_MS: u64 = 500;
 
 /// The raw knobs of `undust serve`: command-line flags (with `UNDUST_*` environment variables) and,
 /// with the same names, the keys of the TOML configuration file. Every field is optional; unset
@@ -145,6 +153,16 @@ pub struct Knobs {
     /// Largest page body ingest accepts, in bytes [default: 8388608].
     #[arg(long, env = "UNDUST_INGEST_MAX_BODY_BYTES")]
     pub ingest_max_body_bytes: Option<usize>,
+    /// Join a fleet of sidecars sharing one seen-set and one rule set per host through Redis
+    /// (redis://HOST:PORT/DB). Without it, the embedded store is the only state.
+    #[arg(long, env = "UNDUST_FLEET")]
+    pub fleet: Option<String>,
+    /// Seconds a fleet learning lease lasts without renewal [default: 30].
+    #[arg(long, env = "UNDUST_FLEET_LEASE_SECS")]
+    pub fleet_lease_secs: Option<u64>,
+    /// Milliseconds between polls for rule sets published by the fleet [default: 500].
+    #[arg(long, env = "UNDUST_FLEET_RULES_POLL_MS")]
+    pub fleet_rules_poll_ms: Option<u64>,
 }
 
 /// Fills every unset field of `$self` from `$lower`.
@@ -164,7 +182,7 @@ impl Knobs {
             first_occurrence_cache, shutdown_grace_secs, reflection, admin_read_token_file,
             admin_write_token_file, relearn_min_new_samples, relearn_interval_secs,
             relearn_concurrency, sample_pages_per_host, sample_budget_bytes,
-            ingest_max_body_bytes,
+            ingest_max_body_bytes, fleet, fleet_lease_secs, fleet_rules_poll_ms,
         )
     }
 
@@ -226,6 +244,8 @@ pub struct ServeConfig {
     pub admin_read_token_file: Option<PathBuf>,
     pub admin_write_token_file: Option<PathBuf>,
     pub learning: LearningConfig,
+    /// The fleet to join (`--fleet`); `None`: a single sidecar on its embedded store.
+    pub fleet: Option<FleetConfig>,
 }
 
 fn parse_addr(text: &str) -> SocketAddr {
@@ -332,6 +352,35 @@ impl ServeConfig {
                 }
             }
         }
+        let fleet_lease_secs = knobs.fleet_lease_secs.unwrap_or(DEFAULT_FLEET_LEASE_SECS);
+        if !(1..=3600).contains(&fleet_lease_secs) {
+            return Err(invalid(
+                "fleet-lease-secs",
+                format!("{fleet_lease_secs} is not in 1..=3600"),
+            ));
+        }
+        let fleet_rules_poll_ms = knobs
+            .fleet_rules_poll_ms
+            .unwrap_or(DEFAULT_FLEET_RULES_POLL_MS);
+        if !(10..=60_000).contains(&fleet_rules_poll_ms) {
+            return Err(invalid(
+                "fleet-rules-poll-ms",
+                format!("{fleet_rules_poll_ms} is not in 10..=60000"),
+            ));
+        }
+        let fleet = match knobs.fleet {
+            Some(url) => {
+                crate::fleet::validate_url(&url)
+                    .map_err(|err| invalid("fleet", err.to_string()))?;
+                Some(FleetConfig {
+                    url,
+                    lease_ttl: Duration::from_secs(fleet_lease_secs),
+                    rules_poll: Duration::from_millis(fleet_rules_poll_ms),
+                    call_timeout: crate::fleet::DEFAULT_CALL_TIMEOUT,
+                })
+            }
+            None => None,
+        };
         Ok(ServeConfig {
             listen: knobs.listen.unwrap_or_else(|| parse_addr(DEFAULT_LISTEN)),
             admin_listen: knobs
@@ -377,6 +426,7 @@ impl ServeConfig {
                     .ingest_max_body_bytes
                     .unwrap_or(DEFAULT_INGEST_MAX_BODY_BYTES),
             },
+            fleet,
         })
     }
 }
@@ -421,6 +471,29 @@ mod tests {
             format!("{defaults:?}"),
             "the example file lists the defaults"
         );
+    }
+
+    #[test]
+    fn fleet_urls_are_checked_before_anything_binds() {
+        let config = ServeConfig::from_knobs(Knobs {
+            fleet: Some("redis://127.0.0.1:6379/2".into()),
+            ..Knobs::default()
+        })
+        .expect("a redis URL is accepted");
+        let fleet = config.fleet.expect("fleet configured");
+        assert_eq!(fleet.lease_ttl, Duration::from_secs(DEFAULT_FLEET_LEASE_SECS));
+        for bad in ["http://127.0.0.1:6379", "redis://", "not a url", "redis://h:99999/0"] {
+            let err = ServeConfig::from_knobs(Knobs {
+                fleet: Some(bad.into()),
+                ..Knobs::default()
+            })
+            .expect_err(bad);
+            assert!(err.to_string().contains("--fleet"), "{bad}: {err}");
+        }
+        assert!(ServeConfig::from_knobs(Knobs::default())
+            .expect("defaults")
+            .fleet
+            .is_none());
     }
 
     #[test]

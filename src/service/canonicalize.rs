@@ -33,6 +33,25 @@ struct BatchHost {
     suppressed: u64,
 }
 
+/// A valid URL of a batch, waiting for the seen-set's answer.
+struct Answered {
+    /// Index of its result in the response.
+    position: usize,
+    /// Index of its host in the batch's hosts.
+    host: usize,
+    key: u64,
+    /// The URL to enqueue when a learned rule rewrote it (`None`: the canonical form itself).
+    normalized: Option<String>,
+}
+
+impl Answered {
+    /// The URL to remember as first occurrence: only worth a copy when a learned rule rewrote
+    /// it, otherwise it is the canonical form itself.
+    fn first_url(&self) -> Option<&str> {
+        self.normalized.as_deref()
+    }
+}
+
 /// The Canonicalizer service.
 #[derive(Clone)]
 pub struct CanonicalizerService {
@@ -44,8 +63,39 @@ impl CanonicalizerService {
         CanonicalizerService { sidecar }
     }
 
+    /// The seen-set's answers for a batch's valid URLs, in order: the fleet's shared seen-set
+    /// when `--fleet` is set (one Redis round trip, local state while Redis is unreachable), else
+    /// the embedded one.
+    async fn seen(&self, answered: &[Answered], record: bool) -> Vec<Seen> {
+        let sidecar = &*self.sidecar;
+        let mut decisions = match &sidecar.fleet {
+            Some(fleet) => {
+                let keys: Vec<u64> = answered.iter().map(|entry| entry.key).collect();
+                let first: Vec<Option<&str>> = answered.iter().map(Answered::first_url).collect();
+                fleet
+                    .seen
+                    .check_batch(&sidecar.seen, &keys, &first, record)
+                    .await
+            }
+            None => answered
+                .iter()
+                .map(|entry| sidecar.seen.check(entry.key, record, entry.first_url()))
+                .collect(),
+        };
+        if !record {
+            // A dry run records nothing, yet a repeat inside the batch is still a duplicate.
+            let mut dry_seen: FxHashSet<u64> = FxHashSet::default();
+            for (entry, seen) in answered.iter().zip(decisions.iter_mut()) {
+                if *seen == Seen::New && !dry_seen.insert(entry.key) {
+                    *seen = Seen::Duplicate;
+                }
+            }
+        }
+        decisions
+    }
+
     /// Answers one batch. `rpc` labels the latency metric.
-    pub fn answer(
+    pub async fn answer(
         &self,
         request: CanonicalizeRequest,
         rpc: &'static str,
@@ -63,13 +113,15 @@ impl CanonicalizerService {
             )));
         }
         let record = !request.dry_run;
-        let mut hosts: FxHashMap<String, BatchHost> = FxHashMap::default();
-        // A dry run records nothing, yet a repeat inside the batch is still a duplicate.
-        let mut dry_seen: FxHashSet<u64> = FxHashSet::default();
+        let mut hosts: FxHashMap<String, usize> = FxHashMap::default();
+        let mut batch_hosts: Vec<BatchHost> = Vec::new();
         let (mut changed_static, mut changed_learned, mut invalid, mut suppressed) =
             (0u64, 0u64, 0u64, 0u64);
         let mut bytes_saved = 0u64;
         let mut results = Vec::with_capacity(request.urls.len());
+        // Valid URLs wait here, by position in `results`, until the seen-set answered them all
+        // (with a fleet, in one round trip to Redis for the whole batch).
+        let mut answered: Vec<Answered> = Vec::with_capacity(request.urls.len());
 
         for input in &request.urls {
             let url = match sidecar.canonicalizer.normalize(input) {
@@ -85,16 +137,20 @@ impl CanonicalizerService {
                 }
             };
             let host_name = url.host_str().unwrap_or_default();
-            if !hosts.contains_key(host_name) {
-                let entry = BatchHost {
-                    rules: sidecar.canonicalizer.rules().get(host_name),
-                    counters: sidecar.host(host_name),
-                    canonicalized: 0,
-                    suppressed: 0,
-                };
-                hosts.insert(host_name.to_owned(), entry);
-            }
-            let Some(host) = hosts.get_mut(host_name) else {
+            let host_index = match hosts.get(host_name) {
+                Some(&index) => index,
+                None => {
+                    batch_hosts.push(BatchHost {
+                        rules: sidecar.canonicalizer.rules().get(host_name),
+                        counters: sidecar.host(host_name),
+                        canonicalized: 0,
+                        suppressed: 0,
+                    });
+                    hosts.insert(host_name.to_owned(), batch_hosts.len() - 1);
+                    batch_hosts.len() - 1
+                }
+            };
+            let Some(host) = batch_hosts.get_mut(host_index) else {
                 continue;
             };
             let canonical = Canonicalizer::finish(input, url, host.rules.as_deref());
@@ -112,44 +168,46 @@ impl CanonicalizerService {
             };
             changed_learned += u64::from(canonical.learned);
             host.canonicalized += 1;
-
-            let key = key_of(&canonical.canonical);
-            let seen = if record {
-                // The URL to remember is only worth a copy when a learned rule rewrote it: otherwise
-                // it is the canonical form itself.
-                let first = canonical.normalized.as_deref();
-                sidecar.seen.check(key, true, first)
-            } else {
-                match sidecar.seen.check(key, false, None) {
-                    Seen::Duplicate => Seen::Duplicate,
-                    Seen::New if dry_seen.insert(key) => Seen::New,
-                    Seen::New => Seen::Duplicate,
-                }
-            };
-            let normalized = canonical
-                .normalized
-                .unwrap_or_else(|| canonical.canonical.clone());
-            let (decision, enqueue_url) = match seen {
-                Seen::New => (Decision::New, normalized),
-                Seen::Duplicate => {
-                    host.suppressed += 1;
-                    suppressed += 1;
-                    bytes_saved += sidecar.page_size_estimate(host.counters.as_deref());
-                    let first = sidecar.seen.first_occurrence(key).unwrap_or(normalized);
-                    (Decision::Duplicate, first)
-                }
-            };
+            answered.push(Answered {
+                position: results.len(),
+                host: host_index,
+                key: key_of(&canonical.canonical),
+                normalized: canonical.normalized,
+            });
             results.push(CanonicalizeResult {
                 canonical: canonical.canonical,
-                enqueue_url,
-                decision: decision as i32,
                 rule_id,
-                invalid_reason: String::new(),
                 rules_version,
+                ..CanonicalizeResult::default()
             });
         }
 
-        for host in hosts.values() {
+        let decisions = self.seen(&answered, record).await;
+        for (entry, seen) in answered.into_iter().zip(decisions) {
+            let Some(result) = results.get_mut(entry.position) else {
+                continue;
+            };
+            let normalized = entry
+                .normalized
+                .unwrap_or_else(|| result.canonical.clone());
+            let (decision, enqueue_url) = match seen {
+                Seen::New => (Decision::New, normalized),
+                Seen::Duplicate => {
+                    let counters = batch_hosts.get_mut(entry.host).map(|host| {
+                        host.suppressed += 1;
+                        host.counters.clone()
+                    });
+                    suppressed += 1;
+                    bytes_saved += sidecar.page_size_estimate(counters.flatten().as_deref());
+                    let first = sidecar.seen.first_occurrence(entry.key).unwrap_or(normalized);
+                    (Decision::Duplicate, first)
+                }
+            };
+            result.decision = decision as i32;
+            result.enqueue_url = enqueue_url;
+        }
+
+        for host in &batch_hosts {
             if let Some(counters) = &host.counters {
                 counters
                     .urls_canonicalized
@@ -200,6 +258,7 @@ impl CanonicalizerRpc for CanonicalizerService {
         request: Request<CanonicalizeRequest>,
     ) -> Result<Response<CanonicalizeResponse>, Status> {
         self.answer(request.into_inner(), "unary")
+            .await
             .map(Response::new)
     }
 
@@ -215,7 +274,10 @@ impl CanonicalizerRpc for CanonicalizerService {
         tokio::spawn(async move {
             while let Some(next) = inbound.next().await {
                 // A refused batch ends the stream with its status, like a unary call would.
-                let answer = next.and_then(|request| service.answer(request, "stream"));
+                let answer = match next {
+                    Ok(request) => service.answer(request, "stream").await,
+                    Err(status) => Err(status),
+                };
                 let failed = answer.is_err();
                 if sender.send(answer).await.is_err() || failed {
                     break;

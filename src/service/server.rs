@@ -31,6 +31,7 @@ use super::state::Sidecar;
 use crate::canon::normalize::StaticNormalizer;
 use crate::canon::Canonicalizer;
 use crate::config::ServeConfig;
+use crate::fleet::Fleet;
 use crate::pb::admin_server::AdminServer;
 use crate::pb::canonicalizer_server::CanonicalizerServer;
 use crate::pb::ingest_server::IngestServer;
@@ -67,6 +68,8 @@ pub enum ServeError {
     Tokens(#[from] super::auth::TokenError),
     #[error("store: {0}")]
     Store(#[from] crate::store::StoreError),
+    #[error("fleet: {0}")]
+    Fleet(#[from] crate::fleet::FleetError),
     #[error("gRPC server: {0}")]
     Transport(#[from] tonic::transport::Error),
 }
@@ -91,7 +94,21 @@ pub async fn run(
         &config.data_dir,
     )?;
     let store = Arc::new(Store::open(&config.data_dir)?);
-    let sidecar = Arc::new(Sidecar::new(config.clone(), Canonicalizer::new(normalizer)));
+    let mut sidecar = Sidecar::new(config.clone(), Canonicalizer::new(normalizer));
+    let fleet = match &config.fleet {
+        Some(fleet_config) => {
+            let fleet = Arc::new(Fleet::new(fleet_config.clone(), &config.seen_set)?);
+            // A Redis that is down at start does not keep the sidecar from serving: it starts
+            // degraded and the maintenance task connects when Redis is back.
+            if let Err(err) = fleet.establish().await {
+                tracing::warn!(%err, "Redis unreachable at start: answering from local state");
+            }
+            sidecar = sidecar.with_fleet(Arc::clone(&fleet));
+            Some(fleet)
+        }
+        None => None,
+    };
+    let sidecar = Arc::new(sidecar);
     let learning = Learning::restore(Arc::clone(&sidecar), Arc::clone(&store))?;
 
     let (stop_sender, stop) = watch::channel(false);
@@ -104,6 +121,15 @@ pub async fn run(
         }
     };
     let background = learning.start(stop.clone());
+    let fleet_tasks = fleet.map(|fleet| {
+        let maintain = tokio::spawn(Arc::clone(&fleet).maintain(stop.clone()));
+        let health_task = tokio::spawn(report_fleet_health(
+            health.clone(),
+            fleet.link.watch(),
+            stop.clone(),
+        ));
+        (maintain, health_task)
+    });
 
     let canonicalizer = CanonicalizerServer::new(CanonicalizerService::new(Arc::clone(&sidecar)))
         .max_decoding_message_size(config.max_message_bytes)
@@ -190,6 +216,10 @@ pub async fn run(
             let _ = task.await;
         }
         let _ = background.await;
+        if let Some((maintain, health_task)) = fleet_tasks {
+            let _ = maintain.await;
+            let _ = health_task.await;
+        }
         (main, admin)
     };
     match tokio::time::timeout(config.shutdown_grace, drain).await {
@@ -235,6 +265,30 @@ async fn set_health(health: &tonic_health::server::HealthReporter, status: Servi
     health.set_service_status("", status).await;
     for name in SERVICE_NAMES {
         health.set_service_status(name, status).await;
+    }
+}
+
+/// Health's name for the fleet link: SERVING while Redis is reachable, NOT_SERVING while the
+/// sidecar is degraded (still answering, from local state). The overall status is not affected.
+pub const FLEET_HEALTH_NAME: &str = "undust.v1.Fleet";
+
+/// Mirrors the fleet link's state into health until `stop`.
+async fn report_fleet_health(
+    health: tonic_health::server::HealthReporter,
+    mut state: watch::Receiver<bool>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        let status = if *state.borrow_and_update() {
+            ServingStatus::Serving
+        } else {
+            ServingStatus::NotServing
+        };
+        health.set_service_status(FLEET_HEALTH_NAME, status).await;
+        tokio::select! {
+            changed = state.changed() => if changed.is_err() { return },
+            _ = stop.wait_for(|stop| *stop) => return,
+        }
     }
 }
 
