@@ -6,6 +6,7 @@ mod cluster;
 mod content;
 mod corpus;
 mod crash;
+mod fleet;
 mod learn;
 mod pages;
 mod serve_admin;
