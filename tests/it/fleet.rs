@@ -441,3 +441,90 @@ async fn a_paused_learner_whose_lease_expired_cannot_overwrite_newer_rules() {
     let again = slow.rules.publish(&next, b"newest", 7).await.expect("redis");
     assert!(matches!(again, PublishOutcome::Published { version: 7, .. }));
 }
+
+/// Redis's `used_memory`, in bytes.
+fn used_memory(connection: &mut redis::Connection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query(connection)
+        .expect("info");
+    info.lines()
+        .find_map(|line| line.strip_prefix("used_memory:"))
+        .and_then(|value| value.trim().parse().ok())
+        .expect("used_memory in INFO")
+}
+
+/// Bytes per seen URL in Redis (INFO memory before and after), in exact mode. One million URLs by
+/// default; `UNDUST_FLEET_MEMORY_URLS=10000000` for the BENCHMARKS.md figure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shared_seen_set_costs_at_most_16_bytes_per_url_in_redis() {
+    let Some(redis) = Redis::start() else { return };
+    let count: u64 = std::env::var("UNDUST_FLEET_MEMORY_URLS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(1_000_000);
+    // The bound is twice the URLs inserted, so no generation is dropped: every URL is held.
+    let seen_config = undust::config::SeenSetConfig {
+        max_entries: count * 2,
+        ..undust::config::ServeConfig::from_knobs(Knobs::default())
+            .expect("defaults")
+            .seen_set
+    };
+    let fleet = Fleet::new(
+        FleetConfig {
+            url: redis.url(),
+            lease_ttl: Duration::from_secs(30),
+            rules_poll: Duration::from_millis(500),
+            call_timeout: Duration::from_secs(5),
+        },
+        &seen_config,
+    )
+    .expect("fleet");
+    fleet.establish().await.expect("connect");
+    // A tiny local set: every key goes to Redis.
+    let local = undust::canon::seen::SeenSet::new(&undust::config::SeenSetConfig {
+        max_entries: 1_000,
+        first_occurrence_cache: 0,
+        ..seen_config.clone()
+    });
+    let mut connection = redis.connection();
+    let before = used_memory(&mut connection);
+    let mut new = 0u64;
+    let keys: Vec<u64> = (0..count)
+        .map(|i| undust::canon::seen::key_of(&format!("https://h{}.example/p/{i}", i % 1000)))
+        .collect();
+    for chunk in keys.chunks(1_000) {
+        let answers = fleet
+            .seen
+            .check_batch(&local, chunk, &vec![None; chunk.len()], true)
+            .await;
+        new += answers
+            .iter()
+            .filter(|seen| **seen == undust::canon::seen::Seen::New)
+            .count() as u64;
+    }
+    assert!(fleet.link.is_connected());
+    assert_eq!(new, count, "every distinct URL was NEW once");
+    let after = used_memory(&mut connection);
+    // Generations rotated (a bucket's current one holds half its share), but nothing was dropped.
+    let buckets: Vec<String> = redis::cmd("KEYS")
+        .arg("undust:s:*")
+        .query(&mut connection)
+        .expect("keys");
+    let mut held = 0u64;
+    for bucket in &buckets {
+        held += redis::cmd("SCARD")
+            .arg(bucket)
+            .query::<u64>(&mut connection)
+            .expect("scard");
+    }
+    assert_eq!(held, count, "every URL is held");
+    let per_url = (after - before) as f64 / count as f64;
+    eprintln!(
+        "fleet seen-set: {count} URLs, {} bytes in Redis, {per_url:.2} bytes per URL \
+         ({} buckets)",
+        after - before,
+        1u64 << fleet.seen.geometry().bits
+    );
+    assert!(per_url <= 16.0, "{per_url:.2} bytes per URL");
+}
