@@ -12,8 +12,10 @@
 //! measured in BENCHMARKS.md).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use redis::Value;
+use tokio::sync::watch;
 
 use super::lease::{lease_key, Lease};
 use super::link::Link;
@@ -183,6 +185,41 @@ impl RuleBoard {
             });
         }
         Ok((latest, published))
+    }
+}
+
+impl RuleBoard {
+    /// Polls for published rule sets every `poll` until `stop` turns true, handing each to
+    /// `apply` (which puts it live). A poll that fails (Redis unreachable) is retried at the next
+    /// tick from the same epoch, so nothing published meanwhile is missed.
+    pub async fn follow(
+        &self,
+        poll: Duration,
+        mut stop: watch::Receiver<bool>,
+        apply: impl Fn(PublishedRules),
+    ) {
+        let mut epoch = 0u64;
+        let mut ticker = tokio::time::interval(poll);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = ticker.tick() => {}
+                _ = stop.wait_for(|stop| *stop) => return,
+            }
+            if !self.link.is_connected() {
+                continue;
+            }
+            match self.changes_since(epoch).await {
+                Ok((latest, published)) => {
+                    for rules in published {
+                        metrics::counter!(telemetry::FLEET_RULES_RECEIVED).increment(1);
+                        apply(rules);
+                    }
+                    epoch = latest;
+                }
+                Err(err) => tracing::debug!(%err, "polling the fleet's rule sets failed"),
+            }
+        }
     }
 }
 
