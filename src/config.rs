@@ -16,8 +16,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::canon::normalize::StaticConfig;
-use crate::fleet::FleetConfig;
 pub use crate::canon::seen::{SeenSetConfig, SeenSetMode};
+use crate::fleet::FleetConfig;
 
 /// gRPC address of the frontier-facing services (canonicalizer, ingest, health).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:50051";
@@ -481,8 +481,16 @@ mod tests {
         })
         .expect("a redis URL is accepted");
         let fleet = config.fleet.expect("fleet configured");
-        assert_eq!(fleet.lease_ttl, Duration::from_secs(DEFAULT_FLEET_LEASE_SECS));
-        for bad in ["http://127.0.0.1:6379", "redis://", "not a url", "redis://h:99999/0"] {
+        assert_eq!(
+            fleet.lease_ttl,
+            Duration::from_secs(DEFAULT_FLEET_LEASE_SECS)
+        );
+        for bad in [
+            "http://127.0.0.1:6379",
+            "redis://",
+            "not a url",
+            "redis://h:99999/0",
+        ] {
             let err = ServeConfig::from_knobs(Knobs {
                 fleet: Some(bad.into()),
                 ..Knobs::default()

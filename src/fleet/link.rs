@@ -109,7 +109,10 @@ impl Link {
     /// Marks the link degraded (idempotent) and wakes the reconnection task.
     pub fn degrade(&self, why: &str) {
         if self.connected.swap(false, Ordering::AcqRel) {
-            tracing::warn!(why, "Redis unreachable: answering from local state until it is back");
+            tracing::warn!(
+                why,
+                "Redis unreachable: answering from local state until it is back"
+            );
             metrics::gauge!(telemetry::FLEET_CONNECTED).set(0.0);
             self.state.send_replace(false);
         }
@@ -162,7 +165,10 @@ fn is_unavailable(err: &RedisError) -> bool {
         || err.is_connection_dropped()
         || err.is_connection_refusal()
         || err.is_timeout()
-        || matches!(err.kind(), redis::ErrorKind::Server(redis::ServerErrorKind::BusyLoading))
+        || matches!(
+            err.kind(),
+            redis::ErrorKind::Server(redis::ServerErrorKind::BusyLoading)
+        )
 }
 
 /// The waits between reconnection attempts: doubling from [`BACKOFF_MIN`], capped at

@@ -84,11 +84,15 @@ pub enum FleetError {
 
 /// Checks a fleet URL without connecting (configuration is validated before any port is bound).
 pub fn validate_url(url: &str) -> Result<(), FleetError> {
-    let parsed = url::Url::parse(url).map_err(|err| FleetError::Url(url.to_owned(), err.to_string()))?;
+    let parsed =
+        url::Url::parse(url).map_err(|err| FleetError::Url(url.to_owned(), err.to_string()))?;
     if parsed.scheme() != "redis" {
         return Err(FleetError::Url(
             url.to_owned(),
-            format!("scheme {:?} is not supported (only redis://)", parsed.scheme()),
+            format!(
+                "scheme {:?} is not supported (only redis://)",
+                parsed.scheme()
+            ),
         ));
     }
     if parsed.host_str().is_none_or(str::is_empty) {
@@ -136,7 +140,10 @@ impl Fleet {
         self.link.connected_with(connection.clone());
         let late = self.seen.replay(connection).await?;
         if replayed + late > 0 {
-            tracing::info!(keys = replayed + late, "caught up: replayed keys recorded while Redis was unreachable");
+            tracing::info!(
+                keys = replayed + late,
+                "caught up: replayed keys recorded while Redis was unreachable"
+            );
         }
         Ok(())
     }

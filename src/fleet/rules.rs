@@ -169,7 +169,11 @@ impl RuleBoard {
         let mut fields = answer.into_iter();
         let latest = match fields.next() {
             Some(value) => as_u64(&value)?,
-            None => return Err(FleetError::Protocol("the changes script answered nothing".into())),
+            None => {
+                return Err(FleetError::Protocol(
+                    "the changes script answered nothing".into(),
+                ))
+            }
         };
         let mut published = Vec::new();
         let rest: Vec<Value> = fields.collect();
@@ -227,7 +231,9 @@ fn as_bytes(value: &Value) -> Result<Vec<u8>, FleetError> {
     match value {
         Value::BulkString(bytes) => Ok(bytes.clone()),
         Value::SimpleString(text) => Ok(text.as_bytes().to_vec()),
-        other => Err(FleetError::Protocol(format!("expected a string, got {other:?}"))),
+        other => Err(FleetError::Protocol(format!(
+            "expected a string, got {other:?}"
+        ))),
     }
 }
 

@@ -106,7 +106,10 @@ pub struct Geometry {
 impl Geometry {
     /// The geometry for a bound: enough buckets that each holds at most [`BUCKET_MEMBERS`].
     pub fn for_entries(max_entries: u64) -> Geometry {
-        let buckets = max_entries.div_ceil(BUCKET_MEMBERS).next_power_of_two().max(16);
+        let buckets = max_entries
+            .div_ceil(BUCKET_MEMBERS)
+            .next_power_of_two()
+            .max(16);
         let bits = buckets.trailing_zeros().min(32);
         Geometry {
             bits,
@@ -278,7 +281,9 @@ impl SharedSeen {
             })
             .await?;
         let (Some(bits), Some(generation_limit)) = (bits, limit) else {
-            return Err(FleetError::Protocol(format!("{META_KEY} has no seen-set geometry")));
+            return Err(FleetError::Protocol(format!(
+                "{META_KEY} has no seen-set geometry"
+            )));
         };
         if !(4..=32).contains(&bits) || generation_limit == 0 {
             return Err(FleetError::Protocol(format!(

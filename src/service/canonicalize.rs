@@ -187,9 +187,7 @@ impl CanonicalizerService {
             let Some(result) = results.get_mut(entry.position) else {
                 continue;
             };
-            let normalized = entry
-                .normalized
-                .unwrap_or_else(|| result.canonical.clone());
+            let normalized = entry.normalized.unwrap_or_else(|| result.canonical.clone());
             let (decision, enqueue_url) = match seen {
                 Seen::New => (Decision::New, normalized),
                 Seen::Duplicate => {
@@ -199,7 +197,10 @@ impl CanonicalizerService {
                     });
                     suppressed += 1;
                     bytes_saved += sidecar.page_size_estimate(counters.flatten().as_deref());
-                    let first = sidecar.seen.first_occurrence(entry.key).unwrap_or(normalized);
+                    let first = sidecar
+                        .seen
+                        .first_occurrence(entry.key)
+                        .unwrap_or(normalized);
                     (Decision::Duplicate, first)
                 }
             };

@@ -63,7 +63,14 @@ impl Redis {
             .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
             .arg("--dir")
             .arg(self.dir.path())
-            .args(["--save", "", "--appendonly", "yes", "--appendfsync", "always"])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+            ])
             .args(["--daemonize", "no", "--logfile", "redis.log"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -208,7 +215,10 @@ async fn three_sidecars_answer_each_url_new_exactly_once_even_when_racing() {
         let mut client = node.canonicalizer().await;
         let answers = decisions(&canonicalize_all(&mut client, &first, false).await);
         assert_eq!(
-            answers.iter().filter(|d| **d == Decision::Duplicate).count(),
+            answers
+                .iter()
+                .filter(|d| **d == Decision::Duplicate)
+                .count(),
             first.len(),
             "every URL another node enqueued is a duplicate here"
         );
@@ -261,11 +271,19 @@ async fn three_sidecars_answer_each_url_new_exactly_once_even_when_racing() {
             *new_count.entry(i).or_default() += 1;
         }
     }
-    assert_eq!(new_count.len(), raced.len(), "every raced URL was NEW somewhere");
+    assert_eq!(
+        new_count.len(),
+        raced.len(),
+        "every raced URL was NEW somewhere"
+    );
     assert!(
         new_count.values().all(|&count| count == 1),
         "a URL was NEW on more than one caller: {:?}",
-        new_count.iter().filter(|(_, &count)| count > 1).take(5).collect::<Vec<_>>()
+        new_count
+            .iter()
+            .filter(|(_, &count)| count > 1)
+            .take(5)
+            .collect::<Vec<_>>()
     );
 
     // What Redis holds: exactly the distinct canonical forms, in compact integer sets.
@@ -295,7 +313,9 @@ async fn three_sidecars_answer_each_url_new_exactly_once_even_when_racing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_restarted_redis_keeps_every_acknowledged_seen_set_entry() {
-    let Some(mut redis) = Redis::start() else { return };
+    let Some(mut redis) = Redis::start() else {
+        return;
+    };
     let writer = TestServer::start_with(None, fleet_knobs(&redis)).await;
     let recorded = urls("aof", 5_000);
     let mut client = writer.canonicalizer().await;
@@ -311,7 +331,10 @@ async fn a_restarted_redis_keeps_every_acknowledged_seen_set_entry() {
     let mut client = reader.canonicalizer().await;
     let answers = decisions(&canonicalize_all(&mut client, &recorded, false).await);
     assert_eq!(
-        answers.iter().filter(|d| **d == Decision::Duplicate).count(),
+        answers
+            .iter()
+            .filter(|d| **d == Decision::Duplicate)
+            .count(),
         recorded.len(),
         "an acknowledged seen-set entry was lost in the restart"
     );
@@ -321,7 +344,9 @@ async fn a_restarted_redis_keeps_every_acknowledged_seen_set_entry() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_cut_from_redis_keeps_answers_flowing_reports_degraded_and_catches_up() {
-    let Some(mut redis) = Redis::start() else { return };
+    let Some(mut redis) = Redis::start() else {
+        return;
+    };
     let cut = TestServer::start_with(None, fleet_knobs(&redis)).await;
     let other = TestServer::start_with(None, fleet_knobs(&redis)).await;
     let before = urls("before", 1_000);
@@ -358,8 +383,7 @@ async fn a_cut_from_redis_keeps_answers_flowing_reports_degraded_and_catches_up(
     // The other node's link broke too; wait until it is back before asking it.
     let _ = canonicalize_all(&mut other_client, &urls("probe", 1), true).await;
     wait_fleet_health(&other, ServingStatus::Serving, Duration::from_secs(10)).await;
-    let seen_elsewhere =
-        decisions(&canonicalize_all(&mut other_client, &during, false).await);
+    let seen_elsewhere = decisions(&canonicalize_all(&mut other_client, &during, false).await);
     assert_eq!(
         seen_elsewhere
             .iter()
@@ -398,7 +422,11 @@ async fn a_paused_learner_whose_lease_expired_cannot_overwrite_newer_rules() {
         .expect("redis")
         .expect("free lease");
     assert!(
-        fast.leases.acquire("shop.example").await.expect("redis").is_none(),
+        fast.leases
+            .acquire("shop.example")
+            .await
+            .expect("redis")
+            .is_none(),
         "one learner at a time"
     );
     // The slow learner "pauses": its lease expires and the other sidecar takes the host.
@@ -407,18 +435,32 @@ async fn a_paused_learner_whose_lease_expired_cannot_overwrite_newer_rules() {
         if let Some(lease) = fast.leases.acquire("shop.example").await.expect("redis") {
             break lease;
         }
-        assert!(std::time::Instant::now() < deadline, "the lease never expired");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lease never expired"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert!(new.token > old.token, "fencing tokens increase");
-    assert!(!slow.leases.renew(&old).await.expect("redis"), "the lost lease cannot be renewed");
+    assert!(
+        !slow.leases.renew(&old).await.expect("redis"),
+        "the lost lease cannot be renewed"
+    );
 
-    let published = fast.rules.publish(&new, b"new rules", 1).await.expect("redis");
+    let published = fast
+        .rules
+        .publish(&new, b"new rules", 1)
+        .await
+        .expect("redis");
     let PublishOutcome::Published { version, .. } = published else {
         panic!("the lease holder publishes: {published:?}");
     };
     assert_eq!(version, 1);
-    let stale = slow.rules.publish(&old, b"old rules", 1).await.expect("redis");
+    let stale = slow
+        .rules
+        .publish(&old, b"old rules", 1)
+        .await
+        .expect("redis");
     assert_eq!(stale, PublishOutcome::Fenced { newer: new.token });
 
     // Every sidecar sees exactly the newer set.
@@ -438,8 +480,15 @@ async fn a_paused_learner_whose_lease_expired_cannot_overwrite_newer_rules() {
         .expect("redis")
         .expect("released lease is free");
     assert!(next.token > new.token);
-    let again = slow.rules.publish(&next, b"newest", 7).await.expect("redis");
-    assert!(matches!(again, PublishOutcome::Published { version: 7, .. }));
+    let again = slow
+        .rules
+        .publish(&next, b"newest", 7)
+        .await
+        .expect("redis");
+    assert!(matches!(
+        again,
+        PublishOutcome::Published { version: 7, .. }
+    ));
 }
 
 /// Redis's `used_memory`, in bytes.
