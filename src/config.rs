@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use crate::canon::normalize::StaticConfig;
 pub use crate::canon::seen::{SeenSetConfig, SeenSetMode};
+use crate::fleet::FleetConfig;
 pub use crate::service::durable::SeenDurability;
 
 /// gRPC address of the frontier-facing services (canonicalizer, ingest, health).
@@ -76,6 +77,13 @@ pub const DEFAULT_SAMPLE_MAX_HOSTS: usize = 100_000;
 /// Largest page body ingest fingerprints; larger pages are rejected (and counted). The same limit
 /// page acceptance applies offline.
 pub use crate::pipeline::accept::DEFAULT_MAX_BODY_BYTES as DEFAULT_INGEST_MAX_BODY_BYTES;
+
+/// How long a fleet learning lease lasts without renewal: a sidecar killed while learning a host
+/// blocks the host's relearning for at most this long. Learners renew at a third of it.
+pub const DEFAULT_FLEET_LEASE_SECS: u64 = 30;
+/// How often a fleet sidecar asks Redis for newly published rule sets: the bound on how stale a
+/// sidecar's rules are after a publication (plus one round trip).
+pub const DEFAULT_FLEET_RULES_POLL_MS: u64 = 500;
 
 /// The raw knobs of `undust serve`: command-line flags (with `UNDUST_*` environment variables) and,
 /// with the same names, the keys of the TOML configuration file. Every field is optional; unset
@@ -188,6 +196,16 @@ pub struct Knobs {
     /// and the damage is reported in GetStats and metrics [default: false].
     #[arg(long, env = "UNDUST_REFUSE_DAMAGED_STORE", num_args = 0..=1, default_missing_value = "true")]
     pub refuse_damaged_store: Option<bool>,
+    /// Join a fleet of sidecars sharing one seen-set and one rule set per host through Redis
+    /// (redis://HOST:PORT/DB). Without it, the embedded store is the only state.
+    #[arg(long, env = "UNDUST_FLEET")]
+    pub fleet: Option<String>,
+    /// Seconds a fleet learning lease lasts without renewal [default: 30].
+    #[arg(long, env = "UNDUST_FLEET_LEASE_SECS")]
+    pub fleet_lease_secs: Option<u64>,
+    /// Milliseconds between polls for rule sets published by the fleet [default: 500].
+    #[arg(long, env = "UNDUST_FLEET_RULES_POLL_MS")]
+    pub fleet_rules_poll_ms: Option<u64>,
 }
 
 /// Fills every unset field of `$self` from `$lower`.
@@ -210,6 +228,7 @@ impl Knobs {
             relearn_concurrency, sample_pages_per_host, sample_budget_bytes, sample_max_hosts,
             ingest_max_body_bytes, refuse_damaged_store, canonicalize_max_in_flight,
             canonicalize_max_in_flight_bytes, ingest_idle_timeout_secs,
+            fleet, fleet_lease_secs, fleet_rules_poll_ms,
         )
     }
 
@@ -280,6 +299,8 @@ pub struct ServeConfig {
     pub canonicalize_max_in_flight_bytes: u64,
     /// How long an ObservePages stream may wait for its next page.
     pub ingest_idle_timeout: Duration,
+    /// The fleet to join (`--fleet`); `None`: a single sidecar on its embedded store.
+    pub fleet: Option<FleetConfig>,
 }
 
 fn parse_addr(text: &str) -> SocketAddr {
@@ -424,6 +445,35 @@ impl ServeConfig {
                 }
             }
         }
+        let fleet_lease_secs = knobs.fleet_lease_secs.unwrap_or(DEFAULT_FLEET_LEASE_SECS);
+        if !(1..=3600).contains(&fleet_lease_secs) {
+            return Err(invalid(
+                "fleet-lease-secs",
+                format!("{fleet_lease_secs} is not in 1..=3600"),
+            ));
+        }
+        let fleet_rules_poll_ms = knobs
+            .fleet_rules_poll_ms
+            .unwrap_or(DEFAULT_FLEET_RULES_POLL_MS);
+        if !(10..=60_000).contains(&fleet_rules_poll_ms) {
+            return Err(invalid(
+                "fleet-rules-poll-ms",
+                format!("{fleet_rules_poll_ms} is not in 10..=60000"),
+            ));
+        }
+        let fleet = match knobs.fleet {
+            Some(url) => {
+                crate::fleet::validate_url(&url)
+                    .map_err(|err| invalid("fleet", err.to_string()))?;
+                Some(FleetConfig {
+                    url,
+                    lease_ttl: Duration::from_secs(fleet_lease_secs),
+                    rules_poll: Duration::from_millis(fleet_rules_poll_ms),
+                    call_timeout: crate::fleet::DEFAULT_CALL_TIMEOUT,
+                })
+            }
+            None => None,
+        };
         Ok(ServeConfig {
             listen: knobs.listen.unwrap_or_else(|| parse_addr(DEFAULT_LISTEN)),
             admin_listen: knobs
@@ -475,6 +525,7 @@ impl ServeConfig {
             canonicalize_max_in_flight,
             canonicalize_max_in_flight_bytes,
             ingest_idle_timeout: Duration::from_secs(ingest_idle_timeout_secs),
+            fleet,
         })
     }
 }
@@ -540,6 +591,37 @@ mod tests {
         .expect_err("a token under 16 characters is refused");
         assert!(err.to_string().contains("admin-write-token-file"), "{err}");
         assert!(err.to_string().contains("16 characters"), "{err}");
+    }
+
+    #[test]
+    fn fleet_urls_are_checked_before_anything_binds() {
+        let config = ServeConfig::from_knobs(Knobs {
+            fleet: Some("redis://127.0.0.1:6379/2".into()),
+            ..Knobs::default()
+        })
+        .expect("a redis URL is accepted");
+        let fleet = config.fleet.expect("fleet configured");
+        assert_eq!(
+            fleet.lease_ttl,
+            Duration::from_secs(DEFAULT_FLEET_LEASE_SECS)
+        );
+        for bad in [
+            "http://127.0.0.1:6379",
+            "redis://",
+            "not a url",
+            "redis://h:99999/0",
+        ] {
+            let err = ServeConfig::from_knobs(Knobs {
+                fleet: Some(bad.into()),
+                ..Knobs::default()
+            })
+            .expect_err(bad);
+            assert!(err.to_string().contains("--fleet"), "{bad}: {err}");
+        }
+        assert!(ServeConfig::from_knobs(Knobs::default())
+            .expect("defaults")
+            .fleet
+            .is_none());
     }
 
     #[test]

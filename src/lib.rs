@@ -30,6 +30,7 @@ pub use undust_devtools::corpus;
 
 pub mod cli;
 pub mod config;
+pub mod fleet;
 pub mod service;
 pub mod store;
 pub mod telemetry;

@@ -83,6 +83,26 @@ pub const CONNECTIONS_REFUSED: &str = "undust_connections_refused_total";
 
 /// ObservePages streams ended because no page came within the idle timeout (or while draining).
 pub const INGEST_STREAMS_ENDED_IDLE: &str = "undust_ingest_streams_ended_idle_total";
+/// 1 while the fleet's Redis is reachable, 0 while degraded (answering from local state).
+pub const FLEET_CONNECTED: &str = "undust_fleet_connected";
+/// URLs whose seen-set answer came from local state because Redis was unreachable.
+pub const FLEET_LOCAL_ANSWERS: &str = "undust_fleet_local_answers_total";
+/// Keys recorded while degraded and waiting to be replayed into Redis.
+pub const FLEET_REPLAY_PENDING: &str = "undust_fleet_replay_pending";
+/// Keys replayed into Redis after a reconnection.
+pub const FLEET_REPLAYED: &str = "undust_fleet_replayed_total";
+/// Keys dropped from the replay buffer because it was full.
+pub const FLEET_REPLAY_DROPPED: &str = "undust_fleet_replay_dropped_total";
+/// Shared seen-set bucket generations rotated to stay within the bound.
+pub const FLEET_SEEN_ROTATIONS: &str = "undust_fleet_seen_rotations_total";
+/// Reconnections to Redis after a degraded period.
+pub const FLEET_RECONNECTS: &str = "undust_fleet_reconnects_total";
+/// Learning lease attempts. Label `outcome` (`acquired`, `held_elsewhere`).
+pub const FLEET_LEASES: &str = "undust_fleet_leases_total";
+/// Rule set publications. Label `outcome` (`published`, `fenced`).
+pub const FLEET_RULES_PUBLISHED: &str = "undust_fleet_rules_published_total";
+/// Rule sets received from the fleet and put live.
+pub const FLEET_RULES_RECEIVED: &str = "undust_fleet_rules_received_total";
 
 /// Registers help text and units, once per process.
 fn describe() {
@@ -219,6 +239,56 @@ fn describe() {
         ADMIN_CALLS,
         Unit::Count,
         "Admin calls (labels method and outcome)."
+    );
+    describe_gauge!(
+        FLEET_CONNECTED,
+        Unit::Count,
+        "1 while the fleet's Redis is reachable, 0 while answering from local state."
+    );
+    describe_counter!(
+        FLEET_LOCAL_ANSWERS,
+        Unit::Count,
+        "URLs answered from the local seen-set because Redis was unreachable."
+    );
+    describe_gauge!(
+        FLEET_REPLAY_PENDING,
+        Unit::Count,
+        "Seen-set keys recorded while degraded, waiting to be replayed into Redis."
+    );
+    describe_counter!(
+        FLEET_REPLAYED,
+        Unit::Count,
+        "Seen-set keys replayed into Redis after a reconnection."
+    );
+    describe_counter!(
+        FLEET_REPLAY_DROPPED,
+        Unit::Count,
+        "Seen-set keys dropped from the full replay buffer."
+    );
+    describe_counter!(
+        FLEET_SEEN_ROTATIONS,
+        Unit::Count,
+        "Shared seen-set bucket generations rotated to stay within the bound."
+    );
+    describe_counter!(
+        FLEET_RECONNECTS,
+        Unit::Count,
+        "Reconnections to Redis after a degraded period."
+    );
+    describe_counter!(
+        FLEET_LEASES,
+        Unit::Count,
+        "Learning lease attempts (label outcome)."
+    );
+    describe_counter!(
+        FLEET_RULES_PUBLISHED,
+        Unit::Count,
+        "Rule set publications to the fleet (label outcome)."
+    );
+    describe_counter!(
+        FLEET_RULES_RECEIVED,
+        Unit::Count,
+        "Rule sets published by the fleet and put live here."
     );
 }
 

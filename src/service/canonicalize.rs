@@ -10,6 +10,11 @@
 //! late). A batch is answered in chunks of [`CHUNK_URLS`]: between chunks the caller's deadline
 //! (`grpc-timeout`) is checked and the task yields, so a caller that timed out or cancelled (its
 //! future is dropped) stops costing work at the next chunk.
+//!
+//! The seen-set answers the whole batch at once after its URLs are canonicalized: with `--fleet`
+//! the shared seen-set in one Redis round trip (durable as Redis is configured, see the fleet
+//! module), else the embedded one, under the durability gate, and the answer waits until the NEW
+//! canonical forms it recorded are committed ([`crate::service::durable`]).
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -81,6 +86,25 @@ struct BatchHost {
     suppressed: u64,
 }
 
+/// A valid URL of a batch, waiting for the seen-set's answer.
+struct Answered {
+    /// Index of its result in the response.
+    position: usize,
+    /// Index of its host in the batch's hosts.
+    host: usize,
+    key: u64,
+    /// The URL to enqueue when a learned rule rewrote it (`None`: the canonical form itself).
+    normalized: Option<String>,
+}
+
+impl Answered {
+    /// The URL to remember as first occurrence: only worth a copy when a learned rule rewrote
+    /// it, otherwise it is the canonical form itself.
+    fn first_url(&self) -> Option<&str> {
+        self.normalized.as_deref()
+    }
+}
+
 /// The Canonicalizer service.
 #[derive(Clone)]
 pub struct CanonicalizerService {
@@ -142,8 +166,52 @@ impl CanonicalizerService {
         Ok(response)
     }
 
+    /// The seen-set's answers for a batch's valid URLs, in order, and the seen-log drain that
+    /// will hold what they recorded locally (`None` when nothing NEW was recorded, or with a fleet,
+    /// whose shared seen-set is the durable one): the fleet's shared seen-set when `--fleet` is set
+    /// (one Redis round trip, local state while Redis is unreachable), else the embedded one.
+    async fn seen(&self, answered: &[Answered], record: bool) -> (Vec<Seen>, Option<u64>) {
+        let sidecar = &*self.sidecar;
+        let (mut decisions, recorded_in) = match &sidecar.fleet {
+            Some(fleet) => {
+                let keys: Vec<u64> = answered.iter().map(|entry| entry.key).collect();
+                let first: Vec<Option<&str>> = answered.iter().map(Answered::first_url).collect();
+                let decisions = fleet
+                    .seen
+                    .check_batch(&sidecar.seen, &keys, &first, record)
+                    .await;
+                (decisions, None)
+            }
+            None => {
+                // Keys are recorded under the durability gate, so the drain that will hold them
+                // is known. No await while it is held.
+                let recording = record.then(|| sidecar.durable.recording());
+                let decisions: Vec<Seen> = answered
+                    .iter()
+                    .map(|entry| sidecar.seen.check(entry.key, record, entry.first_url()))
+                    .collect();
+                let recorded_new = record && decisions.contains(&Seen::New);
+                let recorded_in = recording
+                    .filter(|_| recorded_new)
+                    .map(|recording| recording.drain_to_wait_for());
+                (decisions, recorded_in)
+            }
+        };
+        if !record {
+            // A dry run records nothing, yet a repeat inside the batch is still a duplicate.
+            let mut dry_seen: FxHashSet<u64> = FxHashSet::default();
+            for (entry, seen) in answered.iter().zip(decisions.iter_mut()) {
+                if *seen == Seen::New && !dry_seen.insert(entry.key) {
+                    *seen = Seen::Duplicate;
+                }
+            }
+        }
+        (decisions, recorded_in)
+    }
+
     /// Answers one batch; with the answer, the seen-log drain that will hold the canonical forms it
-    /// recorded (`None` when it recorded none).
+    /// recorded (`None` when it recorded none). Past `deadline` the rest of the batch is not
+    /// processed.
     pub async fn answer(
         &self,
         request: CanonicalizeRequest,
@@ -161,121 +229,117 @@ impl CanonicalizerService {
             )));
         }
         let record = !request.dry_run;
-        // Keys are recorded under the durability gate, so the drain that will hold them is known.
-        // The gate is held for one chunk at a time (never across the yield between chunks); drains
-        // only count up, so the last chunk that recorded a NEW names the drain to wait for.
-        let mut recorded_in: Option<u64> = None;
-        let mut hosts: FxHashMap<String, BatchHost> = FxHashMap::default();
-        // A dry run records nothing, yet a repeat inside the batch is still a duplicate.
-        let mut dry_seen: FxHashSet<u64> = FxHashSet::default();
+        let mut hosts: FxHashMap<String, usize> = FxHashMap::default();
+        let mut batch_hosts: Vec<BatchHost> = Vec::new();
         let (mut changed_static, mut changed_learned, mut invalid, mut suppressed) =
             (0u64, 0u64, 0u64, 0u64);
         let mut bytes_saved = 0u64;
         let mut results = Vec::with_capacity(request.urls.len());
+        // Valid URLs wait here, by position in `results`, until the seen-set answered them all
+        // (with a fleet, in one round trip to Redis for the whole batch).
+        let mut answered: Vec<Answered> = Vec::with_capacity(request.urls.len());
 
-        for (chunk_index, chunk) in request.urls.chunks(CHUNK_URLS).enumerate() {
-            let index = chunk_index * CHUNK_URLS;
-            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                metrics::counter!(telemetry::REQUESTS_REFUSED, "reason" => "deadline").increment(1);
-                return Err(Status::deadline_exceeded(format!(
-                    "the caller's deadline passed after {index} of {} URLs; the rest were not \
-                     processed",
-                    request.urls.len()
-                )));
+        for (index, input) in request.urls.iter().enumerate() {
+            if index % CHUNK_URLS == 0 {
+                if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                    metrics::counter!(telemetry::REQUESTS_REFUSED, "reason" => "deadline")
+                        .increment(1);
+                    return Err(Status::deadline_exceeded(format!(
+                        "the caller's deadline passed after {index} of {} URLs; none was \
+                         recorded",
+                        request.urls.len()
+                    )));
+                }
+                if index > 0 {
+                    // Lets a cancelled call's future be dropped here, and other calls run.
+                    tokio::task::yield_now().await;
+                }
             }
-            if index > 0 {
-                // Lets a cancelled call's future be dropped here, and other calls run.
-                tokio::task::yield_now().await;
-            }
-            // No await from here to the chunk's end: the gate is never held across one.
-            let recording = record.then(|| sidecar.durable.recording());
-            let mut recorded_new = false;
-            for input in chunk {
-                let url = match sidecar.canonicalizer.normalize(input) {
-                    Ok(url) => url,
-                    Err(reason) => {
-                        invalid += 1;
-                        results.push(CanonicalizeResult {
-                            decision: Decision::Invalid as i32,
-                            invalid_reason: reason.to_string(),
-                            ..CanonicalizeResult::default()
-                        });
-                        continue;
-                    }
-                };
-                let host_name = url.host_str().unwrap_or_default();
-                if !hosts.contains_key(host_name) {
-                    let entry = BatchHost {
+            let url = match sidecar.canonicalizer.normalize(input) {
+                Ok(url) => url,
+                Err(reason) => {
+                    invalid += 1;
+                    results.push(CanonicalizeResult {
+                        decision: Decision::Invalid as i32,
+                        invalid_reason: reason.to_string(),
+                        ..CanonicalizeResult::default()
+                    });
+                    continue;
+                }
+            };
+            let host_name = url.host_str().unwrap_or_default();
+            let host_index = match hosts.get(host_name) {
+                Some(&index) => index,
+                None => {
+                    batch_hosts.push(BatchHost {
                         rules: sidecar.canonicalizer.rules().get(host_name),
                         counters: sidecar.host(host_name),
                         canonicalized: 0,
                         suppressed: 0,
-                    };
-                    hosts.insert(host_name.to_owned(), entry);
+                    });
+                    hosts.insert(host_name.to_owned(), batch_hosts.len() - 1);
+                    batch_hosts.len() - 1
                 }
-                let Some(host) = hosts.get_mut(host_name) else {
-                    continue;
-                };
-                let canonical = Canonicalizer::finish(input, url, host.rules.as_deref());
-                changed_static += u64::from(canonical.changed_static);
-                let (rule_id, rules_version) = match &host.rules {
-                    Some(rules) => {
-                        let id = canonical
-                            .rule_index
-                            .and_then(|i| rules.rule_id(i))
-                            .unwrap_or_default()
-                            .to_owned();
-                        (id, rules.version())
-                    }
-                    None => (String::new(), 0),
-                };
-                changed_learned += u64::from(canonical.learned);
-                host.canonicalized += 1;
-
-                let key = key_of(&canonical.canonical);
-                let seen = if record {
-                    // The URL to remember is only worth a copy when a learned rule rewrote it: otherwise
-                    // it is the canonical form itself.
-                    let first = canonical.normalized.as_deref();
-                    sidecar.seen.check(key, true, first)
-                } else {
-                    match sidecar.seen.check(key, false, None) {
-                        Seen::Duplicate => Seen::Duplicate,
-                        Seen::New if dry_seen.insert(key) => Seen::New,
-                        Seen::New => Seen::Duplicate,
-                    }
-                };
-                let normalized = canonical
-                    .normalized
-                    .unwrap_or_else(|| canonical.canonical.clone());
-                let (decision, enqueue_url) = match seen {
-                    Seen::New => {
-                        recorded_new |= record;
-                        (Decision::New, normalized)
-                    }
-                    Seen::Duplicate => {
-                        host.suppressed += 1;
-                        suppressed += 1;
-                        bytes_saved += sidecar.page_size_estimate(host.counters.as_deref());
-                        let first = sidecar.seen.first_occurrence(key).unwrap_or(normalized);
-                        (Decision::Duplicate, first)
-                    }
-                };
-                results.push(CanonicalizeResult {
-                    canonical: canonical.canonical,
-                    enqueue_url,
-                    decision: decision as i32,
-                    rule_id,
-                    invalid_reason: String::new(),
-                    rules_version,
-                });
-            }
-            if let Some(recording) = recording.filter(|_| recorded_new) {
-                recorded_in = Some(recording.drain_to_wait_for());
-            }
+            };
+            let Some(host) = batch_hosts.get_mut(host_index) else {
+                continue;
+            };
+            let canonical = Canonicalizer::finish(input, url, host.rules.as_deref());
+            changed_static += u64::from(canonical.changed_static);
+            let (rule_id, rules_version) = match &host.rules {
+                Some(rules) => {
+                    let id = canonical
+                        .rule_index
+                        .and_then(|i| rules.rule_id(i))
+                        .unwrap_or_default()
+                        .to_owned();
+                    (id, rules.version())
+                }
+                None => (String::new(), 0),
+            };
+            changed_learned += u64::from(canonical.learned);
+            host.canonicalized += 1;
+            answered.push(Answered {
+                position: results.len(),
+                host: host_index,
+                key: key_of(&canonical.canonical),
+                normalized: canonical.normalized,
+            });
+            results.push(CanonicalizeResult {
+                canonical: canonical.canonical,
+                rule_id,
+                rules_version,
+                ..CanonicalizeResult::default()
+            });
         }
 
-        for host in hosts.values() {
+        let (decisions, recorded_in) = self.seen(&answered, record).await;
+        for (entry, seen) in answered.into_iter().zip(decisions) {
+            let Some(result) = results.get_mut(entry.position) else {
+                continue;
+            };
+            let normalized = entry.normalized.unwrap_or_else(|| result.canonical.clone());
+            let (decision, enqueue_url) = match seen {
+                Seen::New => (Decision::New, normalized),
+                Seen::Duplicate => {
+                    let counters = batch_hosts.get_mut(entry.host).map(|host| {
+                        host.suppressed += 1;
+                        host.counters.clone()
+                    });
+                    suppressed += 1;
+                    bytes_saved += sidecar.page_size_estimate(counters.flatten().as_deref());
+                    let first = sidecar
+                        .seen
+                        .first_occurrence(entry.key)
+                        .unwrap_or(normalized);
+                    (Decision::Duplicate, first)
+                }
+            };
+            result.decision = decision as i32;
+            result.enqueue_url = enqueue_url;
+        }
+
+        for host in &batch_hosts {
             if let Some(counters) = &host.counters {
                 counters
                     .urls_canonicalized

@@ -31,6 +31,7 @@ use super::state::Sidecar;
 use crate::canon::normalize::StaticNormalizer;
 use crate::canon::Canonicalizer;
 use crate::config::ServeConfig;
+use crate::fleet::Fleet;
 use crate::pb::admin_server::AdminServer;
 use crate::pb::canonicalizer_server::CanonicalizerServer;
 use crate::pb::ingest_server::IngestServer;
@@ -67,6 +68,8 @@ pub enum ServeError {
     Tokens(#[from] super::auth::TokenError),
     #[error("store: {0}")]
     Store(#[from] crate::store::StoreError),
+    #[error("fleet: {0}")]
+    Fleet(#[from] crate::fleet::FleetError),
     #[error("gRPC server: {0}")]
     Transport(#[from] tonic::transport::Error),
 }
@@ -96,7 +99,21 @@ pub async fn run(
         OnDamage::Recover
     };
     let store = Arc::new(Store::open_with(&config.data_dir, on_damage)?);
-    let sidecar = Arc::new(Sidecar::new(config.clone(), Canonicalizer::new(normalizer)));
+    let mut sidecar = Sidecar::new(config.clone(), Canonicalizer::new(normalizer));
+    let fleet = match &config.fleet {
+        Some(fleet_config) => {
+            let fleet = Arc::new(Fleet::new(fleet_config.clone(), &config.seen_set)?);
+            // A Redis that is down at start does not keep the sidecar from serving: it starts
+            // degraded and the maintenance task connects when Redis is back.
+            if let Err(err) = fleet.establish().await {
+                tracing::warn!(%err, "Redis unreachable at start: answering from local state");
+            }
+            sidecar = sidecar.with_fleet(Arc::clone(&fleet));
+            Some(fleet)
+        }
+        None => None,
+    };
+    let sidecar = Arc::new(sidecar);
     let learning = Learning::restore(Arc::clone(&sidecar), Arc::clone(&store))?;
     if on_damage == OnDamage::Refuse && store.skipped() > 0 {
         return Err(crate::store::StoreError::Damaged {
@@ -119,6 +136,15 @@ pub async fn run(
     // canonical forms to be committed by it.
     let (background_stop_sender, background_stop) = watch::channel(false);
     let background = learning.start(background_stop);
+    let fleet_tasks = fleet.map(|fleet| {
+        let maintain = tokio::spawn(Arc::clone(&fleet).maintain(stop.clone()));
+        let health_task = tokio::spawn(report_fleet_health(
+            health.clone(),
+            fleet.link.watch(),
+            stop.clone(),
+        ));
+        (maintain, health_task)
+    });
 
     let canonicalizer = CanonicalizerServer::new(CanonicalizerService::new(Arc::clone(&sidecar)))
         .max_decoding_message_size(config.max_message_bytes)
@@ -215,6 +241,10 @@ pub async fn run(
         }
         let _ = background_stop_sender.send(true);
         let _ = background.await;
+        if let Some((maintain, health_task)) = fleet_tasks {
+            let _ = maintain.await;
+            let _ = health_task.await;
+        }
         (main, admin)
     };
     match tokio::time::timeout(config.shutdown_grace, drain).await {
@@ -256,6 +286,30 @@ async fn set_health(health: &tonic_health::server::HealthReporter, status: Servi
     health.set_service_status("", status).await;
     for name in SERVICE_NAMES {
         health.set_service_status(name, status).await;
+    }
+}
+
+/// Health's name for the fleet link: SERVING while Redis is reachable, NOT_SERVING while the
+/// sidecar is degraded (still answering, from local state). The overall status is not affected.
+pub const FLEET_HEALTH_NAME: &str = "undust.v1.Fleet";
+
+/// Mirrors the fleet link's state into health until `stop`.
+async fn report_fleet_health(
+    health: tonic_health::server::HealthReporter,
+    mut state: watch::Receiver<bool>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        let status = if *state.borrow_and_update() {
+            ServingStatus::Serving
+        } else {
+            ServingStatus::NotServing
+        };
+        health.set_service_status(FLEET_HEALTH_NAME, status).await;
+        tokio::select! {
+            changed = state.changed() => if changed.is_err() { return },
+            _ = stop.wait_for(|stop| *stop) => return,
+        }
     }
 }
 

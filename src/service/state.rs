@@ -11,6 +11,7 @@ use super::durable::DurableSeen;
 use crate::canon::seen::SeenSet;
 use crate::canon::Canonicalizer;
 use crate::config::ServeConfig;
+use crate::fleet::Fleet;
 
 /// Hosts tracked with per-host counters. Beyond this many, URLs of further hosts are still
 /// canonicalized and counted in the totals, but get no per-host entry (bounded memory whatever the
@@ -62,9 +63,13 @@ impl Totals {
 pub struct Sidecar {
     pub config: ServeConfig,
     pub canonicalizer: Canonicalizer,
+    /// The local seen-set. With a fleet it caches what this sidecar recorded in the shared one
+    /// and answers alone while Redis is unreachable.
     pub seen: SeenSet,
     /// When answers that recorded canonical forms may be sent.
     pub durable: DurableSeen,
+    /// The fleet's shared state (`--fleet`); `None` for a single embedded sidecar.
+    pub fleet: Option<Arc<Fleet>>,
     pub hosts: DashMap<String, Arc<HostCounters>>,
     pub totals: Totals,
     pub started: Instant,
@@ -82,11 +87,18 @@ impl Sidecar {
             canonicalizer,
             seen,
             durable,
+            fleet: None,
             hosts: DashMap::new(),
             totals: Totals::default(),
             started: Instant::now(),
             ready: AtomicBool::new(false),
         }
+    }
+
+    /// The same state, sharing the seen-set (and learning) with a fleet.
+    pub fn with_fleet(mut self, fleet: Arc<Fleet>) -> Self {
+        self.fleet = Some(fleet);
+        self
     }
 
     /// The counters of a host, created on first use while under [`MAX_TRACKED_HOSTS`].

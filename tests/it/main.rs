@@ -8,6 +8,7 @@ mod content;
 mod corpus;
 mod crash;
 mod deploy;
+mod fleet;
 mod learn;
 mod mirrors;
 mod one_pipeline;

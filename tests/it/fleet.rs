@@ -1,0 +1,579 @@
+//! A fleet of sidecars on one real Redis (issue 15): cross-node dedup, rule publication, leases,
+//! Redis restarts and network cuts.
+//!
+//! Each test starts its own `redis-server` (Debian's package; `.ci/run` installs it) on a free
+//! loopback port with its data in a temporary directory, append-only with `fsync` on every write,
+//! and kills it at the end. Where `redis-server` is missing the tests print a notice and pass,
+//! except under `CI=true`, where a missing Redis fails them.
+
+use std::collections::HashMap;
+use std::net::TcpListener as StdListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+use tonic_health::pb::HealthCheckRequest;
+use undust::config::Knobs;
+use undust::fleet::{Fleet, FleetConfig, PublishOutcome};
+use undust::pb::{CanonicalizeRequest, Decision};
+
+use crate::support::{canonicalize_all, TestServer};
+
+/// A `redis-server` child process owned by a test.
+pub struct Redis {
+    child: Option<Child>,
+    pub port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Redis {
+    /// Starts Redis on a free loopback port, or `None` (with a notice) where it is not installed
+    /// and this is not CI.
+    pub fn start() -> Option<Redis> {
+        let found = Command::new("redis-server")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success());
+        if !found {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "redis-server is not installed, and CI=true requires it (.ci/run installs it)"
+            );
+            eprintln!("skipping: redis-server is not installed (apt-get install redis-server)");
+            return None;
+        }
+        let port = StdListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port();
+        let mut redis = Redis {
+            child: None,
+            port,
+            dir: tempfile::tempdir().expect("tempdir"),
+        };
+        redis.spawn();
+        Some(redis)
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
+            .arg("--dir")
+            .arg(self.dir.path())
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+            ])
+            .args(["--daemonize", "no", "--logfile", "redis.log"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        self.child = Some(child);
+        self.wait_ready();
+    }
+
+    /// Waits (bounded) until Redis answers PING with PONG (not LOADING).
+    fn wait_ready(&self) {
+        let client = redis::Client::open(self.url()).expect("url");
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let pong = client
+                .get_connection_with_timeout(Duration::from_millis(200))
+                .and_then(|mut connection| redis::cmd("PING").query::<String>(&mut connection));
+            if pong.is_ok_and(|pong| pong == "PONG") {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "redis-server did not answer within 20 s (see {})",
+                self.dir.path().join("redis.log").display()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+
+    /// Kills Redis with SIGKILL: no shutdown save, only what the append-only file holds survives.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts Redis again on the same port and directory (reloading its append-only file).
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+
+    /// A plain connection for assertions.
+    pub fn connection(&self) -> redis::Connection {
+        redis::Client::open(self.url())
+            .expect("url")
+            .get_connection_with_timeout(Duration::from_secs(5))
+            .expect("connect to the test Redis")
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Knobs of a fleet sidecar.
+pub fn fleet_knobs(redis: &Redis) -> Knobs {
+    Knobs {
+        fleet: Some(redis.url()),
+        fleet_rules_poll_ms: Some(100),
+        fleet_lease_secs: Some(2),
+        ..Knobs::default()
+    }
+}
+
+/// `count` distinct URLs over a few hosts, tagged so tests never share URLs.
+fn urls(tag: &str, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|i| format!("https://{tag}-{}.example/item/{i}?ref=x", i % 7))
+        .collect()
+}
+
+fn decisions(results: &[undust::pb::CanonicalizeResult]) -> Vec<Decision> {
+    results
+        .iter()
+        .map(|result| Decision::try_from(result.decision).expect("a known decision"))
+        .collect()
+}
+
+/// The fleet status health reports on a sidecar.
+async fn fleet_health(server: &TestServer) -> ServingStatus {
+    let mut health = HealthClient::new(server.channel().await);
+    let status = health
+        .check(HealthCheckRequest {
+            service: undust::service::server::FLEET_HEALTH_NAME.into(),
+        })
+        .await
+        .expect("fleet health")
+        .into_inner()
+        .status;
+    ServingStatus::try_from(status).expect("a known status")
+}
+
+/// Waits (bounded, on health's Watch stream) until the sidecar's fleet status is `wanted`.
+async fn wait_fleet_health(server: &TestServer, wanted: ServingStatus, within: Duration) {
+    let mut health = HealthClient::new(server.channel().await);
+    let mut stream = health
+        .watch(HealthCheckRequest {
+            service: undust::service::server::FLEET_HEALTH_NAME.into(),
+        })
+        .await
+        .expect("watch fleet health")
+        .into_inner();
+    let wait = async {
+        while let Some(update) = stream.message().await.expect("health stream") {
+            if update.status == wanted as i32 {
+                return;
+            }
+        }
+        panic!("the health stream ended");
+    };
+    tokio::time::timeout(within, wait)
+        .await
+        .unwrap_or_else(|_| panic!("fleet health did not turn {wanted:?} within {within:?}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_sidecars_answer_each_url_new_exactly_once_even_when_racing() {
+    let Some(redis) = Redis::start() else { return };
+    let nodes = [
+        TestServer::start_with(None, fleet_knobs(&redis)).await,
+        TestServer::start_with(None, fleet_knobs(&redis)).await,
+        TestServer::start_with(None, fleet_knobs(&redis)).await,
+    ];
+    for node in &nodes {
+        assert_eq!(fleet_health(node).await, ServingStatus::Serving);
+    }
+
+    // Sequential: a URL enqueued on one node is a duplicate on the others.
+    let first = urls("seq", 3_000);
+    let mut client = nodes[0].canonicalizer().await;
+    let answers = decisions(&canonicalize_all(&mut client, &first, false).await);
+    assert!(answers.iter().all(|d| *d == Decision::New));
+    for node in &nodes[1..] {
+        let mut client = node.canonicalizer().await;
+        let answers = decisions(&canonicalize_all(&mut client, &first, false).await);
+        assert_eq!(
+            answers
+                .iter()
+                .filter(|d| **d == Decision::Duplicate)
+                .count(),
+            first.len(),
+            "every URL another node enqueued is a duplicate here"
+        );
+    }
+
+    // Racing: the three nodes send the same fresh URLs at once, in batches in different orders,
+    // from several callers each. Across the fleet, each URL is NEW exactly once.
+    let raced = Arc::new(urls("race", 6_000));
+    let mut callers = Vec::new();
+    for (n, node) in nodes.iter().enumerate() {
+        for caller in 0..2 {
+            let client = node.canonicalizer().await;
+            let raced = Arc::clone(&raced);
+            callers.push(tokio::spawn(async move {
+                let mut client = client;
+                let mut order: Vec<usize> = (0..raced.len()).collect();
+                if (n + caller) % 2 == 1 {
+                    order.reverse();
+                }
+                order.rotate_left((n * 997 + caller * 311) % raced.len());
+                let mut news = Vec::new();
+                for chunk in order.chunks(500) {
+                    let request = CanonicalizeRequest {
+                        urls: chunk.iter().map(|&i| raced[i].clone()).collect(),
+                        ..CanonicalizeRequest::default()
+                    };
+                    let results = client
+                        .canonicalize(request)
+                        .await
+                        .expect("canonicalize")
+                        .into_inner()
+                        .results;
+                    for (&i, result) in chunk.iter().zip(results) {
+                        if result.decision == Decision::New as i32 {
+                            news.push(i);
+                        }
+                    }
+                }
+                news
+            }));
+        }
+    }
+    let mut new_count: HashMap<usize, usize> = HashMap::new();
+    for caller in callers {
+        for i in tokio::time::timeout(Duration::from_secs(60), caller)
+            .await
+            .expect("racing callers finish within 60 s")
+            .expect("caller")
+        {
+            *new_count.entry(i).or_default() += 1;
+        }
+    }
+    assert_eq!(
+        new_count.len(),
+        raced.len(),
+        "every raced URL was NEW somewhere"
+    );
+    assert!(
+        new_count.values().all(|&count| count == 1),
+        "a URL was NEW on more than one caller: {:?}",
+        new_count
+            .iter()
+            .filter(|(_, &count)| count > 1)
+            .take(5)
+            .collect::<Vec<_>>()
+    );
+
+    // What Redis holds: exactly the distinct canonical forms, in compact integer sets.
+    let mut connection = redis.connection();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("undust:s:*")
+        .query(&mut connection)
+        .expect("keys");
+    let mut members = 0usize;
+    for key in &keys {
+        let encoding: String = redis::cmd("OBJECT")
+            .arg("ENCODING")
+            .arg(key)
+            .query(&mut connection)
+            .expect("encoding");
+        assert_eq!(encoding, "intset", "{key}");
+        members += redis::cmd("SCARD")
+            .arg(key)
+            .query::<usize>(&mut connection)
+            .expect("scard");
+    }
+    assert_eq!(members, first.len() + raced.len());
+    for node in nodes {
+        node.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_restarted_redis_keeps_every_acknowledged_seen_set_entry() {
+    let Some(mut redis) = Redis::start() else {
+        return;
+    };
+    let writer = TestServer::start_with(None, fleet_knobs(&redis)).await;
+    let recorded = urls("aof", 5_000);
+    let mut client = writer.canonicalizer().await;
+    let answers = decisions(&canonicalize_all(&mut client, &recorded, false).await);
+    assert!(answers.iter().all(|d| *d == Decision::New));
+
+    // SIGKILL: no save on shutdown; only the append-only file (fsync on every write) remains.
+    redis.restart();
+
+    // A sidecar that never saw these URLs learns from the restarted Redis that all are known.
+    let reader = TestServer::start_with(None, fleet_knobs(&redis)).await;
+    assert_eq!(fleet_health(&reader).await, ServingStatus::Serving);
+    let mut client = reader.canonicalizer().await;
+    let answers = decisions(&canonicalize_all(&mut client, &recorded, false).await);
+    assert_eq!(
+        answers
+            .iter()
+            .filter(|d| **d == Decision::Duplicate)
+            .count(),
+        recorded.len(),
+        "an acknowledged seen-set entry was lost in the restart"
+    );
+    writer.stop().await;
+    reader.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cut_from_redis_keeps_answers_flowing_reports_degraded_and_catches_up() {
+    let Some(mut redis) = Redis::start() else {
+        return;
+    };
+    let cut = TestServer::start_with(None, fleet_knobs(&redis)).await;
+    let other = TestServer::start_with(None, fleet_knobs(&redis)).await;
+    let before = urls("before", 1_000);
+    let mut client = cut.canonicalizer().await;
+    canonicalize_all(&mut client, &before, false).await;
+
+    redis.kill();
+    // Answers continue from local state: what this node recorded stays a duplicate, new URLs are
+    // NEW (and recorded for replay), and health reports the degraded fleet link.
+    let during = urls("during", 2_000);
+    let started = std::time::Instant::now();
+    let answers = decisions(&canonicalize_all(&mut client, &during, false).await);
+    assert!(answers.iter().all(|d| *d == Decision::New));
+    let repeats = decisions(&canonicalize_all(&mut client, &before, false).await);
+    assert!(repeats.iter().all(|d| *d == Decision::Duplicate));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "answers while cut off took {:?}",
+        started.elapsed()
+    );
+    wait_fleet_health(&cut, ServingStatus::NotServing, Duration::from_secs(5)).await;
+    crate::support::wait_serving(cut.addr).await;
+    let (_, metrics) = crate::support::http_get(cut.metrics_addr, "/metrics").await;
+    assert!(
+        metrics.contains("undust_fleet_connected 0"),
+        "metrics show the degraded link"
+    );
+
+    // Redis comes back (with its append-only file): the node reconnects, replays what it recorded
+    // meanwhile, and the other node sees those URLs as duplicates.
+    redis.restart();
+    wait_fleet_health(&cut, ServingStatus::Serving, Duration::from_secs(10)).await;
+    let mut other_client = other.canonicalizer().await;
+    // The other node's link broke too; wait until it is back before asking it.
+    let _ = canonicalize_all(&mut other_client, &urls("probe", 1), true).await;
+    wait_fleet_health(&other, ServingStatus::Serving, Duration::from_secs(10)).await;
+    let seen_elsewhere = decisions(&canonicalize_all(&mut other_client, &during, false).await);
+    assert_eq!(
+        seen_elsewhere
+            .iter()
+            .filter(|d| **d == Decision::Duplicate)
+            .count(),
+        during.len(),
+        "keys recorded while cut off were replayed into Redis"
+    );
+    let seen_before = decisions(&canonicalize_all(&mut other_client, &before, false).await);
+    assert!(seen_before.iter().all(|d| *d == Decision::Duplicate));
+    cut.stop().await;
+    other.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_learner_whose_lease_expired_cannot_overwrite_newer_rules() {
+    let Some(redis) = Redis::start() else { return };
+    let config = |lease_ms: u64| FleetConfig {
+        url: redis.url(),
+        lease_ttl: Duration::from_millis(lease_ms),
+        rules_poll: Duration::from_millis(100),
+        call_timeout: undust::fleet::DEFAULT_CALL_TIMEOUT,
+    };
+    let seen = undust::config::ServeConfig::from_knobs(Knobs::default())
+        .expect("defaults")
+        .seen_set;
+    let slow = Fleet::new(config(300), &seen).expect("fleet");
+    let fast = Fleet::new(config(10_000), &seen).expect("fleet");
+    slow.establish().await.expect("connect");
+    fast.establish().await.expect("connect");
+
+    let old = slow
+        .leases
+        .acquire("shop.example")
+        .await
+        .expect("redis")
+        .expect("free lease");
+    assert!(
+        fast.leases
+            .acquire("shop.example")
+            .await
+            .expect("redis")
+            .is_none(),
+        "one learner at a time"
+    );
+    // The slow learner "pauses": its lease expires and the other sidecar takes the host.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let new = loop {
+        if let Some(lease) = fast.leases.acquire("shop.example").await.expect("redis") {
+            break lease;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lease never expired"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(new.token > old.token, "fencing tokens increase");
+    assert!(
+        !slow.leases.renew(&old).await.expect("redis"),
+        "the lost lease cannot be renewed"
+    );
+
+    let published = fast
+        .rules
+        .publish(&new, b"new rules", 1)
+        .await
+        .expect("redis");
+    let PublishOutcome::Published { version, .. } = published else {
+        panic!("the lease holder publishes: {published:?}");
+    };
+    assert_eq!(version, 1);
+    let stale = slow
+        .rules
+        .publish(&old, b"old rules", 1)
+        .await
+        .expect("redis");
+    assert_eq!(stale, PublishOutcome::Fenced { newer: new.token });
+
+    // Every sidecar sees exactly the newer set.
+    let (epoch, changes) = slow.rules.changes_since(0).await.expect("redis");
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].body, b"new rules");
+    assert_eq!(changes[0].token, new.token);
+    let (same, none) = slow.rules.changes_since(epoch).await.expect("redis");
+    assert_eq!((same, none.len()), (epoch, 0));
+
+    // After release, the next learner gets a larger token still, and its version follows.
+    fast.leases.release(&new).await.expect("redis");
+    let next = slow
+        .leases
+        .acquire("shop.example")
+        .await
+        .expect("redis")
+        .expect("released lease is free");
+    assert!(next.token > new.token);
+    let again = slow
+        .rules
+        .publish(&next, b"newest", 7)
+        .await
+        .expect("redis");
+    assert!(matches!(
+        again,
+        PublishOutcome::Published { version: 7, .. }
+    ));
+}
+
+/// Redis's `used_memory`, in bytes.
+fn used_memory(connection: &mut redis::Connection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query(connection)
+        .expect("info");
+    info.lines()
+        .find_map(|line| line.strip_prefix("used_memory:"))
+        .and_then(|value| value.trim().parse().ok())
+        .expect("used_memory in INFO")
+}
+
+/// Bytes per seen URL in Redis (INFO memory before and after), in exact mode. One million URLs by
+/// default; `UNDUST_FLEET_MEMORY_URLS=10000000` for the BENCHMARKS.md figure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shared_seen_set_costs_at_most_16_bytes_per_url_in_redis() {
+    let Some(redis) = Redis::start() else { return };
+    let count: u64 = std::env::var("UNDUST_FLEET_MEMORY_URLS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(1_000_000);
+    // The bound is twice the URLs inserted, so no generation is dropped: every URL is held.
+    let seen_config = undust::config::SeenSetConfig {
+        max_entries: count * 2,
+        ..undust::config::ServeConfig::from_knobs(Knobs::default())
+            .expect("defaults")
+            .seen_set
+    };
+    let fleet = Fleet::new(
+        FleetConfig {
+            url: redis.url(),
+            lease_ttl: Duration::from_secs(30),
+            rules_poll: Duration::from_millis(500),
+            call_timeout: Duration::from_secs(5),
+        },
+        &seen_config,
+    )
+    .expect("fleet");
+    fleet.establish().await.expect("connect");
+    // A tiny local set: every key goes to Redis.
+    let local = undust::canon::seen::SeenSet::new(&undust::config::SeenSetConfig {
+        max_entries: 1_000,
+        first_occurrence_cache: 0,
+        ..seen_config.clone()
+    });
+    let mut connection = redis.connection();
+    let before = used_memory(&mut connection);
+    let mut new = 0u64;
+    let keys: Vec<u64> = (0..count)
+        .map(|i| undust::canon::seen::key_of(&format!("https://h{}.example/p/{i}", i % 1000)))
+        .collect();
+    for chunk in keys.chunks(1_000) {
+        let answers = fleet
+            .seen
+            .check_batch(&local, chunk, &vec![None; chunk.len()], true)
+            .await;
+        new += answers
+            .iter()
+            .filter(|seen| **seen == undust::canon::seen::Seen::New)
+            .count() as u64;
+    }
+    assert!(fleet.link.is_connected());
+    assert_eq!(new, count, "every distinct URL was NEW once");
+    let after = used_memory(&mut connection);
+    // Generations rotated (a bucket's current one holds half its share), but nothing was dropped.
+    let buckets: Vec<String> = redis::cmd("KEYS")
+        .arg("undust:s:*")
+        .query(&mut connection)
+        .expect("keys");
+    let mut held = 0u64;
+    for bucket in &buckets {
+        held += redis::cmd("SCARD")
+            .arg(bucket)
+            .query::<u64>(&mut connection)
+            .expect("scard");
+    }
+    assert_eq!(held, count, "every URL is held");
+    let per_url = (after - before) as f64 / count as f64;
+    eprintln!(
+        "fleet seen-set: {count} URLs, {} bytes in Redis, {per_url:.2} bytes per URL \
+         ({} buckets)",
+        after - before,
+        1u64 << fleet.seen.geometry().bits
+    );
+    assert!(per_url <= 16.0, "{per_url:.2} bytes per URL");
+}
