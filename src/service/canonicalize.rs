@@ -61,9 +61,22 @@ impl Drop for Admitted {
     }
 }
 
-/// The caller's deadline from its `grpc-timeout` header (`<digits><H|M|S|m|u|n>`), if any.
-fn deadline_of(metadata: &tonic::metadata::MetadataMap) -> Option<Instant> {
-    let text = metadata.get("grpc-timeout")?.to_str().ok()?;
+/// When a request's headers arrived, stamped by [`stamp_arrival`] before its body is read: a
+/// caller's `grpc-timeout` counts from then, not from when the handler starts after a large body
+/// was received and decoded.
+#[derive(Debug, Clone, Copy)]
+pub struct Arrived(Instant);
+
+/// The interceptor that stamps [`Arrived`] on every Canonicalizer request.
+pub fn stamp_arrival(mut request: Request<()>) -> Result<Request<()>, Status> {
+    request.extensions_mut().insert(Arrived(Instant::now()));
+    Ok(request)
+}
+
+/// The caller's deadline from its `grpc-timeout` header (`<digits><H|M|S|m|u|n>`), if any, counted
+/// from the request's arrival.
+fn deadline_of<T>(request: &Request<T>) -> Option<Instant> {
+    let text = request.metadata().get("grpc-timeout")?.to_str().ok()?;
     let (digits, unit) = text.split_at(text.len().checked_sub(1)?);
     let amount: u64 = digits.parse().ok()?;
     let timeout = match unit {
@@ -75,7 +88,11 @@ fn deadline_of(metadata: &tonic::metadata::MetadataMap) -> Option<Instant> {
         "n" => Duration::from_nanos(amount),
         _ => return None,
     };
-    Instant::now().checked_add(timeout)
+    let arrived = request
+        .extensions()
+        .get::<Arrived>()
+        .map_or_else(Instant::now, |arrived| arrived.0);
+    arrived.checked_add(timeout)
 }
 
 /// What one batch learned about one host.
@@ -313,6 +330,16 @@ impl CanonicalizerService {
             });
         }
 
+        // A caller already gone must not have its URLs recorded: it would retry and be told they
+        // are duplicates of answers it never received.
+        if record && deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            metrics::counter!(telemetry::REQUESTS_REFUSED, "reason" => "deadline").increment(1);
+            return Err(Status::deadline_exceeded(format!(
+                "the caller's deadline passed after the {} URLs were canonicalized; none was \
+                 recorded",
+                request.urls.len()
+            )));
+        }
         let (decisions, recorded_in) = self.seen(&answered, record).await;
         for (entry, seen) in answered.into_iter().zip(decisions) {
             let Some(result) = results.get_mut(entry.position) else {
@@ -390,7 +417,7 @@ impl CanonicalizerRpc for CanonicalizerService {
         &self,
         request: Request<CanonicalizeRequest>,
     ) -> Result<Response<CanonicalizeResponse>, Status> {
-        let deadline = deadline_of(request.metadata());
+        let deadline = deadline_of(&request);
         self.answer_durably(request.into_inner(), "unary", deadline)
             .await
             .map(Response::new)
@@ -402,7 +429,7 @@ impl CanonicalizerRpc for CanonicalizerService {
         &self,
         request: Request<Streaming<CanonicalizeRequest>>,
     ) -> Result<Response<Self::CanonicalizeStreamStream>, Status> {
-        let deadline = deadline_of(request.metadata());
+        let deadline = deadline_of(&request);
         let mut inbound = request.into_inner();
         let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
         let service = self.clone();

@@ -151,6 +151,10 @@ pub async fn run(
         .max_encoding_message_size(config.max_message_bytes.saturating_mul(4))
         .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
         .send_compressed(tonic::codec::CompressionEncoding::Gzip);
+    let canonicalizer = tonic::service::interceptor::InterceptedService::new(
+        canonicalizer,
+        super::canonicalize::stamp_arrival,
+    );
     let ingest = IngestServer::new(
         IngestService::new(Arc::clone(&sidecar), Arc::clone(&learning)).with_drain(stop.clone()),
     )

@@ -1,7 +1,5 @@
 //! Shared helpers: a real sidecar on `127.0.0.1:0` and real gRPC clients for it.
 
-#![allow(dead_code)]
-
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -51,7 +49,6 @@ pub struct TestServer {
     pub addr: SocketAddr,
     pub admin_addr: SocketAddr,
     pub metrics_addr: SocketAddr,
-    pub data_dir: PathBuf,
     shutdown: Option<oneshot::Sender<()>>,
     handle: Option<JoinHandle<Result<(), ServeError>>>,
     /// Keeps a temporary data directory alive when the test did not give one.
@@ -119,7 +116,6 @@ impl TestServer {
             addr,
             admin_addr,
             metrics_addr,
-            data_dir: dir,
             shutdown: Some(shutdown),
             handle: Some(handle),
             _temp: temp,

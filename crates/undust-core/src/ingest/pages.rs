@@ -1253,7 +1253,7 @@ fn parse_http_response(
     let mut body = block[head_len..].to_vec();
     if transfer.contains("chunked") {
         // A writer may have de-chunked the body but kept the header: use it as stored then.
-        if let Ok(decoded) = dechunk(&body, limits.max_body_bytes)? {
+        if let Some(decoded) = dechunk(&body, limits.max_body_bytes)? {
             body = decoded;
         }
     }
@@ -1297,31 +1297,32 @@ fn parse_http_response(
     })
 }
 
-/// Decodes a chunked body. `Err` is a hard error (too large); `Ok(Err(()))` means "not chunked".
-#[allow(clippy::result_unit_err)]
-fn dechunk(body: &[u8], max: usize) -> Result<Result<Vec<u8>, ()>, String> {
+/// Decodes a chunked body: `Ok(None)` when the stored body is not chunked after all (servers and
+/// archivers disagree on whether the stored body keeps its transfer coding), `Err` when the decoded
+/// body is over `max`.
+fn dechunk(body: &[u8], max: usize) -> Result<Option<Vec<u8>>, String> {
     let mut out = Vec::new();
     let mut rest = body;
     loop {
         let Some(eol) = memchr::memchr(b'\n', rest) else {
             // A stream cut off after complete chunks still yields what arrived.
-            return Ok(if out.is_empty() { Err(()) } else { Ok(out) });
+            return Ok((!out.is_empty()).then_some(out));
         };
         let line = trim_eol(&rest[..=eol]);
         let size_text = line.split(|&c| c == b';').next().unwrap_or_default();
-        let size_text = std::str::from_utf8(size_text)
-            .map_err(|_| ())
-            .map(str::trim);
-        let Ok(Ok(size)) = size_text.map(|s| usize::from_str_radix(s, 16)) else {
-            return Ok(Err(()));
+        let size = std::str::from_utf8(size_text)
+            .ok()
+            .and_then(|text| usize::from_str_radix(text.trim(), 16).ok());
+        let Some(size) = size else {
+            return Ok(None);
         };
         rest = &rest[eol + 1..];
         if size == 0 {
-            return Ok(Ok(out));
+            return Ok(Some(out));
         }
         if size > rest.len() {
             // Chunk sizes that overrun the stored body: not chunked after all.
-            return Ok(Err(()));
+            return Ok(None);
         }
         if out.len().saturating_add(size) > max {
             return Err(format!("chunked body exceeds the {max}-byte limit"));
@@ -1453,10 +1454,10 @@ mod tests {
     fn dechunk_cases() {
         assert_eq!(
             dechunk(b"5\r\nhello\r\n6;x=y\r\n world\r\n0\r\n\r\n", 100),
-            Ok(Ok(b"hello world".to_vec()))
+            Ok(Some(b"hello world".to_vec()))
         );
-        assert_eq!(dechunk(b"<html>not chunked</html>", 100), Ok(Err(())));
-        assert_eq!(dechunk(b"ff\r\nshort", 10), Ok(Err(())));
+        assert_eq!(dechunk(b"<html>not chunked</html>", 100), Ok(None));
+        assert_eq!(dechunk(b"ff\r\nshort", 10), Ok(None));
         assert!(dechunk(b"b\r\nhello world\r\n0\r\n", 10).is_err());
     }
 }
