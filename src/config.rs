@@ -67,6 +67,9 @@ pub const DEFAULT_CANONICALIZE_MAX_IN_FLIGHT: usize = 32;
 /// refused with RESOURCE_EXHAUSTED (one request is always admitted when none is in flight). An
 /// answer holds about 4 times its request's URL bytes while it is built.
 pub const DEFAULT_CANONICALIZE_MAX_IN_FLIGHT_BYTES: u64 = 128 * 1024 * 1024;
+/// Bytes of Canonicalize answers kept for retries under the same `request_id` (see
+/// `service::replay`): 64 MiB hold about 300,000 answered URLs, a minute of a busy frontier.
+pub const DEFAULT_REPLAY_CACHE_BYTES: usize = 64 * 1024 * 1024;
 /// Seconds an ObservePages stream may wait for its next page before it is ended (its pages are
 /// then not acknowledged; the client resends them). A frozen client must not hold one of the few
 /// ingest slots forever.
@@ -187,6 +190,10 @@ pub struct Knobs {
     /// with RESOURCE_EXHAUSTED [default: 134217728].
     #[arg(long, env = "UNDUST_CANONICALIZE_MAX_IN_FLIGHT_BYTES")]
     pub canonicalize_max_in_flight_bytes: Option<u64>,
+    /// Bytes of Canonicalize answers kept so that a batch retried under the same request_id gets
+    /// its first answer again (0: no replay) [default: 67108864].
+    #[arg(long, env = "UNDUST_REPLAY_CACHE_BYTES")]
+    pub replay_cache_bytes: Option<usize>,
     /// Seconds an ObservePages stream may wait for its next page before it is ended
     /// [default: 60].
     #[arg(long, env = "UNDUST_INGEST_IDLE_TIMEOUT_SECS")]
@@ -227,7 +234,7 @@ impl Knobs {
             admin_write_token_file, relearn_min_new_samples, relearn_interval_secs,
             relearn_concurrency, sample_pages_per_host, sample_budget_bytes, sample_max_hosts,
             ingest_max_body_bytes, refuse_damaged_store, canonicalize_max_in_flight,
-            canonicalize_max_in_flight_bytes, ingest_idle_timeout_secs,
+            canonicalize_max_in_flight_bytes, ingest_idle_timeout_secs, replay_cache_bytes,
             fleet, fleet_lease_secs, fleet_rules_poll_ms,
         )
     }
@@ -299,6 +306,8 @@ pub struct ServeConfig {
     pub canonicalize_max_in_flight_bytes: u64,
     /// How long an ObservePages stream may wait for its next page.
     pub ingest_idle_timeout: Duration,
+    /// Bytes of answers kept for retries.
+    pub replay_cache_bytes: usize,
     /// The fleet to join (`--fleet`); `None`: a single sidecar on its embedded store.
     pub fleet: Option<FleetConfig>,
 }
@@ -525,6 +534,9 @@ impl ServeConfig {
             canonicalize_max_in_flight,
             canonicalize_max_in_flight_bytes,
             ingest_idle_timeout: Duration::from_secs(ingest_idle_timeout_secs),
+            replay_cache_bytes: knobs
+                .replay_cache_bytes
+                .unwrap_or(DEFAULT_REPLAY_CACHE_BYTES),
             fleet,
         })
     }

@@ -33,6 +33,8 @@ pub const URLS_INVALID: &str = "undust_urls_invalid_total";
 pub const ESTIMATED_BYTES_SAVED: &str = "undust_estimated_bytes_saved_total";
 /// Time to answer one Canonicalize request (or one request of a stream). Label `rpc`.
 pub const CANONICALIZE_DURATION: &str = "undust_canonicalize_duration_seconds";
+/// Canonicalize batches answered from the replay cache (a retry under the same `request_id`).
+pub const CANONICALIZE_REPLAYED: &str = "undust_canonicalize_replayed_total";
 /// URLs per Canonicalize request.
 pub const CANONICALIZE_BATCH_SIZE: &str = "undust_canonicalize_batch_urls";
 /// Requests refused as a whole (batch too large). Label `reason`.
@@ -136,6 +138,11 @@ fn describe() {
         CANONICALIZE_DURATION,
         Unit::Seconds,
         "Time to answer one Canonicalize request (label rpc: unary or stream)."
+    );
+    describe_counter!(
+        CANONICALIZE_REPLAYED,
+        Unit::Count,
+        "Canonicalize retries answered with the first attempt's answer (same request_id)."
     );
     describe_histogram!(
         CANONICALIZE_BATCH_SIZE,

@@ -87,6 +87,7 @@ async fn execute(args: ClientArgs) -> Result<(), Failure> {
                 urls: chunk.to_vec(),
                 dry_run,
                 sequence: 0,
+                request_id: String::new(),
             })
             .await
             .map_err(|status| Failure::from_status(&status, &args.address))?

@@ -173,8 +173,15 @@ impl CanonicalizerService {
         deadline: Option<Instant>,
     ) -> Result<CanonicalizeResponse, Status> {
         let started = Instant::now();
-        let _admitted = self.admit(&request.urls)?;
-        let (response, recorded_in) = self.answer(request, deadline).await?;
+        // A retry under the same request id gets the first attempt's answer (service::replay).
+        let (response, recorded_in) = self
+            .sidecar
+            .replay
+            .answer(request, |request| async move {
+                let _admitted = self.admit(&request.urls)?;
+                self.answer(request, deadline).await
+            })
+            .await?;
         if let Some(drain) = recorded_in {
             self.sidecar.durable.wait(drain).await?;
         }

@@ -18,6 +18,7 @@ pub mod durable;
 pub mod ingest;
 pub mod learning;
 pub mod listen;
+pub mod replay;
 pub mod rules_pb;
 pub mod server;
 pub mod state;

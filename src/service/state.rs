@@ -8,6 +8,7 @@ use std::time::Instant;
 use dashmap::DashMap;
 
 use super::durable::DurableSeen;
+use super::replay::ReplayCache;
 use crate::canon::seen::SeenSet;
 use crate::canon::Canonicalizer;
 use crate::config::ServeConfig;
@@ -68,6 +69,8 @@ pub struct Sidecar {
     pub seen: SeenSet,
     /// When answers that recorded canonical forms may be sent.
     pub durable: DurableSeen,
+    /// Answers kept for retries under the same request id.
+    pub replay: ReplayCache,
     /// The fleet's shared state (`--fleet`); `None` for a single embedded sidecar.
     pub fleet: Option<Arc<Fleet>>,
     pub hosts: DashMap<String, Arc<HostCounters>>,
@@ -82,11 +85,13 @@ impl Sidecar {
     pub fn new(config: ServeConfig, canonicalizer: Canonicalizer) -> Self {
         let seen = SeenSet::journaled(&config.seen_set);
         let durable = DurableSeen::new(config.seen_durability);
+        let replay = ReplayCache::new(config.replay_cache_bytes);
         Sidecar {
             config,
             canonicalizer,
             seen,
             durable,
+            replay,
             fleet: None,
             hosts: DashMap::new(),
             totals: Totals::default(),

@@ -181,6 +181,7 @@ async fn acknowledged_data_survives_kill_9_during_ingest_relearn_and_canonicaliz
             urls: urls.clone(),
             dry_run: false,
             sequence: 0,
+            request_id: String::new(),
         })
         .await
         .expect("record")
@@ -197,6 +198,7 @@ async fn acknowledged_data_survives_kill_9_during_ingest_relearn_and_canonicaliz
             urls,
             dry_run: true,
             sequence: 0,
+            request_id: String::new(),
         })
         .await
         .expect("look")

@@ -123,6 +123,7 @@ async fn busy_sidecar() -> TestServer {
             urls: vec!["http://example.com/".into(); MAX_BATCH + 1],
             dry_run: true,
             sequence: 0,
+            request_id: String::new(),
         })
         .await
         .expect_err("an oversized batch is refused");

@@ -79,6 +79,7 @@ async fn explain_shows_the_static_steps_and_whether_the_form_was_seen() {
             urls: vec![input.into()],
             dry_run: false,
             sequence: 0,
+            request_id: String::new(),
         })
         .await
         .expect("record");
@@ -118,6 +119,7 @@ async fn stats_and_host_lists_count_what_happened() {
             urls,
             dry_run: false,
             sequence: 0,
+            request_id: String::new(),
         })
         .await
         .expect("canonicalize");

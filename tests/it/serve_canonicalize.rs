@@ -11,6 +11,7 @@ fn request(urls: &[&str]) -> CanonicalizeRequest {
         urls: urls.iter().map(|u| (*u).to_owned()).collect(),
         dry_run: false,
         sequence: 0,
+        request_id: String::new(),
     }
 }
 
@@ -177,6 +178,7 @@ async fn an_oversized_message_is_refused_with_out_of_range() {
             urls,
             dry_run: false,
             sequence: 0,
+            request_id: String::new(),
         })
         .await
         .expect_err("about 90 KB exceeds 64 KiB");
@@ -192,6 +194,7 @@ async fn the_stream_answers_each_request_in_order_with_its_sequence() {
         urls: vec![format!("http://stream.example/{}", i % 10)],
         dry_run: false,
         sequence: 1_000 + i,
+        request_id: String::new(),
     });
     let mut responses = client
         .canonicalize_stream(tokio_stream::iter(requests))
@@ -232,6 +235,7 @@ async fn concurrent_batches_with_the_same_urls_get_exactly_one_new_each() {
                     urls,
                     dry_run: false,
                     sequence: 0,
+                    request_id: String::new(),
                 })
                 .await
                 .expect("canonicalize")
@@ -248,5 +252,56 @@ async fn concurrent_batches_with_the_same_urls_get_exactly_one_new_each() {
         news += task.await.expect("task");
     }
     assert_eq!(news, 500);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_batch_retried_under_its_request_id_gets_its_first_answer() {
+    let server = TestServer::start().await;
+    let mut client = server.canonicalizer().await;
+    let urls = [
+        "http://retry.example/a",
+        "http://retry.example/b?utm_source=x",
+    ];
+    let with_id = |id: &str, urls: &[&str]| CanonicalizeRequest {
+        request_id: id.to_owned(),
+        ..request(urls)
+    };
+    let decisions = |response: &undust::pb::CanonicalizeResponse| -> Vec<i32> {
+        response.results.iter().map(|r| r.decision).collect()
+    };
+    let first = client
+        .canonicalize(with_id("batch-1", &urls))
+        .await
+        .expect("first attempt")
+        .into_inner();
+    assert_eq!(decisions(&first), vec![Decision::New as i32; 2]);
+    // The answer was lost on the way: the client retries the batch under its id, twice at once.
+    let (mut one, mut two) = (client.clone(), client.clone());
+    let (again, concurrent) = tokio::join!(
+        one.canonicalize(with_id("batch-1", &urls)),
+        two.canonicalize(with_id("batch-1", &urls)),
+    );
+    for retry in [again, concurrent] {
+        let retry = retry.expect("retry").into_inner();
+        assert_eq!(
+            retry.results, first.results,
+            "the first answer, not DUPLICATE"
+        );
+    }
+    // Another batch with the same URLs is a repeat.
+    let other = client
+        .canonicalize(with_id("batch-2", &urls))
+        .await
+        .expect("another batch")
+        .into_inner();
+    assert_eq!(decisions(&other), vec![Decision::Duplicate as i32; 2]);
+    // An id reused for different URLs is a client bug, refused with a message.
+    let reused = client
+        .canonicalize(with_id("batch-1", &["http://retry.example/c"]))
+        .await
+        .expect_err("an id names one batch");
+    assert_eq!(reused.code(), tonic::Code::FailedPrecondition);
+    assert!(reused.message().contains("different batch"), "{reused:?}");
     server.stop().await;
 }

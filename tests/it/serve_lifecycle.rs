@@ -87,6 +87,7 @@ async fn in_flight_calls_finish_during_the_drain() {
             .collect(),
         dry_run: false,
         sequence,
+        request_id: String::new(),
     };
     batches.send(batch(1)).await.expect("send the first batch");
     let mut answers = client
@@ -134,6 +135,7 @@ async fn metrics_are_exposed_in_prometheus_text_without_hosts_or_urls() {
             ],
             dry_run: false,
             sequence: 0,
+            request_id: String::new(),
         })
         .await
         .expect("canonicalize");

@@ -45,6 +45,7 @@ async fn concurrent_large_batches_beyond_the_limits_are_refused_with_resource_ex
                         urls,
                         dry_run: false,
                         sequence: tag as u64,
+                        request_id: String::new(),
                     })
                     .await
                     .map(|response| response.into_inner().results.len())
@@ -97,6 +98,7 @@ async fn a_batch_whose_deadline_passed_is_not_processed_to_its_end() {
         urls: urls.clone(),
         dry_run: false,
         sequence: 0,
+        request_id: String::new(),
     });
     request.set_timeout(Duration::from_millis(1));
     let status = client
@@ -117,6 +119,7 @@ async fn a_batch_whose_deadline_passed_is_not_processed_to_its_end() {
                 urls: chunk.to_vec(),
                 dry_run: true,
                 sequence: 1,
+                request_id: String::new(),
             })
             .await
             .expect("dry run")
@@ -136,6 +139,7 @@ async fn a_batch_whose_deadline_passed_is_not_processed_to_its_end() {
         urls: urls.clone(),
         dry_run: false,
         sequence: 2,
+        request_id: String::new(),
     });
     request.set_timeout(Duration::from_secs(60));
     let answer = client

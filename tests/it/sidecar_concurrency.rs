@@ -62,6 +62,7 @@ async fn every_batch_sees_one_rule_version_while_rules_are_swapped() {
                         urls: urls.clone(),
                         dry_run: true,
                         sequence: round,
+                        request_id: String::new(),
                     })
                     .await
                     .expect("canonicalize")

@@ -39,6 +39,7 @@ async fn pristine_store(dir: &Path) -> (u64, u64) {
                 urls: chunk.to_vec(),
                 dry_run: false,
                 sequence: 0,
+                request_id: String::new(),
             })
             .await
             .expect("record");
@@ -106,6 +107,7 @@ async fn a_damaged_store_is_moved_aside_reported_and_the_sidecar_serves() {
                 urls: vec!["http://damage.example/after/1".into()],
                 dry_run: false,
                 sequence: 0,
+                request_id: String::new(),
             })
             .await
             .unwrap_or_else(|status| panic!("{what}: canonicalize after damage: {status}"))

@@ -135,3 +135,31 @@ def test_an_unreachable_sidecar_fails_within_the_deadline():
         with pytest.raises(UndustError) as err:
             client.canonicalize(["http://example.com/"])
     assert err.value.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def test_a_batch_whose_answer_was_lost_is_retried_and_still_answered_new(sidecar):
+    class Lost(grpc.RpcError):
+        def code(self):
+            return grpc.StatusCode.UNAVAILABLE
+
+        def details(self):
+            return "connection reset after the server answered"
+
+    urls = ["http://lost-answer.example/a", "http://lost-answer.example/b"]
+    with Undust(sidecar.address, retry=Retry(attempts=3, initial=0.01)) as client:
+        real = client._canonicalizer.Canonicalize
+        requests = []
+
+        def answer_then_lose_the_first(request, **kwargs):
+            requests.append(request)
+            response = real(request, **kwargs)
+            if len(requests) == 1:
+                raise Lost()
+            return response
+
+        client._canonicalizer.Canonicalize = answer_then_lose_the_first
+        results = client.canonicalize(urls)
+    assert len(requests) == 2, "the batch was retried once"
+    assert requests[0].request_id and requests[0].request_id == requests[1].request_id
+    # The first attempt recorded both URLs; the retry under the same id gets its answer back.
+    assert [r.decision for r in results] == [Decision.NEW, Decision.NEW]

@@ -231,6 +231,7 @@ async fn drive(args: LoadArgs) -> Result<(), String> {
                         urls: chunk,
                         dry_run,
                         sequence: 0,
+                        request_id: String::new(),
                     })
                     .await
                 {
@@ -265,6 +266,7 @@ async fn drive(args: LoadArgs) -> Result<(), String> {
                     urls: vec![urls[i % urls.len()].clone()],
                     dry_run: true,
                     sequence: 0,
+                    request_id: String::new(),
                 };
                 if client.canonicalize(request).await.is_ok() {
                     samples.push(at.elapsed());

@@ -310,6 +310,7 @@ pub async fn canonicalize_all(
             urls: chunk.to_vec(),
             dry_run,
             sequence: 0,
+            request_id: String::new(),
         };
         results.extend(
             client

@@ -14,6 +14,7 @@ import os
 import pathlib
 import random
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, List, Optional, Sequence, TypeVar
 
@@ -155,7 +156,11 @@ class Undust:
         results: List[CanonicalResult] = []
         for start in range(0, len(urls), self.batch_size):
             chunk = list(urls[start : start + self.batch_size])
-            request = canonicalizer_pb2.CanonicalizeRequest(urls=chunk, dry_run=dry_run)
+            # One id per batch, the same on every retry of it: a retry after a lost answer gets
+            # the first answer back instead of DUPLICATE for the URLs it recorded.
+            request = canonicalizer_pb2.CanonicalizeRequest(
+                urls=chunk, dry_run=dry_run, request_id=uuid.uuid4().hex
+            )
             response = self.retry.run(
                 lambda: self._canonicalizer.Canonicalize(request, timeout=self.timeout)
             )
