@@ -26,10 +26,10 @@ use crate::canon::seen::{key_of, Seen};
 use crate::pb;
 use crate::pb::admin_server::Admin as AdminRpc;
 use crate::pb::{
-    ExplainRequest, ExplainResponse, ExplainStep, GetRelearnJobRequest, GetRulesRequest,
-    GetRulesResponse, GetStatsRequest, GetStatsResponse, HostSummary, ListHostsRequest,
-    ListHostsResponse, RelearnJob, RelearnRequest, RelearnResponse, RollbackRulesRequest,
-    RollbackRulesResponse, DecideMirrorRequest, ListMirrorsRequest, ListMirrorsResponse,
+    DecideMirrorRequest, ExplainRequest, ExplainResponse, ExplainStep, GetRelearnJobRequest,
+    GetRulesRequest, GetRulesResponse, GetStatsRequest, GetStatsResponse, HostSummary,
+    ListHostsRequest, ListHostsResponse, ListMirrorsRequest, ListMirrorsResponse, RelearnJob,
+    RelearnRequest, RelearnResponse, RollbackRulesRequest, RollbackRulesResponse,
 };
 use crate::store::Store;
 use crate::telemetry;
@@ -152,12 +152,12 @@ impl AdminService {
                 }
             });
         let mirror = match (&explanation.mirror_set, &explanation.mirror) {
-            (Some(set_id), Some(folded)) => url::Url::parse(&explanation.static_result)
-                .ok()
-                .map(|url| {
+            (Some(set_id), Some(folded)) => {
+                url::Url::parse(&explanation.static_result).ok().map(|url| {
                     let table = sidecar.canonicalizer.mirrors();
                     super::learning::mirrors::mirror_fold(&table, set_id, &url, folded)
-                }),
+                })
+            }
             _ => None,
         };
         Ok(ExplainResponse {

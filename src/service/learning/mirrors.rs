@@ -77,11 +77,40 @@ fn pair_key(alias: &MirrorSite, canonical: &MirrorSite) -> String {
 }
 
 impl MirrorBook {
+    /// A detected set rooted on a site that is already a live (or operator-decided) canonical,
+    /// when it holds one: the canonical of a live set stays put even when detection's preference
+    /// moves (more URLs seen on another member), since canonical forms recorded in the seen-set
+    /// point at it.
+    fn reroot(&self, set: &MirrorSet) -> MirrorSet {
+        let established = |site: &MirrorSite| {
+            self.live
+                .iter()
+                .chain(&self.decisions)
+                .any(|s| s.canonical == *site)
+        };
+        if established(&set.canonical) {
+            return set.clone();
+        }
+        let Some(i) = set.aliases.iter().position(|a| established(&a.site)) else {
+            return set.clone();
+        };
+        let mut out = set.clone();
+        let new_canonical = out.aliases.remove(i);
+        out.aliases.push(MirrorAlias {
+            site: std::mem::replace(&mut out.canonical, new_canonical.site),
+            pinned: false,
+            evidence: new_canonical.evidence,
+        });
+        out.id = format!("mirror:{}", out.canonical.display());
+        out
+    }
+
     /// Counts one detection pass's sets into the pairs' streaks.
     fn observe_pass(&mut self, detected: &[MirrorSet]) {
         self.passes += 1;
         let mut seen = std::collections::BTreeSet::new();
-        for set in detected {
+        let detected: Vec<MirrorSet> = detected.iter().map(|s| self.reroot(s)).collect();
+        for set in &detected {
             for alias in &set.aliases {
                 let key = pair_key(&alias.site, &set.canonical);
                 seen.insert(key.clone());
@@ -172,10 +201,7 @@ impl MirrorBook {
 
     /// Records an operator's decision on `alias` in `canonical`'s set.
     fn decide(&mut self, decision: MirrorDecision, canonical: MirrorSite, alias: MirrorSite) {
-        let pos = self
-            .decisions
-            .iter()
-            .position(|s| s.canonical == canonical);
+        let pos = self.decisions.iter().position(|s| s.canonical == canonical);
         let set = match pos {
             Some(i) => &mut self.decisions[i],
             None => {
@@ -333,13 +359,14 @@ impl Learning {
     /// The DecideMirror call: records the decision, resolves the live sets again, stores and
     /// swaps them; refused when the decision cannot hold (the alias is another set's canonical,
     /// or the canonical is an alias elsewhere).
-    pub fn decide_mirror(&self, request: DecideMirrorRequest) -> Result<ListMirrorsResponse, Status> {
+    pub fn decide_mirror(
+        &self,
+        request: DecideMirrorRequest,
+    ) -> Result<ListMirrorsResponse, Status> {
         let decision = MirrorDecision::try_from(request.decision)
             .ok()
             .filter(|d| *d != MirrorDecision::Unspecified)
-            .ok_or_else(|| {
-                Status::invalid_argument("decision must be PIN, FORBID or CLEAR")
-            })?;
+            .ok_or_else(|| Status::invalid_argument("decision must be PIN, FORBID or CLEAR"))?;
         let canonical = parse_site("canonical", &request.canonical)?;
         let alias = parse_site("alias", &request.alias)?;
         if canonical == alias {
@@ -353,9 +380,10 @@ impl Learning {
             book.decide(decision, canonical.clone(), alias.clone());
             book.live = book.resolve();
             if decision == MirrorDecision::Pin
-                && !book.live.iter().any(|s| {
-                    s.canonical == canonical && s.aliases.iter().any(|a| a.site == alias)
-                })
+                && !book
+                    .live
+                    .iter()
+                    .any(|s| s.canonical == canonical && s.aliases.iter().any(|a| a.site == alias))
             {
                 return Err(Status::failed_precondition(format!(
                     "{} cannot be pinned into {}'s set: one of them is already in another \
@@ -500,11 +528,17 @@ mod tests {
         pass(&mut book, &found);
         assert_eq!(
             aliases(&book),
-            ["http://a.org>https://www.a.org", "https://a.de>https://www.a.org"]
+            [
+                "http://a.org>https://www.a.org",
+                "https://a.de>https://www.a.org"
+            ]
         );
         let live = book.live.clone();
         // Noise: one pass misses a.de, another wrongly finds b.org.
-        pass(&mut book, &[set("https://www.a.org", &["http://a.org", "http://b.org"])]);
+        pass(
+            &mut book,
+            &[set("https://www.a.org", &["http://a.org", "http://b.org"])],
+        );
         assert_eq!(book.live, live, "one miss and one new find change nothing");
         pass(&mut book, &[set("https://www.a.org", &["http://a.org"])]);
         assert_eq!(aliases(&book), ["http://a.org>https://www.a.org"]);
@@ -539,6 +573,27 @@ mod tests {
     }
 
     #[test]
+    fn a_live_canonical_stays_when_detection_prefers_another_member() {
+        let mut book = MirrorBook::default();
+        let found = [set("https://www.a.org", &["http://a.org", "https://a.de"])];
+        pass(&mut book, &found);
+        pass(&mut book, &found);
+        let live = book.live.clone();
+        // Detection now ranks the bare host first (it saw more of its URLs).
+        let moved = [set("http://a.org", &["https://a.de", "https://www.a.org"])];
+        for _ in 0..4 {
+            pass(&mut book, &moved);
+            assert_eq!(
+                aliases(&book),
+                aliases(&MirrorBook {
+                    live: live.clone(),
+                    ..MirrorBook::default()
+                })
+            );
+        }
+    }
+
+    #[test]
     fn chained_canonicals_join_into_one_disjoint_set() {
         let mut book = MirrorBook::default();
         // Two passes find b under a, then c under b (the canonical choice of a group moved).
@@ -558,10 +613,20 @@ mod tests {
     #[test]
     fn operator_sites_parse_with_a_folder_and_bad_ones_are_refused() {
         let s = parse_site("alias", "http://Mirror.edu/pub/site/").unwrap();
-        assert_eq!((s.origin.as_str(), s.path_prefix.as_str()), ("http://mirror.edu", "/pub/site"));
-        assert_eq!(parse_site("alias", "https://a.org").unwrap().path_prefix, "");
+        assert_eq!(
+            (s.origin.as_str(), s.path_prefix.as_str()),
+            ("http://mirror.edu", "/pub/site")
+        );
+        assert_eq!(
+            parse_site("alias", "https://a.org").unwrap().path_prefix,
+            ""
+        );
         let err = parse_site("alias", "not a url").unwrap_err();
-        assert!(err.message().contains("alias \"not a url\""), "{}", err.message());
+        assert!(
+            err.message().contains("alias \"not a url\""),
+            "{}",
+            err.message()
+        );
         let err = parse_site("alias", "ftp://a.org").unwrap_err();
         assert!(err.message().contains("http(s)"), "{}", err.message());
     }
