@@ -244,7 +244,8 @@ impl CanonicalizerService {
         // canonical hosts folded URLs land on, and a spread sample of the batch's URLs for
         // mirror detection's path sets.
         let mirrors = sidecar.canonicalizer.mirrors();
-        let mut folded_rules: FxHashMap<String, Option<Arc<HostRules>>> = FxHashMap::default();
+        type FoldedRules = (String, String, bool, Option<Arc<HostRules>>);
+        let mut folded_rules: Vec<FoldedRules> = Vec::new();
         let mut folded_urls = 0u64;
         let watch_stride = request.urls.len().div_ceil(URLS_PER_BATCH).max(1);
         let mut watched: Vec<url::Url> = Vec::new();
@@ -311,12 +312,28 @@ impl CanonicalizerService {
                 // The alias URL on the canonical site gets the canonical host's rules.
                 Some(folded) => {
                     folded_urls += 1;
-                    let folded_host = folded.host_str().unwrap_or_default();
-                    let rules = match folded_rules.get(folded_host) {
-                        Some(rules) => rules.clone(),
+                    // Looked up once per batch by both hosts and whether the path stayed (a
+                    // folder alias): what `rules_for_folded` decides on. A batch folds few
+                    // distinct hosts, so a scan without allocation beats a map.
+                    let (from, to) = (
+                        url.host_str().unwrap_or_default(),
+                        folded.host_str().unwrap_or_default(),
+                    );
+                    let same_path = url.path() == folded.path();
+                    let cached = folded_rules
+                        .iter()
+                        .find(|(f, t, p, _)| f == from && t == to && *p == same_path)
+                        .map(|(_, _, _, rules)| rules.clone());
+                    let rules = match cached {
+                        Some(rules) => rules,
                         None => {
-                            let rules = sidecar.canonicalizer.rules().get(folded_host);
-                            folded_rules.insert(folded_host.to_owned(), rules.clone());
+                            let rules = sidecar.canonicalizer.rules_for_folded(&url, &folded);
+                            folded_rules.push((
+                                from.to_owned(),
+                                to.to_owned(),
+                                same_path,
+                                rules.clone(),
+                            ));
                             rules
                         }
                     };
