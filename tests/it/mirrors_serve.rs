@@ -344,3 +344,41 @@ async fn mirror_sets_are_detected_served_decided_and_restored() {
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scheduler_relearns_and_publishes_mirror_sets_on_its_own() {
+    let server = TestServer::start_with(
+        None,
+        Knobs {
+            relearn_interval_secs: Some(1),
+            ..Knobs::default()
+        },
+    )
+    .await;
+    let corpus = generate_mirrors(&MirrorCorpusConfig::new(8, 2, 30));
+    ingest(&server, &corpus).await;
+    let mut admin = server.admin().await;
+    // Polled, bounded: scheduled relearns give the marks, periodic passes confirm them twice.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let list = loop {
+        let list = mirrors(&mut admin).await;
+        if !live_sets(&list).is_empty() {
+            break list;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no mirror set went live within 60 s: {list:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert!(list.passes >= 2, "{list:?}");
+    for s in live_sets(&list) {
+        for alias in &s.aliases {
+            let (x, y) = (s.canonical.origin.clone(), alias.site.origin.clone());
+            assert!(corpus
+                .mirror_pairs
+                .contains(&(x.clone().min(y.clone()), x.max(y))));
+        }
+    }
+    server.stop().await;
+}

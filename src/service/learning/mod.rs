@@ -230,7 +230,11 @@ impl Learning {
                         let _ = tokio::task::spawn_blocking(move || learning.flush_seen()).await;
                     }
                     _ = schedule.tick() => learning.schedule(),
-                    _ = mirror_tick.tick() => learning.mirror_pass_async().await,
+                    _ = mirror_tick.tick() => {
+                        // Not awaited here: a long pass must not hold up seen-set flushes.
+                        let learning = Arc::clone(&learning);
+                        tokio::spawn(async move { learning.mirror_pass_async().await });
+                    }
                     changed = stop.changed() => {
                         if changed.is_err() || *stop.borrow_and_update() {
                             break;
