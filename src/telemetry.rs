@@ -69,6 +69,16 @@ pub const RELEARN_RUNS: &str = "undust_relearn_runs_total";
 pub const RELEARN_DURATION: &str = "undust_relearn_duration_seconds";
 /// Live learned rules over all hosts.
 pub const RULES_ACTIVE: &str = "undust_rules_active";
+/// Live mirror sets.
+pub const MIRROR_SETS: &str = "undust_mirror_sets";
+/// Alias sites folded onto a canonical site by the live mirror sets.
+pub const MIRROR_HOSTS_FOLDED: &str = "undust_mirror_hosts_folded";
+/// URLs Canonicalize folded onto another origin by a mirror set.
+pub const URLS_FOLDED: &str = "undust_urls_folded_across_hosts_total";
+/// Mirror detection passes.
+pub const MIRROR_PASSES: &str = "undust_mirror_passes_total";
+/// Time of one mirror detection pass.
+pub const MIRROR_PASS_DURATION: &str = "undust_mirror_pass_duration_seconds";
 /// Duplicate clusters (two or more URLs) found by the latest learning of every host, summed.
 pub const CLUSTERS: &str = "undust_clusters";
 /// Admin calls. Labels `method` and `outcome` (`ok`, `unauthenticated`, `denied`, `error`).
@@ -212,6 +222,23 @@ fn describe() {
         "Host relearn runs (label outcome)."
     );
     describe_histogram!(RELEARN_DURATION, Unit::Seconds, "Time to relearn one host.");
+    describe_gauge!(MIRROR_SETS, Unit::Count, "Live mirror sets.");
+    describe_gauge!(
+        MIRROR_HOSTS_FOLDED,
+        Unit::Count,
+        "Alias sites folded onto a canonical site by the live mirror sets."
+    );
+    describe_counter!(
+        URLS_FOLDED,
+        Unit::Count,
+        "URLs Canonicalize folded onto another origin by a mirror set."
+    );
+    describe_counter!(MIRROR_PASSES, Unit::Count, "Mirror detection passes.");
+    describe_histogram!(
+        MIRROR_PASS_DURATION,
+        Unit::Seconds,
+        "Time of one mirror detection pass."
+    );
     describe_gauge!(
         RULES_ACTIVE,
         Unit::Count,

@@ -10,6 +10,8 @@
 //! | `admin explain URL` | `Explain` | read |
 //! | `admin stats` | `GetStats` | read |
 //! | `admin rollback HOST [--to-version N]` | `RollbackRules` | write |
+//! | `admin mirrors list` | `ListMirrors` | read |
+//! | `admin mirrors pin\|forbid\|clear CANONICAL ALIAS` | `DecideMirror` | write |
 //!
 //! The token comes from `--token-file`, or else from the data directory where `undust serve`
 //! generates it (`admin-write.token` for write calls; `admin-read.token`, then
@@ -103,13 +105,36 @@ enum AdminCommand {
         #[arg(long, default_value_t = 0)]
         to_version: u64,
     },
+    /// Mirror sets: list them, or pin, forbid or clear an alias.
+    #[command(subcommand)]
+    Mirrors(MirrorsCommand),
+}
+
+/// `admin mirrors`: sites are `scheme://host[:port]`, optionally with a folder
+/// (`http://mirror.example.edu/pub/site`).
+#[derive(Debug, clap::Subcommand)]
+enum MirrorsCommand {
+    /// Live mirror sets with their evidence, pairs on probation, and the operator's decisions.
+    List,
+    /// Keep ALIAS in CANONICAL's mirror set whatever detection says.
+    Pin { canonical: String, alias: String },
+    /// Never let ALIAS join CANONICAL's mirror set.
+    Forbid { canonical: String, alias: String },
+    /// Let detection alone decide about ALIAS again.
+    Clear { canonical: String, alias: String },
 }
 
 impl AdminCommand {
     fn needs_write(&self) -> bool {
         matches!(
             self,
-            AdminCommand::Relearn { .. } | AdminCommand::Rollback { .. }
+            AdminCommand::Relearn { .. }
+                | AdminCommand::Rollback { .. }
+                | AdminCommand::Mirrors(
+                    MirrorsCommand::Pin { .. }
+                        | MirrorsCommand::Forbid { .. }
+                        | MirrorsCommand::Clear { .. }
+                )
         )
     }
 }
@@ -398,8 +423,73 @@ async fn execute(args: &AdminArgs) -> Result<String, Failure> {
                 )
             }
         }
+        AdminCommand::Mirrors(command) => {
+            let response = match command {
+                MirrorsCommand::List => admin.list_mirrors(pb::ListMirrorsRequest {}).await,
+                MirrorsCommand::Pin { canonical, alias }
+                | MirrorsCommand::Forbid { canonical, alias }
+                | MirrorsCommand::Clear { canonical, alias } => {
+                    let decision = match command {
+                        MirrorsCommand::Pin { .. } => pb::MirrorDecision::Pin,
+                        MirrorsCommand::Forbid { .. } => pb::MirrorDecision::Forbid,
+                        _ => pb::MirrorDecision::Clear,
+                    };
+                    admin
+                        .decide_mirror(pb::DecideMirrorRequest {
+                            decision: decision as i32,
+                            canonical: canonical.clone(),
+                            alias: alias.clone(),
+                        })
+                        .await
+                }
+            }
+            .map_err(status)?
+            .into_inner();
+            mirrors_output(&response, json)
+        }
     };
     Ok(text)
+}
+
+/// `admin mirrors` output: the live sets and decisions (rule-file JSON) and the tracked pairs.
+fn mirrors_output(response: &pb::ListMirrorsResponse, json: bool) -> String {
+    let parse = |text: &str| serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
+    let candidates: Vec<Value> = response
+        .candidates
+        .iter()
+        .map(|c| {
+            json!({
+                "alias": c.alias,
+                "canonical": c.canonical,
+                "confirmed_passes": c.confirmed_passes,
+                "missed_passes": c.missed_passes,
+                "live": c.live,
+            })
+        })
+        .collect();
+    if json {
+        return render_json(&json!({
+            "passes": response.passes,
+            "mirrors": parse(&response.mirrors_json),
+            "decisions": parse(&response.decisions_json),
+            "candidates": candidates,
+        }));
+    }
+    let mut text = format!(
+        "{} detection passes; live mirror sets:\n{}\noperator decisions:\n{}\n",
+        response.passes, response.mirrors_json, response.decisions_json
+    );
+    for c in &response.candidates {
+        text.push_str(&format!(
+            "{} -> {}: {} ({} confirming passes, {} missed)\n",
+            c.alias,
+            c.canonical,
+            if c.live { "live" } else { "on probation" },
+            c.confirmed_passes,
+            c.missed_passes
+        ));
+    }
+    text
 }
 
 fn render_json(value: &Value) -> String {

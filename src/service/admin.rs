@@ -9,6 +9,8 @@
 //! | `Explain` | read | static steps, matched rule and node, final form, seen or not |
 //! | `GetStats` | read | totals since start |
 //! | `RollbackRules` | write | put a previous rule set version of a host live again |
+//! | `ListMirrors` | read | live mirror sets with evidence, pairs on probation, pins and forbids |
+//! | `DecideMirror` | write | pin, forbid or clear an alias of a mirror set (persisted) |
 //!
 //! Every call is authenticated ([`super::auth`]), logged and counted (`undust_admin_calls_total`).
 
@@ -24,10 +26,10 @@ use crate::canon::seen::{key_of, Seen};
 use crate::pb;
 use crate::pb::admin_server::Admin as AdminRpc;
 use crate::pb::{
-    ExplainRequest, ExplainResponse, ExplainStep, GetRelearnJobRequest, GetRulesRequest,
-    GetRulesResponse, GetStatsRequest, GetStatsResponse, HostSummary, ListHostsRequest,
-    ListHostsResponse, RelearnJob, RelearnRequest, RelearnResponse, RollbackRulesRequest,
-    RollbackRulesResponse,
+    DecideMirrorRequest, ExplainRequest, ExplainResponse, ExplainStep, GetRelearnJobRequest,
+    GetRulesRequest, GetRulesResponse, GetStatsRequest, GetStatsResponse, HostSummary,
+    ListHostsRequest, ListHostsResponse, ListMirrorsRequest, ListMirrorsResponse, RelearnJob,
+    RelearnRequest, RelearnResponse, RollbackRulesRequest, RollbackRulesResponse,
 };
 use crate::store::Store;
 use crate::telemetry;
@@ -149,8 +151,18 @@ impl AdminService {
                         .map_or(0.0, |rule| rule.false_positive_rate),
                 }
             });
+        let mirror = match (&explanation.mirror_set, &explanation.mirror) {
+            (Some(set_id), Some(folded)) => {
+                url::Url::parse(&explanation.static_result).ok().map(|url| {
+                    let table = sidecar.canonicalizer.mirrors();
+                    super::learning::mirrors::mirror_fold(&table, set_id, &url, folded)
+                })
+            }
+            _ => None,
+        };
         Ok(ExplainResponse {
             input: request.url,
+            mirror,
             static_result: explanation.static_result,
             static_steps: explanation
                 .static_steps
@@ -254,6 +266,8 @@ impl AdminService {
             .map(|entry| Arc::clone(entry.value()));
         let rules = self.sidecar.canonicalizer.rules().get(name);
         let learned = self.learning.host_summary(name);
+        let (mirror_set, mirror_canonical) =
+            self.learning.mirror_set_of_host(name).unwrap_or_default();
         let load = |f: fn(&super::state::HostCounters) -> &std::sync::atomic::AtomicU64| {
             counters
                 .as_deref()
@@ -273,6 +287,8 @@ impl AdminService {
                 .unwrap_or(0),
             last_learned_unix_ms: learned.last_learned_unix_ms,
             pages_observed: load(|c| &c.pages_observed),
+            mirror_set,
+            mirror_canonical,
         }
     }
 }
@@ -351,6 +367,30 @@ impl AdminRpc for AdminService {
             request,
             |request| async move { self.learning.rollback(&request.host, request.to_version) },
         )
+        .await
+    }
+
+    async fn list_mirrors(
+        &self,
+        request: Request<ListMirrorsRequest>,
+    ) -> Result<Response<ListMirrorsResponse>, Status> {
+        self.call("ListMirrors", Role::Read, request, |_| async move {
+            self.learning.list_mirrors()
+        })
+        .await
+    }
+
+    async fn decide_mirror(
+        &self,
+        request: Request<DecideMirrorRequest>,
+    ) -> Result<Response<ListMirrorsResponse>, Status> {
+        self.call("DecideMirror", Role::Write, request, |request| async move {
+            let learning = Arc::clone(&self.learning);
+            // Stores durably and may wait for a running detection pass: off the async threads.
+            tokio::task::spawn_blocking(move || learning.decide_mirror(request))
+                .await
+                .map_err(|err| Status::internal(format!("mirror decision failed: {err}")))?
+        })
         .await
     }
 }

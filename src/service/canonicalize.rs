@@ -11,6 +11,10 @@
 //! (`grpc-timeout`) is checked and the task yields, so a caller that timed out or cancelled (its
 //! future is dropped) stops costing work at the next chunk.
 //!
+//! Mirror sets fold a URL of an alias site onto its canonical site before the rules, which are
+//! then the canonical host's (looked up once per batch too); the answer's `enqueue_url` stays
+//! the URL discovered, a real fetchable URL. Folded URLs are counted per batch.
+//!
 //! The seen-set answers the whole batch at once after its URLs are canonicalized: with `--fleet`
 //! the shared seen-set in one Redis round trip (durable as Redis is configured, see the fleet
 //! module), else the embedded one, under the durability gate, and the answer waits until the NEW
@@ -26,6 +30,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status, Streaming};
 
+use super::mirrors::URLS_PER_BATCH;
 use super::state::{HostCounters, Sidecar};
 use crate::canon::engine::HostRules;
 use crate::canon::seen::{key_of, Seen};
@@ -259,6 +264,15 @@ impl CanonicalizerService {
             (0u64, 0u64, 0u64, 0u64);
         let mut bytes_saved = 0u64;
         let mut results = Vec::with_capacity(request.urls.len());
+        // Mirror sets as of this batch (one table answers the whole batch), the rules of the
+        // canonical hosts folded URLs land on, and a spread sample of the batch's URLs for
+        // mirror detection's path sets.
+        let mirrors = sidecar.canonicalizer.mirrors();
+        type FoldedRules = (String, String, bool, Option<Arc<HostRules>>);
+        let mut folded_rules: Vec<FoldedRules> = Vec::new();
+        let mut folded_urls = 0u64;
+        let watch_stride = request.urls.len().div_ceil(URLS_PER_BATCH).max(1);
+        let mut watched: Vec<url::Url> = Vec::new();
         // Valid URLs wait here, by position in `results`, until the seen-set answered them all
         // (with a fleet, in one round trip to Redis for the whole batch).
         let mut answered: Vec<Answered> = Vec::with_capacity(request.urls.len());
@@ -291,6 +305,16 @@ impl CanonicalizerService {
                     continue;
                 }
             };
+            if index % watch_stride == 0 && watched.len() < URLS_PER_BATCH {
+                watched.push(url.clone());
+            }
+            let folded = if mirrors.is_empty() {
+                None
+            } else {
+                mirrors
+                    .fold(&url)
+                    .and_then(|folded| url::Url::parse(&folded.url).ok())
+            };
             let host_name = url.host_str().unwrap_or_default();
             let host_index = match hosts.get(host_name) {
                 Some(&index) => index,
@@ -308,9 +332,46 @@ impl CanonicalizerService {
             let Some(host) = batch_hosts.get_mut(host_index) else {
                 continue;
             };
-            let canonical = Canonicalizer::finish(input, url, host.rules.as_deref());
+            let (canonical, rules) = match folded {
+                // The alias URL on the canonical site gets the canonical host's rules.
+                Some(folded) => {
+                    folded_urls += 1;
+                    // Looked up once per batch by both hosts and whether the path stayed (a
+                    // folder alias): what `rules_for_folded` decides on. A batch folds few
+                    // distinct hosts, so a scan without allocation beats a map.
+                    let (from, to) = (
+                        url.host_str().unwrap_or_default(),
+                        folded.host_str().unwrap_or_default(),
+                    );
+                    let same_path = url.path() == folded.path();
+                    let cached = folded_rules
+                        .iter()
+                        .find(|(f, t, p, _)| f == from && t == to && *p == same_path)
+                        .map(|(_, _, _, rules)| rules.clone());
+                    let rules = match cached {
+                        Some(rules) => rules,
+                        None => {
+                            let rules = sidecar.canonicalizer.rules_for_folded(&url, &folded);
+                            folded_rules.push((
+                                from.to_owned(),
+                                to.to_owned(),
+                                same_path,
+                                rules.clone(),
+                            ));
+                            rules
+                        }
+                    };
+                    let canonical =
+                        Canonicalizer::finish_folded(input, url, folded, rules.as_deref());
+                    (canonical, rules)
+                }
+                None => (
+                    Canonicalizer::finish(input, url, host.rules.as_deref()),
+                    host.rules.clone(),
+                ),
+            };
             changed_static += u64::from(canonical.changed_static);
-            let (rule_id, rules_version) = match &host.rules {
+            let (rule_id, rules_version) = match &rules {
                 Some(rules) => {
                     let id = canonical
                         .rule_index
@@ -347,6 +408,7 @@ impl CanonicalizerService {
                 request.urls.len()
             )));
         }
+        sidecar.mirrors.observe_batch(watched.iter());
         let (decisions, recorded_in) = self.seen(&answered, record).await;
         for (entry, seen) in answered.into_iter().zip(decisions) {
             let Some(result) = results.get_mut(entry.position) else {
@@ -405,6 +467,7 @@ impl CanonicalizerService {
         metrics::counter!(telemetry::URLS_CHANGED_STATIC).increment(changed_static);
         metrics::counter!(telemetry::URLS_CHANGED_LEARNED).increment(changed_learned);
         metrics::counter!(telemetry::URLS_INVALID).increment(invalid);
+        metrics::counter!(telemetry::URLS_FOLDED).increment(folded_urls);
         metrics::counter!(telemetry::DUPLICATES_SUPPRESSED).increment(suppressed);
         metrics::counter!(telemetry::ESTIMATED_BYTES_SAVED).increment(bytes_saved);
         metrics::histogram!(telemetry::CANONICALIZE_BATCH_SIZE).record(count as f64);

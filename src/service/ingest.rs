@@ -20,7 +20,7 @@ use super::state::Sidecar;
 use crate::ingest::pages::{PageRecord, RecordKind};
 use crate::pb::ingest_server::Ingest as IngestRpc;
 use crate::pb::{ObservePagesSummary, ObservedPage, PageRejection};
-use crate::pipeline::{analyze, judge, Verdict};
+use crate::pipeline::{analyze, judge, Rejection, Verdict};
 use crate::telemetry;
 
 /// Rejections described in one summary; the count covers all of them.
@@ -41,6 +41,21 @@ pub struct IngestService {
     streams: Arc<Semaphore>,
     /// Turns `true` when the sidecar starts draining.
     draining: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+/// The page's `server_ip`: `None` when empty, a rejection when it is not an IP address.
+fn server_ip(text: &str) -> Result<Option<std::net::IpAddr>, Rejection> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| Rejection {
+        field: "server_ip",
+        message: format!(
+            "{:?} is not an IP address (IPv4 like 192.0.2.1 or IPv6 like 2001:db8::1)",
+            truncate(text, 64)
+        ),
+    })
 }
 
 fn truncate(text: &str, max: usize) -> String {
@@ -146,11 +161,16 @@ impl IngestRpc for IngestService {
             metrics::counter!(telemetry::PAGES_OBSERVED).increment(1);
             let url_echo = truncate(&page.url, ECHOED_URL_BYTES);
             let body_len = page.body.len() as u64;
-            let verdict = judge(
-                Self::record(page),
-                self.sidecar.canonicalizer.normalizer(),
-                self.learning.accept_policy(),
-            );
+            let server_ip = server_ip(&page.server_ip);
+            let verdict = match &server_ip {
+                Ok(_) => judge(
+                    Self::record(page),
+                    self.sidecar.canonicalizer.normalizer(),
+                    self.learning.accept_policy(),
+                ),
+                Err(rejection) => Verdict::Rejected(rejection.clone()),
+            };
+            let server_ip = server_ip.ok().flatten();
             match verdict {
                 Verdict::Rejected(rejection) => {
                     let reason = if rejection.field == "body" {
@@ -189,12 +209,15 @@ impl IngestRpc for IngestService {
                     let learning = Arc::clone(&self.learning);
                     let sidecar = Arc::clone(&self.sidecar);
                     let sampled = tokio::task::spawn_blocking(move || {
+                        let url = evidence.url.clone();
                         let page = analyze(
                             *evidence,
                             sidecar.canonicalizer.normalizer(),
                             learning.content_config(),
                         );
-                        learning.observe(page)
+                        let sampled = learning.observe(page);
+                        learning.observe_fetch(&url, server_ip);
+                        sampled
                     })
                     .await
                     .map_err(|err| Status::internal(format!("page analysis failed: {err}")))?;
@@ -221,6 +244,23 @@ impl IngestRpc for IngestService {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_addresses_parse_and_bad_ones_are_rejected_by_name() {
+        assert_eq!(server_ip("").unwrap(), None);
+        assert_eq!(server_ip(" 192.0.2.7 ").unwrap(), "192.0.2.7".parse().ok());
+        assert_eq!(
+            server_ip("2001:db8::1").unwrap(),
+            "2001:db8::1".parse().ok()
+        );
+        let err = server_ip("example.com").unwrap_err();
+        assert_eq!(err.field, "server_ip");
+        assert!(
+            err.to_string()
+                .contains("\"example.com\" is not an IP address"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn truncation_respects_char_boundaries() {

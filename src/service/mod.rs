@@ -8,6 +8,8 @@
 //! - [`learning`]: per-host samples and template models, the relearn scheduler and jobs, rule
 //!   versions and rollback, persistence of samples, rules and the seen-set.
 //! - [`admin`] and [`auth`]: the operators' service and its bearer tokens.
+//! - [`mirrors`]: host summaries for mirror detection, fed by ingest, relearn and Canonicalize
+//!   (detection, its hysteresis and the operator's decisions: `learning::mirrors`).
 //! - [`listen`]: accepting connections with a limit, a first-byte timeout and accept backoff.
 //! - [`state`]: what the services share; [`rules_pb`]: rules as protobuf messages.
 
@@ -18,6 +20,7 @@ pub mod durable;
 pub mod ingest;
 pub mod learning;
 pub mod listen;
+pub mod mirrors;
 pub mod replay;
 pub mod rules_pb;
 pub mod server;

@@ -8,6 +8,7 @@ use std::time::Instant;
 use dashmap::DashMap;
 
 use super::durable::DurableSeen;
+use super::mirrors::MirrorWatch;
 use super::replay::ReplayCache;
 use crate::canon::seen::SeenSet;
 use crate::canon::Canonicalizer;
@@ -74,6 +75,8 @@ pub struct Sidecar {
     /// The fleet's shared state (`--fleet`); `None` for a single embedded sidecar.
     pub fleet: Option<Arc<Fleet>>,
     pub hosts: DashMap<String, Arc<HostCounters>>,
+    /// What mirror detection knows of the sampled hosts.
+    pub mirrors: MirrorWatch,
     pub totals: Totals,
     pub started: Instant,
     /// Latch: set once the sidecar restored its state and may answer; never unset.
@@ -94,6 +97,7 @@ impl Sidecar {
             replay,
             fleet: None,
             hosts: DashMap::new(),
+            mirrors: MirrorWatch::default(),
             totals: Totals::default(),
             started: Instant::now(),
             ready: AtomicBool::new(false),

@@ -11,6 +11,7 @@
 //! | `rules` | host | JSON rule history (live version and the versions kept for rollback) | before a new or rolled-back rule set goes live |
 //! | `samples` | (host, sample id) | one sampled page (URL evidence and content digest) | before an ingest stream is acknowledged |
 //! | `templates` | host | the host's template model | with the samples |
+//! | `mirrors` | `state` | JSON mirror book (live mirror sets, candidates on probation, operator pins and forbids) | before mirror sets change live, and on each pin or forbid |
 //! | `seen` | chunk number | packed 64-bit keys of canonical forms | every flush interval, and rewritten whole on compaction |
 //!
 //! Every value is wrapped in an envelope (format byte, xxh3 checksum, payload). A value whose
@@ -38,6 +39,9 @@ const RULES: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("rules");
 const SAMPLES: TableDefinition<'_, (&str, u64), &[u8]> = TableDefinition::new("samples");
 const TEMPLATES: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("templates");
 const SEEN: TableDefinition<'_, u64, &[u8]> = TableDefinition::new("seen");
+const MIRRORS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("mirrors");
+/// The one row of the `mirrors` table.
+const MIRRORS_KEY: &str = "state";
 
 /// The store's file name inside the data directory.
 pub const FILE_NAME: &str = "undust.redb";
@@ -87,7 +91,7 @@ pub struct StoreDamage {
 }
 
 /// Names of the store's tables, for damage reports.
-const TABLE_NAMES: [&str; 4] = ["rules", "samples", "templates", "seen"];
+const TABLE_NAMES: [&str; 5] = ["rules", "samples", "templates", "seen", "mirrors"];
 
 /// Rows read from a damaged file, to be copied into a new one (values still sealed).
 #[derive(Default)]
@@ -96,11 +100,16 @@ struct Salvage {
     samples: Vec<((String, u64), Vec<u8>)>,
     templates: Vec<(String, Vec<u8>)>,
     seen: Vec<(u64, Vec<u8>)>,
+    mirrors: Vec<(String, Vec<u8>)>,
 }
 
 impl Salvage {
     fn rows(&self) -> u64 {
-        (self.rules.len() + self.samples.len() + self.templates.len() + self.seen.len()) as u64
+        (self.rules.len()
+            + self.samples.len()
+            + self.templates.len()
+            + self.seen.len()
+            + self.mirrors.len()) as u64
     }
 }
 
@@ -161,7 +170,7 @@ fn read_through(
             first_reason.get_or_insert(reason);
         }
     };
-    let [rules, samples, templates, seen] = TABLE_NAMES;
+    let [rules, samples, templates, seen, mirrors] = TABLE_NAMES;
     note(
         rules,
         read_rows(db, RULES, |host, value| {
@@ -194,6 +203,14 @@ fn read_through(
             }
         }),
     );
+    note(
+        mirrors,
+        read_rows(db, MIRRORS, |key, value| {
+            if let Some(out) = salvage.as_deref_mut() {
+                out.mirrors.push((key.to_owned(), value.to_vec()));
+            }
+        }),
+    );
     (damaged, first_reason)
 }
 
@@ -217,6 +234,10 @@ fn write_salvage(db: &Database, salvage: &Salvage) -> Result<(), StoreError> {
         let mut seen = txn.open_table(SEEN)?;
         for (chunk, value) in &salvage.seen {
             seen.insert(*chunk, value.as_slice())?;
+        }
+        let mut mirrors = txn.open_table(MIRRORS)?;
+        for (key, value) in &salvage.mirrors {
+            mirrors.insert(key.as_str(), value.as_slice())?;
         }
     }
     txn.commit()?;
@@ -404,6 +425,7 @@ impl Store {
             txn.open_table(RULES)?;
             txn.open_table(SAMPLES)?;
             txn.open_table(TEMPLATES)?;
+            txn.open_table(MIRRORS)?;
             let seen = txn.open_table(SEEN)?;
             let next = seen.last()?.map_or(0, |(chunk, _)| chunk.value() + 1);
             self.next_seen_chunk.store(next, Ordering::Relaxed);
@@ -484,6 +506,28 @@ impl Store {
             }
         }
         Ok(out)
+    }
+
+    /// Durably replaces the mirror book.
+    pub fn put_mirrors(&self, book: &[u8]) -> Result<(), StoreError> {
+        let mut txn = self.db.begin_write()?;
+        txn.set_durability(Durability::Immediate)?;
+        txn.open_table(MIRRORS)?
+            .insert(MIRRORS_KEY, seal(book).as_slice())?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// The mirror book, when one was stored and can be trusted.
+    pub fn load_mirrors(&self) -> Result<Option<Vec<u8>>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(MIRRORS)?;
+        let Some(value) = table.get(MIRRORS_KEY)? else {
+            return Ok(None);
+        };
+        Ok(self
+            .trusted("mirrors", &MIRRORS_KEY, value.value())
+            .map(<[u8]>::to_vec))
     }
 
     /// Durably applies sample changes in one transaction.
@@ -702,8 +746,15 @@ mod tests {
                 .expect("delete");
             store.append_seen(&[1, 2, 3]).expect("seen");
             store.append_seen(&[4]).expect("seen");
+            assert_eq!(store.load_mirrors().expect("mirrors"), None);
+            store.put_mirrors(b"{\"m\":0}").expect("mirrors");
+            store.put_mirrors(b"{\"m\":1}").expect("mirrors");
         }
         let store = Store::open(dir.path()).expect("reopen");
+        assert_eq!(
+            store.load_mirrors().expect("mirrors").as_deref(),
+            Some(b"{\"m\":1}".as_slice())
+        );
         assert_eq!(
             store.load_rules().expect("rules"),
             vec![("example.com".to_owned(), b"{\"v\":1}".to_vec())]

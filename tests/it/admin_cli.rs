@@ -383,3 +383,70 @@ async fn every_admin_and_client_command_works_through_the_binary_with_the_genera
 
     drop(stop);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_mirrors_pins_forbids_and_lists_through_the_binary() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let (_, admin_addr, stop) = start(data.path()).await;
+    let admin_addr = admin_addr.to_string();
+    let dir = data.path().to_str().expect("utf-8 path");
+    let base = ["admin", "--address", admin_addr.as_str(), "--data-dir", dir];
+    let run = |rest: &[&str]| {
+        let mut args: Vec<String> = base.iter().map(|a| (*a).to_owned()).collect();
+        args.extend(rest.iter().map(|a| (*a).to_owned()));
+        async move { undust(&args.iter().map(String::as_str).collect::<Vec<_>>(), None).await }
+    };
+
+    let pinned = run(&[
+        "--json",
+        "mirrors",
+        "pin",
+        "https://www.site.org",
+        "http://mirror.example.edu/pub/site/",
+    ])
+    .await;
+    assert!(pinned.status.success(), "{}", stderr(&pinned));
+    let list: Value = serde_json::from_str(&stdout(&pinned)).expect("JSON");
+    assert_eq!(
+        list["mirrors"][0]["aliases"][0]["origin"],
+        "http://mirror.example.edu"
+    );
+    assert_eq!(list["mirrors"][0]["aliases"][0]["path_prefix"], "/pub/site");
+    assert_eq!(list["mirrors"][0]["aliases"][0]["pinned"], true);
+    let forbid = run(&[
+        "mirrors",
+        "forbid",
+        "https://www.site.org",
+        "https://blog.site.org",
+    ])
+    .await;
+    assert!(forbid.status.success(), "{}", stderr(&forbid));
+    let listed = run(&["--json", "mirrors", "list"]).await;
+    let list: Value = serde_json::from_str(&stdout(&listed)).expect("JSON");
+    assert_eq!(
+        list["decisions"][0]["forbidden"][0]["origin"],
+        "https://blog.site.org"
+    );
+    let text = run(&["mirrors", "list"]).await;
+    assert!(
+        stdout(&text).contains("http://mirror.example.edu"),
+        "{}",
+        stdout(&text)
+    );
+    // A bad site is refused with the reason and EX_DATAERR.
+    let bad = run(&["mirrors", "pin", "https://www.site.org", "ftp://x.org"]).await;
+    assert_eq!(bad.status.code(), Some(65), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("http(s)"), "{}", stderr(&bad));
+    // Clearing the pin leaves no live set.
+    let cleared = run(&[
+        "--json",
+        "mirrors",
+        "clear",
+        "https://www.site.org",
+        "http://mirror.example.edu/pub/site",
+    ])
+    .await;
+    let list: Value = serde_json::from_str(&stdout(&cleared)).expect("JSON");
+    assert_eq!(list["mirrors"], serde_json::json!([]));
+    drop(stop);
+}

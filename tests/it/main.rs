@@ -11,6 +11,7 @@ mod deploy;
 mod fleet;
 mod learn;
 mod mirrors;
+mod mirrors_serve;
 mod one_pipeline;
 mod pages;
 mod real_crawls;

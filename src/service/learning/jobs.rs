@@ -59,7 +59,8 @@ impl Learning {
                 "no host has samples to learn from",
             ));
         }
-        let (job, joined) = self.start_job(hosts);
+        // A relearn of every host ends with a mirror detection pass over what it learned.
+        let (job, joined) = self.start_job_with(hosts, request.host.is_empty());
         if request.wait {
             let mut done = job.done.subscribe();
             let _ = done.wait_for(|done| *done).await;
@@ -88,6 +89,16 @@ impl Learning {
 
     /// Starts a job for `hosts`, or joins the running job when every one of them is learning.
     pub(super) fn start_job(self: &Arc<Self>, hosts: Vec<String>) -> (Arc<Job>, bool) {
+        self.start_job_with(hosts, false)
+    }
+
+    /// [`Learning::start_job`], and with `mirror_pass` a mirror detection pass once the hosts
+    /// are learned, before the job is reported done.
+    pub(super) fn start_job_with(
+        self: &Arc<Self>,
+        hosts: Vec<String>,
+        mirror_pass: bool,
+    ) -> (Arc<Job>, bool) {
         let mut jobs = self.jobs.lock();
         if hosts.iter().all(|host| jobs.running.contains_key(host)) {
             let existing = hosts
@@ -129,11 +140,11 @@ impl Learning {
         drop(jobs);
         let learning = Arc::clone(self);
         let task_job = Arc::clone(&job);
-        tokio::spawn(async move { learning.run_job(task_job, hosts).await });
+        tokio::spawn(async move { learning.run_job(task_job, hosts, mirror_pass).await });
         (job, false)
     }
 
-    async fn run_job(self: Arc<Self>, job: Arc<Job>, hosts: Vec<String>) {
+    async fn run_job(self: Arc<Self>, job: Arc<Job>, hosts: Vec<String>, mirror_pass: bool) {
         job.record.lock().state = JobState::Running as i32;
         let job_id = job.record.lock().job_id.clone();
         let (mut failed, mut rejected) = (false, false);
@@ -206,6 +217,9 @@ impl Learning {
             if jobs.running.get(host) == Some(&job_id) {
                 jobs.running.remove(host);
             }
+        }
+        if mirror_pass {
+            self.mirror_pass_async().await;
         }
         {
             let mut record = job.record.lock();

@@ -17,11 +17,14 @@
 //!   [`RelearnError`](crate::pipeline::RelearnError).
 //! - [`versions`]: each host's last [`versions::KEPT_VERSIONS`] rule sets, rollback, and the reads
 //!   the admin API makes of them.
+//! - [`mirrors`]: mirror detection passes with hysteresis, the operator's pins and forbids, and
+//!   the live mirror sets, durable in one mirror book.
 //! - [`seen_log`]: the seen-set's persistence: keys recorded by Canonicalize are journaled in memory
 //!   and appended to the store every [`SEEN_FLUSH_INTERVAL`], and at once when an answer waits for
 //!   them ([`crate::service::durable`]).
 
 mod jobs;
+pub mod mirrors;
 mod relearn;
 mod samples;
 mod scheduler;
@@ -101,6 +104,10 @@ pub struct Learning {
     permits: Arc<Semaphore>,
     next_sample_id: AtomicU64,
     next_job_id: AtomicU64,
+    /// Mirror sets: streaks, decisions, live sets ([`mirrors`]).
+    mirror_book: Mutex<mirrors::MirrorBook>,
+    /// Held by a detection pass or an operator's decision: one change of the book at a time.
+    mirror_pass: Mutex<()>,
 }
 
 impl Learning {
@@ -131,10 +138,13 @@ impl Learning {
             permits: Arc::new(Semaphore::new(learning_config.relearn_concurrency)),
             next_sample_id: AtomicU64::new(1),
             next_job_id: AtomicU64::new(1),
+            mirror_book: Mutex::default(),
+            mirror_pass: Mutex::new(()),
             sidecar,
             store,
         });
         learning.restore_rules()?;
+        learning.restore_mirrors()?;
         learning.restore_samples()?;
         let keys = learning.restore_seen()?;
         if let Some(aside) = learning.store.moved_aside() {
@@ -201,6 +211,12 @@ impl Learning {
         tokio::spawn(async move {
             let mut flush = tokio::time::interval(seen_log::SEEN_FLUSH_INTERVAL);
             let mut schedule = tokio::time::interval(scheduler::SCHEDULER_TICK);
+            // Periodic mirror detection: the first tick (at once) is skipped, the state was just
+            // restored.
+            let mirror_every = learning.sidecar.config.learning.relearn_interval;
+            let mut mirror_tick =
+                tokio::time::interval_at(tokio::time::Instant::now() + mirror_every, mirror_every);
+            mirror_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             schedule.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
@@ -214,6 +230,11 @@ impl Learning {
                         let _ = tokio::task::spawn_blocking(move || learning.flush_seen()).await;
                     }
                     _ = schedule.tick() => learning.schedule(),
+                    _ = mirror_tick.tick() => {
+                        // Not awaited here: a long pass must not hold up seen-set flushes.
+                        let learning = Arc::clone(&learning);
+                        tokio::spawn(async move { learning.mirror_pass_async().await });
+                    }
                     changed = stop.changed() => {
                         if changed.is_err() || *stop.borrow_and_update() {
                             break;

@@ -67,6 +67,10 @@ impl Learning {
         // Crawlers report pages; archive-only URL evidence (revisits, payload digests) comes to the
         // offline commands alone.
         let clusters = cluster_pages(samples, &[], template, &self.content);
+        // Mirror detection compares these same fingerprints across hosts.
+        self.sidecar
+            .mirrors
+            .observe_marks(host, samples, &clusters.fingerprints);
         let duplicate_clusters = clusters.duplicate_clusters() as u64;
         let training = labelled(host, &clusters.clustering);
         let checked = learn_checked(host, &training, &self.learn, &self.gate)?;

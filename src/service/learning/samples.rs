@@ -145,6 +145,7 @@ impl Learning {
     /// A host whose sample gave way to a new host: its template model and trigger go (per-host
     /// memory stays bounded by the host limit); its rule versions stay, since its rules stay live.
     fn forget_sampled_host(&self, host: &str) {
+        self.sidecar.mirrors.forget_host(host);
         let keeps_rules = self
             .hosts
             .get(host)
@@ -159,6 +160,17 @@ impl Learning {
         } else {
             self.hosts.remove(host);
             self.pending.lock().forget_template(host);
+        }
+    }
+
+    /// A fetched page's URL and server address for mirror detection, when the sampler keeps its
+    /// host (so mirror summaries are bounded by the sampled hosts and go with them).
+    pub fn observe_fetch(&self, url: &url::Url, ip: Option<std::net::IpAddr>) {
+        let Some(host) = url.host_str() else {
+            return;
+        };
+        if self.sampler.lock().samples(host).is_some() {
+            self.sidecar.mirrors.observe_fetch(url, ip);
         }
     }
 

@@ -133,20 +133,32 @@ impl Learning {
 
     /// The GetRules call.
     pub fn get_rules(&self, host: &str) -> Result<GetRulesResponse, Status> {
-        let empty = || GetRulesResponse {
-            host: host.to_owned(),
-            ..GetRulesResponse::default()
+        // The rule file carries the live mirror sets with a site on the host too.
+        let mirrors = self.mirror_sets_of_host(host);
+        let file_json = |sets: Vec<HostRuleSet>| {
+            serde_json::to_string_pretty(&RuleFile::new(sets).with_mirrors(mirrors.clone()))
+                .map_err(|err| Status::internal(err.to_string()))
+        };
+        let empty = || -> Result<GetRulesResponse, Status> {
+            Ok(GetRulesResponse {
+                host: host.to_owned(),
+                rules_json: if mirrors.is_empty() {
+                    String::new()
+                } else {
+                    file_json(Vec::new())?
+                },
+                ..GetRulesResponse::default()
+            })
         };
         let Some(state) = self.hosts.get(host).map(|entry| Arc::clone(entry.value())) else {
-            return Ok(empty());
+            return empty();
         };
         let state = state.lock();
         let history = &state.history;
         let Some(live) = history.live_set() else {
-            return Ok(empty());
+            return empty();
         };
-        let rules_json = serde_json::to_string_pretty(&RuleFile::new(vec![live.clone()]))
-            .map_err(|err| Status::internal(err.to_string()))?;
+        let rules_json = file_json(vec![live.clone()])?;
         Ok(GetRulesResponse {
             host: host.to_owned(),
             version: live.version,

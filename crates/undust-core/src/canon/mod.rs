@@ -150,6 +150,21 @@ impl Canonicalizer {
         url::Url::parse(&folded.url).ok()
     }
 
+    /// The rules a folded URL gets: its canonical host's. How the rules of a mirror set's hosts
+    /// merge: the canonical host's rule set wins whole when it has one (rule sets of two hosts
+    /// were never checked together by the live-rule gate, so they are not mixed rule by rule);
+    /// when it has none, the alias host's own rules answer the alias's folded URLs, but only for
+    /// a whole-origin alias of a whole-origin canonical (same paths on both, so rules learned on
+    /// the alias's paths mean the same on the canonical's). A folder alias gets the canonical
+    /// host's rules or none.
+    pub fn rules_for_folded(&self, url: &url::Url, folded: &url::Url) -> Option<Arc<HostRules>> {
+        let canonical = folded.host_str().and_then(|host| self.rules.get(host));
+        if canonical.is_some() || url.path() != folded.path() {
+            return canonical;
+        }
+        url.host_str().and_then(|host| self.rules.get(host))
+    }
+
     /// The static normalizer.
     pub fn normalizer(&self) -> &StaticNormalizer {
         &self.normalizer
@@ -164,15 +179,8 @@ impl Canonicalizer {
     pub fn canonicalize(&self, input: &str) -> Result<Canonical, InvalidUrl> {
         let url = self.normalizer.normalize(input)?;
         if let Some(folded) = self.fold(&url) {
-            let entry = folded
-                .host_str()
-                .and_then(|host| self.rules.hosts.get(host));
-            return Ok(Self::finish_folded(
-                input,
-                url,
-                folded,
-                entry.as_deref().map(|rules| &**rules),
-            ));
+            let rules = self.rules_for_folded(&url, &folded);
+            return Ok(Self::finish_folded(input, url, folded, rules.as_deref()));
         }
         // The shard's read guard is held only while this one URL is rewritten: cheaper than
         // cloning the `Arc`, and a swap waits at most that long.
@@ -247,8 +255,11 @@ impl Canonicalizer {
         let mirror_set = mirror
             .as_ref()
             .and_then(|_| self.mirrors.read().fold(&url).map(|f| f.set_id));
+        let rules = match &mirror {
+            Some(folded) => self.rules_for_folded(&url, folded),
+            None => url.host_str().and_then(|host| self.rules.get(host)),
+        };
         let url = mirror.clone().unwrap_or(url);
-        let rules = url.host_str().and_then(|host| self.rules.get(host));
         let matched = rules.as_ref().and_then(|rules| rules.explain(&url));
         let canonical = matched
             .as_ref()

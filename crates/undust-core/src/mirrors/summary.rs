@@ -179,6 +179,8 @@ pub fn path_of(url: &Url) -> String {
 pub struct HostSummaries {
     limits: SummaryLimits,
     index: FxHashMap<String, u32>,
+    /// Host name → indices of its origins, so a host's summaries can be dropped at once.
+    by_host: FxHashMap<String, Vec<u32>>,
     hosts: Vec<HostSummary>,
 }
 
@@ -220,6 +222,10 @@ impl HostSummaries {
                 self.hosts.push(HostSummary::new(&origin, host));
                 let i = self.hosts.len() - 1;
                 self.index.insert(origin, i as u32);
+                self.by_host
+                    .entry(host.to_owned())
+                    .or_default()
+                    .push(i as u32);
                 i
             }
         };
@@ -322,9 +328,58 @@ impl HostSummaries {
         match self.index.get(&summary.origin) {
             Some(&i) => self.hosts[i as usize] = summary,
             None => {
-                self.index
-                    .insert(summary.origin.clone(), self.hosts.len() as u32);
+                let i = self.hosts.len() as u32;
+                self.index.insert(summary.origin.clone(), i);
+                self.by_host
+                    .entry(summary.host.clone())
+                    .or_default()
+                    .push(i);
                 self.hosts.push(summary);
+            }
+        }
+    }
+
+    /// Whether any origin of `host` has a summary.
+    pub fn has_host(&self, host: &str) -> bool {
+        self.by_host.contains_key(host)
+    }
+
+    /// Forgets every origin of `host` (a long-running caller drops a host it no longer
+    /// samples, so memory stays bounded by the hosts it samples). Summaries of other hosts may
+    /// change index; [`HostSummaries::hosts`] order is not stable across removals.
+    pub fn remove_host(&mut self, host: &str) {
+        let Some(mut gone) = self.by_host.remove(host) else {
+            return;
+        };
+        // Highest index first, so each swap_remove moves an element that is not itself removed.
+        gone.sort_unstable_by(|a, b| b.cmp(a));
+        for i in gone {
+            let i = i as usize;
+            let removed = self.hosts.swap_remove(i);
+            self.index.remove(&removed.origin);
+            if let Some(moved) = self.hosts.get(i) {
+                self.index.insert(moved.origin.clone(), i as u32);
+                let old = self.hosts.len() as u32;
+                if let Some(slots) = self.by_host.get_mut(&moved.host) {
+                    for slot in slots.iter_mut().filter(|slot| **slot == old) {
+                        *slot = i as u32;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Drops the fetched pages (content marks and links) of every origin of `host`, keeping its
+    /// paths and address: a caller that recomputes a host's marks (against a template model that
+    /// changed, over a sample that changed) clears them first.
+    pub fn clear_pages(&mut self, host: &str) {
+        let Some(slots) = self.by_host.get(host) else {
+            return;
+        };
+        for &i in slots {
+            if let Some(h) = self.hosts.get_mut(i as usize) {
+                h.pages.clear();
+                h.link_hosts.clear();
             }
         }
     }
@@ -362,6 +417,39 @@ mod tests {
         assert_eq!(a.pages["/x/1.html"].links, c.pages["/x/1.html"].links);
         assert_eq!(a.link_hosts["b.org"], 1);
         assert_eq!(a.paths.len(), 1);
+    }
+
+    #[test]
+    fn removing_a_host_drops_all_its_origins_and_keeps_the_others_reachable() {
+        let mut s = HostSummaries::default();
+        for u in [
+            "http://a.org/1",
+            "http://b.org/1",
+            "https://a.org/2",
+            "http://c.org/1",
+            "http://b.org:8080/1",
+        ] {
+            s.observe_url(&url(u));
+        }
+        s.remove_host("a.org");
+        assert_eq!(s.len(), 3);
+        assert!(!s.has_host("a.org"));
+        assert!(s.get("http://a.org").is_none() && s.get("https://a.org").is_none());
+        for o in ["http://b.org", "http://c.org", "http://b.org:8080"] {
+            assert_eq!(s.get(o).map(|h| h.origin.as_str()), Some(o));
+        }
+        s.remove_host("b.org");
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.get("http://c.org").unwrap().paths.len(), 1);
+        s.observe_page(
+            &url("http://c.org/2"),
+            ContentMark::from_digest("x", 1000),
+            [],
+        );
+        s.clear_pages("c.org");
+        let c = s.get("http://c.org").unwrap();
+        assert!(c.pages.is_empty());
+        assert_eq!(c.paths.len(), 2, "paths stay");
     }
 
     #[test]
