@@ -406,6 +406,8 @@ async fn a_paused_learner_whose_lease_expired_cannot_overwrite_newer_rules() {
         lease_ttl: Duration::from_millis(lease_ms),
         rules_poll: Duration::from_millis(100),
         call_timeout: undust::fleet::DEFAULT_CALL_TIMEOUT,
+        evidence_per_host: 100,
+        evidence_max_hosts: 100,
     };
     let seen = undust::config::ServeConfig::from_knobs(Knobs::default())
         .expect("defaults")
@@ -525,6 +527,8 @@ async fn the_shared_seen_set_costs_at_most_16_bytes_per_url_in_redis() {
             lease_ttl: Duration::from_secs(30),
             rules_poll: Duration::from_millis(500),
             call_timeout: Duration::from_secs(5),
+            evidence_per_host: 100,
+            evidence_max_hosts: 100,
         },
         &seen_config,
     )
