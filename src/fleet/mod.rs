@@ -164,7 +164,10 @@ impl Fleet {
         // Samples queued while cut off; a failure leaves them queued for the next ingest.
         if let Ok(shared) = self.evidence.flush().await {
             if shared > 0 {
-                tracing::info!(samples = shared, "caught up: shared samples queued while Redis was unreachable");
+                tracing::info!(
+                    samples = shared,
+                    "caught up: shared samples queued while Redis was unreachable"
+                );
             }
         }
         Ok(())

@@ -678,10 +678,8 @@ async fn a_relearn_asked_on_one_sidecar_learns_from_all_and_is_served_by_all_wit
     let host = site.host.clone();
     let urls: Vec<String> = site.pages.iter().map(|page| page.url.clone()).collect();
     let pages = observed_pages(&site);
-    let (even, odd): (Vec<_>, Vec<_>) = pages
-        .into_iter()
-        .enumerate()
-        .partition(|(i, _)| i % 2 == 0);
+    let (even, odd): (Vec<_>, Vec<_>) =
+        pages.into_iter().enumerate().partition(|(i, _)| i % 2 == 0);
     // B and C crawl the site between them; A saw none of it.
     let sampled = ingest_on(b, even.into_iter().map(|(_, page)| page).collect()).await
         + ingest_on(c, odd.into_iter().map(|(_, page)| page).collect()).await;
@@ -751,7 +749,11 @@ async fn a_relearn_asked_on_one_sidecar_learns_from_all_and_is_served_by_all_wit
             .await
             .expect("rules")
             .into_inner();
-        assert_eq!(rules.rules, first_rules.rules, "{} serves version {version}'s rules", node.addr);
+        assert_eq!(
+            rules.rules, first_rules.rules,
+            "{} serves version {version}'s rules",
+            node.addr
+        );
         assert!(rules.previous_versions.contains(&second));
     }
     assert_eq!(forms(b, &urls).await, after);
@@ -895,12 +897,13 @@ async fn a_learner_killed_or_paused_mid_relearn_loses_the_host_and_its_late_writ
     // Two sites crawled by B: the fleet's evidence for whichever sidecar learns them. Large enough
     // that a relearn takes long enough to be caught holding its lease.
     let sites = [
-        one_site(51, SiteKind::Shop, 1_500),
-        one_site(52, SiteKind::Forum, 1_500),
+        one_site(51, SiteKind::Shop, 800),
+        one_site(52, SiteKind::Forum, 800),
     ];
     for site in &sites {
         ingest_on(&b, observed_pages(site)).await;
     }
+    eprintln!("ingested");
 
     // 1. kill -9 of the learner while it holds the lease: the lease expires (2 s) and B learns.
     let host = &sites[0].host;
@@ -908,6 +911,7 @@ async fn a_learner_killed_or_paused_mid_relearn_loses_the_host_and_its_late_writ
     assert!(!started.job_id.is_empty());
     let dead_token = wait_lease_token(&mut connection, host, Duration::from_secs(30));
     drop(killed); // SIGKILL
+    eprintln!("killed the learner holding lease {dead_token}");
     assert_eq!(
         board_token(&mut connection, host),
         0,
@@ -930,11 +934,17 @@ async fn a_learner_killed_or_paused_mid_relearn_loses_the_host_and_its_late_writ
     let started = relearn(&mut paused.admin().await, host, false).await;
     let stale_token = wait_lease_token(&mut connection, host, Duration::from_secs(30));
     paused.signal("STOP");
-    assert_eq!(board_token(&mut connection, host), 0, "published before the pause");
+    eprintln!("paused the learner holding lease {stale_token}");
+    assert_eq!(
+        board_token(&mut connection, host),
+        0,
+        "published before the pause"
+    );
     let (_, learned) = relearn_until_learned(&b, host, Duration::from_secs(20)).await;
     let token = board_token(&mut connection, host);
     assert!(token > stale_token);
     paused.signal("CONT");
+    eprintln!("B learned under lease {token}; resumed the paused learner");
     let mut admin = paused.admin().await;
     let resumed = std::time::Instant::now();
     let job = loop {

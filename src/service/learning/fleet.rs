@@ -1,9 +1,9 @@
 //! The learning loop in a fleet (`--fleet`): the glue between this sidecar's learning state and
 //! the shared state of [`crate::fleet`].
 //!
-//! - A relearn of a host, scheduled or asked through the admin API of any sidecar, takes the
-//!   host's lease ([`crate::fleet::lease`]), learns from the host's samples here *and* the samples
-//!   every other sidecar shared ([`crate::fleet::evidence`]), renews the lease at a third of its
+//! - A relearn of a host, scheduled or asked through the admin API of any sidecar, reads the
+//!   samples every sidecar shared ([`crate::fleet::evidence`]), takes the host's lease
+//!   ([`crate::fleet::lease`]), learns from them and the host's samples here, renews the lease at a third of its
 //!   time while learning, and publishes the rule set on the board under the lease's fencing token
 //!   ([`crate::fleet::rules`]). A learner whose lease was taken over is fenced and publishes
 //!   nothing. The published version is then put live here through [`Learning::adopt`].
@@ -63,6 +63,17 @@ impl Learning {
         fleet: &Arc<Fleet>,
         host: &str,
     ) -> Result<HostRelearn, RelearnError> {
+        // The fleet's samples are read before the lease is taken, so the lease covers only the
+        // learning and the publication.
+        let shared = match fleet.evidence.fetch(host).await {
+            Ok(shared) => shared,
+            Err(err) => {
+                self.relearn_failed_here(host, 0);
+                return Err(RelearnError::Contended(format!(
+                    "the fleet's samples of {host:?} could not be read: {err}"
+                )));
+            }
+        };
         let lease = match fleet.leases.acquire(host).await {
             Ok(Some(lease)) => lease,
             Ok(None) => {
@@ -79,7 +90,7 @@ impl Learning {
                 )));
             }
         };
-        let outcome = self.learn_under_lease(fleet, &lease).await;
+        let outcome = self.learn_under_lease(fleet, &lease, shared).await;
         if let Err(err) = fleet.leases.release(&lease).await {
             // It expires by itself; the next learner waits at most the lease time.
             tracing::debug!(host, %err, "the learning lease was not released");
@@ -91,17 +102,9 @@ impl Learning {
         self: &Arc<Self>,
         fleet: &Arc<Fleet>,
         lease: &Lease,
+        shared: Vec<Vec<u8>>,
     ) -> Result<HostRelearn, RelearnError> {
         let host = lease.host.clone();
-        let shared = match fleet.evidence.fetch(&host).await {
-            Ok(shared) => shared,
-            Err(err) => {
-                self.relearn_failed_here(&host, 0);
-                return Err(RelearnError::Contended(format!(
-                    "the fleet's samples of {host:?} could not be read: {err}"
-                )));
-            }
-        };
         // Renew at a third of the lease time, so a learner slower than one lease keeps the host.
         let renewing = {
             let (fleet, lease) = (Arc::clone(fleet), lease.clone());
@@ -154,7 +157,9 @@ impl Learning {
             .map_err(|err| RelearnError::Store(format!("storing panicked: {err}")))??;
         if let Some(state) = self.hosts.get(&host).map(|entry| Arc::clone(entry.value())) {
             let mut state = state.lock();
-            state.trigger.learned(new_at_start, tokio::time::Instant::now());
+            state
+                .trigger
+                .learned(new_at_start, tokio::time::Instant::now());
             state.clusters = clusters;
         }
         tracing::info!(
@@ -232,7 +237,11 @@ impl Learning {
             }
         }
         if undecodable > 0 {
-            tracing::warn!(host, undecodable, "shared samples that did not decode were skipped");
+            tracing::warn!(
+                host,
+                undecodable,
+                "shared samples that did not decode were skipped"
+            );
         }
         // The same evidence learns the same rules whichever sidecar learns it.
         samples.sort_unstable_by(|a: &EvidencePage, b: &EvidencePage| a.url.cmp(&b.url));
@@ -298,11 +307,14 @@ impl Learning {
                 if let Some(state) = self.hosts.get(&host).map(|entry| Arc::clone(entry.value())) {
                     let mut state = state.lock();
                     let pending = state.trigger.new_samples;
-                    state
-                        .trigger
-                        .learned(pending, tokio::time::Instant::now());
+                    state.trigger.learned(pending, tokio::time::Instant::now());
                 }
-                tracing::info!(host, version, token, "rules published by the fleet are live");
+                tracing::info!(
+                    host,
+                    version,
+                    token,
+                    "rules published by the fleet are live"
+                );
                 self.publish_gauges();
             }
             Ok(false) => {}

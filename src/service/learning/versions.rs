@@ -230,8 +230,8 @@ impl Learning {
     /// sidecar that learned it and on every other). `false` when the host already has this version
     /// or a newer one, so a set is put live once however often it arrives.
     pub(super) fn adopt(&self, host: &str, set: HostRuleSet) -> Result<bool, RelearnError> {
-        let rules =
-            HostRules::compile(&set).map_err(|err| RelearnError::DoesNotCompile(err.to_string()))?;
+        let rules = HostRules::compile(&set)
+            .map_err(|err| RelearnError::DoesNotCompile(err.to_string()))?;
         let state = self.host_state(host);
         let mut state = state.lock();
         if set.version <= state.history.newest_version() {
