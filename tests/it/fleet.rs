@@ -920,10 +920,14 @@ async fn a_learner_killed_or_paused_mid_relearn_loses_the_host_and_its_late_writ
         "the killed learner published before it was killed; the test needs a slower relearn"
     );
     let (refused, learned) = relearn_until_learned(&b, host, Duration::from_secs(20)).await;
+    // Refused while the dead learner's lease lives (a Redis call timing out on this loaded
+    // machine is the only other acceptable refusal).
+    assert!(!refused.is_empty(), "B learned while the dead lease lived");
     assert!(
-        refused
-            .iter()
-            .all(|r| r.error.contains("another sidecar of the fleet is learning")),
+        refused.iter().all(|r| {
+            r.error.contains("another sidecar of the fleet is learning")
+                || r.error.contains("timed out")
+        }),
         "{refused:?}"
     );
     assert!(learned.rules > 0, "{learned:?}");
