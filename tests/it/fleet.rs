@@ -992,3 +992,65 @@ async fn a_learner_killed_or_paused_mid_relearn_loses_the_host_and_its_late_writ
     assert!(fenced, "no pause landed while the learner was learning");
     b.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_evidence_keeps_the_newest_samples_per_host_and_the_hosts_sampled_last() {
+    let Some(redis) = Redis::start() else { return };
+    let seen = undust::config::ServeConfig::from_knobs(Knobs::default())
+        .expect("defaults")
+        .seen_set;
+    let fleet = Fleet::new(
+        FleetConfig {
+            url: redis.url(),
+            lease_ttl: Duration::from_secs(30),
+            rules_poll: Duration::from_millis(500),
+            call_timeout: undust::fleet::DEFAULT_CALL_TIMEOUT,
+            evidence_per_host: 10,
+            evidence_max_hosts: 2,
+        },
+        &seen,
+    )
+    .expect("fleet");
+    fleet.establish().await.expect("connect");
+    let evidence = &fleet.evidence;
+    for i in 0..25u64 {
+        evidence.offer("a.example", i, format!("a{i}").into_bytes());
+    }
+    // A page sampled again replaces its sample, and counts as the newest.
+    evidence.offer("a.example", 3, b"a3-again".to_vec());
+    assert_eq!(evidence.flush().await.expect("flush"), 26);
+    let mut held: Vec<String> = evidence
+        .fetch("a.example")
+        .await
+        .expect("fetch")
+        .into_iter()
+        .map(|bytes| String::from_utf8(bytes).expect("utf-8"))
+        .collect();
+    held.sort();
+    let mut newest: Vec<String> = (16..25).map(|i| format!("a{i}")).collect();
+    newest.push("a3-again".into());
+    newest.sort();
+    assert_eq!(held, newest, "the newest 10 samples of the host");
+
+    // A third host takes the place of the host sampled least recently.
+    evidence.offer("b.example", 1, b"b1".to_vec());
+    evidence.flush().await.expect("flush");
+    evidence.offer("a.example", 99, b"a99".to_vec());
+    evidence.offer("c.example", 1, b"c1".to_vec());
+    evidence.flush().await.expect("flush");
+    assert!(evidence.fetch("b.example").await.expect("fetch").is_empty());
+    assert_eq!(evidence.fetch("a.example").await.expect("fetch").len(), 10);
+    assert_eq!(evidence.fetch("c.example").await.expect("fetch").len(), 1);
+    let mut connection = redis.connection();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("undust:ev:*:b.example")
+        .query(&mut connection)
+        .expect("keys");
+    assert!(keys.is_empty(), "an evicted host leaves no keys: {keys:?}");
+
+    // Cut off: samples wait in the queue and go once Redis answers again.
+    drop(redis);
+    evidence.offer("c.example", 2, b"c2".to_vec());
+    assert!(evidence.flush().await.is_err());
+    assert_eq!(evidence.queued(), 1, "kept for the next flush");
+}
