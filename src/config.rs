@@ -87,6 +87,8 @@ pub const DEFAULT_FLEET_LEASE_SECS: u64 = 30;
 /// How often a fleet sidecar asks Redis for newly published rule sets: the bound on how stale a
 /// sidecar's rules are after a publication (plus one round trip).
 pub const DEFAULT_FLEET_RULES_POLL_MS: u64 = 500;
+/// Samples each host keeps in the fleet's shared evidence (the newest; see `fleet::evidence`).
+pub use crate::fleet::evidence::DEFAULT_EVIDENCE_PER_HOST as DEFAULT_FLEET_EVIDENCE_PER_HOST;
 
 /// The raw knobs of `undust serve`: command-line flags (with `UNDUST_*` environment variables) and,
 /// with the same names, the keys of the TOML configuration file. Every field is optional; unset
@@ -213,6 +215,10 @@ pub struct Knobs {
     /// Milliseconds between polls for rule sets published by the fleet [default: 500].
     #[arg(long, env = "UNDUST_FLEET_RULES_POLL_MS")]
     pub fleet_rules_poll_ms: Option<u64>,
+    /// Samples each host keeps in the fleet's shared evidence in Redis, the newest first; the
+    /// hosts keeping them are bounded by --sample-max-hosts [default: 2000].
+    #[arg(long, env = "UNDUST_FLEET_EVIDENCE_PER_HOST")]
+    pub fleet_evidence_per_host: Option<usize>,
 }
 
 /// Fills every unset field of `$self` from `$lower`.
@@ -235,7 +241,7 @@ impl Knobs {
             relearn_concurrency, sample_pages_per_host, sample_budget_bytes, sample_max_hosts,
             ingest_max_body_bytes, refuse_damaged_store, canonicalize_max_in_flight,
             canonicalize_max_in_flight_bytes, ingest_idle_timeout_secs, replay_cache_bytes,
-            fleet, fleet_lease_secs, fleet_rules_poll_ms,
+            fleet, fleet_lease_secs, fleet_rules_poll_ms, fleet_evidence_per_host,
         )
     }
 
@@ -470,6 +476,15 @@ impl ServeConfig {
                 format!("{fleet_rules_poll_ms} is not in 10..=60000"),
             ));
         }
+        let fleet_evidence_per_host = knobs
+            .fleet_evidence_per_host
+            .unwrap_or(DEFAULT_FLEET_EVIDENCE_PER_HOST);
+        if !(10..=1_000_000).contains(&fleet_evidence_per_host) {
+            return Err(invalid(
+                "fleet-evidence-per-host",
+                format!("{fleet_evidence_per_host} is not in 10..=1000000"),
+            ));
+        }
         let fleet = match knobs.fleet {
             Some(url) => {
                 crate::fleet::validate_url(&url)
@@ -479,6 +494,8 @@ impl ServeConfig {
                     lease_ttl: Duration::from_secs(fleet_lease_secs),
                     rules_poll: Duration::from_millis(fleet_rules_poll_ms),
                     call_timeout: crate::fleet::DEFAULT_CALL_TIMEOUT,
+                    evidence_per_host: fleet_evidence_per_host,
+                    evidence_max_hosts: sample_max_hosts,
                 })
             }
             None => None,

@@ -115,6 +115,10 @@ pub const FLEET_LEASES: &str = "undust_fleet_leases_total";
 pub const FLEET_RULES_PUBLISHED: &str = "undust_fleet_rules_published_total";
 /// Rule sets received from the fleet and put live.
 pub const FLEET_RULES_RECEIVED: &str = "undust_fleet_rules_received_total";
+/// Samples shared with the fleet. Label `outcome` (`shared`: written to Redis; `evicted`: dropped
+/// from Redis by the per-host or host bound; `dropped`: lost from the full local queue while Redis
+/// was unreachable).
+pub const FLEET_EVIDENCE: &str = "undust_fleet_evidence_total";
 
 /// Registers help text and units, once per process.
 fn describe() {
@@ -323,6 +327,11 @@ fn describe() {
         FLEET_RULES_RECEIVED,
         Unit::Count,
         "Rule sets published by the fleet and put live here."
+    );
+    describe_counter!(
+        FLEET_EVIDENCE,
+        Unit::Count,
+        "Samples shared with the fleet (label outcome: shared, evicted, dropped)."
     );
 }
 

@@ -14,12 +14,15 @@
 //! - [`lease`]: "one sidecar learns a host at a time": expiring leases with fencing tokens.
 //! - [`rules`]: versioned rule sets per host, published under a fencing token and polled by every
 //!   sidecar.
+//! - [`evidence`]: every sidecar's samples, shared per host with a bound, for whichever sidecar
+//!   learns the host.
 //!
 //! # Keys in Redis
 //!
 //! Everything lives under [`KEY_PREFIX`]: `undust:meta` (fleet-wide seen-set geometry),
 //! `undust:s:<bucket>:c|p` (seen-set generations), `undust:fence` (the fencing token counter),
-//! `undust:lease:<host>`, `undust:rules:<host>`, `undust:rules:epoch` and `undust:rules:log`.
+//! `undust:lease:<host>`, `undust:rules:<host>`, `undust:rules:epoch`, `undust:rules:log`, and the
+//! shared evidence `undust:ev:p:<host>`, `undust:ev:o:<host>`, `undust:ev:hosts`, `undust:ev:seq`.
 //!
 //! # Client
 //!
@@ -30,6 +33,7 @@
 //! caller's request, and Canonicalize must answer from local state at once instead of waiting.
 //! Redis Cluster is not supported: the seen-set script touches keys of many hash slots.
 
+pub mod evidence;
 pub mod lease;
 pub mod link;
 pub mod rules;
@@ -40,6 +44,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+pub use evidence::SharedEvidence;
 pub use lease::{Lease, Leases};
 pub use link::Link;
 pub use rules::{PublishOutcome, PublishedRules, RuleBoard};
@@ -65,6 +70,10 @@ pub struct FleetConfig {
     pub rules_poll: Duration,
     /// Longest wait for one Redis call.
     pub call_timeout: Duration,
+    /// Samples each host keeps in Redis (the newest).
+    pub evidence_per_host: usize,
+    /// Hosts that keep samples in Redis (those sampled last).
+    pub evidence_max_hosts: usize,
 }
 
 /// Why the fleet URL was refused.
@@ -109,6 +118,7 @@ pub struct Fleet {
     pub seen: Arc<SharedSeen>,
     pub leases: Leases,
     pub rules: RuleBoard,
+    pub evidence: SharedEvidence,
 }
 
 impl Fleet {
@@ -119,12 +129,18 @@ impl Fleet {
         let seen = Arc::new(SharedSeen::new(Arc::clone(&link), seen_config));
         let leases = Leases::new(Arc::clone(&link), config.lease_ttl);
         let rules = RuleBoard::new(Arc::clone(&link));
+        let evidence = SharedEvidence::new(
+            Arc::clone(&link),
+            config.evidence_per_host,
+            config.evidence_max_hosts,
+        );
         Ok(Fleet {
             config,
             link,
             seen,
             leases,
             rules,
+            evidence,
         })
     }
 }
@@ -144,6 +160,15 @@ impl Fleet {
                 keys = replayed + late,
                 "caught up: replayed keys recorded while Redis was unreachable"
             );
+        }
+        // Samples queued while cut off; a failure leaves them queued for the next ingest.
+        if let Ok(shared) = self.evidence.flush().await {
+            if shared > 0 {
+                tracing::info!(
+                    samples = shared,
+                    "caught up: shared samples queued while Redis was unreachable"
+                );
+            }
         }
         Ok(())
     }

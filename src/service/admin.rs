@@ -365,7 +365,11 @@ impl AdminRpc for AdminService {
             "RollbackRules",
             Role::Write,
             request,
-            |request| async move { self.learning.rollback(&request.host, request.to_version) },
+            |request| async move {
+                self.learning
+                    .rollback_rules(&request.host, request.to_version)
+                    .await
+            },
         )
         .await
     }

@@ -237,6 +237,8 @@ impl IngestRpc for IngestService {
             .map_err(|err| {
                 Status::unavailable(format!("samples could not be made durable: {err}"))
             })?;
+        // With a fleet, the other sidecars' learners see these samples once acknowledged.
+        self.learning.share_evidence().await;
         Ok(Response::new(summary))
     }
 }

@@ -143,7 +143,9 @@ pub async fn run(
             fleet.link.watch(),
             stop.clone(),
         ));
-        (maintain, health_task)
+        // Rule sets published by any sidecar of the fleet are put live here.
+        let follow = tokio::spawn(Arc::clone(&learning).follow_fleet(fleet, stop.clone()));
+        (maintain, health_task, follow)
     });
 
     let canonicalizer = CanonicalizerServer::new(CanonicalizerService::new(Arc::clone(&sidecar)))
@@ -245,9 +247,10 @@ pub async fn run(
         }
         let _ = background_stop_sender.send(true);
         let _ = background.await;
-        if let Some((maintain, health_task)) = fleet_tasks {
+        if let Some((maintain, health_task, follow)) = fleet_tasks {
             let _ = maintain.await;
             let _ = health_task.await;
+            let _ = follow.await;
         }
         (main, admin)
     };

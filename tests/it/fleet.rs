@@ -16,10 +16,13 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::HealthCheckRequest;
 use undust::config::Knobs;
+use undust::corpus::{self, CorpusConfig, SiteKind};
 use undust::fleet::{Fleet, FleetConfig, PublishOutcome};
-use undust::pb::{CanonicalizeRequest, Decision};
+use undust::pb::{
+    CanonicalizeRequest, Decision, GetRulesRequest, JobState, ObservedPage, RollbackRulesRequest,
+};
 
-use crate::support::{canonicalize_all, TestServer};
+use crate::support::{canonicalize_all, observed_pages, relearn, TestServer};
 
 /// A `redis-server` child process owned by a test.
 pub struct Redis {
@@ -406,6 +409,8 @@ async fn a_paused_learner_whose_lease_expired_cannot_overwrite_newer_rules() {
         lease_ttl: Duration::from_millis(lease_ms),
         rules_poll: Duration::from_millis(100),
         call_timeout: undust::fleet::DEFAULT_CALL_TIMEOUT,
+        evidence_per_host: 100,
+        evidence_max_hosts: 100,
     };
     let seen = undust::config::ServeConfig::from_knobs(Knobs::default())
         .expect("defaults")
@@ -525,6 +530,8 @@ async fn the_shared_seen_set_costs_at_most_16_bytes_per_url_in_redis() {
             lease_ttl: Duration::from_secs(30),
             rules_poll: Duration::from_millis(500),
             call_timeout: Duration::from_secs(5),
+            evidence_per_host: 100,
+            evidence_max_hosts: 100,
         },
         &seen_config,
     )
@@ -576,4 +583,474 @@ async fn the_shared_seen_set_costs_at_most_16_bytes_per_url_in_redis() {
         1u64 << fleet.seen.geometry().bits
     );
     assert!(per_url <= 16.0, "{per_url:.2} bytes per URL");
+}
+
+/// Knobs of a fleet sidecar that learns only when asked (the tests ask), polling the board at the
+/// default interval, so propagation is measured as deployed.
+fn learning_knobs(redis: &Redis) -> Knobs {
+    Knobs {
+        fleet_rules_poll_ms: Some(undust::config::DEFAULT_FLEET_RULES_POLL_MS),
+        relearn_min_new_samples: Some(1_000_000),
+        ..fleet_knobs(redis)
+    }
+}
+
+/// One generated site, as a crawler would report it.
+fn one_site(seed: u64, kind: SiteKind, pages: usize) -> undust::corpus::Site {
+    let corpus = corpus::generate(
+        &CorpusConfig::new(seed, 1)
+            .with_kinds(&[kind])
+            .with_pages(pages, pages),
+    );
+    corpus.sites.into_iter().next().expect("one site")
+}
+
+/// Streams pages to a sidecar's Ingest; the pages it sampled (acknowledged, so shared).
+async fn ingest_on(server: &TestServer, pages: Vec<ObservedPage>) -> u64 {
+    let mut ingest = server.ingest().await;
+    let summary = ingest
+        .observe_pages(tokio_stream::iter(pages))
+        .await
+        .expect("observe")
+        .into_inner();
+    assert_eq!(summary.rejected, 0, "{:?}", summary.rejections);
+    summary.sampled
+}
+
+/// The live rule version of `host` on a sidecar (0: none).
+async fn live_version(server: &TestServer, host: &str) -> u64 {
+    server
+        .admin()
+        .await
+        .get_rules(GetRulesRequest { host: host.into() })
+        .await
+        .expect("get rules")
+        .into_inner()
+        .version
+}
+
+/// How long until every sidecar serves `version` of `host` (bounded by `within`, polled every
+/// 5 ms: this is the measured propagation time).
+async fn served_by_all_within(
+    servers: &[&TestServer],
+    host: &str,
+    version: u64,
+    within: Duration,
+) -> Duration {
+    let started = std::time::Instant::now();
+    for server in servers {
+        loop {
+            let live = live_version(server, host).await;
+            if live == version {
+                break;
+            }
+            assert!(
+                started.elapsed() < within,
+                "{} still serves version {live} of {host}, not {version}, after {within:?}",
+                server.addr
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    started.elapsed()
+}
+
+/// Canonical forms of `urls` on a sidecar (dry run: records nothing).
+async fn forms(server: &TestServer, urls: &[String]) -> Vec<String> {
+    let mut client = server.canonicalizer().await;
+    canonicalize_all(&mut client, urls, true)
+        .await
+        .into_iter()
+        .map(|result| result.canonical)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_relearn_asked_on_one_sidecar_learns_from_all_and_is_served_by_all_within_2_s() {
+    let Some(redis) = Redis::start() else { return };
+    let nodes = [
+        TestServer::start_with(None, learning_knobs(&redis)).await,
+        TestServer::start_with(None, learning_knobs(&redis)).await,
+        TestServer::start_with(None, learning_knobs(&redis)).await,
+    ];
+    let [a, b, c] = &nodes;
+    let site = one_site(41, SiteKind::Forum, 400);
+    let host = site.host.clone();
+    let urls: Vec<String> = site.pages.iter().map(|page| page.url.clone()).collect();
+    let pages = observed_pages(&site);
+    let (even, odd): (Vec<_>, Vec<_>) =
+        pages.into_iter().enumerate().partition(|(i, _)| i % 2 == 0);
+    // B and C crawl the site between them; A saw none of it.
+    let sampled = ingest_on(b, even.into_iter().map(|(_, page)| page).collect()).await
+        + ingest_on(c, odd.into_iter().map(|(_, page)| page).collect()).await;
+    assert_eq!(sampled, urls.len() as u64);
+    let before = forms(a, &urls).await;
+
+    // The relearn is asked on A, which learns from B's and C's samples.
+    let job = relearn(&mut a.admin().await, &host, true)
+        .await
+        .job
+        .expect("job");
+    let learned = &job.hosts[0];
+    assert_eq!(
+        learned.state,
+        JobState::Succeeded as i32,
+        "{}",
+        learned.error
+    );
+    assert_eq!(
+        learned.samples,
+        urls.len() as u64,
+        "every page sampled on B and C is evidence for A's relearn"
+    );
+    assert!(learned.rules > 0 && learned.clusters > 0, "{learned:?}");
+    let version = learned.rules_version;
+    let took = served_by_all_within(&[a, b, c], &host, version, Duration::from_secs(2)).await;
+    eprintln!("version {version} of {host} served by all three sidecars {took:?} after the relearn answered");
+    let after = forms(a, &urls).await;
+    assert_ne!(before, after, "the learned rules change canonical forms");
+    assert_eq!(forms(b, &urls).await, after, "B serves A's rules");
+    assert_eq!(forms(c, &urls).await, after, "C serves A's rules");
+    let first_rules = c
+        .admin()
+        .await
+        .get_rules(GetRulesRequest { host: host.clone() })
+        .await
+        .expect("rules")
+        .into_inner();
+
+    // A second relearn, asked on B (which publishes a newer version), then a rollback asked on C:
+    // the first rules come back everywhere, as a new version.
+    let job = relearn(&mut b.admin().await, &host, true)
+        .await
+        .job
+        .expect("job");
+    let second = job.hosts[0].rules_version;
+    assert_eq!(job.hosts[0].state, JobState::Succeeded as i32);
+    assert!(second > version);
+    served_by_all_within(&[a, b, c], &host, second, Duration::from_secs(2)).await;
+    let rolled = c
+        .admin()
+        .await
+        .rollback_rules(RollbackRulesRequest {
+            host: host.clone(),
+            to_version: version,
+        })
+        .await
+        .expect("rollback from C")
+        .into_inner();
+    assert!(rolled.version > second, "a rollback is a new fleet version");
+    served_by_all_within(&[a, b, c], &host, rolled.version, Duration::from_secs(2)).await;
+    for node in [a, b, c] {
+        let rules = node
+            .admin()
+            .await
+            .get_rules(GetRulesRequest { host: host.clone() })
+            .await
+            .expect("rules")
+            .into_inner();
+        assert_eq!(
+            rules.rules, first_rules.rules,
+            "{} serves version {version}'s rules",
+            node.addr
+        );
+        assert!(rules.previous_versions.contains(&second));
+    }
+    assert_eq!(forms(b, &urls).await, after);
+    for node in nodes {
+        node.stop().await;
+    }
+}
+
+/// A fleet sidecar as a real process, so it can be killed with -9 or paused with SIGSTOP.
+struct FleetProcess {
+    child: Child,
+    admin: std::net::SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl FleetProcess {
+    async fn spawn(redis: &Redis) -> FleetProcess {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let knobs = crate::support::token_knobs(dir.path());
+        let free = || {
+            StdListener::bind("127.0.0.1:0")
+                .and_then(|listener| listener.local_addr())
+                .expect("free port")
+        };
+        let (addr, admin, metrics) = (free(), free(), free());
+        let child = Command::new(env!("CARGO_BIN_EXE_undust"))
+            .arg("serve")
+            .args(["--listen", &addr.to_string()])
+            .args(["--admin-listen", &admin.to_string()])
+            .args(["--metrics-addr", &metrics.to_string()])
+            .arg("--data-dir")
+            .arg(dir.path().join("store"))
+            .arg("--admin-read-token-file")
+            .arg(knobs.admin_read_token_file.expect("read token"))
+            .arg("--admin-write-token-file")
+            .arg(knobs.admin_write_token_file.expect("write token"))
+            .args(["--relearn-min-new-samples", "1000000"])
+            .args(["--fleet", &redis.url(), "--fleet-lease-secs", "2"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn undust");
+        crate::support::wait_serving(addr).await;
+        FleetProcess {
+            child,
+            admin,
+            _dir: dir,
+        }
+    }
+
+    async fn admin(&self) -> crate::support::AdminConnection {
+        crate::support::admin_client(self.admin, Some(crate::support::WRITE_TOKEN)).await
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill -{signal}");
+    }
+}
+
+impl Drop for FleetProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The fencing token of the lease `host` has in Redis, once it has one (polled every
+/// millisecond, at most `within`).
+fn wait_lease_token(connection: &mut redis::Connection, host: &str, within: Duration) -> u64 {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let value: Option<String> = redis::cmd("GET")
+            .arg(undust::fleet::lease::lease_key(host))
+            .query(connection)
+            .expect("get lease");
+        if let Some(token) = value
+            .as_deref()
+            .and_then(|value| value.split(':').next())
+            .and_then(|token| token.parse().ok())
+        {
+            return token;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no lease on {host} within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The token the board's rule set of `host` was published under (0: none).
+fn board_token(connection: &mut redis::Connection, host: &str) -> u64 {
+    redis::cmd("HGET")
+        .arg(format!("undust:rules:{host}"))
+        .arg("token")
+        .query::<Option<u64>>(connection)
+        .expect("hget")
+        .unwrap_or(0)
+}
+
+/// Asks `server` to relearn `host` until it succeeds (bounded by `within`); the relearn answers
+/// that came before, and the successful one.
+async fn relearn_until_learned(
+    server: &TestServer,
+    host: &str,
+    within: Duration,
+) -> (Vec<undust::pb::HostRelearn>, undust::pb::HostRelearn) {
+    let started = std::time::Instant::now();
+    let mut refused = Vec::new();
+    loop {
+        let job = relearn(&mut server.admin().await, host, true)
+            .await
+            .job
+            .expect("job");
+        let outcome = job.hosts[0].clone();
+        if outcome.state == JobState::Succeeded as i32 {
+            return (refused, outcome);
+        }
+        assert!(
+            started.elapsed() < within,
+            "{host} not learned within {within:?}: {outcome:?}"
+        );
+        refused.push(outcome);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_learner_killed_or_paused_mid_relearn_loses_the_host_and_its_late_write_is_fenced() {
+    let Some(redis) = Redis::start() else { return };
+    let mut connection = redis.connection();
+    let b = TestServer::start_with(None, learning_knobs(&redis)).await;
+    let killed = FleetProcess::spawn(&redis).await;
+    let paused = FleetProcess::spawn(&redis).await;
+
+    // Sites crawled by B: the fleet's evidence for whichever sidecar learns them. Large enough
+    // that a relearn takes long enough to be caught holding its lease.
+    let sites = [
+        one_site(51, SiteKind::Shop, 800),
+        one_site(52, SiteKind::Forum, 800),
+        one_site(53, SiteKind::Forum, 800),
+        one_site(54, SiteKind::Shop, 800),
+    ];
+    for site in &sites {
+        ingest_on(&b, observed_pages(site)).await;
+    }
+    eprintln!("ingested");
+
+    // 1. kill -9 of the learner while it holds the lease: the lease expires (2 s) and B learns.
+    let host = &sites[0].host;
+    let started = relearn(&mut killed.admin().await, host, false).await;
+    assert!(!started.job_id.is_empty());
+    let dead_token = wait_lease_token(&mut connection, host, Duration::from_secs(30));
+    drop(killed); // SIGKILL
+    eprintln!("killed the learner holding lease {dead_token}");
+    assert_eq!(
+        board_token(&mut connection, host),
+        0,
+        "the killed learner published before it was killed; the test needs a slower relearn"
+    );
+    let (refused, learned) = relearn_until_learned(&b, host, Duration::from_secs(20)).await;
+    // Refused while the dead learner's lease lives (a Redis call timing out on this loaded
+    // machine is the only other acceptable refusal).
+    assert!(!refused.is_empty(), "B learned while the dead lease lived");
+    assert!(
+        refused.iter().all(|r| {
+            r.error.contains("another sidecar of the fleet is learning")
+                || r.error.contains("timed out")
+        }),
+        "{refused:?}"
+    );
+    assert!(learned.rules > 0, "{learned:?}");
+    let token = board_token(&mut connection, host);
+    assert!(token > dead_token, "B learned under a newer lease");
+
+    // 2. A learner paused (SIGSTOP) while it holds the lease: B takes the host over after the
+    //    lease expires; the paused learner, resumed, is fenced and its rules never land. A pause
+    //    that lands while the lease's own reply is in flight makes the resumed learner time out
+    //    instead (it never learns, which is safe too); then the next site is tried, at most three.
+    let mut fenced = false;
+    for site in &sites[1..] {
+        let host = &site.host;
+        let started = relearn(&mut paused.admin().await, host, false).await;
+        let stale_token = wait_lease_token(&mut connection, host, Duration::from_secs(30));
+        paused.signal("STOP");
+        eprintln!("paused the learner holding lease {stale_token}");
+        assert_eq!(
+            board_token(&mut connection, host),
+            0,
+            "published before the pause"
+        );
+        let (_, learned) = relearn_until_learned(&b, host, Duration::from_secs(20)).await;
+        let token = board_token(&mut connection, host);
+        assert!(token > stale_token);
+        paused.signal("CONT");
+        eprintln!("B learned under lease {token}; resumed the paused learner");
+        let mut admin = paused.admin().await;
+        let resumed = std::time::Instant::now();
+        let job = loop {
+            let job = admin
+                .get_relearn_job(undust::pb::GetRelearnJobRequest {
+                    job_id: started.job_id.clone(),
+                })
+                .await
+                .expect("job")
+                .into_inner();
+            if job.finished_at_unix_ms > 0 {
+                break job;
+            }
+            assert!(
+                resumed.elapsed() < Duration::from_secs(30),
+                "the resumed learner's job did not finish within 30 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        let late = &job.hosts[0];
+        assert_eq!(late.state, JobState::Failed as i32, "{late:?}");
+        assert_eq!(
+            board_token(&mut connection, host),
+            token,
+            "a fenced-out write landed"
+        );
+        assert_eq!(live_version(&b, host).await, learned.rules_version);
+        eprintln!("the resumed learner: {}", late.error);
+        if late.error.contains("fenced") {
+            fenced = true;
+            break;
+        }
+        assert!(late.error.contains("could not be taken"), "{}", late.error);
+    }
+    assert!(fenced, "no pause landed while the learner was learning");
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_evidence_keeps_the_newest_samples_per_host_and_the_hosts_sampled_last() {
+    let Some(redis) = Redis::start() else { return };
+    let seen = undust::config::ServeConfig::from_knobs(Knobs::default())
+        .expect("defaults")
+        .seen_set;
+    let fleet = Fleet::new(
+        FleetConfig {
+            url: redis.url(),
+            lease_ttl: Duration::from_secs(30),
+            rules_poll: Duration::from_millis(500),
+            call_timeout: undust::fleet::DEFAULT_CALL_TIMEOUT,
+            evidence_per_host: 10,
+            evidence_max_hosts: 2,
+        },
+        &seen,
+    )
+    .expect("fleet");
+    fleet.establish().await.expect("connect");
+    let evidence = &fleet.evidence;
+    for i in 0..25u64 {
+        evidence.offer("a.example", i, format!("a{i}").into_bytes());
+    }
+    // A page sampled again replaces its sample, and counts as the newest.
+    evidence.offer("a.example", 3, b"a3-again".to_vec());
+    assert_eq!(evidence.flush().await.expect("flush"), 26);
+    let mut held: Vec<String> = evidence
+        .fetch("a.example")
+        .await
+        .expect("fetch")
+        .into_iter()
+        .map(|bytes| String::from_utf8(bytes).expect("utf-8"))
+        .collect();
+    held.sort();
+    let mut newest: Vec<String> = (16..25).map(|i| format!("a{i}")).collect();
+    newest.push("a3-again".into());
+    newest.sort();
+    assert_eq!(held, newest, "the newest 10 samples of the host");
+
+    // A third host takes the place of the host sampled least recently.
+    evidence.offer("b.example", 1, b"b1".to_vec());
+    evidence.flush().await.expect("flush");
+    evidence.offer("a.example", 99, b"a99".to_vec());
+    evidence.offer("c.example", 1, b"c1".to_vec());
+    evidence.flush().await.expect("flush");
+    assert!(evidence.fetch("b.example").await.expect("fetch").is_empty());
+    assert_eq!(evidence.fetch("a.example").await.expect("fetch").len(), 10);
+    assert_eq!(evidence.fetch("c.example").await.expect("fetch").len(), 1);
+    let mut connection = redis.connection();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("undust:ev:*:b.example")
+        .query(&mut connection)
+        .expect("keys");
+    assert!(keys.is_empty(), "an evicted host leaves no keys: {keys:?}");
+
+    // Cut off: samples wait in the queue and go once Redis answers again.
+    drop(redis);
+    evidence.offer("c.example", 2, b"c2".to_vec());
+    assert!(evidence.flush().await.is_err());
+    assert_eq!(evidence.queued(), 1, "kept for the next flush");
 }

@@ -46,7 +46,8 @@ impl Learning {
         let hosts: Vec<String> = if request.host.is_empty() {
             self.sampled_hosts()
         } else {
-            if self.sample_count_of(&request.host) == 0 {
+            // In a fleet, the other sidecars' samples count too: the learner reads them.
+            if self.sidecar.fleet.is_none() && self.sample_count_of(&request.host) == 0 {
                 return Err(Status::failed_precondition(format!(
                     "host {:?} has no samples to learn from; stream its pages to Ingest first",
                     request.host
@@ -158,14 +159,18 @@ impl Learning {
             let learning = Arc::clone(&self);
             let learn_host_name = host.clone();
             let started = tokio::time::Instant::now();
-            let outcome =
-                tokio::task::spawn_blocking(move || learning.relearn_host(&learn_host_name))
-                    .await
-                    .unwrap_or_else(|err| {
-                        Err(RelearnError::DoesNotCompile(format!(
-                            "learning panicked: {err}"
-                        )))
-                    });
+            let outcome = match self.sidecar.fleet.clone() {
+                Some(fleet) => learning.relearn_in_fleet(&fleet, host).await,
+                None => {
+                    tokio::task::spawn_blocking(move || learning.relearn_host(&learn_host_name))
+                        .await
+                        .unwrap_or_else(|err| {
+                            Err(RelearnError::DoesNotCompile(format!(
+                                "learning panicked: {err}"
+                            )))
+                        })
+                }
+            };
             metrics::histogram!(telemetry::RELEARN_DURATION)
                 .record(started.elapsed().as_secs_f64());
             self.sidecar

@@ -17,12 +17,15 @@
 //!   [`RelearnError`](crate::pipeline::RelearnError).
 //! - [`versions`]: each host's last [`versions::KEPT_VERSIONS`] rule sets, rollback, and the reads
 //!   the admin API makes of them.
+//! - [`fleet`]: with `--fleet`, relearns through the host's lease from the whole fleet's samples,
+//!   rule sets published on the fleet's board and followed from it, rollback fleet-wide.
 //! - [`mirrors`]: mirror detection passes with hysteresis, the operator's pins and forbids, and
 //!   the live mirror sets, durable in one mirror book.
 //! - [`seen_log`]: the seen-set's persistence: keys recorded by Canonicalize are journaled in memory
 //!   and appended to the store every [`SEEN_FLUSH_INTERVAL`], and at once when an answer waits for
 //!   them ([`crate::service::durable`]).
 
+mod fleet;
 mod jobs;
 pub mod mirrors;
 mod relearn;

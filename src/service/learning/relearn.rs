@@ -58,7 +58,7 @@ impl Learning {
 
     /// The pipeline on a host's samples: clusters against the current template model, then rules
     /// through the gate.
-    fn learn_from(
+    pub(super) fn learn_from(
         &self,
         host: &str,
         samples: &[crate::pipeline::EvidencePage],

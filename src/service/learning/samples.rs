@@ -107,6 +107,7 @@ impl Learning {
             page: evidence,
         };
         let id = sample.id;
+        let url_key = sample.sample_key();
         let payload = postcard::to_allocvec(&sample).ok();
         let offer = self.sampler.lock().offer(&host, sample);
         let kept = offer.kept();
@@ -125,6 +126,9 @@ impl Learning {
         let mut pending = self.pending.lock();
         if kept {
             if let Some(payload) = payload {
+                if let Some(url_key) = url_key {
+                    self.share_sample(&host, url_key, &payload);
+                }
                 pending.put.push(StoredSample {
                     host: host.clone(),
                     id,

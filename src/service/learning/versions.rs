@@ -192,39 +192,8 @@ impl Learning {
         };
         let mut state = state.lock();
         let live = state.history.live;
-        let target = if to_version == 0 {
-            state
-                .history
-                .versions
-                .iter()
-                .map(|set| set.version)
-                .filter(|version| *version < live)
-                .max()
-                .ok_or_else(|| {
-                    Status::failed_precondition(format!(
-                        "host {host:?} has no version before {live}"
-                    ))
-                })?
-        } else {
-            to_version
-        };
-        let Some(set) = state
-            .history
-            .versions
-            .iter()
-            .find(|set| set.version == target)
-            .cloned()
-        else {
-            let kept: Vec<u64> = state
-                .history
-                .versions
-                .iter()
-                .map(|set| set.version)
-                .collect();
-            return Err(Status::not_found(format!(
-                "host {host:?} keeps versions {kept:?}, not {target}"
-            )));
-        };
+        let set = rollback_target(&state.history, host, to_version)?;
+        let target = set.version;
         let rules = HostRules::compile(&set)
             .map_err(|err| Status::internal(format!("version {target} does not compile: {err}")))?;
         let mut history = state.history.clone();
@@ -248,4 +217,86 @@ impl Learning {
             version: target,
         })
     }
+
+    /// The rule set a rollback of `host` to `to_version` (0: the version before the live one)
+    /// puts live.
+    pub(super) fn rollback_set(&self, host: &str, to_version: u64) -> Result<HostRuleSet, Status> {
+        let Some(state) = self.hosts.get(host).map(|entry| Arc::clone(entry.value())) else {
+            return Err(Status::not_found(format!(
+                "host {host:?} has no rule versions"
+            )));
+        };
+        let state = state.lock();
+        rollback_target(&state.history, host, to_version)
+    }
+
+    /// The newest rule version a host has here (0: none).
+    pub(super) fn newest_version(&self, host: &str) -> u64 {
+        self.hosts
+            .get(host)
+            .map_or(0, |entry| entry.value().lock().history.newest_version())
+    }
+
+    /// Puts a rule set of a version newer than every version the host has here live: stored with
+    /// the history first, then swapped live (the path of every rule set a fleet publishes, on the
+    /// sidecar that learned it and on every other). `false` when the host already has this version
+    /// or a newer one, so a set is put live once however often it arrives.
+    pub(super) fn adopt(&self, host: &str, set: HostRuleSet) -> Result<bool, RelearnError> {
+        let rules = HostRules::compile(&set)
+            .map_err(|err| RelearnError::DoesNotCompile(err.to_string()))?;
+        let state = self.host_state(host);
+        let mut state = state.lock();
+        if set.version <= state.history.newest_version() {
+            return Ok(false);
+        }
+        let mut history = state.history.clone();
+        history.live = set.version;
+        history.versions.insert(0, set);
+        history.versions.truncate(KEPT_VERSIONS);
+        let bytes =
+            serde_json::to_vec(&history).map_err(|err| RelearnError::Store(err.to_string()))?;
+        self.store
+            .put_rules(host, &bytes)
+            .map_err(|err| RelearnError::Store(err.to_string()))?;
+        self.sidecar
+            .canonicalizer
+            .rules()
+            .swap(host, Arc::new(rules));
+        state.last_learned_unix_ms = history.live_set().map_or(0, |set| set.learned_at_unix_ms);
+        state.history = history;
+        Ok(true)
+    }
+}
+
+/// The version a rollback to `to_version` (0: the newest before the live one) puts live.
+fn rollback_target(
+    history: &RuleHistory,
+    host: &str,
+    to_version: u64,
+) -> Result<HostRuleSet, Status> {
+    let live = history.live;
+    let target = if to_version == 0 {
+        history
+            .versions
+            .iter()
+            .map(|set| set.version)
+            .filter(|version| *version < live)
+            .max()
+            .ok_or_else(|| {
+                Status::failed_precondition(format!("host {host:?} has no version before {live}"))
+            })?
+    } else {
+        to_version
+    };
+    history
+        .versions
+        .iter()
+        .find(|set| set.version == target)
+        .cloned()
+        .ok_or_else(|| {
+            let kept: Vec<u64> = history.versions.iter().map(|set| set.version).collect();
+            Status::not_found(format!(
+                "host {host:?} keeps versions {kept:?}, not {target}"
+            ))
+        })
 }

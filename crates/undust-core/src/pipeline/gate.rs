@@ -104,14 +104,19 @@ pub enum RelearnError {
     /// The accepted set could not be made durable (the sidecar's store).
     #[error("the rule set could not be stored: {0}")]
     Store(String),
+    /// Another learner holds the host or took it over (a fleet's lease); the rules it publishes
+    /// are the ones served.
+    #[error("{0}")]
+    Contended(String),
 }
 
 impl RelearnError {
-    /// The outcome label of the relearn counter: `rejected` for a refusal by the gate, `failed`
-    /// otherwise.
+    /// The outcome label of the relearn counter: `rejected` for a refusal by the gate,
+    /// `contended` when another learner holds the host, `failed` otherwise.
     pub fn outcome(&self) -> &'static str {
         match self {
             RelearnError::Refused(_) => "rejected",
+            RelearnError::Contended(_) => "contended",
             _ => "failed",
         }
     }
