@@ -33,8 +33,8 @@ use crate::canon::Canonicalizer;
 use crate::config::ServeConfig;
 use crate::fleet::Fleet;
 use crate::pb::admin_server::AdminServer;
-use crate::pb::canonicalizer_server::CanonicalizerServer;
-use crate::pb::ingest_server::IngestServer;
+use crate::pb::lenient::canonicalizer_server::CanonicalizerServer;
+use crate::pb::lenient::ingest_server::IngestServer;
 use crate::store::{OnDamage, Store};
 use crate::telemetry;
 

@@ -15,6 +15,7 @@ mod one_pipeline;
 mod pages;
 mod real_crawls;
 mod serve_admin;
+mod serve_bad_bytes;
 mod serve_canonicalize;
 mod serve_ingest;
 mod serve_lifecycle;
