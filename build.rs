@@ -60,12 +60,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }
                 }
             } else {
-                builder = builder.extern_path(format!(".{package}.{name}"), format!("crate::pb::{name}"));
+                builder =
+                    builder.extern_path(format!(".{package}.{name}"), format!("crate::pb::{name}"));
             }
         }
         for enumeration in &file.enum_type {
             let name = enumeration.name();
-            builder = builder.extern_path(format!(".{package}.{name}"), format!("crate::pb::{name}"));
+            builder =
+                builder.extern_path(format!(".{package}.{name}"), format!("crate::pb::{name}"));
         }
     }
     std::fs::create_dir_all(out_dir.join("lenient"))?;

@@ -33,6 +33,10 @@ pub struct StaticArgs {
     /// Strip a leading `www.`.
     #[arg(long)]
     strip_www: bool,
+    /// Keep `user:password@` in canonical forms (stripped by default: credentials must not be
+    /// written out or stored).
+    #[arg(long)]
+    keep_userinfo: bool,
     /// More tracking parameters to remove (`name*` is a prefix); comma-separated.
     #[arg(long, value_delimiter = ',')]
     extra_tracking_params: Vec<String>,
@@ -46,6 +50,7 @@ impl StaticArgs {
             remove_session_ids: !self.keep_session_ids,
             sort_query: self.sort_query,
             strip_www: self.strip_www,
+            strip_userinfo: !self.keep_userinfo,
             extra_tracking_params: self.extra_tracking_params.clone(),
             ..StaticConfig::default()
         })

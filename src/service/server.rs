@@ -84,9 +84,11 @@ pub async fn run(
     set_health(&health, ServingStatus::NotServing).await;
 
     let normalizer = StaticNormalizer::new(config.static_config.clone())?;
-    std::fs::create_dir_all(&config.data_dir).map_err(|err| crate::store::StoreError::Io {
-        path: config.data_dir.clone(),
-        message: err.to_string(),
+    crate::store::create_private_dir(&config.data_dir).map_err(|err| {
+        crate::store::StoreError::Io {
+            path: config.data_dir.clone(),
+            message: err.to_string(),
+        }
     })?;
     let tokens = Tokens::load(
         config.admin_read_token_file.as_deref(),

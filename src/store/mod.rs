@@ -324,7 +324,7 @@ impl Store {
             }),
             OnDamage::Recover => Ok(()),
         };
-        let opened = match std::panic::catch_unwind(|| Database::create(&path)) {
+        let opened = match std::panic::catch_unwind(|| create(&path)) {
             Ok(Ok(db)) => Ok(db),
             Ok(Err(
                 err @ (redb::DatabaseError::DatabaseAlreadyOpen
@@ -346,7 +346,7 @@ impl Store {
                         Ok::<(), String>(())
                     });
                     let moved_to = move_aside(dir, &path, &reason)?;
-                    let db = Database::create(&path)?;
+                    let db = create(&path)?;
                     write_salvage(&db, &salvage)?;
                     let damage = StoreDamage {
                         tables,
@@ -366,7 +366,7 @@ impl Store {
                     reason,
                     salvaged_rows: 0,
                 };
-                (Database::create(&path)?, Some(damage))
+                (create(&path)?, Some(damage))
             }
         };
         if let Some(damage) = &damage {
@@ -638,6 +638,44 @@ impl Store {
 }
 
 /// Renames a damaged store file next to itself (`undust.redb.corrupt-<unix ms>`).
+/// Opens or creates the redb file readable by its owner only: it holds the URLs of the crawl
+/// (first occurrences, samples). A new file is created 0600 before redb initializes it (redb
+/// initializes an empty file); an existing one readable by others is narrowed to 0600.
+fn create(path: &Path) -> Result<Database, redb::DatabaseError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(PRIVATE_FILE_MODE)
+            .open(path)
+            .map_err(redb::StorageError::Io)?;
+        let metadata = file.metadata().map_err(redb::StorageError::Io)?;
+        if metadata.permissions().mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))
+                .map_err(redb::StorageError::Io)?;
+        }
+    }
+    Database::create(path)
+}
+
+/// Mode of the files undust creates in its data directory (the store, generated tokens).
+pub const PRIVATE_FILE_MODE: u32 = 0o600;
+/// Mode of a data directory undust creates.
+pub const PRIVATE_DIR_MODE: u32 = 0o700;
+
+/// Creates the data directory (and missing parents) readable by its owner only. An existing
+/// directory is left as the operator made it.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, PRIVATE_DIR_MODE);
+    builder.create(dir)
+}
+
 fn move_aside(dir: &Path, path: &Path, reason: &str) -> Result<PathBuf, StoreError> {
     let aside = dir.join(format!("{FILE_NAME}.corrupt-{}", unix_ms()));
     std::fs::rename(path, &aside).map_err(|io| StoreError::Io {

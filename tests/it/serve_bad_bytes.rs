@@ -162,9 +162,14 @@ async fn a_page_with_a_url_that_is_not_utf8_is_rejected_and_the_stream_goes_on()
         "{}",
         url.reason
     );
-    assert_eq!(url.url, "http://shop.example/\u{fffd}t\u{fffd}", "echoed lossily");
+    assert_eq!(
+        url.url, "http://shop.example/\u{fffd}t\u{fffd}",
+        "echoed lossily"
+    );
     assert!(
-        summary.rejections[1].reason.starts_with("content_type: not valid UTF-8"),
+        summary.rejections[1]
+            .reason
+            .starts_with("content_type: not valid UTF-8"),
         "{}",
         summary.rejections[1].reason
     );

@@ -4,8 +4,9 @@
 //! Every peer suite compares our output with the peer's expected value. A case passes when they
 //! are equal; otherwise it must be listed, with the peer's value, ours and the reason, in
 //! `tests/data/static_canon/deviations.tsv` — a deviation is explicit, never silent. Stale rows
-//! (a listed case that now matches or gives another result) fail too. The one global adjustment
-//! applied to every peer's expected value is the fragment: we always drop it (documented).
+//! (a listed case that now matches or gives another result) fail too. Two global adjustments are
+//! applied to every peer's expected value, both documented: the fragment is dropped (we always
+//! drop it), and so is the userinfo (`user:password@`: we strip credentials by default).
 //! Third-party data lives in `../shared/testdata`; when absent the suites print a notice and pass,
 //! except under `UNDUST_REQUIRE_TESTDATA` (CI), where they fail.
 
@@ -70,6 +71,20 @@ fn without_fragment(expected: &str) -> &str {
     expected
         .split_once('#')
         .map_or(expected, |(before, _)| before)
+}
+
+/// Drops the userinfo (`user:password@`) of a peer's expected http(s) URL: we strip credentials
+/// by default. Applied to every suite's expected values.
+fn without_userinfo(expected: &str) -> String {
+    if let Some((scheme, rest)) = expected.split_once("://") {
+        if is_http(expected) {
+            let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            if let Some(at) = rest[..authority_end].rfind('@') {
+                return format!("{scheme}://{}", &rest[at + 1..]);
+            }
+        }
+    }
+    expected.to_owned()
 }
 
 /// A peer's expected value modulo presentation: fragment dropped (we always drop it) and an
@@ -185,6 +200,8 @@ impl Suite {
 
     /// Records one case: `ours` against the peer's `theirs`.
     fn check(&mut self, input: &str, theirs: &str, ours: &str) {
+        let theirs = without_userinfo(theirs);
+        let theirs = theirs.as_str();
         self.total += 1;
         let key = (self.name.to_owned(), input.to_owned());
         let listed = self.deviations.get(&key);
