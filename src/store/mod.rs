@@ -12,6 +12,7 @@
 //! | `samples` | (host, sample id) | one sampled page (URL evidence and content digest) | before an ingest stream is acknowledged |
 //! | `templates` | host | the host's template model | with the samples |
 //! | `seen` | chunk number | packed 64-bit keys of canonical forms | every flush interval, and rewritten whole on compaction |
+//! | `state` | `trigger/<host>`, `estimated_bytes_saved` | a host's relearn trigger (new samples, pending since); the bytes-saved total | every flush interval, and at shutdown |
 //!
 //! Every value is wrapped in an envelope (format byte, xxh3 checksum, payload). A value whose
 //! checksum or decoding fails is skipped, logged and counted, and the rest is restored: the sidecar
@@ -38,6 +39,7 @@ const RULES: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("rules");
 const SAMPLES: TableDefinition<'_, (&str, u64), &[u8]> = TableDefinition::new("samples");
 const TEMPLATES: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("templates");
 const SEEN: TableDefinition<'_, u64, &[u8]> = TableDefinition::new("seen");
+const STATE: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("state");
 
 /// The store's file name inside the data directory.
 pub const FILE_NAME: &str = "undust.redb";
@@ -87,7 +89,7 @@ pub struct StoreDamage {
 }
 
 /// Names of the store's tables, for damage reports.
-const TABLE_NAMES: [&str; 4] = ["rules", "samples", "templates", "seen"];
+const TABLE_NAMES: [&str; 5] = ["rules", "samples", "templates", "seen", "state"];
 
 /// Rows read from a damaged file, to be copied into a new one (values still sealed).
 #[derive(Default)]
@@ -96,11 +98,16 @@ struct Salvage {
     samples: Vec<((String, u64), Vec<u8>)>,
     templates: Vec<(String, Vec<u8>)>,
     seen: Vec<(u64, Vec<u8>)>,
+    state: Vec<(String, Vec<u8>)>,
 }
 
 impl Salvage {
     fn rows(&self) -> u64 {
-        (self.rules.len() + self.samples.len() + self.templates.len() + self.seen.len()) as u64
+        (self.rules.len()
+            + self.samples.len()
+            + self.templates.len()
+            + self.seen.len()
+            + self.state.len()) as u64
     }
 }
 
@@ -161,7 +168,7 @@ fn read_through(
             first_reason.get_or_insert(reason);
         }
     };
-    let [rules, samples, templates, seen] = TABLE_NAMES;
+    let [rules, samples, templates, seen, state] = TABLE_NAMES;
     note(
         rules,
         read_rows(db, RULES, |host, value| {
@@ -194,6 +201,14 @@ fn read_through(
             }
         }),
     );
+    note(
+        state,
+        read_rows(db, STATE, |key, value| {
+            if let Some(out) = salvage.as_deref_mut() {
+                out.state.push((key.to_owned(), value.to_vec()));
+            }
+        }),
+    );
     (damaged, first_reason)
 }
 
@@ -217,6 +232,10 @@ fn write_salvage(db: &Database, salvage: &Salvage) -> Result<(), StoreError> {
         let mut seen = txn.open_table(SEEN)?;
         for (chunk, value) in &salvage.seen {
             seen.insert(*chunk, value.as_slice())?;
+        }
+        let mut state = txn.open_table(STATE)?;
+        for (key, value) in &salvage.state {
+            state.insert(key.as_str(), value.as_slice())?;
         }
     }
     txn.commit()?;
@@ -276,6 +295,10 @@ pub struct SampleBatch {
     pub templates: Vec<(String, Vec<u8>)>,
     /// Hosts whose template model is dropped (their sample gave way to another host's).
     pub delete_templates: Vec<String>,
+    /// `state` rows written with the samples (the relearn triggers they moved, the bytes-saved
+    /// total), and deleted.
+    pub state: Vec<(String, Vec<u8>)>,
+    pub delete_state: Vec<String>,
 }
 
 impl SampleBatch {
@@ -284,6 +307,8 @@ impl SampleBatch {
             && self.delete.is_empty()
             && self.templates.is_empty()
             && self.delete_templates.is_empty()
+            && self.state.is_empty()
+            && self.delete_state.is_empty()
     }
 
     /// Drops `host`'s template model: a pending write of it is cancelled, the stored one deleted.
@@ -511,6 +536,13 @@ impl Store {
             for (host, model) in &batch.templates {
                 templates.insert(host.as_str(), seal(model).as_slice())?;
             }
+            let mut state = txn.open_table(STATE)?;
+            for key in &batch.delete_state {
+                state.remove(key.as_str())?;
+            }
+            for (key, value) in &batch.state {
+                state.insert(key.as_str(), seal(value).as_slice())?;
+            }
         }
         txn.commit()?;
         Ok(())
@@ -530,6 +562,48 @@ impl Store {
                     id,
                     payload: payload.to_vec(),
                 });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Durably writes and deletes rows of the `state` table, in one transaction.
+    pub fn put_state(
+        &self,
+        put: &[(String, Vec<u8>)],
+        delete: &[String],
+    ) -> Result<(), StoreError> {
+        if put.is_empty() && delete.is_empty() {
+            return Ok(());
+        }
+        let mut txn = self.db.begin_write()?;
+        txn.set_durability(Durability::Immediate)?;
+        {
+            let mut table = txn.open_table(STATE)?;
+            for key in delete {
+                table.remove(key.as_str())?;
+            }
+            for (key, value) in put {
+                table.insert(key.as_str(), seal(value).as_slice())?;
+            }
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Every `state` row that can be trusted (none in a store written before the table existed).
+    pub fn load_state(&self) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = match txn.open_table(STATE) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(err) => return Err(err.into()),
+        };
+        let mut out = Vec::new();
+        for row in table.iter()? {
+            let (key, value) = row?;
+            if let Some(payload) = self.trusted("state", &key.value(), value.value()) {
+                out.push((key.value().to_owned(), payload.to_vec()));
             }
         }
         Ok(out)
@@ -730,11 +804,17 @@ mod tests {
                 delete: vec![],
                 templates: vec![("a.com".into(), b"model".to_vec())],
                 delete_templates: vec![],
+                state: vec![
+                    ("trigger/a.com".into(), b"t".to_vec()),
+                    ("trigger/b.com".into(), b"u".to_vec()),
+                ],
+                delete_state: vec![],
             };
             store.apply_samples(&batch).expect("samples");
             store
                 .apply_samples(&SampleBatch {
                     delete: vec![("a.com".into(), 1)],
+                    delete_state: vec!["trigger/b.com".into()],
                     ..SampleBatch::default()
                 })
                 .expect("delete");
@@ -753,6 +833,10 @@ mod tests {
             (2, b"two".as_slice())
         );
         assert_eq!(store.load_templates().expect("templates").len(), 1);
+        assert_eq!(
+            store.load_state().expect("state"),
+            vec![("trigger/a.com".to_owned(), b"t".to_vec())]
+        );
         let mut keys = Vec::new();
         assert_eq!(store.load_seen(|key| keys.push(key)).expect("seen"), 4);
         assert_eq!(keys, vec![1, 2, 3, 4]);
