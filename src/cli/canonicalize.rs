@@ -114,7 +114,10 @@ pub fn run(args: CanonicalizeArgs) -> ExitCode {
         lines += 1;
         let line = line.strip_suffix(b"\r").unwrap_or(&line);
         let written = match std::str::from_utf8(line) {
-            Ok(text) => match canonicalizer.canonicalize(text.trim()) {
+            // No trimming here: the normalizer strips what the URL standard strips (C0 controls
+            // and spaces), exactly as the server does for the same text; `str::trim` would also
+            // drop Unicode white space (U+00A0, U+3000) that the server percent-encodes.
+            Ok(text) => match canonicalizer.canonicalize(text) {
                 Ok(canonical) => {
                     changed += u64::from(canonical.canonical != text);
                     learned += u64::from(canonical.learned);

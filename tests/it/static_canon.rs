@@ -1092,7 +1092,10 @@ fn url_strategy() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: crate::support::proptest_cases(512),
+        ..ProptestConfig::default()
+    })]
 
     /// `c(c(x)) == c(x)` in every profile, and explain agrees with normalize.
     #[test]
@@ -1193,4 +1196,85 @@ fn real_links_are_fixpoints_and_explained_consistently() {
         links.len()
     );
     assert!(changed > 0);
+}
+
+/// The CLI (`undust canonicalize`) and the server (Canonicalize) agree on every generated input:
+/// the same canonical form, or both refuse it (the CLI then echoes the line, the server answers
+/// INVALID). Inputs are generated URLs and arbitrary text, with white space around them.
+#[tokio::test]
+async fn proptest_cli_and_server_agree_on_static_normalization() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+    let cases = crate::support::proptest_cases(512) as usize;
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
+    );
+    let padding = prop_oneof![
+        Just(String::new()),
+        Just(" ".to_owned()),
+        Just("\t".to_owned()),
+        Just("\u{a0}".to_owned()),
+        Just("\u{3000}".to_owned()),
+        Just("\u{85}".to_owned()),
+        Just("\u{1}".to_owned()),
+    ];
+    let strategy = (
+        prop_oneof![
+            url_strategy(),
+            "\\PC{0,40}",
+            "https?://[a-zA-Z0-9.:@%\\[\\]-]{0,30}/\\PC{0,20}"
+        ],
+        padding.clone(),
+        padding,
+    )
+        .prop_map(|(url, before, after)| format!("{before}{url}{after}"));
+    let inputs: Vec<String> = (0..cases)
+        .map(|_| strategy.new_tree(&mut runner).expect("generate").current())
+        // One URL per line for the CLI.
+        .filter(|input| !input.contains(['\n', '\r']))
+        .collect();
+
+    let server = crate::support::TestServer::start().await;
+    let mut client = server.canonicalizer().await;
+    let answers = crate::support::canonicalize_all(&mut client, &inputs, true).await;
+    server.stop().await;
+
+    let stdin: String = inputs.iter().map(|input| format!("{input}\n")).collect();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .arg("canonicalize")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run undust");
+    {
+        use std::io::Write as _;
+        let mut pipe = child.stdin.take().expect("stdin");
+        pipe.write_all(stdin.as_bytes()).expect("write stdin");
+    }
+    let output = child.wait_with_output().expect("undust output");
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).expect("utf-8");
+    let lines: Vec<&str> = stdout.split_terminator('\n').collect();
+    assert_eq!(lines.len(), inputs.len());
+    let mut disagreements = Vec::new();
+    for ((input, answer), cli) in inputs.iter().zip(&answers).zip(&lines) {
+        let server_form = if answer.decision == undust::pb::Decision::Invalid as i32 {
+            input.as_str()
+        } else {
+            answer.canonical.as_str()
+        };
+        if server_form != *cli {
+            disagreements.push(format!("{input:?}: server {server_form:?}, cli {cli:?}"));
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{} of {} inputs disagree:\n{}",
+        disagreements.len(),
+        inputs.len(),
+        disagreements.join("\n")
+    );
 }

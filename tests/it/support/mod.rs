@@ -354,3 +354,12 @@ pub fn prose(seed: u64, words: usize) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Cases each property test runs: `UNDUST_PROPTEST_CASES` when set (longer fuzzing runs, e.g.
+/// `UNDUST_PROPTEST_CASES=100000 cargo test --test it proptest`), else `default` (bounded for CI).
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("UNDUST_PROPTEST_CASES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
