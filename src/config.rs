@@ -132,6 +132,10 @@ pub struct Knobs {
     /// Strip a leading `www.` from hosts [default: false].
     #[arg(long, env = "UNDUST_STRIP_WWW", num_args = 0..=1, default_missing_value = "true")]
     pub strip_www: Option<bool>,
+    /// Strip `user:password@` from canonical forms and enqueue URLs, so credentials are never
+    /// stored or echoed; `--strip-userinfo=false` keeps them in both [default: true].
+    #[arg(long, env = "UNDUST_STRIP_USERINFO", num_args = 0..=1, default_missing_value = "true")]
+    pub strip_userinfo: Option<bool>,
     /// Seen-set behaviour when full: exact or bloom [default: exact].
     #[arg(long, env = "UNDUST_SEEN_SET_MODE", value_enum)]
     pub seen_set_mode: Option<SeenSetMode>,
@@ -150,11 +154,14 @@ pub struct Knobs {
     /// Serve gRPC reflection on the main listener [default: false].
     #[arg(long, env = "UNDUST_REFLECTION", num_args = 0..=1, default_missing_value = "true")]
     pub reflection: Option<bool>,
-    /// File holding the admin read token (one line). Without token files the admin service
-    /// refuses every call.
+    /// File holding the admin read token (its first non-empty line, at least 16 characters),
+    /// for read-only admin calls. When not given, a random token is generated into
+    /// `<data-dir>/admin-read.token` (mode 0600) and reused on later starts.
     #[arg(long, env = "UNDUST_ADMIN_READ_TOKEN_FILE")]
     pub admin_read_token_file: Option<PathBuf>,
-    /// File holding the admin write token (one line); it also grants read.
+    /// File holding the admin write token (same format); it grants every admin call, read
+    /// included. When not given, a random token is generated into
+    /// `<data-dir>/admin-write.token` (mode 0600) and reused on later starts.
     #[arg(long, env = "UNDUST_ADMIN_WRITE_TOKEN_FILE")]
     pub admin_write_token_file: Option<PathBuf>,
     /// Relearn a host once this many new pages entered its sample [default: 500].
@@ -234,7 +241,7 @@ impl Knobs {
         layer!(self, lower;
             listen, admin_listen, metrics_addr, data_dir, max_batch, max_message_bytes,
             max_url_bytes, remove_tracking_params, extra_tracking_params, remove_session_ids,
-            sort_query, strip_www, seen_set_mode, seen_set_max_entries, seen_set_bloom_fp_rate,
+            sort_query, strip_www, strip_userinfo, seen_set_mode, seen_set_max_entries, seen_set_bloom_fp_rate,
             seen_durability,
             first_occurrence_cache, shutdown_grace_secs, reflection, admin_read_token_file,
             admin_write_token_file, relearn_min_new_samples, relearn_interval_secs,
@@ -365,6 +372,9 @@ impl ServeConfig {
             remove_session_ids: knobs.remove_session_ids.unwrap_or(true),
             sort_query: knobs.sort_query.unwrap_or(false),
             strip_www: knobs.strip_www.unwrap_or(false),
+            strip_userinfo: knobs
+                .strip_userinfo
+                .unwrap_or(crate::canon::normalize::DEFAULT_STRIP_USERINFO),
             ..StaticConfig::default()
         };
         // The normalizer validates what the knobs alone cannot (parameter name syntax, ...):

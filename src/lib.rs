@@ -42,4 +42,13 @@ pub mod pb {
 
     /// The encoded file descriptor set, served by gRPC reflection when it is enabled.
     pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("undust_descriptor");
+
+    /// The server side of the Canonicalizer and Ingest services as they decode requests: the
+    /// requests' `string` fields arrive as bytes (same wire format), so one URL that is not UTF-8
+    /// is answered INVALID, or its page rejected, instead of failing the whole request (see
+    /// `build.rs`). Every other message is the public one above.
+    pub mod lenient {
+        #![allow(missing_docs, clippy::all, clippy::pedantic)]
+        include!(concat!(env!("OUT_DIR"), "/lenient/undust.v1.rs"));
+    }
 }

@@ -81,8 +81,11 @@ pub const MIRROR_PASSES: &str = "undust_mirror_passes_total";
 pub const MIRROR_PASS_DURATION: &str = "undust_mirror_pass_duration_seconds";
 /// Duplicate clusters (two or more URLs) found by the latest learning of every host, summed.
 pub const CLUSTERS: &str = "undust_clusters";
-/// Admin calls. Labels `method` and `outcome` (`ok`, `unauthenticated`, `denied`, `error`).
+/// Admin calls. Labels `method` and `outcome` (`ok`, `unauthenticated`, `denied`, `throttled`,
+/// `error`).
 pub const ADMIN_CALLS: &str = "undust_admin_calls_total";
+/// Refused admin calls not logged because refusals were already logged ten times that minute.
+pub const ADMIN_REFUSALS_NOT_LOGGED: &str = "undust_admin_refusals_not_logged_total";
 
 /// Tables of the store found damaged at start (the file was moved aside, readable rows kept).
 pub const STORE_DAMAGED_TABLES: &str = "undust_store_damaged_tables";
@@ -277,6 +280,11 @@ fn describe() {
         ADMIN_CALLS,
         Unit::Count,
         "Admin calls (labels method and outcome)."
+    );
+    describe_counter!(
+        ADMIN_REFUSALS_NOT_LOGGED,
+        Unit::Count,
+        "Refused admin calls not logged: refusals are logged at most ten times a minute."
     );
     describe_gauge!(
         FLEET_CONNECTED,

@@ -33,6 +33,10 @@ pub struct StaticArgs {
     /// Strip a leading `www.`.
     #[arg(long)]
     strip_www: bool,
+    /// Keep `user:password@` in canonical forms (stripped by default: credentials must not be
+    /// written out or stored).
+    #[arg(long)]
+    keep_userinfo: bool,
     /// More tracking parameters to remove (`name*` is a prefix); comma-separated.
     #[arg(long, value_delimiter = ',')]
     extra_tracking_params: Vec<String>,
@@ -46,6 +50,7 @@ impl StaticArgs {
             remove_session_ids: !self.keep_session_ids,
             sort_query: self.sort_query,
             strip_www: self.strip_www,
+            strip_userinfo: !self.keep_userinfo,
             extra_tracking_params: self.extra_tracking_params.clone(),
             ..StaticConfig::default()
         })
@@ -109,7 +114,10 @@ pub fn run(args: CanonicalizeArgs) -> ExitCode {
         lines += 1;
         let line = line.strip_suffix(b"\r").unwrap_or(&line);
         let written = match std::str::from_utf8(line) {
-            Ok(text) => match canonicalizer.canonicalize(text.trim()) {
+            // No trimming here: the normalizer strips what the URL standard strips (C0 controls
+            // and spaces), exactly as the server does for the same text; `str::trim` would also
+            // drop Unicode white space (U+00A0, U+3000) that the server percent-encodes.
+            Ok(text) => match canonicalizer.canonicalize(text) {
                 Ok(canonical) => {
                     changed += u64::from(canonical.canonical != text);
                     learned += u64::from(canonical.learned);

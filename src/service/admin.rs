@@ -12,14 +12,16 @@
 //! | `ListMirrors` | read | live mirror sets with evidence, pairs on probation, pins and forbids |
 //! | `DecideMirror` | write | pin, forbid or clear an alias of a mirror set (persisted) |
 //!
-//! Every call is authenticated ([`super::auth`]), logged and counted (`undust_admin_calls_total`).
+//! Every call is authenticated ([`super::auth`]), logged and counted (`undust_admin_calls_total`);
+//! refusals are throttled per peer and logged at most ten times a minute
+//! (`undust_admin_refusals_not_logged_total` counts the rest).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
-use super::auth::{Role, Tokens};
+use super::auth::{AuthThrottle, Role, Tokens};
 use super::learning::Learning;
 use super::state::Sidecar;
 use crate::canon::seen::{key_of, Seen};
@@ -45,6 +47,8 @@ pub struct AdminService {
     /// The store, for the damage it reported at start.
     store: Arc<Store>,
     tokens: Tokens,
+    /// Failed authentications per peer, and how often refusals are logged.
+    throttle: AuthThrottle,
 }
 
 impl AdminService {
@@ -59,6 +63,7 @@ impl AdminService {
             learning,
             store,
             tokens,
+            throttle: AuthThrottle::default(),
         }
     }
 
@@ -74,14 +79,41 @@ impl AdminService {
         F: std::future::Future<Output = Result<R, Status>>,
     {
         let peer = request.remote_addr();
-        if let Err(status) = self.tokens.authorize(&request, role) {
-            let outcome = match status.code() {
-                tonic::Code::PermissionDenied => "denied",
-                _ => "unauthenticated",
-            };
+        let now = std::time::Instant::now();
+        let peer_ip = peer.map(|addr| addr.ip());
+        let refused = match self.throttle.check(peer_ip, now) {
+            Err(wait) => Some((
+                "throttled",
+                Status::unauthenticated(format!(
+                    "too many failed authentications from this address; retry in {} ms",
+                    wait.as_millis().max(1)
+                )),
+            )),
+            Ok(()) => match self.tokens.authorize(&request, role) {
+                Ok(_) => None,
+                Err(status) if status.code() == tonic::Code::PermissionDenied => {
+                    Some(("denied", status))
+                }
+                Err(status) => {
+                    self.throttle.failed(peer_ip, now);
+                    Some(("unauthenticated", status))
+                }
+            },
+        };
+        if let Some((outcome, status)) = refused {
             metrics::counter!(telemetry::ADMIN_CALLS, "method" => method, "outcome" => outcome)
                 .increment(1);
-            tracing::warn!(method, ?peer, outcome, "admin call refused");
+            match self.throttle.may_log(now) {
+                Some(0) => tracing::warn!(method, ?peer, outcome, "admin call refused"),
+                Some(suppressed) => tracing::warn!(
+                    method,
+                    ?peer,
+                    outcome,
+                    suppressed,
+                    "admin call refused ({suppressed} refusals since the last line were not logged)"
+                ),
+                None => metrics::counter!(telemetry::ADMIN_REFUSALS_NOT_LOGGED).increment(1),
+            }
             return Err(status);
         }
         let result = handler(request.into_inner()).await;

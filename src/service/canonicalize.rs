@@ -19,6 +19,9 @@
 //! the shared seen-set in one Redis round trip (durable as Redis is configured, see the fleet
 //! module), else the embedded one, under the durability gate, and the answer waits until the NEW
 //! canonical forms it recorded are committed ([`crate::service::durable`]).
+//!
+//! Requests are decoded leniently ([`crate::pb::lenient`]): a URL that is not UTF-8 is answered
+//! INVALID with the offset of its first bad byte, and the rest of the batch is answered as usual.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -35,8 +38,9 @@ use super::state::{HostCounters, Sidecar};
 use crate::canon::engine::HostRules;
 use crate::canon::seen::{key_of, Seen};
 use crate::canon::Canonicalizer;
-use crate::pb::canonicalizer_server::Canonicalizer as CanonicalizerRpc;
-use crate::pb::{CanonicalizeRequest, CanonicalizeResponse, CanonicalizeResult, Decision};
+use crate::pb::lenient::canonicalizer_server::Canonicalizer as CanonicalizerRpc;
+use crate::pb::lenient::CanonicalizeRequest;
+use crate::pb::{CanonicalizeResponse, CanonicalizeResult, Decision};
 use crate::telemetry;
 
 /// Responses a stream may buffer before it stops reading requests (flow control).
@@ -100,6 +104,14 @@ fn deadline_of<T>(request: &Request<T>) -> Option<Instant> {
     arrived.checked_add(timeout)
 }
 
+/// Why a URL that is not UTF-8 is INVALID: where its first bad byte is, so the crawler can find it.
+pub fn not_utf8(err: &std::str::Utf8Error) -> String {
+    format!(
+        "not valid UTF-8 (first invalid byte at offset {}); percent-encode non-UTF-8 bytes",
+        err.valid_up_to()
+    )
+}
+
 /// What one batch learned about one host.
 struct BatchHost {
     rules: Option<Arc<HostRules>>,
@@ -143,7 +155,7 @@ impl CanonicalizerService {
     }
 
     /// Admits a request of `urls`, or refuses it when the in-flight bounds are reached.
-    fn admit(&self, urls: &[String]) -> Result<Admitted, Status> {
+    fn admit(&self, urls: &[Vec<u8>]) -> Result<Admitted, Status> {
         let config = &self.sidecar.config;
         let bytes: u64 = urls.iter().map(|url| url.len() as u64).sum();
         let requests = self.in_flight.requests.fetch_add(1, Ordering::AcqRel) + 1;
@@ -293,13 +305,22 @@ impl CanonicalizerService {
                     tokio::task::yield_now().await;
                 }
             }
-            let url = match sidecar.canonicalizer.normalize(input) {
-                Ok(url) => url,
-                Err(reason) => {
+            let normalized = std::str::from_utf8(input)
+                .map_err(|err| not_utf8(&err))
+                .and_then(|input| {
+                    let url = sidecar
+                        .canonicalizer
+                        .normalize(input)
+                        .map_err(|reason| reason.to_string())?;
+                    Ok((input, url))
+                });
+            let (input, url) = match normalized {
+                Ok(normalized) => normalized,
+                Err(invalid_reason) => {
                     invalid += 1;
                     results.push(CanonicalizeResult {
                         decision: Decision::Invalid as i32,
-                        invalid_reason: reason.to_string(),
+                        invalid_reason,
                         ..CanonicalizeResult::default()
                     });
                     continue;

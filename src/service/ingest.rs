@@ -7,6 +7,9 @@
 //! beyond [`MAX_CONCURRENT_STREAMS`] streams at once the call is refused with RESOURCE_EXHAUSTED.
 //! The summary is returned only once the stream's samples are durable in the store: a returned
 //! summary is the acknowledgement.
+//!
+//! Pages are decoded leniently ([`crate::pb::lenient`]): a page whose `url` (or another text field)
+//! is not UTF-8 is rejected like any other invalid page, and the stream goes on.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -18,8 +21,9 @@ use tonic::{Request, Response, Status, Streaming};
 use super::learning::Learning;
 use super::state::Sidecar;
 use crate::ingest::pages::{PageRecord, RecordKind};
-use crate::pb::ingest_server::Ingest as IngestRpc;
-use crate::pb::{ObservePagesSummary, ObservedPage, PageRejection};
+use crate::pb::lenient::ingest_server::Ingest as IngestRpc;
+use crate::pb::lenient::ObservedPage;
+use crate::pb::{ObservePagesSummary, PageRejection};
 use crate::pipeline::{analyze, judge, Rejection, Verdict};
 use crate::telemetry;
 
@@ -122,21 +126,30 @@ impl IngestService {
     }
 
     /// The page as the pipeline reads records: a status of 0 (unset) is kept so that acceptance
-    /// rejects it, as it rejects any impossible status.
-    fn record(page: ObservedPage) -> PageRecord {
-        let optional = |text: String| (!text.is_empty()).then_some(text);
-        PageRecord {
-            url: page.url,
-            final_url: optional(page.final_url),
+    /// rejects it, as it rejects any impossible status. A text field that is not UTF-8 rejects the
+    /// page, naming the field.
+    fn record(page: ObservedPage) -> Result<PageRecord, Rejection> {
+        let text = |field: &'static str, bytes: Vec<u8>| {
+            String::from_utf8(bytes).map_err(|err| Rejection {
+                field,
+                message: super::canonicalize::not_utf8(&err.utf8_error()),
+            })
+        };
+        let optional = |field: &'static str, bytes: Vec<u8>| {
+            text(field, bytes).map(|text| (!text.is_empty()).then_some(text))
+        };
+        Ok(PageRecord {
+            url: text("url", page.url)?,
+            final_url: optional("final_url", page.final_url)?,
             status: Some(u16::try_from(page.http_status).unwrap_or(u16::MAX)),
-            content_type: optional(page.content_type),
+            content_type: optional("content_type", page.content_type)?,
             body: page.body,
-            rel_canonical: optional(page.rel_canonical),
+            rel_canonical: optional("rel_canonical", page.rel_canonical)?,
             // A crawler reports what it fetched: content, never an archive's revisit.
             kind: RecordKind::Page,
-            server_ip: None,
+            server_ip: server_ip(&text("server_ip", page.server_ip)?)?.map(|ip| ip.to_string()),
             payload_digest: None,
-        }
+        })
     }
 }
 
@@ -159,18 +172,22 @@ impl IngestRpc for IngestService {
         while let Some(page) = self.next_page(&mut stream).await? {
             summary.received += 1;
             metrics::counter!(telemetry::PAGES_OBSERVED).increment(1);
-            let url_echo = truncate(&page.url, ECHOED_URL_BYTES);
+            let url_echo = truncate(&String::from_utf8_lossy(&page.url), ECHOED_URL_BYTES);
             let body_len = page.body.len() as u64;
-            let server_ip = server_ip(&page.server_ip);
-            let verdict = match &server_ip {
-                Ok(_) => judge(
-                    Self::record(page),
+            let record = Self::record(page);
+            let server_ip = record
+                .as_ref()
+                .ok()
+                .and_then(|record| record.server_ip.as_deref())
+                .and_then(|ip| ip.parse::<std::net::IpAddr>().ok());
+            let verdict = match record {
+                Ok(record) => judge(
+                    record,
                     self.sidecar.canonicalizer.normalizer(),
                     self.learning.accept_policy(),
                 ),
-                Err(rejection) => Verdict::Rejected(rejection.clone()),
+                Err(rejection) => Verdict::Rejected(rejection),
             };
-            let server_ip = server_ip.ok().flatten();
             match verdict {
                 Verdict::Rejected(rejection) => {
                     let reason = if rejection.field == "body" {

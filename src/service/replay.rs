@@ -17,7 +17,10 @@ use dashmap::DashMap;
 use parking_lot::Mutex;
 use tonic::Status;
 
-use crate::pb::{CanonicalizeRequest, CanonicalizeResponse};
+// The request as the server decodes it: strings as bytes, so one URL that is not UTF-8 is answered
+// INVALID on its own (see `crate::pb::lenient`).
+use crate::pb::lenient::CanonicalizeRequest;
+use crate::pb::CanonicalizeResponse;
 
 /// Longest `request_id` accepted, in bytes.
 pub const MAX_REQUEST_ID_BYTES: usize = 128;
@@ -37,12 +40,15 @@ struct Kept {
 /// An answer and the seen-log drain it waits for (see [`crate::service::durable`]).
 pub type Answer = (CanonicalizeResponse, Option<u64>);
 
+/// Kept ids, oldest first, with the bytes each answer holds; and the bytes in all.
+type KeptOrder = (VecDeque<(Vec<u8>, usize)>, usize);
+
 /// The kept answers.
 pub struct ReplayCache {
     budget: usize,
-    slots: DashMap<String, Slot>,
+    slots: DashMap<Vec<u8>, Slot>,
     /// Ids in the order their answers were kept, with the bytes each holds.
-    order: Mutex<(VecDeque<(String, usize)>, usize)>,
+    order: Mutex<KeptOrder>,
 }
 
 impl ReplayCache {
@@ -96,7 +102,7 @@ impl ReplayCache {
             if kept.batch != batch {
                 return Err(Status::failed_precondition(format!(
                     "request_id {:?} was used for a different batch; give every batch its own id",
-                    request.request_id
+                    String::from_utf8_lossy(&request.request_id)
                 )));
             }
             metrics::counter!(crate::telemetry::CANONICALIZE_REPLAYED).increment(1);
@@ -119,7 +125,7 @@ impl ReplayCache {
     }
 
     /// Accounts a kept answer and evicts the oldest beyond the budget.
-    fn keep(&self, id: String, bytes: usize) {
+    fn keep(&self, id: Vec<u8>, bytes: usize) {
         let mut order = self.order.lock();
         let (queue, total) = &mut *order;
         queue.push_back((id, bytes));
@@ -147,7 +153,7 @@ impl ReplayCache {
 /// Removes its id's slot on drop unless the attempt kept an answer in it.
 struct Pending<'a> {
     cache: &'a ReplayCache,
-    id: Option<String>,
+    id: Option<Vec<u8>>,
 }
 
 impl Drop for Pending<'_> {
@@ -165,7 +171,7 @@ fn batch_hash(request: &CanonicalizeRequest) -> u64 {
     hasher.update(&[u8::from(request.dry_run)]);
     for url in &request.urls {
         hasher.update(&(url.len() as u64).to_le_bytes());
-        hasher.update(url.as_bytes());
+        hasher.update(url);
     }
     hasher.digest()
 }
@@ -193,8 +199,8 @@ mod tests {
 
     fn request(id: &str, urls: &[&str]) -> CanonicalizeRequest {
         CanonicalizeRequest {
-            urls: urls.iter().map(|u| (*u).to_owned()).collect(),
-            request_id: id.to_owned(),
+            urls: urls.iter().map(|u| u.as_bytes().to_vec()).collect(),
+            request_id: id.as_bytes().to_vec(),
             ..CanonicalizeRequest::default()
         }
     }

@@ -33,8 +33,8 @@ use crate::canon::Canonicalizer;
 use crate::config::ServeConfig;
 use crate::fleet::Fleet;
 use crate::pb::admin_server::AdminServer;
-use crate::pb::canonicalizer_server::CanonicalizerServer;
-use crate::pb::ingest_server::IngestServer;
+use crate::pb::lenient::canonicalizer_server::CanonicalizerServer;
+use crate::pb::lenient::ingest_server::IngestServer;
 use crate::store::{OnDamage, Store};
 use crate::telemetry;
 
@@ -84,9 +84,11 @@ pub async fn run(
     set_health(&health, ServingStatus::NotServing).await;
 
     let normalizer = StaticNormalizer::new(config.static_config.clone())?;
-    std::fs::create_dir_all(&config.data_dir).map_err(|err| crate::store::StoreError::Io {
-        path: config.data_dir.clone(),
-        message: err.to_string(),
+    crate::store::create_private_dir(&config.data_dir).map_err(|err| {
+        crate::store::StoreError::Io {
+            path: config.data_dir.clone(),
+            message: err.to_string(),
+        }
     })?;
     let tokens = Tokens::load(
         config.admin_read_token_file.as_deref(),

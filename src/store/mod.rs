@@ -13,6 +13,7 @@
 //! | `templates` | host | the host's template model | with the samples |
 //! | `mirrors` | `state` | JSON mirror book (live mirror sets, candidates on probation, operator pins and forbids) | before mirror sets change live, and on each pin or forbid |
 //! | `seen` | chunk number | packed 64-bit keys of canonical forms | every flush interval, and rewritten whole on compaction |
+//! | `state` | `trigger/<host>`, `estimated_bytes_saved` | a host's relearn trigger (new samples, pending since); the bytes-saved total | every flush interval, and at shutdown |
 //!
 //! Every value is wrapped in an envelope (format byte, xxh3 checksum, payload). A value whose
 //! checksum or decoding fails is skipped, logged and counted, and the rest is restored: the sidecar
@@ -42,6 +43,7 @@ const SEEN: TableDefinition<'_, u64, &[u8]> = TableDefinition::new("seen");
 const MIRRORS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("mirrors");
 /// The one row of the `mirrors` table.
 const MIRRORS_KEY: &str = "state";
+const STATE: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("state");
 
 /// The store's file name inside the data directory.
 pub const FILE_NAME: &str = "undust.redb";
@@ -91,7 +93,7 @@ pub struct StoreDamage {
 }
 
 /// Names of the store's tables, for damage reports.
-const TABLE_NAMES: [&str; 5] = ["rules", "samples", "templates", "seen", "mirrors"];
+const TABLE_NAMES: [&str; 6] = ["rules", "samples", "templates", "seen", "mirrors", "state"];
 
 /// Rows read from a damaged file, to be copied into a new one (values still sealed).
 #[derive(Default)]
@@ -101,6 +103,7 @@ struct Salvage {
     templates: Vec<(String, Vec<u8>)>,
     seen: Vec<(u64, Vec<u8>)>,
     mirrors: Vec<(String, Vec<u8>)>,
+    state: Vec<(String, Vec<u8>)>,
 }
 
 impl Salvage {
@@ -109,7 +112,8 @@ impl Salvage {
             + self.samples.len()
             + self.templates.len()
             + self.seen.len()
-            + self.mirrors.len()) as u64
+            + self.mirrors.len()
+            + self.state.len()) as u64
     }
 }
 
@@ -170,7 +174,7 @@ fn read_through(
             first_reason.get_or_insert(reason);
         }
     };
-    let [rules, samples, templates, seen, mirrors] = TABLE_NAMES;
+    let [rules, samples, templates, seen, mirrors, state] = TABLE_NAMES;
     note(
         rules,
         read_rows(db, RULES, |host, value| {
@@ -211,6 +215,14 @@ fn read_through(
             }
         }),
     );
+    note(
+        state,
+        read_rows(db, STATE, |key, value| {
+            if let Some(out) = salvage.as_deref_mut() {
+                out.state.push((key.to_owned(), value.to_vec()));
+            }
+        }),
+    );
     (damaged, first_reason)
 }
 
@@ -238,6 +250,10 @@ fn write_salvage(db: &Database, salvage: &Salvage) -> Result<(), StoreError> {
         let mut mirrors = txn.open_table(MIRRORS)?;
         for (key, value) in &salvage.mirrors {
             mirrors.insert(key.as_str(), value.as_slice())?;
+        }
+        let mut state = txn.open_table(STATE)?;
+        for (key, value) in &salvage.state {
+            state.insert(key.as_str(), value.as_slice())?;
         }
     }
     txn.commit()?;
@@ -297,6 +313,10 @@ pub struct SampleBatch {
     pub templates: Vec<(String, Vec<u8>)>,
     /// Hosts whose template model is dropped (their sample gave way to another host's).
     pub delete_templates: Vec<String>,
+    /// `state` rows written with the samples (the relearn triggers they moved, the bytes-saved
+    /// total), and deleted.
+    pub state: Vec<(String, Vec<u8>)>,
+    pub delete_state: Vec<String>,
 }
 
 impl SampleBatch {
@@ -305,6 +325,8 @@ impl SampleBatch {
             && self.delete.is_empty()
             && self.templates.is_empty()
             && self.delete_templates.is_empty()
+            && self.state.is_empty()
+            && self.delete_state.is_empty()
     }
 
     /// Drops `host`'s template model: a pending write of it is cancelled, the stored one deleted.
@@ -345,7 +367,7 @@ impl Store {
             }),
             OnDamage::Recover => Ok(()),
         };
-        let opened = match std::panic::catch_unwind(|| Database::create(&path)) {
+        let opened = match std::panic::catch_unwind(|| create(&path)) {
             Ok(Ok(db)) => Ok(db),
             Ok(Err(
                 err @ (redb::DatabaseError::DatabaseAlreadyOpen
@@ -367,7 +389,7 @@ impl Store {
                         Ok::<(), String>(())
                     });
                     let moved_to = move_aside(dir, &path, &reason)?;
-                    let db = Database::create(&path)?;
+                    let db = create(&path)?;
                     write_salvage(&db, &salvage)?;
                     let damage = StoreDamage {
                         tables,
@@ -387,7 +409,7 @@ impl Store {
                     reason,
                     salvaged_rows: 0,
                 };
-                (Database::create(&path)?, Some(damage))
+                (create(&path)?, Some(damage))
             }
         };
         if let Some(damage) = &damage {
@@ -555,6 +577,13 @@ impl Store {
             for (host, model) in &batch.templates {
                 templates.insert(host.as_str(), seal(model).as_slice())?;
             }
+            let mut state = txn.open_table(STATE)?;
+            for key in &batch.delete_state {
+                state.remove(key.as_str())?;
+            }
+            for (key, value) in &batch.state {
+                state.insert(key.as_str(), seal(value).as_slice())?;
+            }
         }
         txn.commit()?;
         Ok(())
@@ -574,6 +603,48 @@ impl Store {
                     id,
                     payload: payload.to_vec(),
                 });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Durably writes and deletes rows of the `state` table, in one transaction.
+    pub fn put_state(
+        &self,
+        put: &[(String, Vec<u8>)],
+        delete: &[String],
+    ) -> Result<(), StoreError> {
+        if put.is_empty() && delete.is_empty() {
+            return Ok(());
+        }
+        let mut txn = self.db.begin_write()?;
+        txn.set_durability(Durability::Immediate)?;
+        {
+            let mut table = txn.open_table(STATE)?;
+            for key in delete {
+                table.remove(key.as_str())?;
+            }
+            for (key, value) in put {
+                table.insert(key.as_str(), seal(value).as_slice())?;
+            }
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Every `state` row that can be trusted (none in a store written before the table existed).
+    pub fn load_state(&self) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = match txn.open_table(STATE) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(err) => return Err(err.into()),
+        };
+        let mut out = Vec::new();
+        for row in table.iter()? {
+            let (key, value) = row?;
+            if let Some(payload) = self.trusted("state", &key.value(), value.value()) {
+                out.push((key.value().to_owned(), payload.to_vec()));
             }
         }
         Ok(out)
@@ -682,6 +753,44 @@ impl Store {
 }
 
 /// Renames a damaged store file next to itself (`undust.redb.corrupt-<unix ms>`).
+/// Opens or creates the redb file readable by its owner only: it holds the URLs of the crawl
+/// (first occurrences, samples). A new file is created 0600 before redb initializes it (redb
+/// initializes an empty file); an existing one readable by others is narrowed to 0600.
+fn create(path: &Path) -> Result<Database, redb::DatabaseError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(PRIVATE_FILE_MODE)
+            .open(path)
+            .map_err(redb::StorageError::Io)?;
+        let metadata = file.metadata().map_err(redb::StorageError::Io)?;
+        if metadata.permissions().mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))
+                .map_err(redb::StorageError::Io)?;
+        }
+    }
+    Database::create(path)
+}
+
+/// Mode of the files undust creates in its data directory (the store, generated tokens).
+pub const PRIVATE_FILE_MODE: u32 = 0o600;
+/// Mode of a data directory undust creates.
+pub const PRIVATE_DIR_MODE: u32 = 0o700;
+
+/// Creates the data directory (and missing parents) readable by its owner only. An existing
+/// directory is left as the operator made it.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, PRIVATE_DIR_MODE);
+    builder.create(dir)
+}
+
 fn move_aside(dir: &Path, path: &Path, reason: &str) -> Result<PathBuf, StoreError> {
     let aside = dir.join(format!("{FILE_NAME}.corrupt-{}", unix_ms()));
     std::fs::rename(path, &aside).map_err(|io| StoreError::Io {
@@ -736,11 +845,17 @@ mod tests {
                 delete: vec![],
                 templates: vec![("a.com".into(), b"model".to_vec())],
                 delete_templates: vec![],
+                state: vec![
+                    ("trigger/a.com".into(), b"t".to_vec()),
+                    ("trigger/b.com".into(), b"u".to_vec()),
+                ],
+                delete_state: vec![],
             };
             store.apply_samples(&batch).expect("samples");
             store
                 .apply_samples(&SampleBatch {
                     delete: vec![("a.com".into(), 1)],
+                    delete_state: vec!["trigger/b.com".into()],
                     ..SampleBatch::default()
                 })
                 .expect("delete");
@@ -766,6 +881,10 @@ mod tests {
             (2, b"two".as_slice())
         );
         assert_eq!(store.load_templates().expect("templates").len(), 1);
+        assert_eq!(
+            store.load_state().expect("state"),
+            vec![("trigger/a.com".to_owned(), b"t".to_vec())]
+        );
         let mut keys = Vec::new();
         assert_eq!(store.load_seen(|key| keys.push(key)).expect("seen"), 4);
         assert_eq!(keys, vec![1, 2, 3, 4]);

@@ -527,3 +527,34 @@ fn write_errors_exit_non_zero_with_a_clear_message() {
     assert_eq!(output.status.code(), Some(74), "canonicalize: {stderr}");
     assert!(stderr.contains("writing stdout failed"), "{stderr}");
 }
+
+#[test]
+fn serve_help_describes_token_files_as_they_work() {
+    let output = undust(&["serve", "--help"], b"");
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).expect("utf-8");
+    for expected in [
+        "admin-read.token",
+        "admin-write.token",
+        "generated",
+        "0600",
+        "--strip-userinfo",
+    ] {
+        assert!(help.contains(expected), "serve --help lacks {expected:?}");
+    }
+    assert!(
+        !help.contains("refuses every call"),
+        "the admin service without token files generates tokens, it does not refuse"
+    );
+}
+
+#[test]
+fn canonicalize_strips_credentials_unless_asked_to_keep_them() {
+    let input = b"http://alice:s3cret@example.com/a\n";
+    let output = undust(&["canonicalize"], input);
+    assert!(output.status.success());
+    assert_eq!(output.stdout, b"http://example.com/a\n");
+    let output = undust(&["canonicalize", "--keep-userinfo"], input);
+    assert!(output.status.success());
+    assert_eq!(output.stdout, b"http://alice:s3cret@example.com/a\n");
+}

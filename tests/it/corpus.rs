@@ -705,7 +705,9 @@ fn hard_negatives_cover_each_kinds_dimensions() {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(
+        crate::support::proptest_cases(24)
+    ))]
 
     /// Any configuration generates (never panics), sizes obey the clamped range and the truth
     /// stays consistent.

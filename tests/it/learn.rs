@@ -983,3 +983,106 @@ fn eval_cli_reports_per_family() {
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("line 2"), "{err}");
 }
+
+/// Rule sets learned from the hand-made sites above: the material generated rule files are made
+/// of (patterns and operations as the learner writes them).
+fn learned_rule_sets() -> &'static [undust::canon::rules::HostRuleSet] {
+    static SETS: std::sync::OnceLock<Vec<undust::canon::rules::HostRuleSet>> =
+        std::sync::OnceLock::new();
+    SETS.get_or_init(|| {
+        [
+            session_site(),
+            tracking_site(),
+            alias_site(),
+            slug_site(),
+            mirror_site(),
+            case_site(),
+            default_document_site(),
+        ]
+        .iter()
+        .map(|site| {
+            learn_host(site.host, &site.urls, &LearnConfig::default())
+                .expect("learn")
+                .rules
+        })
+        .collect()
+    })
+}
+
+/// A valid rule file: some of the learned rule sets, with their free figures (versions, times,
+/// support, false-positive rates as the learner computes them, pairs over pairs) varied.
+fn rule_file_strategy() -> impl proptest::strategy::Strategy<Value = undust::canon::rules::RuleFile>
+{
+    use proptest::prelude::*;
+    let sets = learned_rule_sets().len();
+    proptest::collection::vec(
+        (
+            0..sets,
+            any::<u64>(),
+            any::<i64>(),
+            any::<u64>(),
+            (0u64..10_000, 1u64..10_000),
+        ),
+        0..6,
+    )
+    .prop_map(|picks| {
+        let hosts = picks
+            .into_iter()
+            .map(|(index, version, learned_at, support, (bad, pairs))| {
+                let mut set = learned_rule_sets()[index].clone();
+                set.version = version;
+                set.learned_at_unix_ms = learned_at;
+                for rule in &mut set.rules {
+                    rule.support = support;
+                    rule.support_clusters = support / 2;
+                    rule.false_positive_rate = bad.min(pairs) as f64 / pairs as f64;
+                }
+                for rule in &mut set.site_rules {
+                    rule.support = support;
+                    rule.false_positive_rate = bad.min(pairs) as f64 / pairs as f64;
+                }
+                set
+            })
+            .collect();
+        undust::canon::rules::RuleFile::new(hosts)
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(
+        crate::support::proptest_cases(128)
+    ))]
+
+    /// serialize(load(x)) == x for generated valid files, and load(serialize(f)) == f; every
+    /// truncation of a file, a wrong format marker or version, and a broken pattern are errors.
+    #[test]
+    fn proptest_rule_files_round_trip_and_mutations_are_refused(
+        file in rule_file_strategy(),
+        cut in 0.0f64..1.0,
+    ) {
+        use undust::canon::rules::RuleFile;
+        let text = file.to_json_pretty().expect("serialize");
+        let loaded = RuleFile::from_json(&text).expect("a written file loads");
+        proptest::prop_assert_eq!(&loaded, &file);
+        proptest::prop_assert_eq!(loaded.to_json_pretty().expect("serialize"), text.clone());
+
+        let mut end = ((text.len() as f64) * cut) as usize;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        proptest::prop_assert!(RuleFile::from_json(&text[..end]).is_err(), "prefix of {} bytes loaded", end);
+        let marker = text.replacen("\"format\": \"", "\"format\": \"x", 1);
+        proptest::prop_assert!(RuleFile::from_json(&marker).is_err());
+        let mut versioned = file.clone();
+        versioned.version += 1;
+        proptest::prop_assert!(RuleFile::from_json(&versioned.to_json_pretty().expect("serialize")).is_err());
+        if let Some(rule) = file.hosts.iter().flat_map(|set| &set.rules).next() {
+            let broken = text.replacen(
+                &format!("\"source_pattern\": {}", serde_json::to_string(&rule.source_pattern).expect("json")),
+                "\"source_pattern\": \"not a pattern\"",
+                1,
+            );
+            proptest::prop_assert!(RuleFile::from_json(&broken).is_err(), "a broken pattern loaded");
+        }
+    }
+}

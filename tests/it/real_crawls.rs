@@ -639,7 +639,9 @@ const PREFIXES: [&[u8]; 6] = [
 ];
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(
+        crate::support::proptest_cases(256)
+    ))]
 
     /// Any bytes, fed to every reader: records or errors naming an offset or a line, never a
     /// panic or a hang (each reader ends within a bound proportional to the input).

@@ -197,3 +197,56 @@ async fn stats_and_host_lists_count_what_happened() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_burst_of_bad_tokens_is_refused_quickly_then_throttled() {
+    let server = TestServer::start().await;
+    let mut wrong = server.admin_with(Some("not-the-right-token-at-all")).await;
+    let started = std::time::Instant::now();
+    let mut messages = Vec::new();
+    for _ in 0..200 {
+        let status = wrong
+            .get_stats(GetStatsRequest {})
+            .await
+            .expect_err("bad token");
+        assert_eq!(status.code(), tonic::Code::Unauthenticated);
+        messages.push(status.message().to_owned());
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "refusals are quick: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        messages[0].contains("unknown admin token"),
+        "{}",
+        messages[0]
+    );
+    let throttled = messages
+        .iter()
+        .filter(|message| message.contains("too many failed authentications"))
+        .count();
+    assert!(
+        (150..=190).contains(&throttled),
+        "after a burst of 10 failures the peer is throttled: {throttled} of 200"
+    );
+    // A throttled address is refused whatever its token, until its bucket refills.
+    let status = server
+        .admin()
+        .await
+        .get_stats(GetStatsRequest {})
+        .await
+        .expect_err("throttled address");
+    assert!(
+        status.message().contains("retry in"),
+        "{}",
+        status.message()
+    );
+    let (_, metrics) = crate::support::http_get(server.metrics_addr, "/metrics").await;
+    assert!(
+        metrics.contains("outcome=\"throttled\"")
+            && metrics.contains("undust_admin_refusals_not_logged_total"),
+        "throttling and unlogged refusals are counted"
+    );
+    server.stop().await;
+}

@@ -185,3 +185,113 @@ fn invalid_configuration_exits_64_before_binding() {
     assert_eq!(output.status.code(), Some(64));
     assert!(String::from_utf8_lossy(&output.stderr).contains("no-such-knob"));
 }
+
+/// The host's ListHosts entry.
+async fn host_entry(server: &TestServer, host: &str) -> undust::pb::HostSummary {
+    let hosts = server
+        .admin()
+        .await
+        .list_hosts(undust::pb::ListHostsRequest {
+            page_size: 1_000,
+            page_token: String::new(),
+        })
+        .await
+        .expect("list hosts")
+        .into_inner()
+        .hosts;
+    hosts
+        .into_iter()
+        .find(|entry| entry.host == host)
+        .expect("host listed")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_resumes_the_relearn_schedule_and_the_bytes_saved_estimate() {
+    use undust::corpus::{self, CorpusConfig, SiteKind};
+    use undust::pb::GetStatsRequest;
+
+    let data = tempfile::tempdir().expect("tempdir");
+    let corpus = corpus::generate(
+        &CorpusConfig::new(5, 1)
+            .with_kinds(&[SiteKind::Shop])
+            .with_pages(250, 400),
+    );
+    let site = &corpus.sites[0];
+    let pages = crate::support::observed_pages(site);
+    // Due once every page of the site is sampled, never by the interval.
+    let knobs = || undust::config::Knobs {
+        relearn_min_new_samples: Some(pages.len() as u64),
+        relearn_interval_secs: Some(86_400),
+        ..undust::config::Knobs::default()
+    };
+    let (first, rest) = pages.split_at(pages.len() - 10);
+
+    let server = TestServer::start_with(Some(data.path()), knobs()).await;
+    let summary = server
+        .ingest()
+        .await
+        .observe_pages(tokio_stream::iter(first.to_vec()))
+        .await
+        .expect("observe")
+        .into_inner();
+    assert_eq!(summary.sampled as usize, first.len());
+    assert_eq!(
+        host_entry(&server, &site.host).await.last_learned_unix_ms,
+        0
+    );
+    // Duplicates saved bytes (estimated from the pages observed).
+    let url = site.pages[0].url.clone();
+    server
+        .canonicalizer()
+        .await
+        .canonicalize(CanonicalizeRequest {
+            urls: vec![url.clone(), url],
+            ..CanonicalizeRequest::default()
+        })
+        .await
+        .expect("canonicalize");
+    let saved = server
+        .admin()
+        .await
+        .get_stats(GetStatsRequest {})
+        .await
+        .expect("stats")
+        .into_inner()
+        .estimated_bytes_saved;
+    assert!(saved > 0);
+    server.stop().await;
+
+    let server = TestServer::start_with(Some(data.path()), knobs()).await;
+    let restored = server
+        .admin()
+        .await
+        .get_stats(GetStatsRequest {})
+        .await
+        .expect("stats")
+        .into_inner()
+        .estimated_bytes_saved;
+    assert_eq!(
+        restored, saved,
+        "the bytes-saved estimate survives a restart"
+    );
+    server
+        .ingest()
+        .await
+        .observe_pages(tokio_stream::iter(rest.to_vec()))
+        .await
+        .expect("observe");
+    // The pages sampled before the restart still count: the host is due now, as it would be
+    // without the restart. Bounded wait for the scheduler (it ticks every second).
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if host_entry(&server, &site.host).await.last_learned_unix_ms > 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the host was not relearned after the restart: its new-sample count was forgotten"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    server.stop().await;
+}

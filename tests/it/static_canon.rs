@@ -4,8 +4,9 @@
 //! Every peer suite compares our output with the peer's expected value. A case passes when they
 //! are equal; otherwise it must be listed, with the peer's value, ours and the reason, in
 //! `tests/data/static_canon/deviations.tsv` — a deviation is explicit, never silent. Stale rows
-//! (a listed case that now matches or gives another result) fail too. The one global adjustment
-//! applied to every peer's expected value is the fragment: we always drop it (documented).
+//! (a listed case that now matches or gives another result) fail too. Two global adjustments are
+//! applied to every peer's expected value, both documented: the fragment is dropped (we always
+//! drop it), and so is the userinfo (`user:password@`: we strip credentials by default).
 //! Third-party data lives in `../shared/testdata`; when absent the suites print a notice and pass,
 //! except under `UNDUST_REQUIRE_TESTDATA` (CI), where they fail.
 
@@ -70,6 +71,20 @@ fn without_fragment(expected: &str) -> &str {
     expected
         .split_once('#')
         .map_or(expected, |(before, _)| before)
+}
+
+/// Drops the userinfo (`user:password@`) of a peer's expected http(s) URL: we strip credentials
+/// by default. Applied to every suite's expected values.
+fn without_userinfo(expected: &str) -> String {
+    if let Some((scheme, rest)) = expected.split_once("://") {
+        if is_http(expected) {
+            let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            if let Some(at) = rest[..authority_end].rfind('@') {
+                return format!("{scheme}://{}", &rest[at + 1..]);
+            }
+        }
+    }
+    expected.to_owned()
 }
 
 /// A peer's expected value modulo presentation: fragment dropped (we always drop it) and an
@@ -185,6 +200,8 @@ impl Suite {
 
     /// Records one case: `ours` against the peer's `theirs`.
     fn check(&mut self, input: &str, theirs: &str, ours: &str) {
+        let theirs = without_userinfo(theirs);
+        let theirs = theirs.as_str();
         self.total += 1;
         let key = (self.name.to_owned(), input.to_owned());
         let listed = self.deviations.get(&key);
@@ -1075,7 +1092,10 @@ fn url_strategy() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: crate::support::proptest_cases(512),
+        ..ProptestConfig::default()
+    })]
 
     /// `c(c(x)) == c(x)` in every profile, and explain agrees with normalize.
     #[test]
@@ -1176,4 +1196,85 @@ fn real_links_are_fixpoints_and_explained_consistently() {
         links.len()
     );
     assert!(changed > 0);
+}
+
+/// The CLI (`undust canonicalize`) and the server (Canonicalize) agree on every generated input:
+/// the same canonical form, or both refuse it (the CLI then echoes the line, the server answers
+/// INVALID). Inputs are generated URLs and arbitrary text, with white space around them.
+#[tokio::test]
+async fn proptest_cli_and_server_agree_on_static_normalization() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+    let cases = crate::support::proptest_cases(512) as usize;
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
+    );
+    let padding = prop_oneof![
+        Just(String::new()),
+        Just(" ".to_owned()),
+        Just("\t".to_owned()),
+        Just("\u{a0}".to_owned()),
+        Just("\u{3000}".to_owned()),
+        Just("\u{85}".to_owned()),
+        Just("\u{1}".to_owned()),
+    ];
+    let strategy = (
+        prop_oneof![
+            url_strategy(),
+            "\\PC{0,40}",
+            "https?://[a-zA-Z0-9.:@%\\[\\]-]{0,30}/\\PC{0,20}"
+        ],
+        padding.clone(),
+        padding,
+    )
+        .prop_map(|(url, before, after)| format!("{before}{url}{after}"));
+    let inputs: Vec<String> = (0..cases)
+        .map(|_| strategy.new_tree(&mut runner).expect("generate").current())
+        // One URL per line for the CLI.
+        .filter(|input| !input.contains(['\n', '\r']))
+        .collect();
+
+    let server = crate::support::TestServer::start().await;
+    let mut client = server.canonicalizer().await;
+    let answers = crate::support::canonicalize_all(&mut client, &inputs, true).await;
+    server.stop().await;
+
+    let stdin: String = inputs.iter().map(|input| format!("{input}\n")).collect();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .arg("canonicalize")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run undust");
+    {
+        use std::io::Write as _;
+        let mut pipe = child.stdin.take().expect("stdin");
+        pipe.write_all(stdin.as_bytes()).expect("write stdin");
+    }
+    let output = child.wait_with_output().expect("undust output");
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).expect("utf-8");
+    let lines: Vec<&str> = stdout.split_terminator('\n').collect();
+    assert_eq!(lines.len(), inputs.len());
+    let mut disagreements = Vec::new();
+    for ((input, answer), cli) in inputs.iter().zip(&answers).zip(&lines) {
+        let server_form = if answer.decision == undust::pb::Decision::Invalid as i32 {
+            input.as_str()
+        } else {
+            answer.canonical.as_str()
+        };
+        if server_form != *cli {
+            disagreements.push(format!("{input:?}: server {server_form:?}, cli {cli:?}"));
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{} of {} inputs disagree:\n{}",
+        disagreements.len(),
+        inputs.len(),
+        disagreements.join("\n")
+    );
 }

@@ -8,7 +8,8 @@
 //!   ingest stream is acknowledged.
 //! - [`scheduler`]: when a host is due: `--relearn-min-new-samples` new pages, or
 //!   `--relearn-interval-secs` after the first page not yet learned from (hosts never learned
-//!   included), on tokio's clock so tests can pause time.
+//!   included), on tokio's clock so tests can pause time; triggers and the bytes-saved total are
+//!   stored with the samples, so a restart resumes the schedule where it was.
 //! - [`jobs`]: relearn jobs (scheduled or asked for by an operator), at most
 //!   `--relearn-concurrency` hosts at once on blocking threads, so the async threads keep answering
 //!   Canonicalize; a relearn of hosts all already learning joins the running job.
@@ -65,6 +66,8 @@ struct HostLearning {
     template_dirty: bool,
     /// What makes the host due for relearning.
     trigger: Trigger,
+    /// Whether the trigger changed since it was last stored.
+    trigger_dirty: bool,
     /// When the live rules were learned (0: never).
     last_learned_unix_ms: i64,
     /// Duplicate clusters found by the last relearn.
@@ -81,6 +84,7 @@ impl HostLearning {
             template: TemplateModel::new(content),
             template_dirty: false,
             trigger: Trigger::default(),
+            trigger_dirty: false,
             last_learned_unix_ms: 0,
             clusters: 0,
             history: RuleHistory::default(),
@@ -149,6 +153,7 @@ impl Learning {
         learning.restore_rules()?;
         learning.restore_mirrors()?;
         learning.restore_samples()?;
+        learning.restore_schedule()?;
         let keys = learning.restore_seen()?;
         if let Some(aside) = learning.store.moved_aside() {
             tracing::error!(moved_to = %aside.display(), "started from an empty store: the previous one was unreadable");

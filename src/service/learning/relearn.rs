@@ -25,7 +25,9 @@ impl Learning {
         let (checked, clusters) = match outcome {
             Ok(learned) => learned,
             Err(error) => {
-                state.lock().trigger.failed(new_at_start, now);
+                let mut state = state.lock();
+                state.trigger.failed(new_at_start, now);
+                state.trigger_dirty = true;
                 return Err(error);
             }
         };
@@ -34,6 +36,7 @@ impl Learning {
         let rule_count = set.len() as u32;
         let mut state = state.lock();
         state.trigger.learned(new_at_start, now);
+        state.trigger_dirty = true;
         state.last_learned_unix_ms = set.learned_at_unix_ms;
         state.clusters = clusters;
         drop(state);

@@ -136,7 +136,9 @@ impl Learning {
                 });
             }
             // A refreshed page is new evidence too (its content may have changed).
-            state.lock().trigger.sampled(tokio::time::Instant::now());
+            let mut state = state.lock();
+            state.trigger.sampled(tokio::time::Instant::now());
+            state.trigger_dirty = true;
         }
         let dropped = offer.evicted.len() as u64;
         for (evicted_host, evicted) in offer.evicted {
@@ -160,10 +162,15 @@ impl Learning {
                 state.template = crate::content::TemplateModel::new(&self.content);
                 state.template_dirty = true;
                 state.trigger = super::scheduler::Trigger::default();
+                state.trigger_dirty = true;
             }
         } else {
             self.hosts.remove(host);
-            self.pending.lock().forget_template(host);
+            let mut pending = self.pending.lock();
+            pending.forget_template(host);
+            pending
+                .delete_state
+                .push(super::scheduler::trigger_key(host));
         }
     }
 
@@ -182,6 +189,8 @@ impl Learning {
     pub fn persist_samples(&self) -> Result<(), StoreError> {
         let _serial = self.persist_lock.lock();
         let mut batch = std::mem::take(&mut *self.pending.lock());
+        let schedule = self.schedule_rows();
+        batch.state.extend(schedule.rows.iter().cloned());
         for entry in &self.hosts {
             let mut state = entry.value().lock();
             if state.template_dirty {
@@ -206,6 +215,8 @@ impl Learning {
             pending.put.append(&mut batch.put);
             pending.delete.append(&mut batch.delete);
             pending.delete_templates.append(&mut batch.delete_templates);
+            pending.delete_state.append(&mut batch.delete_state);
+            self.schedule_not_stored(&schedule);
         }
         self.publish_gauges();
         result

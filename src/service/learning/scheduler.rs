@@ -9,13 +9,45 @@
 //! A relearn that fails keeps the pages it did not learn from but restarts the interval, so a host
 //! whose rules the gate refuses is retried an interval later (or after enough new pages), not at
 //! every tick.
+//!
+//! Triggers survive a restart: each changed one is stored with the next sample commit (and at
+//! shutdown) as its count and the wall-clock time of `pending_since`, and restored against tokio's
+//! clock, so a restarted sidecar relearns a host exactly when an uninterrupted one would have. The
+//! bytes-saved estimate of `GetStats` is stored alongside. What a `kill -9` can lose is what it
+//! loses of samples: the changes since the last acknowledged ingest stream.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use super::Learning;
+use crate::store::{unix_ms, StoreError};
+
+/// `state` key prefix of a host's trigger.
+const TRIGGER_PREFIX: &str = "trigger/";
+/// `state` key of the bytes-saved estimate.
+const BYTES_SAVED_KEY: &str = "estimated_bytes_saved";
+
+/// The `state` key of `host`'s trigger.
+pub(super) fn trigger_key(host: &str) -> String {
+    format!("{TRIGGER_PREFIX}{host}")
+}
+
+/// A trigger as stored: tokio's clock does not survive a restart, the wall clock does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct StoredTrigger {
+    new_samples: u64,
+    pending_since_unix_ms: Option<i64>,
+}
+
+/// `state` rows about to be stored, and the hosts whose triggers they hold.
+pub(super) struct ScheduleRows {
+    pub(super) rows: Vec<(String, Vec<u8>)>,
+    hosts: Vec<String>,
+}
 
 /// How often the scheduler looks for hosts to relearn.
 pub(super) const SCHEDULER_TICK: Duration = Duration::from_secs(1);
@@ -71,7 +103,108 @@ impl Trigger {
     }
 }
 
+impl Trigger {
+    fn stored(&self, now: Instant, now_unix_ms: i64) -> StoredTrigger {
+        StoredTrigger {
+            new_samples: self.new_samples,
+            pending_since_unix_ms: self.pending_since.map(|since| {
+                let age = now.saturating_duration_since(since).as_millis();
+                now_unix_ms.saturating_sub(i64::try_from(age).unwrap_or(i64::MAX))
+            }),
+        }
+    }
+
+    /// The stored trigger on tokio's clock. A `pending_since` older than the monotonic clock can
+    /// express (a machine booted less than that long ago) is clamped to the interval, which keeps
+    /// the host exactly as due; if even that is out of reach the interval restarts now.
+    fn restored(stored: StoredTrigger, now: Instant, now_unix_ms: i64, interval: Duration) -> Self {
+        let pending_since = stored.pending_since_unix_ms.map(|since| {
+            let age = Duration::from_millis(
+                u64::try_from(now_unix_ms.saturating_sub(since)).unwrap_or(0),
+            );
+            now.checked_sub(age)
+                .or_else(|| now.checked_sub(age.min(interval)))
+                .unwrap_or(now)
+        });
+        Trigger {
+            new_samples: stored.new_samples,
+            pending_since,
+        }
+    }
+}
+
 impl Learning {
+    /// The `state` rows of the triggers changed since they were last stored, and of the
+    /// bytes-saved total; the triggers count as stored from here (see
+    /// [`schedule_not_stored`](Self::schedule_not_stored)).
+    pub(super) fn schedule_rows(&self) -> ScheduleRows {
+        let now = Instant::now();
+        let now_unix_ms = unix_ms();
+        let mut rows = Vec::new();
+        let mut hosts = Vec::new();
+        for entry in &self.hosts {
+            let mut state = entry.value().lock();
+            if !state.trigger_dirty {
+                continue;
+            }
+            state.trigger_dirty = false;
+            if let Ok(bytes) = postcard::to_allocvec(&state.trigger.stored(now, now_unix_ms)) {
+                rows.push((trigger_key(entry.key()), bytes));
+                hosts.push(entry.key().clone());
+            }
+        }
+        let saved = self
+            .sidecar
+            .totals
+            .estimated_bytes_saved
+            .load(Ordering::Relaxed);
+        rows.push((BYTES_SAVED_KEY.to_owned(), saved.to_le_bytes().to_vec()));
+        ScheduleRows { rows, hosts }
+    }
+
+    /// The rows were not stored: their triggers are still to be.
+    pub(super) fn schedule_not_stored(&self, rows: &ScheduleRows) {
+        for host in &rows.hosts {
+            if let Some(state) = self.hosts.get(host) {
+                state.lock().trigger_dirty = true;
+            }
+        }
+    }
+
+    /// Restores stored triggers (of hosts still known) and the bytes-saved total.
+    pub(super) fn restore_schedule(&self) -> Result<(), StoreError> {
+        let now = Instant::now();
+        let now_unix_ms = unix_ms();
+        let interval = self.sidecar.config.learning.relearn_interval;
+        for (key, value) in self.store.load_state()? {
+            if key == BYTES_SAVED_KEY {
+                match <[u8; 8]>::try_from(value.as_slice()) {
+                    Ok(bytes) => {
+                        self.sidecar
+                            .totals
+                            .estimated_bytes_saved
+                            .fetch_add(u64::from_le_bytes(bytes), Ordering::Relaxed);
+                    }
+                    Err(err) => self.store.count_undecodable("state", &key, &err),
+                }
+                continue;
+            }
+            let Some(host) = key.strip_prefix(TRIGGER_PREFIX) else {
+                continue;
+            };
+            match postcard::from_bytes::<StoredTrigger>(&value) {
+                Ok(stored) => {
+                    if let Some(state) = self.hosts.get(host) {
+                        state.lock().trigger =
+                            Trigger::restored(stored, now, now_unix_ms, interval);
+                    }
+                }
+                Err(err) => self.store.count_undecodable("state", &key, &err),
+            }
+        }
+        Ok(())
+    }
+
     fn schedule_policy(&self) -> SchedulePolicy {
         let config = &self.sidecar.config.learning;
         SchedulePolicy {
@@ -187,6 +320,35 @@ mod tests {
         assert!(!trigger.is_due(600, Instant::now(), &POLICY));
         tokio::time::advance(Duration::from_secs(3600)).await;
         assert!(trigger.is_due(600, Instant::now(), &POLICY));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stored_trigger_is_restored_as_due_as_it_was() {
+        let mut trigger = Trigger::default();
+        for _ in 0..20 {
+            trigger.sampled(Instant::now());
+        }
+        tokio::time::advance(Duration::from_secs(1800)).await;
+        let stored = trigger.stored(Instant::now(), 10_000_000);
+        assert_eq!(
+            stored,
+            StoredTrigger {
+                new_samples: 20,
+                pending_since_unix_ms: Some(10_000_000 - 1_800_000),
+            }
+        );
+        // Restarted a minute later on a fresh clock: 29 minutes to go, as without the restart.
+        tokio::time::advance(Duration::from_secs(7200)).await;
+        let restored = Trigger::restored(stored, Instant::now(), 10_060_000, POLICY.interval);
+        assert_eq!(restored.new_samples, 20);
+        assert!(!restored.is_due(20, Instant::now(), &POLICY));
+        tokio::time::advance(Duration::from_secs(1739)).await;
+        assert!(
+            !restored.is_due(20, Instant::now(), &POLICY),
+            "one second early"
+        );
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert!(restored.is_due(20, Instant::now(), &POLICY));
     }
 
     #[tokio::test(start_paused = true)]

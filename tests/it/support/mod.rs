@@ -49,6 +49,8 @@ pub struct TestServer {
     pub addr: SocketAddr,
     pub admin_addr: SocketAddr,
     pub metrics_addr: SocketAddr,
+    /// The directory the server's `store` (its `--data-dir`) and the test tokens are in.
+    pub data_dir: PathBuf,
     shutdown: Option<oneshot::Sender<()>>,
     handle: Option<JoinHandle<Result<(), ServeError>>>,
     /// Keeps a temporary data directory alive when the test did not give one.
@@ -116,6 +118,7 @@ impl TestServer {
             addr,
             admin_addr,
             metrics_addr,
+            data_dir: dir,
             shutdown: Some(shutdown),
             handle: Some(handle),
             _temp: temp,
@@ -350,4 +353,13 @@ pub fn prose(seed: u64, words: usize) -> String {
         .map(|_| VOCABULARY[(next() % VOCABULARY.len() as u64) as usize])
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Cases each property test runs: `UNDUST_PROPTEST_CASES` when set (longer fuzzing runs, e.g.
+/// `UNDUST_PROPTEST_CASES=100000 cargo test --test it proptest`), else `default` (bounded for CI).
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("UNDUST_PROPTEST_CASES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
 }

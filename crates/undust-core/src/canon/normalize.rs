@@ -6,7 +6,9 @@
 //! dot segments (also `%2e` ones) and percent-encodes what must be encoded. On top of that,
 //! cheap byte-level passes then
 //!
-//! 1. drop the fragment (never sent to the server),
+//! 1. drop `user:password@` (credentials are never part of what a page is, and a canonical
+//!    form is stored and echoed to crawlers: keeping them would spread a secret), unless
+//!    configured to keep it, and drop the fragment (never sent to the server),
 //! 2. strip trailing dots from the host, and `www.` when configured,
 //! 3. normalize percent-encoding in path and query: hex digits uppercase, escapes of unreserved
 //!    characters (`A-Z a-z 0-9 - . _ ~`) decoded, a stray `%` encoded as `%25`; reserved
@@ -51,6 +53,9 @@ pub const DEFAULT_STRIP_TRAILING_DOT: bool = true;
 /// Default [`StaticConfig::remove_empty_params`]: on, `?&a=1&&b=2&` means `?a=1&b=2` to every
 /// server framework.
 pub const DEFAULT_REMOVE_EMPTY_PARAMS: bool = true;
+/// Default [`StaticConfig::strip_userinfo`]: on, `user:password@` never selects content, and
+/// canonical forms are stored, logged and sent to crawlers, where a password must not go.
+pub const DEFAULT_STRIP_USERINFO: bool = true;
 /// Longest accepted user-supplied parameter name (bytes), so lookups use a fixed stack buffer.
 pub const MAX_PARAM_NAME_BYTES: usize = 128;
 /// How many times the passes may run before the URL counts as not converging. Real URLs reach
@@ -83,6 +88,8 @@ pub struct StaticConfig {
     /// Drop empty query parameters (`&&`, leading or trailing `&`).
     /// Default [`DEFAULT_REMOVE_EMPTY_PARAMS`].
     pub remove_empty_params: bool,
+    /// Drop the userinfo (`user:password@`) of URLs. Default [`DEFAULT_STRIP_USERINFO`].
+    pub strip_userinfo: bool,
 }
 
 impl Default for StaticConfig {
@@ -96,6 +103,7 @@ impl Default for StaticConfig {
             strip_www: DEFAULT_STRIP_WWW,
             strip_trailing_dot: DEFAULT_STRIP_TRAILING_DOT,
             remove_empty_params: DEFAULT_REMOVE_EMPTY_PARAMS,
+            strip_userinfo: DEFAULT_STRIP_USERINFO,
         }
     }
 }
@@ -148,7 +156,7 @@ pub enum InvalidUrl {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StaticStep {
     /// Step name: `lowercase-scheme`, `lowercase-host`, `remove-default-port`,
-    /// `resolve-dot-segments`, `parse`,
+    /// `resolve-dot-segments`, `parse`, `strip-userinfo`,
     /// `remove-fragment`, `strip-trailing-dot`, `strip-www`, `normalize-percent-encoding`,
     /// `remove-session-ids`, `remove-tracking-params`, `remove-empty-params`, `sort-query`,
     /// `drop-empty-query`.
@@ -184,11 +192,16 @@ struct Edits {
     path: Option<String>,
     query: Option<Option<String>>,
     drop_fragment: bool,
+    drop_userinfo: bool,
 }
 
 impl Edits {
     fn is_empty(&self) -> bool {
-        self.host.is_none() && self.path.is_none() && self.query.is_none() && !self.drop_fragment
+        self.host.is_none()
+            && self.path.is_none()
+            && self.query.is_none()
+            && !self.drop_fragment
+            && !self.drop_userinfo
     }
 
     /// Applies the edits. `None` when none of them took effect (a host the parser refuses, such
@@ -197,6 +210,10 @@ impl Edits {
     fn apply(self, url: &mut Url) -> Option<bool> {
         let mut changed = false;
         let mut exact = true;
+        if self.drop_userinfo {
+            // Only fails for URLs that cannot have credentials (no host), which never get here.
+            changed |= url.set_password(None).is_ok() && url.set_username("").is_ok();
+        }
         if self.drop_fragment {
             url.set_fragment(None);
             changed = true;
@@ -239,6 +256,7 @@ type NeededFn = fn(&Scan) -> bool;
 /// URL needs no step at all and costs one scan; a step runs only when its flag is set.
 #[derive(Debug, Default, Clone, Copy)]
 struct Scan {
+    userinfo: bool,
     fragment: bool,
     host_trailing_dot: bool,
     host_www: bool,
@@ -252,7 +270,8 @@ struct Scan {
 
 impl Scan {
     fn any(&self) -> bool {
-        self.fragment
+        self.userinfo
+            || self.fragment
             || self.host_trailing_dot
             || self.host_www
             || self.percent
@@ -266,7 +285,10 @@ impl Scan {
 
 /// The passes, in order, each with the scan flag that says it may act. Percent-encoding comes
 /// before the parameter steps so that `utm%5Fsource` is recognized as `utm_source`.
-const STEPS: [(&str, StepFn, NeededFn); 9] = [
+const STEPS: [(&str, StepFn, NeededFn); 10] = [
+    ("strip-userinfo", StaticNormalizer::step_userinfo, |s| {
+        s.userinfo
+    }),
     ("remove-fragment", StaticNormalizer::step_fragment, |s| {
         s.fragment
     }),
@@ -492,6 +514,14 @@ impl StaticNormalizer {
         outcome
     }
 
+    fn step_userinfo(&self, url: &Url) -> Edits {
+        Edits {
+            drop_userinfo: self.config.strip_userinfo
+                && (!url.username().is_empty() || url.password().is_some()),
+            ..Edits::default()
+        }
+    }
+
     fn step_fragment(&self, url: &Url) -> Edits {
         Edits {
             drop_fragment: url.fragment().is_some(),
@@ -674,6 +704,8 @@ impl StaticNormalizer {
     fn scan(&self, url: &Url) -> Scan {
         let config = &self.config;
         let mut scan = Scan {
+            userinfo: config.strip_userinfo
+                && (!url.username().is_empty() || url.password().is_some()),
             fragment: url.fragment().is_some(),
             ..Scan::default()
         };
@@ -1091,6 +1123,39 @@ mod tests {
             "http://a.example/page.aspx?a=1"
         );
         assert_eq!(norm("http://a.example/?utm_source=x"), "http://a.example/");
+    }
+
+    #[test]
+    fn userinfo_is_stripped_by_default_and_explained() {
+        assert_eq!(
+            norm("http://alice:s3cret@Example.com/a#x"),
+            "http://example.com/a"
+        );
+        assert_eq!(norm("https://bob@example.com/"), "https://example.com/");
+        assert_eq!(norm("http://:pw@example.com/"), "http://example.com/");
+        let normalizer = StaticNormalizer::new(StaticConfig::default()).ok();
+        let explained = normalizer.map(|n| n.explain("http://alice:s3cret@example.com/a"));
+        let Some(Ok((url, steps))) = explained else {
+            panic!("explain failed");
+        };
+        assert_eq!(url.as_str(), "http://example.com/a");
+        assert_eq!(
+            steps,
+            vec![StaticStep {
+                step: "strip-userinfo",
+                result: "http://example.com/a".into(),
+            }]
+        );
+        let keep = StaticNormalizer::new(StaticConfig {
+            strip_userinfo: false,
+            ..StaticConfig::default()
+        })
+        .ok();
+        let kept = keep.map(|n| n.normalize("http://alice:s3cret@example.com/a?utm_source=x"));
+        assert_eq!(
+            kept.and_then(|r| r.ok()).map(String::from).as_deref(),
+            Some("http://alice:s3cret@example.com/a")
+        );
     }
 
     #[test]

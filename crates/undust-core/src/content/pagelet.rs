@@ -1392,7 +1392,14 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+        // UNDUST_PROPTEST_CASES raises the case count for longer runs (see QUALITY.md).
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("UNDUST_PROPTEST_CASES")
+                .ok()
+                .and_then(|cases| cases.parse().ok())
+                .unwrap_or(64),
+            ..ProptestConfig::default()
+        })]
         #[test]
         fn never_panics_on_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
             let p = analyze(&bytes, &ContentConfig::default());

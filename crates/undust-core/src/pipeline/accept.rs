@@ -107,13 +107,25 @@ fn reject(field: &'static str, message: impl Into<String>) -> Verdict {
     })
 }
 
+/// `url` without `user:password@`. Evidence is sampled, stored and learned from, and credentials
+/// never say anything about content: they are dropped from evidence even when the normalizer is
+/// configured to keep them in canonical forms.
+fn without_userinfo(mut url: Url) -> Url {
+    if !url.username().is_empty() || url.password().is_some() {
+        // Only fails for URLs that cannot carry credentials, which have none to drop.
+        let _ = url.set_password(None);
+        let _ = url.set_username("");
+    }
+    url
+}
+
 /// Judges one fetched page (see the module documentation for the rules).
 pub fn judge(page: PageRecord, normalizer: &StaticNormalizer, policy: &AcceptPolicy) -> Verdict {
     if page.url.is_empty() {
         return reject("url", "is required");
     }
     let url = match normalizer.normalize(&page.url) {
-        Ok(url) => url,
+        Ok(url) => without_userinfo(url),
         Err(reason) => return reject("url", reason.to_string()),
     };
     let Some(host) = url.host_str().map(str::to_owned) else {
@@ -123,7 +135,7 @@ pub fn judge(page: PageRecord, normalizer: &StaticNormalizer, policy: &AcceptPol
         None | Some("") => Ok(None),
         Some(text) => normalizer
             .normalize(text)
-            .map(Some)
+            .map(|url| Some(without_userinfo(url)))
             .map_err(|reason| reject(field, reason.to_string())),
     };
     let final_url = match optional("final_url", page.final_url.as_deref()) {
@@ -176,7 +188,10 @@ pub fn url_evidence(page: &PageRecord, normalizer: &StaticNormalizer) -> Vec<Url
     page.url_evidence()
         .into_iter()
         .filter_map(|evidence| {
-            evidence.normalized(|url| normalizer.normalize(url).ok().map(String::from))
+            evidence.normalized(|url| {
+                let url = normalizer.normalize(url).ok()?;
+                Some(String::from(without_userinfo(url)))
+            })
         })
         .collect()
 }
