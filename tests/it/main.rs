@@ -13,6 +13,7 @@ mod learn;
 mod mirrors;
 mod one_pipeline;
 mod pages;
+mod real_pages;
 mod real_crawls;
 mod serve_admin;
 mod serve_canonicalize;
