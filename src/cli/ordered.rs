@@ -21,6 +21,7 @@
 //! rayon does the mapping because its work stealing balances batches of very uneven items (a
 //! 2 KB page beside a 2 MB one) across cores, which fixed chunks per thread do not.
 
+use std::ops::ControlFlow;
 use std::sync::mpsc::sync_channel;
 
 use rayon::prelude::*;
@@ -38,13 +39,14 @@ pub struct Batching {
 }
 
 /// Opens the source with `open` (on the reader thread: the source need not be `Send`), maps every
-/// item with `map` on all cores and hands the results to `consume` in the source's order. Returns
+/// item with `map` on all cores and hands the results to `consume` in the source's order, until
+/// the source ends or `consume` breaks (the stages then stop at their next hand-off). Returns
 /// `open`'s error if it fails; a panic in any stage is resumed on the caller's thread.
 pub fn map_in_order<S, T, U, E>(
     open: impl FnOnce() -> Result<S, E> + Send,
     weight: impl Fn(&T) -> usize + Send,
     map: impl Fn(T) -> U + Sync + Send,
-    mut consume: impl FnMut(U),
+    mut consume: impl FnMut(U) -> ControlFlow<()>,
     batching: Batching,
 ) -> Result<(), E>
 where
@@ -84,8 +86,13 @@ where
                 }
             }
         });
-        for batch in mapped_rx {
-            batch.into_iter().for_each(&mut consume);
+        'consume: for batch in mapped_rx {
+            for mapped in batch {
+                if consume(mapped).is_break() {
+                    // Dropping the receiver stops the mapper at its next send, and so the reader.
+                    break 'consume;
+                }
+            }
         }
         if let Err(panic) = mapper.join() {
             std::panic::resume_unwind(panic);
@@ -108,7 +115,10 @@ mod tests {
             || Ok(0..10_000u64),
             |_| 1,
             |x| x * 3,
-            |y| seen.push(y),
+            |y| {
+                seen.push(y);
+                ControlFlow::Continue(())
+            },
             Batching {
                 batch_items: 7,
                 batch_bytes: usize::MAX,
@@ -128,6 +138,7 @@ mod tests {
             |len| {
                 assert_eq!(len, 100);
                 batches_seen += 1;
+                ControlFlow::Continue(())
             },
             Batching {
                 batch_items: 1000,
@@ -147,5 +158,29 @@ mod tests {
             },
         );
         assert_eq!(failed, Err("cannot open".to_owned()));
+    }
+
+    #[test]
+    fn a_consumer_that_breaks_stops_an_endless_source() {
+        let mut taken = Vec::new();
+        let result: Result<(), ()> = map_in_order(
+            || Ok(0u64..),
+            |_| 1,
+            |x| x + 1,
+            |y| {
+                taken.push(y);
+                if taken.len() == 1000 {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            },
+            Batching {
+                batch_items: 64,
+                batch_bytes: usize::MAX,
+            },
+        );
+        assert_eq!(result, Ok(()));
+        assert_eq!(taken, (1..=1000u64).collect::<Vec<_>>());
     }
 }

@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use crate::canon::normalize::StaticNormalizer;
@@ -298,19 +299,19 @@ fn read(
                     if summary.malformed + summary.rejected <= RECORD_ERRORS_REPORTED as u64 {
                         eprintln!("{}: {err} (skipped)", path.display());
                     }
-                    return;
+                    return ControlFlow::Continue(());
                 }
                 Judged::Skipped(SkipReason::Status(_)) => {
                     summary.skipped_status += 1;
-                    return;
+                    return ControlFlow::Continue(());
                 }
                 Judged::Skipped(SkipReason::NotHtml) => {
                     summary.skipped_not_html += 1;
-                    return;
+                    return ControlFlow::Continue(());
                 }
                 Judged::Skipped(SkipReason::NoContent) => {
                     summary.url_records += 1;
-                    return;
+                    return ControlFlow::Continue(());
                 }
                 Judged::Rejected(rejection) => {
                     summary.rejected += 1;
@@ -321,7 +322,7 @@ fn read(
                             summary.records
                         );
                     }
-                    return;
+                    return ControlFlow::Continue(());
                 }
             };
             summary.pages += 1;
@@ -370,6 +371,7 @@ fn read(
                 summary.hosts_dropped += 1;
                 templates.remove(gone);
             }
+            ControlFlow::Continue(())
         };
         map_in_order(
             || read_pages(path),

@@ -22,6 +22,9 @@ use crate::support::testdata;
 struct Article {
     /// Where it came from (Readability dir or Zyte id), for messages.
     name: String,
+    /// Which story it is: its canonical URL when known (two Readability snapshots of one
+    /// Lifehacker story are the same article), else its name.
+    story: String,
     /// Its raw HTML.
     html: String,
 }
@@ -42,8 +45,10 @@ fn readability_sites(root: &Path) -> BTreeMap<String, Vec<Article>> {
             continue;
         }
         let site = if host.is_empty() { group } else { host };
+        let story = cols.get(3).filter(|c| !c.is_empty()).unwrap_or(&name);
         sites.entry(site.to_owned()).or_default().push(Article {
             name: format!("readability/{name}"),
+            story: (*story).to_owned(),
             html: String::from_utf8_lossy(&html).into_owned(),
         });
     }
@@ -71,6 +76,7 @@ fn zyte_sites(root: &Path) -> BTreeMap<String, Vec<Article>> {
             .expect("page decompresses");
         sites.entry(host).or_default().push(Article {
             name: format!("zyte/{id}"),
+            story: url.to_owned(),
             html: String::from_utf8_lossy(&html).into_owned(),
         });
     }
@@ -221,7 +227,7 @@ fn site_pairs(
 ) -> Pairs {
     let mut template = TemplateModel::new(config);
     let mut pages: Vec<EvidencePage> = Vec::new();
-    let mut truth: Vec<usize> = Vec::new();
+    let mut truth: Vec<&str> = Vec::new();
     for (index, article) in articles.iter().enumerate() {
         for (suffix, html) in versions(&article.html, index) {
             let url = format!("https://{}/article-{index}{suffix}", site.replace('/', "-"));
@@ -235,7 +241,7 @@ fn site_pairs(
                 analysis,
             };
             pages.push(page.observe_into(&mut template));
-            truth.push(index);
+            truth.push(&article.story);
         }
     }
     let host = cluster_pages(&pages, &[], &template, config);

@@ -27,9 +27,10 @@
 //! The model cannot tell duplicates apart before fingerprinting, so it asks what text blocks are
 //! asked (see "Text blocks"): a template sits beside *different* content, a duplicated article
 //! always beside the same. For each pagelet occurrence the model records a companion, the combined
-//! identity of the page's largest other *textual* pagelets (link density at most 0.33, so that
-//! navigation and related-link lists, which rotate, do not count; every pagelet when the page has
-//! no textual one), and a pagelet is template only beside at least 2 distinct companions.
+//! identity of the page's largest other *textual* pagelets (link density at most 0.33 and at least
+//! 20 tokens, the boilerplate cues' defaults, so that navigation, related-link lists, short ads and
+//! footer lines, which rotate, do not count; every pagelet when the page has no textual one), and
+//! a pagelet is template only beside at least 2 distinct companions.
 //!
 //! # Bounded memory
 //!
@@ -103,9 +104,14 @@ const BLOCK_MIN_PAGES: u64 = 3;
 const COMPANION_UNITS: usize = 3;
 /// Distinct companions a pagelet needs to be template (see "Duplicated articles are not template").
 const PAGELET_MIN_COMPANIONS: usize = 2;
-/// A pagelet whose link-text tokens are at most this share of its tokens is textual: a candidate
-/// companion of the pagelets beside it (navigation and link lists are not).
+/// A pagelet whose link-text tokens are at most this share of its tokens, and that has at least
+/// [`COMPANION_MIN_TOKENS`] tokens, is textual: a candidate companion of the pagelets beside it.
+/// Navigation and link lists are not (they rotate), nor are a short ad or a footer line (they
+/// rotate too). Both are the boilerplate cues' defaults ([`ContentConfig`]): what the fingerprint
+/// does not count as content does not tell content apart here either.
 const COMPANION_MAX_LINK_DENSITY: f64 = 0.33;
+/// See [`COMPANION_MAX_LINK_DENSITY`].
+const COMPANION_MIN_TOKENS: u32 = 20;
 
 /// Space-Saving counter of one block identity, with the distinct companions seen beside it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -203,7 +209,8 @@ impl TemplateModel {
         // no textual one), largest first, document order among equals; one more than needed so a
         // pagelet can skip itself.
         let textual = |p: &&super::PageletDigest| {
-            f64::from(p.link_tokens) <= COMPANION_MAX_LINK_DENSITY * f64::from(p.tokens)
+            p.tokens >= COMPANION_MIN_TOKENS
+                && f64::from(p.link_tokens) <= COMPANION_MAX_LINK_DENSITY * f64::from(p.tokens)
         };
         let any_textual = digest.pagelets.iter().any(|p| textual(&p));
         let mut units: Vec<(u32, usize, u64)> = digest
