@@ -135,7 +135,8 @@ fn dressed(html: &str, ad: &str, related: &[&str], footer: &str) -> String {
          <footer><p>{footer}</p><a href=\"/privacy\">Privacy</a> <a href=\"/terms\">Terms</a></footer>"
     );
     let with_bottom = insert_at(html, before_body_close(html), &bottom);
-    let top = format!("<div class=\"ad-slot\"><p>{ad}</p><a href=\"/ads/click\">Sponsored</a></div>");
+    let top =
+        format!("<div class=\"ad-slot\"><p>{ad}</p><a href=\"/ads/click\">Sponsored</a></div>");
     insert_at(&with_bottom, after_body_open(&with_bottom), &top)
 }
 
@@ -172,7 +173,10 @@ fn versions(article: &str, index: usize) -> Vec<(&'static str, String)> {
     let original = dressed(article, ADS[0], &related(0), footer);
     vec![
         ("", original.clone()),
-        ("?ad=rotated", dressed(article, ADS[1 + index % 2], &related(0), footer)),
+        (
+            "?ad=rotated",
+            dressed(article, ADS[1 + index % 2], &related(0), footer),
+        ),
         (
             "?footer=changed",
             dressed(
@@ -182,7 +186,10 @@ fn versions(article: &str, index: usize) -> Vec<(&'static str, String)> {
                 "Copyright 2025 Example Media Group. Terms changed. Served by web-7 at 18:01:44.",
             ),
         ),
-        ("?related=other", dressed(article, ADS[0], &related(5), footer)),
+        (
+            "?related=other",
+            dressed(article, ADS[0], &related(5), footer),
+        ),
         ("?utm=links", tracked_links(&original)),
     ]
 }
@@ -247,7 +254,11 @@ fn site_pairs(
     let host = cluster_pages(&pages, &[], &template, config);
     let cluster: Vec<u64> = pages
         .iter()
-        .map(|p| host.clustering.cluster_of(&p.url).expect("every page is clustered"))
+        .map(|p| {
+            host.clustering
+                .cluster_of(&p.url)
+                .expect("every page is clustered")
+        })
         .collect();
     let mut pairs = Pairs::default();
     for i in 0..pages.len() {

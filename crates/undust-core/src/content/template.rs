@@ -470,6 +470,52 @@ mod tests {
         }
     }
 
+    /// A page of (identity, tokens, link tokens) pagelets.
+    fn sized(pagelets: &[(u64, u32, u32)]) -> PageDigest {
+        PageDigest {
+            pagelets: pagelets
+                .iter()
+                .map(|&(identity, tokens, link_tokens)| PageletDigest {
+                    identity,
+                    tokens,
+                    link_tokens,
+                    exact: identity,
+                    vector: vec![1; 64],
+                    blocks: Vec::new(),
+                })
+                .collect(),
+            page_exact: 0,
+            page_tokens: pagelets.iter().map(|p| p.1).sum(),
+        }
+    }
+
+    #[test]
+    fn a_story_copied_under_many_urls_of_a_small_host_is_not_template() {
+        // Two stories (1000, 2000), each fetched under 5 URLs that differ by a rotating short ad
+        // (3000 + copy): each story sits on half the pages, above the 0.4 share. The navigation
+        // (1, link-dense) sits beside both stories.
+        let mut m = TemplateModel::new(&ContentConfig::default());
+        for story in [1000u64, 2000] {
+            for copy in 0..5u64 {
+                m.observe_digest(&sized(&[
+                    (1, 30, 28),
+                    (story, 400, 5),
+                    (3000 + copy, 12, 0),
+                ]));
+            }
+        }
+        assert!(m.is_template(1), "navigation beside two stories");
+        assert!(!m.is_template(1000), "a story beside itself only");
+        assert!(!m.is_template(2000));
+        // A footer beside both stories is template too.
+        let mut m = TemplateModel::new(&ContentConfig::default());
+        for story in [1000u64, 2000, 1000, 2000, 1000] {
+            m.observe_digest(&sized(&[(story, 400, 5), (7, 25, 0)]));
+        }
+        assert!(m.is_template(7));
+        assert!(!m.is_template(1000));
+    }
+
     #[test]
     fn recurring_identities_become_template_after_min_pages() {
         let mut m = TemplateModel::new(&ContentConfig::default());
