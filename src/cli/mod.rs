@@ -24,6 +24,7 @@ pub mod eval;
 pub mod index;
 pub mod learn;
 pub mod mirrors;
+mod ordered;
 pub use undust_devtools::load;
 pub mod pipeline;
 pub mod records;

@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use crate::canon::normalize::StaticNormalizer;
@@ -22,13 +23,15 @@ use crate::config::{
     DEFAULT_SAMPLE_BUDGET_BYTES, DEFAULT_SAMPLE_MAX_HOSTS, DEFAULT_SAMPLE_PAGES_PER_HOST,
 };
 use crate::content::{ContentConfig, TemplateModel};
-use crate::ingest::pages::{read_pages, UrlEvidence};
+use crate::ingest::pages::{read_pages, PageRecord, RecordError, UrlEvidence};
 use crate::ingest::sample::{Decision, ReservoirSampler, SampleBytes, SamplerConfig};
 use crate::learn::LabelledUrl;
 use crate::pipeline::{
-    analyze, cluster_pages, judge, url_evidence, AcceptPolicy, EvidencePage, HostClusters,
-    SkipReason, Verdict,
+    analyze, cluster_pages, judge, url_evidence, AcceptPolicy, AnalyzedPage, EvidencePage,
+    HostClusters, Rejection, SkipReason, Verdict,
 };
+
+use super::ordered::{map_in_order, Batching};
 
 /// Malformed and rejected records reported one by one on stderr; the rest are only counted.
 const RECORD_ERRORS_REPORTED: usize = 20;
@@ -44,6 +47,76 @@ pub const URL_EVIDENCE_TOTAL: u64 = 2_000_000;
 /// Out-links kept per page when the caller asks for them (`undust mirrors`' connectivity
 /// techniques look at no more).
 pub const LINKS_KEPT_PER_PAGE: usize = 200;
+
+/// Records are judged and analysed on every core in batches of at most 256 records or 8 MiB of
+/// bodies ([`super::ordered`]); what depends on the records before them (the template models, the
+/// reservoir, the counts) follows on one thread in record order, so the result is the same as
+/// reading one record at a time.
+const READ_BATCHING: Batching = Batching {
+    batch_items: 256,
+    batch_bytes: 8 << 20,
+};
+
+/// What a record becomes on any core: everything about it that does not depend on the records
+/// before it.
+struct Prepared {
+    url_evidence: Vec<UrlEvidence>,
+    raw_url: String,
+    server_ip: Option<std::net::IpAddr>,
+    judged: Judged,
+}
+
+/// A record's verdict, with the page analysed when it is evidence.
+enum Judged {
+    Page(Box<AnalyzedPage>),
+    Malformed(String),
+    Skipped(SkipReason),
+    Rejected(Rejection),
+}
+
+/// Bytes a read record holds (its body), for cutting batches.
+fn record_weight(record: &Result<PageRecord, RecordError>) -> usize {
+    record.as_ref().map_or(0, |page| page.body.len())
+}
+
+/// Judges and analyses one record (pure: runs on any core).
+fn prepare(
+    record: Result<PageRecord, RecordError>,
+    normalizer: &StaticNormalizer,
+    config: &ContentConfig,
+    policy: &AcceptPolicy,
+) -> Prepared {
+    let page = match record {
+        Ok(page) => page,
+        Err(err) => {
+            return Prepared {
+                url_evidence: Vec::new(),
+                raw_url: String::new(),
+                server_ip: None,
+                judged: Judged::Malformed(err.to_string()),
+            }
+        }
+    };
+    let url_evidence = url_evidence(&page, normalizer);
+    let raw_url = page.url.clone();
+    let server_ip = page
+        .server_ip
+        .as_deref()
+        .and_then(|ip| ip.trim().parse().ok());
+    let judged = match judge(page, normalizer, policy) {
+        Verdict::Evidence(evidence) => {
+            Judged::Page(Box::new(analyze(*evidence, normalizer, config)))
+        }
+        Verdict::Skipped(reason) => Judged::Skipped(reason),
+        Verdict::Rejected(rejection) => Judged::Rejected(rejection),
+    };
+    Prepared {
+        url_evidence,
+        raw_url,
+        server_ip,
+        judged,
+    }
+}
 
 /// One sampled record: its evidence, its URL as the record spells it, and its out-links when
 /// asked for.
@@ -190,8 +263,7 @@ fn read(
     let mut summary = ReadSummary::default();
     let policy = AcceptPolicy::default();
     for path in paths {
-        let reader = read_pages(path).map_err(|err| err.to_string())?;
-        for record in reader {
+        let mut consume = |prepared: Prepared| {
             summary.records += 1;
             if progress && summary.records % 10_000 == 0 {
                 eprintln!(
@@ -199,17 +271,13 @@ fn read(
                     summary.records, summary.pages
                 );
             }
-            let page = match record {
-                Ok(page) => page,
-                Err(err) => {
-                    summary.malformed += 1;
-                    if summary.malformed + summary.rejected <= RECORD_ERRORS_REPORTED as u64 {
-                        eprintln!("{}: {err} (skipped)", path.display());
-                    }
-                    continue;
-                }
-            };
-            for item in url_evidence(&page, normalizer) {
+            let Prepared {
+                url_evidence,
+                raw_url,
+                server_ip,
+                judged,
+            } = prepared;
+            for item in url_evidence {
                 let Some(host) = url::Url::parse(item.url())
                     .ok()
                     .and_then(|u| u.host_str().map(str::to_owned))
@@ -224,26 +292,28 @@ fn read(
                     summary.url_evidence_dropped += 1;
                 }
             }
-            let raw_url = page.url.clone();
-            let server_ip = page
-                .server_ip
-                .as_deref()
-                .and_then(|ip| ip.trim().parse().ok());
-            let evidence = match judge(page, normalizer, &policy) {
-                Verdict::Evidence(evidence) => evidence,
-                Verdict::Skipped(SkipReason::Status(_)) => {
+            let analyzed = match judged {
+                Judged::Page(analyzed) => *analyzed,
+                Judged::Malformed(err) => {
+                    summary.malformed += 1;
+                    if summary.malformed + summary.rejected <= RECORD_ERRORS_REPORTED as u64 {
+                        eprintln!("{}: {err} (skipped)", path.display());
+                    }
+                    return ControlFlow::Continue(());
+                }
+                Judged::Skipped(SkipReason::Status(_)) => {
                     summary.skipped_status += 1;
-                    continue;
+                    return ControlFlow::Continue(());
                 }
-                Verdict::Skipped(SkipReason::NotHtml) => {
+                Judged::Skipped(SkipReason::NotHtml) => {
                     summary.skipped_not_html += 1;
-                    continue;
+                    return ControlFlow::Continue(());
                 }
-                Verdict::Skipped(SkipReason::NoContent) => {
+                Judged::Skipped(SkipReason::NoContent) => {
                     summary.url_records += 1;
-                    continue;
+                    return ControlFlow::Continue(());
                 }
-                Verdict::Rejected(rejection) => {
+                Judged::Rejected(rejection) => {
                     summary.rejected += 1;
                     if summary.malformed + summary.rejected <= RECORD_ERRORS_REPORTED as u64 {
                         eprintln!(
@@ -252,10 +322,9 @@ fn read(
                             summary.records
                         );
                     }
-                    continue;
+                    return ControlFlow::Continue(());
                 }
             };
-            let analyzed = analyze(*evidence, normalizer, config);
             summary.pages += 1;
             summary.html_canonicals += u64::from(analyzed.canonical_from_html);
             let host = analyzed.host.clone();
@@ -302,7 +371,16 @@ fn read(
                 summary.hosts_dropped += 1;
                 templates.remove(gone);
             }
-        }
+            ControlFlow::Continue(())
+        };
+        map_in_order(
+            || read_pages(path),
+            record_weight,
+            |record| prepare(record, normalizer, config, &policy),
+            &mut consume,
+            READ_BATCHING,
+        )
+        .map_err(|err| err.to_string())?;
     }
     let mut hosts: BTreeMap<String, OfflineHost> = BTreeMap::new();
     let names: Vec<String> = sampler.hosts().map(str::to_owned).collect();

@@ -50,6 +50,48 @@ fn canonicalize_writes_one_line_per_input_line_in_order() {
 }
 
 #[test]
+fn canonicalize_keeps_input_order_across_many_batches_on_every_core() {
+    // 50,000 lines: a dozen batches, canonicalized on all cores; every 7th line is echoed.
+    let lines = 50_000usize;
+    let input: String = (0..lines)
+        .map(|i| {
+            if i % 7 == 3 {
+                format!("bad line {i}\n")
+            } else {
+                format!("HTTP://Example.com:80/p/{i}/../{i}?utm_source=x#top\n")
+            }
+        })
+        .collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_undust"))
+        .arg("canonicalize")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run undust");
+    let mut stdin = child.stdin.take().expect("stdin");
+    // Written from another thread: the output pipe fills while the input is still being written.
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let output = child.wait_with_output().expect("undust output");
+    writer.join().expect("writer").expect("stdin written");
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).expect("utf-8");
+    let got: Vec<&str> = stdout.lines().collect();
+    assert_eq!(got.len(), lines);
+    for (i, line) in got.iter().enumerate() {
+        let want = if i % 7 == 3 {
+            format!("bad line {i}")
+        } else {
+            format!("http://example.com/p/{i}")
+        };
+        assert_eq!(*line, want, "line {}", i + 1);
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("50000 lines"), "{stderr}");
+    assert!(stderr.contains("line 4:"), "{stderr}");
+}
+
+#[test]
 fn a_bad_rule_file_is_refused_with_its_name() {
     let dir = tempfile::tempdir().expect("tempdir");
     let rules = dir.path().join("rules.json");

@@ -15,6 +15,7 @@ mod mirrors_serve;
 mod one_pipeline;
 mod pages;
 mod real_crawls;
+mod real_pages;
 mod serve_admin;
 mod serve_bad_bytes;
 mod serve_canonicalize;

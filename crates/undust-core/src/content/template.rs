@@ -9,11 +9,28 @@
 //!
 //! - the model has seen at least [`ContentConfig::template_min_pages`] pages (default 3; below,
 //!   nothing is template and fingerprints rely on the per-pagelet boilerplate cues alone), and
-//! - at least `max(2, ⌈template_min_share × pages⌉)` pages carry it (default share 0.4).
+//! - at least `max(2, ⌈template_min_share × pages⌉)` pages carry it (default share 0.4), and
+//! - it was seen beside at least 2 distinct *companions* (below).
 //!
 //! The share is a fraction, not an absolute count, so that a few duplicates of one article in a
 //! large sample do not turn its text into "template"; 0.4 still catches navigation, footers and
 //! sidebars, which sit on nearly every page of a site.
+//!
+//! # Duplicated articles are not template
+//!
+//! The share alone fails on small hosts, and a small host is every host early in a crawl: an
+//! article fetched under 5 URLs (a rotated ad, tracking parameters) on a host of 2 articles sits on
+//! half its pages, its text became template, the fingerprints of its copies were left with the
+//! rotating ad and footer only, and the copies no longer met (pair recall 0.11 on the Zyte
+//! benchmark's same-host articles with four near-duplicates each; `tests/it/real_pages.rs`).
+//! Bar-Yossef & Rajagopalan remove duplicate pages before looking for templates for this reason.
+//! The model cannot tell duplicates apart before fingerprinting, so it asks what text blocks are
+//! asked (see "Text blocks"): a template sits beside *different* content, a duplicated article
+//! always beside the same. For each pagelet occurrence the model records a companion, the combined
+//! identity of the page's largest other *textual* pagelets (link density at most 0.33 and at least
+//! 20 tokens, the boilerplate cues' defaults, so that navigation, related-link lists, short ads and
+//! footer lines, which rotate, do not count; every pagelet when the page has no textual one), and
+//! a pagelet is template only beside at least 2 distinct companions.
 //!
 //! # Bounded memory
 //!
@@ -85,6 +102,16 @@ const MIN_COMPANIONS: usize = 3;
 const BLOCK_MIN_PAGES: u64 = 3;
 /// Largest other text units combined into a block's companion.
 const COMPANION_UNITS: usize = 3;
+/// Distinct companions a pagelet needs to be template (see "Duplicated articles are not template").
+const PAGELET_MIN_COMPANIONS: usize = 2;
+/// A pagelet whose link-text tokens are at most this share of its tokens, and that has at least
+/// [`COMPANION_MIN_TOKENS`] tokens, is textual: a candidate companion of the pagelets beside it.
+/// Navigation and link lists are not (they rotate), nor are a short ad or a footer line (they
+/// rotate too). Both are the boilerplate cues' defaults ([`ContentConfig`]): what the fingerprint
+/// does not count as content does not tell content apart here either.
+const COMPANION_MAX_LINK_DENSITY: f64 = 0.33;
+/// See [`COMPANION_MAX_LINK_DENSITY`].
+const COMPANION_MIN_TOKENS: u32 = 20;
 
 /// Space-Saving counter of one block identity, with the distinct companions seen beside it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,6 +119,17 @@ struct BlockCounter {
     count: u64,
     error: u64,
     companions: Vec<u64>,
+}
+
+/// The combined identity of the largest units in `units` (sorted largest first) other than
+/// `identity`: the largest and those among the next ones with at least half its tokens.
+fn companion_of(units: &[(u32, usize, u64)], identity: u64) -> u64 {
+    let mut others = units.iter().filter(|u| u.2 != identity).peekable();
+    let largest = others.peek().map_or(0, |u| u.0);
+    others
+        .take(COMPANION_UNITS)
+        .take_while(|u| u.0.saturating_mul(2) >= largest)
+        .fold(0u64, |acc, u| acc.rotate_left(17) ^ u.2)
 }
 
 fn default_block_share() -> f64 {
@@ -108,6 +146,9 @@ struct Counter {
     error: u64,
     #[serde(default)]
     owners: Vec<u32>,
+    /// Distinct companions seen beside the identity (at most [`PAGELET_MIN_COMPANIONS`]).
+    #[serde(default)]
+    companions: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,10 +205,28 @@ impl TemplateModel {
 
     fn observe_owned(&mut self, digest: &PageDigest, owner: Option<u32>) {
         self.pages += 1;
+        // Companion candidates: the page's largest textual pagelets (all pagelets on a page with
+        // no textual one), largest first, document order among equals; one more than needed so a
+        // pagelet can skip itself.
+        let textual = |p: &&super::PageletDigest| {
+            p.tokens >= COMPANION_MIN_TOKENS
+                && f64::from(p.link_tokens) <= COMPANION_MAX_LINK_DENSITY * f64::from(p.tokens)
+        };
+        let any_textual = digest.pagelets.iter().any(|p| textual(&p));
+        let mut units: Vec<(u32, usize, u64)> = digest
+            .pagelets
+            .iter()
+            .filter(|p| !any_textual || textual(p))
+            .enumerate()
+            .map(|(at, p)| (p.tokens, at, p.identity))
+            .collect();
+        units.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        units.truncate(COMPANION_UNITS + 1);
         let mut seen = HashSet::with_capacity(digest.pagelets.len());
         for p in &digest.pagelets {
             if seen.insert(p.identity) {
-                self.count(p.identity, owner);
+                let companion = companion_of(&units, p.identity);
+                self.count(p.identity, owner, companion);
             }
         }
         self.observe_blocks(digest);
@@ -196,12 +255,7 @@ impl TemplateModel {
                 if !seen.insert(b.identity) {
                     continue;
                 }
-                let mut others = units.iter().filter(|u| u.2 != b.identity).peekable();
-                let largest = others.peek().map_or(0, |u| u.0);
-                let companion = others
-                    .take(COMPANION_UNITS)
-                    .take_while(|u| u.0.saturating_mul(2) >= largest)
-                    .fold(0u64, |acc, u| acc.rotate_left(17) ^ u.2);
+                let companion = companion_of(&units, b.identity);
                 self.count_block(b.identity, companion);
             }
         }
@@ -277,7 +331,7 @@ impl TemplateModel {
         self.observe_owned(&page.digest, owner);
     }
 
-    fn count(&mut self, identity: u64, owner: Option<u32>) {
+    fn count(&mut self, identity: u64, owner: Option<u32>, companion: u64) {
         if !self.counters.contains_key(&identity) && self.counters.len() >= self.capacity {
             // Space-Saving: replace the least counted identity, inheriting its count as error.
             let victim = self
@@ -293,12 +347,16 @@ impl TemplateModel {
                         count: floor,
                         error: floor,
                         owners: Vec::new(),
+                        companions: Vec::new(),
                     },
                 );
             }
         }
         let c = self.counters.entry(identity).or_default();
         c.count += 1;
+        if c.companions.len() < PAGELET_MIN_COMPANIONS && !c.companions.contains(&companion) {
+            c.companions.push(companion);
+        }
         if let Some(o) = owner {
             if c.owners.len() < MAX_OWNERS {
                 c.owners.push(o);
@@ -329,7 +387,9 @@ impl TemplateModel {
         let Some(c) = self.counters.get(&identity) else {
             return false;
         };
-        if c.count.saturating_sub(c.error) < self.threshold() {
+        if c.count.saturating_sub(c.error) < self.threshold()
+            || c.companions.len() < PAGELET_MIN_COMPANIONS
+        {
             return false;
         }
         !self.connectivity || c.owners.len() < 2 || self.owners_connected(&c.owners)
@@ -408,6 +468,52 @@ mod tests {
             page_exact: 0,
             page_tokens: 10 * ids.len() as u32,
         }
+    }
+
+    /// A page of (identity, tokens, link tokens) pagelets.
+    fn sized(pagelets: &[(u64, u32, u32)]) -> PageDigest {
+        PageDigest {
+            pagelets: pagelets
+                .iter()
+                .map(|&(identity, tokens, link_tokens)| PageletDigest {
+                    identity,
+                    tokens,
+                    link_tokens,
+                    exact: identity,
+                    vector: vec![1; 64],
+                    blocks: Vec::new(),
+                })
+                .collect(),
+            page_exact: 0,
+            page_tokens: pagelets.iter().map(|p| p.1).sum(),
+        }
+    }
+
+    #[test]
+    fn a_story_copied_under_many_urls_of_a_small_host_is_not_template() {
+        // Two stories (1000, 2000), each fetched under 5 URLs that differ by a rotating short ad
+        // (3000 + copy): each story sits on half the pages, above the 0.4 share. The navigation
+        // (1, link-dense) sits beside both stories.
+        let mut m = TemplateModel::new(&ContentConfig::default());
+        for story in [1000u64, 2000] {
+            for copy in 0..5u64 {
+                m.observe_digest(&sized(&[
+                    (1, 30, 28),
+                    (story, 400, 5),
+                    (3000 + copy, 12, 0),
+                ]));
+            }
+        }
+        assert!(m.is_template(1), "navigation beside two stories");
+        assert!(!m.is_template(1000), "a story beside itself only");
+        assert!(!m.is_template(2000));
+        // A footer beside both stories is template too.
+        let mut m = TemplateModel::new(&ContentConfig::default());
+        for story in [1000u64, 2000, 1000, 2000, 1000] {
+            m.observe_digest(&sized(&[(story, 400, 5), (7, 25, 0)]));
+        }
+        assert!(m.is_template(7));
+        assert!(!m.is_template(1000));
     }
 
     #[test]
