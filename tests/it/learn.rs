@@ -881,13 +881,13 @@ fn tuning_families_quality() {
     );
 }
 
-/// Measured share of the best achievable compression on the held-out families (micro): 0.669,
-/// the same as before this branch's learner changes (they were chosen on the tuning families
-/// and do not reach the held-out ones' misses). A floor against regressions.
+/// Measured share of the best achievable compression on the held-out families (micro): 0.659
+/// (0.669 before the page-type guards, which gave up Q&A rules that merged tag listings: fpr
+/// 0.00093 -> 0). A floor against regressions.
 const HELD_OUT_SHARE_FLOOR: f64 = 0.65;
 
 /// On the held-out families the guarantees hold: no hard negative merged, false-positive rate
-/// at most 0.1% of support pairs (micro; measured 0.093%), and today's share as a floor.
+/// at most 0.1% of support pairs (micro; measured 0), and today's share as a floor.
 #[test]
 fn held_out_families_keep_the_guarantees() {
     let (_, total, merged) = family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");
@@ -910,7 +910,7 @@ fn held_out_families_keep_the_guarantees() {
 /// value and a path segment across tree nodes, and slug-less aliases in thin nodes, are not
 /// learned. Run with `cargo test --test it -- --ignored held_out` to see where it stands.
 #[test]
-#[ignore = "generality target not met yet: 67% of best on the held-out families (QUALITY.md)"]
+#[ignore = "generality target not met yet: 66% of best on the held-out families (QUALITY.md)"]
 fn held_out_families_reach_the_generality_target() {
     let (rows, total, _) = family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");
     let share = total.compression_rate() / total.best_compression_rate();
