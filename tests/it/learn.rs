@@ -881,13 +881,13 @@ fn tuning_families_quality() {
     );
 }
 
-/// Measured share of the best achievable compression on the held-out families (micro): 0.669,
-/// the same as before this branch's learner changes (they were chosen on the tuning families
-/// and do not reach the held-out ones' misses). A floor against regressions.
+/// Measured share of the best achievable compression on the held-out families (micro): 0.659
+/// (0.669 before the page-type guards, which gave up Q&A rules that merged tag listings: fpr
+/// 0.00093 -> 0). A floor against regressions.
 const HELD_OUT_SHARE_FLOOR: f64 = 0.65;
 
 /// On the held-out families the guarantees hold: no hard negative merged, false-positive rate
-/// at most 0.1% of support pairs (micro; measured 0.093%), and today's share as a floor.
+/// at most 0.1% of support pairs (micro; measured 0), and today's share as a floor.
 #[test]
 fn held_out_families_keep_the_guarantees() {
     let (_, total, merged) = family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");
@@ -910,7 +910,7 @@ fn held_out_families_keep_the_guarantees() {
 /// value and a path segment across tree nodes, and slug-less aliases in thin nodes, are not
 /// learned. Run with `cargo test --test it -- --ignored held_out` to see where it stands.
 #[test]
-#[ignore = "generality target not met yet: 67% of best on the held-out families (QUALITY.md)"]
+#[ignore = "generality target not met yet: 66% of best on the held-out families (QUALITY.md)"]
 fn held_out_families_reach_the_generality_target() {
     let (rows, total, _) = family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");
     let share = total.compression_rate() / total.best_compression_rate();
@@ -926,6 +926,51 @@ fn held_out_families_reach_the_generality_target() {
             r.share_of_best()
         );
     }
+}
+
+/// The Q&A false merge (held-out family, seeds 41 and 42): a slug-dropping rule learned on
+/// question ids (`/questions/N/slug` ≡ `/questions/N`) has `*` for the id, which also matches
+/// `/questions/tagged/T`. Training shows only two tag listings (too few clusters for the tree
+/// to give `tagged` a node of its own, and one false pair is under the rule's 1% fpr), so the
+/// rule qualifies; the learner must fence off the page type it never saw merged: tag listings
+/// unseen in training stay apart while questions still lose their slugs.
+#[test]
+fn rule_learned_on_ids_does_not_reach_a_page_type_among_them() {
+    let host = "qa.example";
+    let mut train = Vec::new();
+    for id in 0..150u64 {
+        let n = 1000 + 7 * id;
+        for u in [
+            format!("/questions/{n}/title-of-{id}"),
+            format!("/questions/{n}"),
+        ] {
+            train.push(LabelledUrl {
+                url: format!("http://{host}{u}"),
+                cluster: id,
+            });
+        }
+    }
+    for (i, tag) in ["rust", "grpc"].iter().enumerate() {
+        train.push(LabelledUrl {
+            url: format!("http://{host}/questions/tagged/{tag}"),
+            cluster: 1000 + i as u64,
+        });
+    }
+    let out = learn_host(host, &train, &LearnConfig::default()).unwrap();
+    let engine = HostRules::compile(&out.rules).unwrap();
+    let c = |p: &str| canonicalize(&engine, &format!("http://{host}{p}"));
+    assert_eq!(
+        c("/questions/5000/another-title"),
+        c("/questions/5000"),
+        "{:#?}",
+        out.rules
+    );
+    assert_ne!(
+        c("/questions/tagged/redis"),
+        c("/questions/tagged/tokio"),
+        "{:#?}",
+        out.rules
+    );
 }
 
 /// `undust eval --families` reports each family beside the micro and macro rows, and names the

@@ -423,9 +423,20 @@ pub fn learn_host(
         rules: Vec::new(),
     };
     rules.sort_by(|a, b| b.1.matched.cmp(&a.1.matched).then(a.0.s.cmp(&b.0.s)));
-    set.rules = rules
+    let written: Vec<Rule> = rules
         .iter()
-        .filter_map(|(c, p)| to_rule(&data, c, p))
+        .flat_map(|(c, p)| with_guards(&data, c, p))
+        .collect();
+    // One rule per source pattern (the engine refuses two): a learned rule of the guarded page
+    // type stands, and a page type guarded for two rules is guarded once.
+    let mut sources: FxHashSet<String> = written
+        .iter()
+        .filter(|r| r.support > 0)
+        .map(|r| r.source_pattern.clone())
+        .collect();
+    set.rules = written
+        .into_iter()
+        .filter(|r| r.support > 0 || sources.insert(r.source_pattern.clone()))
         .enumerate()
         .map(|(i, mut r)| {
             r.id = format!("{host}#{}", i + 1);
@@ -433,7 +444,9 @@ pub fn learn_host(
         })
         .collect();
     verify(&mut set, samples, config.max_samples);
-    report.removed_as_conflicting = before - set.rules.len();
+    // Guards (support 0) are not selected rules: they only fence off a page type.
+    report.removed_as_conflicting =
+        before.saturating_sub(set.rules.iter().filter(|r| r.support > 0).count());
     report.deployed = set.rules.len();
     report.site_rules = set.site_rules.len();
     report.selection_us = t2.elapsed().as_micros() as u64;
@@ -658,6 +671,65 @@ fn to_rule(samples: &Samples, c: &Candidate, p: &Proof) -> Option<Rule> {
     Some(rule)
 }
 
+/// The rule-file form of a selected candidate and of its guards: for each page type its `*`
+/// would cover without evidence (`Proof::guards`), an identity rule fixing that value, which
+/// the engine prefers as the more specific pattern, so `/questions/tagged/T` keeps its tag while
+/// `/questions/N/slug` loses its slug. Nothing if a guard cannot be written.
+fn with_guards(samples: &Samples, c: &Candidate, p: &Proof) -> Vec<Rule> {
+    let Some(rule) = to_rule(samples, c, p) else {
+        return Vec::new();
+    };
+    let mut out = vec![rule];
+    for &(key, val) in &p.guards {
+        let source: Vec<(KeyId, Cond)> = c
+            .source
+            .iter()
+            .map(|&(k, cond)| {
+                if k == key {
+                    (k, Cond::Lit(val))
+                } else {
+                    (k, cond)
+                }
+            })
+            .collect();
+        let ops = source
+            .iter()
+            .filter_map(|&(k, cond)| match cond {
+                Cond::Lit(v) => Some(Op::Keep { key: k, val: v }),
+                Cond::Any => Some(Op::Replace {
+                    key: k,
+                    from: k,
+                    lower: false,
+                    ext: None,
+                }),
+                Cond::Absent => None,
+            })
+            .collect();
+        let guard = Candidate {
+            s: c.s,
+            t: c.s,
+            source,
+            shape: c.shape,
+            ops,
+            merged: Vec::new(),
+            score: c.score,
+        };
+        let fence = Proof {
+            matched: 0,
+            support_pairs: 0,
+            fp_pairs: 0,
+            positive_clusters: 0,
+            keys: Vec::new(),
+            guards: Vec::new(),
+        };
+        match to_rule(samples, &guard, &fence) {
+            Some(r) => out.push(r),
+            None => return Vec::new(),
+        }
+    }
+    out
+}
+
 /// Compiles the rules and applies them to the training URLs: a rule whose output does not
 /// parse back to itself or is rewritten again is removed. Bounded: each round removes a rule.
 fn verify(set: &mut HostRuleSet, samples: &[LabelledUrl], max: usize) {
@@ -667,9 +739,35 @@ fn verify(set: &mut HostRuleSet, samples: &[LabelledUrl], max: usize) {
         .filter_map(|s| Url::parse(&s.url).ok())
         .collect();
     for _ in 0..=set.rules.len() + 1 {
-        let Ok(engine) = HostRules::compile(set) else {
-            set.rules.clear();
-            return;
+        let engine = match HostRules::compile(set) {
+            Ok(engine) => engine,
+            Err(crate::canon::rules::RuleError::BadOperations { rule, .. }) => {
+                // Two guards whose patterns overlap read as a cycle to the engine: the guard
+                // goes, and with it the rule it guards (guards follow their rule), so no rule
+                // reaches a page type unguarded.
+                let Some(i) = set.rules.iter().position(|r| r.id == rule) else {
+                    set.rules.clear();
+                    return;
+                };
+                let from = if set.rules[i].support == 0 {
+                    set.rules[..i]
+                        .iter()
+                        .rposition(|r| r.support > 0)
+                        .unwrap_or(i)
+                } else {
+                    i
+                };
+                let mut to = i + 1;
+                while set.rules.get(to).is_some_and(|r| r.support == 0) {
+                    to += 1;
+                }
+                set.rules.drain(from..to);
+                continue;
+            }
+            Err(_) => {
+                set.rules.clear();
+                return;
+            }
         };
         let bad: Option<Option<usize>> = urls
             .iter()

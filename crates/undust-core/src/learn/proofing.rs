@@ -51,6 +51,10 @@ pub(crate) struct Proof {
     /// Distinct clusters with two URLs merged.
     pub positive_clusters: u32,
     pub keys: Vec<KeyEvidence>,
+    /// Page types (see `Proofer::typed_segments`) the source's `*` would cover while the rule
+    /// was shown on identifiers only: `(key, value)` that must keep their URLs as they are
+    /// (deployed as more specific identity rules beside the rule).
+    pub guards: Vec<(KeyId, u32)>,
 }
 
 impl Proof {
@@ -108,6 +112,10 @@ pub(crate) struct Proofer<'a> {
     mark: Vec<u32>,
     generation: u32,
     frequent_value_share: f64,
+    /// `(hash of the path segments before it, path key)` of the segments that take, after that
+    /// prefix, a value other than digits in at least two clusters: a page type (a folder or a
+    /// script such as `tagged` beside question ids), not an identifier.
+    typed_segments: FxHashMap<(u64, KeyId), Vec<u32>>,
 }
 
 impl<'a> Proofer<'a> {
@@ -124,6 +132,7 @@ impl<'a> Proofer<'a> {
             mark: vec![0; samples.urls.len()],
             generation: 0,
             frequent_value_share: config.frequent_value_share,
+            typed_segments: typed_segments(samples),
         }
     }
 
@@ -221,6 +230,30 @@ impl<'a> Proofer<'a> {
                 .collect(),
             ..Proof::default()
         };
+        // Path segments the source leaves `*` and the rule keeps, after a literal prefix where
+        // the host shows a page type (see `typed_segments`): the rule must not be learned from
+        // identifiers alone. `(key, all positive values are digits, any positive value)`.
+        let mut wild: Vec<(KeyId, bool, bool)> = Vec::new();
+        let mut prefix = 0u64;
+        let mut wild_prefix = 0u64;
+        for &(k, c) in source {
+            let crate::canon::rules::key::Key::Path(_) = self.samples.keys[k as usize] else {
+                continue;
+            };
+            match c {
+                Cond::Lit(v) => {
+                    prefix = fold(prefix, self.samples.value_hash[v as usize]);
+                }
+                Cond::Any => {
+                    if !merged.contains(&k) && self.typed_segments.contains_key(&(prefix, k)) {
+                        wild.push((k, true, false));
+                        wild_prefix = prefix;
+                    }
+                    break;
+                }
+                Cond::Absent => break,
+            }
+        }
         let mut positive: FxHashSet<u32> = FxHashSet::default();
         let mut positive_values: Vec<FxHashSet<u64>> = vec![FxHashSet::default(); merged.len()];
         let mut items: Vec<(u32, u32)> = Vec::new();
@@ -243,6 +276,7 @@ impl<'a> Proofer<'a> {
             proof.support_pairs += pairs(n);
             proof.fp_pairs += pairs(n) - same;
             let mut i = 0;
+            let mut here: Vec<u32> = Vec::new();
             while i < clusters.len() {
                 let j = clusters[i..]
                     .iter()
@@ -250,8 +284,23 @@ impl<'a> Proofer<'a> {
                     .count();
                 if j >= 2 {
                     positive.insert(clusters[i]);
+                    here.push(clusters[i]);
                 }
                 i += j;
+            }
+            if !wild.is_empty() && !here.is_empty() {
+                // Values shown by URLs merged with a duplicate of their own.
+                for &u in &g {
+                    if !here.contains(&self.samples.urls[u as usize].cluster) {
+                        continue;
+                    }
+                    for w in &mut wild {
+                        if let Some(v) = self.samples.get(u, w.0) {
+                            w.1 &= is_digits(&self.samples.values[v as usize]);
+                            w.2 = true;
+                        }
+                    }
+                }
             }
             for (ki, &k) in merged.iter().enumerate() {
                 // (value, cluster) per URL; absent = u32::MAX.
@@ -296,6 +345,13 @@ impl<'a> Proofer<'a> {
             }
         }
         proof.positive_clusters = positive.len() as u32;
+        for &(k, digits, shown) in &wild {
+            if digits && shown {
+                if let Some(vals) = self.typed_segments.get(&(wild_prefix, k)) {
+                    proof.guards.extend(vals.iter().map(|&v| (k, v)));
+                }
+            }
+        }
         let matched_clusters: FxHashSet<u32> = matched
             .iter()
             .map(|&u| self.samples.urls[u as usize].cluster)
@@ -327,6 +383,62 @@ impl<'a> Proofer<'a> {
         }
         proof
     }
+}
+
+fn is_digits(v: &str) -> bool {
+    !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The path segments that are page types after their prefix (see `Proofer::typed_segments`):
+/// one pass over the samples, cluster by cluster.
+fn typed_segments(samples: &Samples) -> FxHashMap<(u64, KeyId), Vec<u32>> {
+    use crate::canon::rules::key::Key;
+    // (prefix, key, value) -> (distinct clusters, last cluster seen)
+    let mut seen: FxHashMap<(u64, KeyId, u32), (u32, u32)> = FxHashMap::default();
+    let mut path: Vec<(u16, KeyId, u32)> = Vec::new();
+    for c in 0..samples.cluster_count as usize {
+        let (Some(&from), Some(&to)) = (
+            samples.cluster_start.get(c),
+            samples.cluster_start.get(c + 1),
+        ) else {
+            break;
+        };
+        for &u in samples
+            .cluster_urls
+            .get(from as usize..to as usize)
+            .unwrap_or(&[])
+        {
+            path.clear();
+            path.extend(samples.pairs_of(u).iter().filter_map(|&(k, v)| {
+                match samples.keys[k as usize] {
+                    Key::Path(i) => Some((i, k, v)),
+                    _ => None,
+                }
+            }));
+            path.sort_unstable();
+            let mut prefix = 0u64;
+            for &(_, k, v) in &path {
+                if !is_digits(&samples.values[v as usize]) {
+                    let e = seen.entry((prefix, k, v)).or_insert((0, u32::MAX));
+                    if e.1 != c as u32 {
+                        e.0 += 1;
+                        e.1 = c as u32;
+                    }
+                }
+                prefix = fold(prefix, samples.value_hash[v as usize]);
+            }
+        }
+    }
+    let mut out: FxHashMap<(u64, KeyId), Vec<u32>> = FxHashMap::default();
+    for ((prefix, k, v), (clusters, _)) in seen {
+        if clusters >= 2 {
+            out.entry((prefix, k)).or_default().push(v);
+        }
+    }
+    for vals in out.values_mut() {
+        vals.sort_unstable();
+    }
+    out
 }
 
 /// Pairs of equal adjacent items in a sorted slice.
