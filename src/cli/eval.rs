@@ -210,10 +210,10 @@ pub fn run(args: EvalArgs) -> ExitCode {
             return ExitCode::from(EXIT_SOFTWARE);
         }
     };
-    let across = if args.pages.is_empty() {
+    let across = if args.pages.is_empty() && args.index.is_empty() {
         serde_json::Value::Null
     } else {
-        match super::mirrors::eval_across_hosts(&args.pages, &args.normalization) {
+        match super::mirrors::eval_across_hosts(&args.pages, &args.index, &args.normalization) {
             Ok(report) => report,
             Err((code, err)) => {
                 eprintln!("undust eval: {err}");

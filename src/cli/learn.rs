@@ -172,6 +172,7 @@ pub fn run(args: LearnArgs) -> ExitCode {
     }
     let mirrors = match super::mirrors::learn_mirrors(
         &args.pages,
+        &args.index,
         &args.normalization,
         args.previous_mirrors.as_deref(),
     ) {

@@ -1,10 +1,12 @@
 //! `undust mirrors`: mirror sets of a crawl, with their evidence.
 //!
 //! Input is either fetched pages (`--pages`: JSON lines or WARC; content marks are
-//! template-stripped fingerprints, one template model per origin) or a capture index
-//! (`--index`: tab-separated with a header naming at least `url` and `digest`, optionally
-//! `length`, `status` and `ip`; content marks are payload digests, tiny bodies not counting as
-//! evidence). Every URL read also feeds the URL-based techniques. The mirror sets go to stdout as
+//! template-stripped fingerprints, one template model per origin) or capture indexes
+//! (`--index`: the archives' own CDX, CDXJ and Heritrix `crawl.log`, read by
+//! [`crate::ingest::index`], or a tab-separated capture table with a header naming at least `url`
+//! and `digest`, optionally `length`, `status` and `ip`; content marks are payload digests, tiny
+//! and empty bodies not counting as evidence). Every URL read also feeds the URL-based
+//! techniques. The mirror sets go to stdout as
 //! JSON (the rule file's `mirrors` format); `--previous RULES` keeps the pinned and forbidden
 //! aliases of an earlier rule file. `undust learn` and `undust eval` use the same reading and
 //! detection ([`read_summaries`], [`detect_sets`], [`cross_host`]).
@@ -36,7 +38,8 @@ pub struct MirrorsArgs {
     /// Page files: JSON lines or WARC, optionally `.gz`.
     #[arg(long, num_args = 1.., required_unless_present = "index", conflicts_with = "index")]
     pages: Vec<PathBuf>,
-    /// Capture index files: tab-separated, header with `url` and `digest` (optionally
+    /// Capture indexes: CDX (`.cdx`), CDXJ (`.cdxj`) or Heritrix `crawl.log` (optionally
+    /// `.gz`), or a tab-separated table whose header names `url` and `digest` (optionally
     /// `length`, `status`, `ip`).
     #[arg(long, num_args = 1..)]
     index: Vec<PathBuf>,
@@ -154,6 +157,8 @@ pub fn read_summaries(
     })
 }
 
+/// Reads one index: a capture table when its first line is a tab-separated header naming `url`
+/// and `digest`, else an archive index (CDX, CDXJ, crawl.log).
 fn read_index(
     path: &Path,
     normalizer: &StaticNormalizer,
@@ -161,18 +166,22 @@ fn read_index(
     labelled: &mut Vec<LabelledUrl>,
 ) -> Result<(), String> {
     let name = path.display();
-    let reader = open_text(path)?;
-    let mut lines = std::io::BufRead::lines(reader);
+    let mut lines = std::io::BufRead::lines(open_text(path)?);
     let header = match lines.next() {
-        Some(line) => line.map_err(|e| format!("{name}: {e}"))?,
-        None => return Err(format!("{name}: empty index (a header line is required)")),
+        Some(line) => line.map_err(|e| format!("{name}: line 1: {e}"))?,
+        None => return Err(format!("{name}: empty index")),
     };
     let columns: Vec<&str> = header.split('\t').collect();
     let col = |n: &str| columns.iter().position(|c| c.trim() == n);
     let (Some(url_col), Some(digest_col)) = (col("url"), col("digest")) else {
-        return Err(format!(
-            "{name}: line 1: the header must name `url` and `digest` columns (tab-separated)"
-        ));
+        if header.contains('\t') {
+            return Err(format!(
+                "{name}: line 1: a tab-separated capture table must name `url` and `digest` \
+                 columns in its header"
+            ));
+        }
+        drop(lines);
+        return read_archive_index(path, normalizer, summaries, labelled);
     };
     let (length_col, status_col, ip_col) = (col("length"), col("status"), col("ip"));
     let mut bad = 0usize;
@@ -212,6 +221,58 @@ fn read_index(
         if let Some(ip) = field(ip_col).and_then(|ip| ip.parse().ok()) {
             summaries.observe_ip(&url, ip);
         }
+        labelled.push(LabelledUrl {
+            url: url.to_string(),
+            cluster: label(url.as_str(), &[mark]),
+        });
+    }
+    if bad > INDEX_ERRORS_REPORTED {
+        eprintln!("{name}: {bad} bad lines in all");
+    }
+    Ok(())
+}
+
+/// Reads a CDX, CDXJ or crawl.log index. A capture is content evidence when it was fetched with
+/// status 200 (or is a revisit, which may not repeat the status) and has a digest that is not the
+/// empty body's; any media type counts (an image at the same path on two hosts is as much a sign
+/// of a mirror as a page). The strength of its mark follows the length the index records
+/// (payload bytes in crawl.log, record bytes in CDX), and a capture without a length is taken as
+/// strong: the empty body is refused by its digest, and confirmation needs several matching
+/// paths. Other captures (redirects, errors) still add their URL to the host's path set.
+fn read_archive_index(
+    path: &Path,
+    normalizer: &StaticNormalizer,
+    summaries: &mut HostSummaries,
+    labelled: &mut Vec<LabelledUrl>,
+) -> Result<(), String> {
+    let name = path.display();
+    let reader = crate::ingest::index::read_index(path).map_err(|err| err.to_string())?;
+    let mut bad = 0usize;
+    for item in reader {
+        let capture = match item {
+            Ok(capture) => capture,
+            Err(err) => {
+                bad += 1;
+                if bad <= INDEX_ERRORS_REPORTED {
+                    eprintln!("{name}: {err} (skipped)");
+                }
+                continue;
+            }
+        };
+        let Ok(url) = normalizer.normalize(&capture.url) else {
+            continue;
+        };
+        let fetched = capture.status == Some(200) || (capture.revisit && capture.status.is_none());
+        let digest = capture
+            .digest
+            .as_deref()
+            .filter(|d| fetched && *d != crate::ingest::index::EMPTY_SHA1);
+        let Some(digest) = digest else {
+            summaries.observe_url(&url);
+            continue;
+        };
+        let mark = ContentMark::from_digest(digest, capture.length.unwrap_or(u64::MAX));
+        summaries.observe_page(&url, mark, std::iter::empty());
         labelled.push(LabelledUrl {
             url: url.to_string(),
             cluster: label(url.as_str(), &[mark]),
@@ -320,19 +381,21 @@ pub fn run(args: MirrorsArgs) -> ExitCode {
     }
 }
 
-/// Mirror sets for `undust learn`: detected on the pages (none from labelled clusters, which
-/// carry no content), with an earlier rule file's pinned and forbidden aliases kept.
+/// Mirror sets for `undust learn`: detected on the pages or the indexes' payload digests (none
+/// from labelled clusters, which carry no content), with an earlier rule file's pinned and
+/// forbidden aliases kept.
 pub fn learn_mirrors(
     pages: &[PathBuf],
+    index: &[PathBuf],
     normalization: &StaticArgs,
     previous: Option<&Path>,
 ) -> Result<Vec<MirrorSet>, (u8, String)> {
     let previous = previous_sets(previous).map_err(|e| (EXIT_USAGE, e))?;
-    if pages.is_empty() {
+    if pages.is_empty() && index.is_empty() {
         return Ok(apply_decisions(Vec::new(), &previous));
     }
     let normalizer = normalization.normalizer().map_err(|e| (EXIT_USAGE, e))?;
-    let crawl = read_summaries(pages, &[], &normalizer).map_err(|e| (EXIT_NO_INPUT, e))?;
+    let crawl = read_summaries(pages, index, &normalizer).map_err(|e| (EXIT_NO_INPUT, e))?;
     let (detection, sets) = detect_sets(&crawl, &previous);
     eprintln!(
         "mirrors: {} origins, {} alignments proposed, {} confirmed, {} mirror sets",
@@ -345,13 +408,15 @@ pub fn learn_mirrors(
 }
 
 /// The measures across hosts `undust eval` reports beside the per-host ones: on the pages'
-/// URLs with content labels across hosts, static normalization alone vs mirror sets folded.
+/// URLs (or the indexes' captures) with content labels across hosts, static normalization
+/// alone vs mirror sets folded.
 pub fn eval_across_hosts(
     pages: &[PathBuf],
+    index: &[PathBuf],
     normalization: &StaticArgs,
 ) -> Result<serde_json::Value, (u8, String)> {
     let normalizer = normalization.normalizer().map_err(|e| (EXIT_USAGE, e))?;
-    let crawl = read_summaries(pages, &[], &normalizer).map_err(|e| (EXIT_NO_INPUT, e))?;
+    let crawl = read_summaries(pages, index, &normalizer).map_err(|e| (EXIT_NO_INPUT, e))?;
     let (_, sets) = detect_sets(&crawl, &[]);
     let (before, after) = cross_host(&crawl, &sets).map_err(|e| (EXIT_SOFTWARE, e))?;
     let row = |name: &str, m: &CrossHostMetrics| {

@@ -14,10 +14,20 @@ fn undust(args: &[&str], stdin: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run undust");
-    if let Some(mut input) = child.stdin.take() {
-        input.write_all(stdin).expect("write stdin");
-    }
-    child.wait_with_output().expect("undust output")
+    // Written from its own thread: with the whole input written first, a child that fills its
+    // stdout pipe before reading all of stdin would block both processes.
+    let input = child.stdin.take().expect("piped stdin");
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let mut input = input;
+        input.write_all(&stdin)
+    });
+    let output = child.wait_with_output().expect("undust output");
+    writer
+        .join()
+        .expect("stdin writer thread")
+        .expect("write stdin");
+    output
 }
 
 #[test]
