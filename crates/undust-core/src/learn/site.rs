@@ -73,6 +73,9 @@ const MIN_MOVED_ID_VALUES: usize = 3;
 /// Clusters larger than this are not searched for ids moving between shapes: pairing is
 /// quadratic in a cluster's size, and a real page has a handful of addresses.
 const MAX_MOVED_ID_CLUSTER: usize = 32;
+/// Distinct ids that must show a slug beside them under one prefix before it is a candidate
+/// ([`SiteAction::SlugBesideId`]): as for a default document, a form repeated over the site.
+const MIN_SLUG_IDS: usize = MIN_DOCUMENT_DIRECTORIES;
 /// Slug candidates ([`SiteAction::SlugBesideId`]) tested per round (the most common first).
 const MAX_SLUG_CANDIDATES: usize = 16;
 /// Rounds of the accept-and-retest loop.
@@ -588,7 +591,7 @@ fn droppable_segments(
 
 /// Candidates for a slug beside a numeric id (`/questions/N/slug`, `/t/slug/N`): per literal
 /// prefix of non-numeric segments and side, the samples that have a slug there, when at least
-/// [`MIN_DOCUMENT_DIRECTORIES`] distinct ids show it; the most common first. Whether the slug is
+/// [`MIN_SLUG_IDS`] distinct ids show it; the most common first. Whether the slug is
 /// redundant is then measured over every page of that prefix at once: the evidence of all its
 /// clusters is pooled, which a 20% sample needs (each question shows its two forms rarely).
 fn slugs_beside_ids(
@@ -631,7 +634,7 @@ fn slugs_beside_ids(
     }
     let mut out: Vec<(usize, SiteAction, Vec<u32>)> = found
         .into_iter()
-        .filter(|(_, (ids, _))| ids.len() >= MIN_DOCUMENT_DIRECTORIES)
+        .filter(|(_, (ids, _))| ids.len() >= MIN_SLUG_IDS)
         .map(|((prefix, before_id), (ids, samples))| {
             (
                 ids.len(),
