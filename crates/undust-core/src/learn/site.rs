@@ -599,8 +599,10 @@ fn slugs_beside_ids(
 ) -> Vec<(SiteAction, Vec<u32>)> {
     let is_id = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     let is_slug = |s: &str| !s.is_empty() && !is_id(s);
-    // (prefix, before_id) -> (distinct ids, samples)
-    let mut found: FxHashMap<(String, bool), (FxHashSet<&str>, Vec<u32>)> = FxHashMap::default();
+    /// Distinct ids shown, and the samples with a slug.
+    type Shown<'a> = (FxHashSet<&'a str>, Vec<u32>);
+    // (prefix, before_id) -> what shows a slug there
+    let mut found: FxHashMap<(String, bool), Shown<'_>> = FxHashMap::default();
     for (i, (path, _)) in outputs.iter().enumerate() {
         let Some(rest) = path.strip_prefix('/') else {
             continue;
