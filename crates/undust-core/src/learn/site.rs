@@ -35,6 +35,7 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use super::config::LearnConfig;
 use super::LabelledUrl;
+use crate::canon::rules::site::path_safe_value;
 use crate::canon::rules::{SiteAction, SiteRewriter, SiteRule};
 
 /// Share of the samples a candidate changes that must lie in page types where it merged
@@ -65,6 +66,18 @@ const MAX_ALIAS_SEGMENT: usize = 8;
 const MIN_ALIAS_PAIR_CLUSTERS: usize = 2;
 /// Largest alias class: more interchangeable values than this is an identifier, not a prefix.
 const MAX_ALIAS_CLASS: usize = 32;
+/// Distinct values that must show an id moving from a query value into the path
+/// ([`SiteAction::QueryValueToPath`]) before the move is a candidate: one page showing both
+/// forms is a coincidence of one id, several are a scheme.
+const MIN_MOVED_ID_VALUES: usize = 3;
+/// Clusters larger than this are not searched for ids moving between shapes: pairing is
+/// quadratic in a cluster's size, and a real page has a handful of addresses.
+const MAX_MOVED_ID_CLUSTER: usize = 32;
+/// Distinct ids that must show a slug beside them under one prefix before it is a candidate
+/// ([`SiteAction::SlugBesideId`]): as for a default document, a form repeated over the site.
+const MIN_SLUG_IDS: usize = MIN_DOCUMENT_DIRECTORIES;
+/// Slug candidates ([`SiteAction::SlugBesideId`]) tested per round (the most common first).
+const MAX_SLUG_CANDIDATES: usize = 16;
 /// Rounds of the accept-and-retest loop.
 const MAX_ROUNDS: usize = 4;
 /// Parameter names tested per round (the most frequent first).
@@ -270,7 +283,11 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             let mut with = rewriter.clone();
             with.add(&candidate);
             let (evidence, moved) = measure(&parsed, &with, &round, &may_change);
-            if evidence.accepts(config) {
+            // A moved id is a mapping between two page types: one merge of different pages
+            // contradicts it.
+            let contradicted = matches!(candidate, SiteAction::QueryValueToPath { .. })
+                && evidence.negative_groups > 0;
+            if !contradicted && evidence.accepts(config) {
                 rewriter = with;
                 if matches!(
                     candidate,
@@ -280,6 +297,8 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         | SiteAction::StripTrailingSlash
                         | SiteAction::SegmentAlias { .. }
                         | SiteAction::DropSegment { .. }
+                        | SiteAction::QueryValueToPath { .. }
+                        | SiteAction::SlugBesideId { .. }
                 ) {
                     // Paths changed: page types are recomputed with the outputs.
                     round = start_round(&parsed, &rewriter);
@@ -474,6 +493,16 @@ fn candidates(
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
+        slugs_beside_ids(&outputs)
+            .into_iter()
+            .filter(|(a, _)| !taken(a)),
+    );
+    out.extend(
+        moved_ids(parsed, &outputs)
+            .into_iter()
+            .filter(|(a, _)| !taken(a)),
+    );
+    out.extend(
         segment_aliases(parsed, rewriter, &outputs)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
@@ -558,6 +587,154 @@ fn droppable_segments(
             )
         })
         .collect()
+}
+
+/// Candidates for a slug beside a numeric id (`/questions/N/slug`, `/t/slug/N`): per literal
+/// prefix of non-numeric segments and side, the samples that have a slug there, when at least
+/// [`MIN_SLUG_IDS`] distinct ids show it; the most common first. Whether the slug is
+/// redundant is then measured over every page of that prefix at once: the evidence of all its
+/// clusters is pooled, which a 20% sample needs (each question shows its two forms rarely).
+fn slugs_beside_ids(
+    outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+) -> Vec<(SiteAction, Vec<u32>)> {
+    let is_id = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let is_slug = |s: &str| !s.is_empty() && !is_id(s);
+    /// Distinct ids shown, and the samples with a slug.
+    type Shown<'a> = (FxHashSet<&'a str>, Vec<u32>);
+    // (prefix, before_id) -> what shows a slug there
+    let mut found: FxHashMap<(String, bool), Shown<'_>> = FxHashMap::default();
+    for (i, (path, _)) in outputs.iter().enumerate() {
+        let Some(rest) = path.strip_prefix('/') else {
+            continue;
+        };
+        let segments: Vec<&str> = rest.split('/').take(MAX_ALIAS_SEGMENT + 1).collect();
+        let literal = segments.iter().take_while(|s| is_slug(s)).count();
+        let prefix = |n: usize| {
+            let mut p = String::from("/");
+            for s in &segments[..n] {
+                p.push_str(s);
+                p.push('/');
+            }
+            p
+        };
+        // `prefix/N/x`, `x` last (a slug, or the sharer's id of a share link).
+        if literal >= 1
+            && segments.len() == literal + 2
+            && is_id(segments[literal])
+            && !segments[literal + 1].is_empty()
+        {
+            let e = found.entry((prefix(literal), false)).or_default();
+            e.0.insert(segments[literal]);
+            e.1.push(i as u32);
+        }
+        // `prefix/slug/N…`: the last literal segment is the slug.
+        if literal >= 2 && segments.get(literal).is_some_and(|s| is_id(s)) {
+            let e = found.entry((prefix(literal - 1), true)).or_default();
+            e.0.insert(segments[literal]);
+            e.1.push(i as u32);
+        }
+    }
+    let mut out: Vec<(usize, SiteAction, Vec<u32>)> = found
+        .into_iter()
+        .filter(|(_, (ids, _))| ids.len() >= MIN_SLUG_IDS)
+        .map(|((prefix, before_id), (ids, samples))| {
+            (
+                ids.len(),
+                SiteAction::SlugBesideId { prefix, before_id },
+                samples,
+            )
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| a.1.to_string().cmp(&b.1.to_string()))
+    });
+    out.into_iter()
+        .take(MAX_SLUG_CANDIDATES)
+        .map(|(_, a, s)| (a, s))
+        .collect()
+}
+
+/// Candidates for an id that moves from a query value into the path: inside one duplicate
+/// cluster, a URL `S?…&n=V&…` beside a URL whose path is `P` + `V` (`/w/index.php?title=T` and
+/// `/wiki/T`; `/index.php?q=node/5` and `/node/5`) proposes `(S, n, P)`; a proposal made by at
+/// least [`MIN_MOVED_ID_VALUES`] distinct values is a candidate, the most shown first (the
+/// majority form of the site's paths is the one written). Each comes with the samples of path
+/// `S` carrying `n`.
+fn moved_ids(
+    parsed: &[Parsed],
+    outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+) -> Vec<(SiteAction, Vec<u32>)> {
+    let mut by_cluster: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    // (path, name) -> samples with that path carrying that parameter.
+    let mut carriers: FxHashMap<(&str, &str), Vec<u32>> = FxHashMap::default();
+    for (i, (p, (path, query))) in parsed.iter().zip(outputs).enumerate() {
+        by_cluster.entry(p.cluster).or_default().push(i as u32);
+        if let Some(q) = query.as_deref() {
+            for part in q.split('&') {
+                if let Some((name, value)) = part.split_once('=') {
+                    if !name.is_empty() && path_safe_value(value) {
+                        carriers.entry((path, name)).or_default().push(i as u32);
+                    }
+                }
+            }
+        }
+    }
+    if carriers.is_empty() {
+        return Vec::new();
+    }
+    // (path, name, prefix) -> distinct values shown.
+    let mut proposals: FxHashMap<(&str, &str, &str), FxHashSet<&str>> = FxHashMap::default();
+    for members in by_cluster.values() {
+        if members.len() < 2 || members.len() > MAX_MOVED_ID_CLUSTER {
+            continue;
+        }
+        for &a in members {
+            let (script, query) = &outputs[a as usize];
+            let Some(q) = query.as_deref() else { continue };
+            for part in q.split('&') {
+                let Some((name, value)) = part.split_once('=') else {
+                    continue;
+                };
+                if name.is_empty() || !path_safe_value(value) {
+                    continue;
+                }
+                for &b in members {
+                    let other: &str = &outputs[b as usize].0;
+                    let Some(prefix) = other.strip_suffix(value) else {
+                        continue;
+                    };
+                    if b != a && prefix.ends_with('/') {
+                        proposals
+                            .entry((script, name, prefix))
+                            .or_default()
+                            .insert(value);
+                    }
+                }
+            }
+        }
+    }
+    let mut out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
+        .into_iter()
+        .filter(|(_, values)| values.len() >= MIN_MOVED_ID_VALUES)
+        .filter_map(|((script, name, prefix), values)| {
+            let samples = carriers.get(&(script, name))?.clone();
+            Some((
+                values.len(),
+                SiteAction::QueryValueToPath {
+                    path: script.to_owned(),
+                    name: name.to_owned(),
+                    prefix: prefix.to_owned(),
+                },
+                samples,
+            ))
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| a.1.to_string().cmp(&b.1.to_string()))
+    });
+    out.into_iter().map(|(_, a, s)| (a, s)).collect()
 }
 
 /// Segment-alias candidates: per path position, values that stand for one another inside a
@@ -862,6 +1039,148 @@ mod tests {
             url: url.to_owned(),
             cluster,
         }
+    }
+
+    #[test]
+    fn an_id_moves_from_a_query_value_into_the_path() {
+        // MediaWiki (a tuning family): `/w/index.php?title=T` is `/wiki/T`; the history view
+        // `&action=history` is another page and keeps its parameter, so it stays apart. A
+        // 20% sample shows both forms of a title in a few clusters only.
+        let mut s = Vec::new();
+        for id in 0..40u64 {
+            let title = format!("Title_{id}");
+            s.push(lu(&format!("http://w.example/wiki/{title}"), id));
+            if id % 4 == 0 {
+                s.push(lu(
+                    &format!("http://w.example/w/index.php?title={title}"),
+                    id,
+                ));
+            }
+            if id % 3 == 0 {
+                s.push(lu(
+                    &format!("http://w.example/w/index.php?title={title}&action=history"),
+                    1000 + id,
+                ));
+            }
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let actions: Vec<&SiteAction> = out.rules.iter().map(|r| &r.action).collect();
+        let moved = SiteAction::QueryValueToPath {
+            path: "/w/index.php".into(),
+            name: "title".into(),
+            prefix: "/wiki/".into(),
+        };
+        assert!(actions.contains(&&moved), "{actions:?}");
+        let rw = SiteRewriter::new(actions.iter().copied());
+        let canon = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rw.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        assert_eq!(
+            canon("http://w.example/w/index.php?title=Unseen_page"),
+            "http://w.example/wiki/Unseen_page"
+        );
+        assert_eq!(
+            canon("http://w.example/w/index.php?title=Unseen_page&action=history"),
+            "http://w.example/wiki/Unseen_page?action=history"
+        );
+        assert_ne!(
+            canon("http://w.example/w/index.php?title=Unseen_page&action=history"),
+            canon("http://w.example/wiki/Unseen_page"),
+        );
+    }
+
+    #[test]
+    fn slugs_beside_ids_pool_their_evidence_over_the_page_type() {
+        // A 20% sample: most questions show one form only, a few show two; each question is
+        // its own node's cluster, so no single page carries the evidence. Tag listings (no id)
+        // and answer pages (`?page=2`) stay apart.
+        let mut s = Vec::new();
+        for id in 0..60u64 {
+            let n = 1000 + 7 * id;
+            let slug = format!("how-to-do-{id}");
+            match id % 5 {
+                0 => {
+                    s.push(lu(&format!("http://q.example/questions/{n}/{slug}"), id));
+                    s.push(lu(&format!("http://q.example/questions/{n}"), id));
+                }
+                1 => {
+                    s.push(lu(&format!("http://q.example/t/{slug}/{n}"), id));
+                    s.push(lu(&format!("http://q.example/t/{n}"), id));
+                }
+                2 => s.push(lu(&format!("http://q.example/questions/{n}/{slug}"), id)),
+                3 => s.push(lu(&format!("http://q.example/t/{slug}/{n}"), id)),
+                _ => {
+                    s.push(lu(&format!("http://q.example/questions/{n}/{slug}"), id));
+                    s.push(lu(
+                        &format!("http://q.example/questions/{n}/{slug}?page=2"),
+                        500 + id,
+                    ));
+                }
+            }
+        }
+        for (i, tag) in ["rust", "grpc", "redis", "wasm"].iter().enumerate() {
+            s.push(lu(
+                &format!("http://q.example/questions/tagged/{tag}"),
+                900 + i as u64,
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let actions: Vec<&SiteAction> = out.rules.iter().map(|r| &r.action).collect();
+        for want in [
+            SiteAction::SlugBesideId {
+                prefix: "/questions/".into(),
+                before_id: false,
+            },
+            SiteAction::SlugBesideId {
+                prefix: "/t/".into(),
+                before_id: true,
+            },
+        ] {
+            assert!(actions.contains(&&want), "{want}: {actions:?}");
+        }
+        let rw = SiteRewriter::new(actions.iter().copied());
+        let canon = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rw.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        assert_eq!(
+            canon("http://q.example/questions/77/unseen-question"),
+            "http://q.example/questions/77"
+        );
+        assert_eq!(
+            canon("http://q.example/t/unseen-topic/77/3"),
+            "http://q.example/t/77/3"
+        );
+        assert_eq!(
+            canon("http://q.example/questions/tagged/zig"),
+            "http://q.example/questions/tagged/zig"
+        );
+        assert_eq!(
+            canon("http://q.example/questions/77/unseen?page=2"),
+            "http://q.example/questions/77?page=2"
+        );
+    }
+
+    #[test]
+    fn an_id_contradicted_by_one_cluster_does_not_move() {
+        // The mapping holds for 150 values, under the per-key negative rate and the fpr
+        // threshold, but one merge of different pages contradicts it: no site-wide move.
+        let mut s = Vec::new();
+        for id in 0..150u64 {
+            s.push(lu(&format!("http://c.example/node/{id}"), id));
+            s.push(lu(&format!("http://c.example/index.php?q=node/{id}"), id));
+        }
+        s.push(lu("http://c.example/node/999", 500));
+        s.push(lu("http://c.example/index.php?q=node/999", 501));
+        let out = learn(&s, &LearnConfig::default());
+        assert!(
+            !out.rules
+                .iter()
+                .any(|r| matches!(r.action, SiteAction::QueryValueToPath { .. })),
+            "{:?}",
+            out.rules
+        );
     }
 
     #[test]

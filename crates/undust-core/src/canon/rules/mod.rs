@@ -394,6 +394,27 @@ impl HostRuleSet {
                         return Err(bad("a dropped segment must be a non-empty segment value"));
                     }
                 }
+                SiteAction::QueryValueToPath { path, name, prefix } => {
+                    let bad_path = |v: &String| !v.starts_with('/') || v.contains(['?', '#']);
+                    if bad_path(path)
+                        || bad_path(prefix)
+                        || !prefix.ends_with('/')
+                        || name.is_empty()
+                        || name.contains(['&', '=', '#'])
+                    {
+                        return Err(bad(
+                            "a query value moved to the path needs a path, a parameter name and a prefix ending with /",
+                        ));
+                    }
+                }
+                SiteAction::SlugBesideId { prefix, .. } => {
+                    if !prefix.starts_with('/')
+                        || !prefix.ends_with('/')
+                        || prefix.contains(['?', '#'])
+                    {
+                        return Err(bad("a slug's page type prefix must start and end with /"));
+                    }
+                }
                 SiteAction::LowercasePath
                 | SiteAction::LowercasePathAndQuery
                 | SiteAction::SortQuery

@@ -72,6 +72,30 @@ pub enum SiteAction {
     },
     /// Trailing slashes are removed from every path but the root: `/dir/` becomes `/dir`.
     StripTrailingSlash,
+    /// An id that moves from a query value into the path: a URL whose path is `path` and whose
+    /// query holds parameter `name` once, with a value that reads the same as path segments
+    /// ([`path_safe_value`]), becomes `prefix` followed by the value, without that parameter
+    /// (the other parameters stay): MediaWiki's `/w/index.php?title=T` is `/wiki/T`, Drupal's
+    /// `/index.php?q=node/5` is `/node/5` (`prefix` `/`).
+    QueryValueToPath {
+        /// The script path the query form uses (`/index.php`, `/`).
+        path: String,
+        /// The parameter holding the id.
+        name: String,
+        /// What the value is appended to: starts and ends with `/`.
+        prefix: String,
+    },
+    /// A slug beside a numeric id under a page type's literal `prefix` is dropped: with
+    /// `before_id` false, `prefix` + `N/x` (`x` the last segment, whatever it holds) becomes
+    /// `prefix` + `N` (`/questions/5/how-to` is `/questions/5`, `/q/5/77` is `/q/5`); with
+    /// `before_id` true, `prefix` + `slug/N…` becomes `prefix` + `N…` (`/t/how-to/5/3` is
+    /// `/t/5/3`), the slug not all digits. The id is all digits.
+    SlugBesideId {
+        /// Literal segments of the page type: starts and ends with `/`.
+        prefix: String,
+        /// Whether the slug comes before the id.
+        before_id: bool,
+    },
 }
 
 impl fmt::Display for SiteAction {
@@ -94,6 +118,16 @@ impl fmt::Display for SiteAction {
                 aliases,
             } => write!(f, "path_{segment}: {} -> {canonical}", aliases.join(", ")),
             SiteAction::StripTrailingSlash => f.write_str("strip trailing slashes"),
+            SiteAction::QueryValueToPath { path, name, prefix } => {
+                write!(f, "{path}?{name}=V -> {prefix}V")
+            }
+            SiteAction::SlugBesideId { prefix, before_id } => {
+                if *before_id {
+                    write!(f, "{prefix}slug/N -> {prefix}N")
+                } else {
+                    write!(f, "{prefix}N/slug -> {prefix}N")
+                }
+            }
         }
     }
 }
@@ -129,6 +163,10 @@ pub struct SiteRewriter {
     segment_aliases: Vec<(u16, String, Vec<String>)>,
     /// (segment, value) removed, highest segment first.
     dropped_segments: Vec<(u16, String)>,
+    /// (path, name, prefix) of [`SiteAction::QueryValueToPath`].
+    query_to_path: Vec<(String, String, String)>,
+    /// (prefix, before_id) of [`SiteAction::SlugBesideId`].
+    slugs: Vec<(String, bool)>,
 }
 
 impl SiteRewriter {
@@ -179,6 +217,18 @@ impl SiteRewriter {
                 }
             }
             SiteAction::StripTrailingSlash => self.strip_trailing_slash = true,
+            SiteAction::QueryValueToPath { path, name, prefix } => {
+                let entry = (path.clone(), name.clone(), prefix.clone());
+                if !self.query_to_path.contains(&entry) {
+                    self.query_to_path.push(entry);
+                }
+            }
+            SiteAction::SlugBesideId { prefix, before_id } => {
+                let entry = (prefix.clone(), *before_id);
+                if !self.slugs.contains(&entry) {
+                    self.slugs.push(entry);
+                }
+            }
         }
     }
 
@@ -189,6 +239,8 @@ impl SiteRewriter {
             || self.strip_trailing_slash
             || !self.segment_aliases.is_empty()
             || !self.dropped_segments.is_empty()
+            || !self.query_to_path.is_empty()
+            || !self.slugs.is_empty()
     }
 
     /// Whether the rewriter does nothing.
@@ -202,6 +254,8 @@ impl SiteRewriter {
             && !self.strip_trailing_slash
             && self.segment_aliases.is_empty()
             && self.dropped_segments.is_empty()
+            && self.query_to_path.is_empty()
+            && self.slugs.is_empty()
     }
 
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
@@ -252,6 +306,15 @@ impl SiteRewriter {
     ) -> (Cow<'a, str>, Option<Cow<'a, str>>, bool) {
         let mut changed = false;
         let mut path: Cow<'a, str> = Cow::Borrowed(path);
+        // First, so every path action applies to the path the id moved into.
+        if let Some((moved, rest)) = self.move_query_value(&path, query) {
+            let (path, query, _) = self.rewrite_parts(&moved, rest.as_deref());
+            return (
+                Cow::Owned(path.into_owned()),
+                query.map(|q| Cow::Owned(q.into_owned())),
+                true,
+            );
+        }
         if self.lowercase_path && has_upper_outside_escapes(&path) {
             path = Cow::Owned(lower_outside_escapes(&path));
             changed = true;
@@ -265,6 +328,12 @@ impl SiteRewriter {
         if !self.dropped_segments.is_empty() {
             if let Some(dropped) = self.drop_segments(&path) {
                 path = Cow::Owned(dropped);
+                changed = true;
+            }
+        }
+        if !self.slugs.is_empty() {
+            if let Some(without) = self.drop_slug(&path) {
+                path = Cow::Owned(without);
                 changed = true;
             }
         }
@@ -300,6 +369,90 @@ impl SiteRewriter {
             (Some(Cow::Borrowed(_)), _) | (None, None)
         );
         (path, new_query, changed)
+    }
+
+    /// The path and the query left when a [`SiteAction::QueryValueToPath`] applies: the script
+    /// path and the parameter name compare without case when the site is case-insensitive.
+    fn move_query_value(
+        &self,
+        path: &str,
+        query: Option<&str>,
+    ) -> Option<(String, Option<String>)> {
+        if self.query_to_path.is_empty() {
+            return None;
+        }
+        let query = query?;
+        let same_path = |a: &str| {
+            if self.lowercase_path {
+                a.eq_ignore_ascii_case(path)
+            } else {
+                a == path
+            }
+        };
+        let same_name = |a: &str, b: &str| {
+            if self.lowercase_query {
+                a.eq_ignore_ascii_case(b)
+            } else {
+                a == b
+            }
+        };
+        for (script, name, prefix) in &self.query_to_path {
+            if !same_path(script) {
+                continue;
+            }
+            let mut found: Option<(usize, &str)> = None;
+            let mut repeated = false;
+            for (i, part) in query.split('&').enumerate() {
+                if let Some((n, v)) = part.split_once('=') {
+                    if same_name(n, name) {
+                        repeated |= found.is_some();
+                        found = Some((i, v));
+                    }
+                }
+            }
+            let Some((at, value)) = found else { continue };
+            if repeated || !path_safe_value(value) {
+                continue;
+            }
+            let rest: Vec<&str> = query
+                .split('&')
+                .enumerate()
+                .filter(|&(i, _)| i != at)
+                .map(|(_, p)| p)
+                .collect();
+            let rest = (!rest.iter().all(|p| p.is_empty())).then(|| rest.join("&"));
+            return Some((format!("{prefix}{value}"), rest));
+        }
+        None
+    }
+
+    /// The path without the slug beside its id ([`SiteAction::SlugBesideId`], the first that
+    /// applies), or `None`.
+    fn drop_slug(&self, path: &str) -> Option<String> {
+        let is_id = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let is_slug = |s: &str| !s.is_empty() && !is_id(s);
+        for (prefix, before_id) in &self.slugs {
+            let Some(rest) = path.strip_prefix(prefix.as_str()) else {
+                continue;
+            };
+            if *before_id {
+                let Some((slug, after)) = rest.split_once('/') else {
+                    continue;
+                };
+                let id = after.split('/').next().unwrap_or("");
+                if is_slug(slug) && is_id(id) {
+                    return Some(format!("{prefix}{after}"));
+                }
+            } else {
+                let Some((id, slug)) = rest.split_once('/') else {
+                    continue;
+                };
+                if is_id(id) && !slug.is_empty() && !slug.contains('/') {
+                    return Some(format!("{prefix}{id}"));
+                }
+            }
+        }
+        None
     }
 
     /// The path with aliased segments replaced, or `None` when no segment is an alias.
@@ -391,6 +544,17 @@ impl SiteRewriter {
         }
         Some(Cow::Owned(parts.join("&")))
     }
+}
+
+/// Whether a query value reads the same as path segments, so moving it into the path keeps
+/// its meaning: non-empty, no `+` (a space in a query, a plus in a path), no escaped slash, no
+/// empty, `.` or `..` segment (the URL parser would resolve them).
+pub fn path_safe_value(v: &str) -> bool {
+    !v.is_empty()
+        && !v.contains(['+', '?', '#', '\\'])
+        && !v.to_ascii_lowercase().contains("%2f")
+        && !v.to_ascii_lowercase().contains("%2e")
+        && v.split('/').all(|s| !s.is_empty() && s != "." && s != "..")
 }
 
 /// A path from its segments (`["a", "b"]` is `/a/b`).
@@ -560,6 +724,67 @@ mod tests {
             SiteRewriter::new(&actions).rewrite(&Url::parse("http://a.example/x?a=1").unwrap()),
             None
         );
+    }
+
+    #[test]
+    fn a_query_value_moves_into_the_path_only_when_it_reads_as_segments() {
+        let actions = [
+            SiteAction::QueryValueToPath {
+                path: "/index.php".into(),
+                name: "q".into(),
+                prefix: "/".into(),
+            },
+            SiteAction::LowercasePath,
+            SiteAction::StripTrailingSlash,
+        ];
+        for (input, want) in [
+            (
+                "http://d.example/index.php?q=node/5",
+                "http://d.example/node/5",
+            ),
+            (
+                "http://d.example/index.php?q=node/5&page=1",
+                "http://d.example/node/5?page=1",
+            ),
+            (
+                "http://d.example/Index.php?page=1&q=Node/5",
+                "http://d.example/node/5?page=1",
+            ),
+            // Not segments, or not one value: left alone.
+            (
+                "http://d.example/index.php?q=a+b",
+                "http://d.example/index.php?q=a+b",
+            ),
+            (
+                "http://d.example/index.php?q=a%2Fb",
+                "http://d.example/index.php?q=a%2Fb",
+            ),
+            (
+                "http://d.example/index.php?q=../x",
+                "http://d.example/index.php?q=../x",
+            ),
+            (
+                "http://d.example/index.php?q=",
+                "http://d.example/index.php?q=",
+            ),
+            (
+                "http://d.example/index.php?q=a&q=b",
+                "http://d.example/index.php?q=a&q=b",
+            ),
+            (
+                "http://d.example/other.php?q=x",
+                "http://d.example/other.php?q=x",
+            ),
+        ] {
+            let got = rw(&actions, input);
+            assert_eq!(got, want, "{input}");
+            assert_eq!(
+                Url::parse(&got).unwrap().as_str(),
+                got,
+                "{input}: parses back"
+            );
+            assert_eq!(rw(&actions, &got), got, "{input}: idempotent");
+        }
     }
 
     #[test]
