@@ -15,7 +15,6 @@
 //!   summarized (one relaxed load per batch); only URLs of hosts already summarized are
 //!   observed, and only when the summaries' lock is free at once (a busy detection pass makes
 //!   the batch skip, never wait).
-//!
 //! - Ingest, again: the out-links of a fetched page of a watched host (the `<a href>` links the
 //!   page analysis found, resolved against the page's URL or `<base href>`), in summary form
 //!   ([`PageLinks`]), kept by page URL until the host's next relearn observes them with the
@@ -27,15 +26,13 @@
 //! Per origin the summaries' own bounds apply ([`crate::mirrors::SummaryLimits`]).
 
 use std::net::IpAddr;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
 use url::Url;
 
 use crate::content::Fingerprint;
-use rustc_hash::FxHashMap;
-
 use crate::mirrors::{detect, ContentMark, Detection, HostSummaries, MirrorConfig, PageLinks};
 use crate::pipeline::EvidencePage;
 
@@ -108,7 +105,9 @@ impl MirrorWatch {
         let Some(host) = served_from.host_str() else {
             return;
         };
-        if !self.summaries.lock().has_host(host) {
+        // Held while the links go in, so a host forgotten meanwhile leaves none behind.
+        let summaries = self.summaries.lock();
+        if !summaries.has_host(host) {
             return;
         }
         let mut all = self.links.lock();
@@ -256,5 +255,76 @@ mod tests {
             sampled(&batch).is_empty(),
             "nothing is copied once the last host is forgotten"
         );
+    }
+
+    fn page(text: &str) -> EvidencePage {
+        EvidencePage {
+            url: text.into(),
+            final_url: None,
+            rel_canonical: None,
+            digest: Default::default(),
+        }
+    }
+
+    fn print(simhash: u64) -> Fingerprint {
+        Fingerprint {
+            simhash,
+            exact: simhash,
+            tokens: 200,
+            strength: crate::content::Strength::Strong,
+        }
+    }
+
+    #[test]
+    fn out_links_of_watched_pages_reach_the_summaries_with_their_marks() {
+        let watch = MirrorWatch::default();
+        let links = |at: &str| {
+            let at = url(at);
+            PageLinks::of(
+                &at,
+                &at,
+                ["/b.html", "c.html", "https://other.org/", "mailto:x@a.org"],
+                LINKS_PER_PAGE,
+            )
+        };
+        // Not watched yet: ignored.
+        watch.observe_links(
+            "http://a.org/x/1.html",
+            &url("http://a.org/x/1.html"),
+            links("http://a.org/x/1.html"),
+        );
+        assert!(watch.links.lock().is_empty());
+        watch.observe_fetch(&url("http://a.org/x/1.html"), None);
+        let one = "http://a.org/x/1.html";
+        let two = "http://a.org/x/2.html";
+        watch.observe_links(one, &url(one), links(one));
+        watch.observe_links(two, &url(two), links(two));
+        // A relearn whose sample holds only the first page.
+        watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
+        {
+            let summaries = watch.summaries.lock();
+            let a = summaries.get("http://a.org").unwrap();
+            let linked = &a.pages["/x/1.html"];
+            assert_eq!(linked.links.len(), 3, "{linked:?}");
+            assert_eq!(a.link_hosts.get("other.org"), Some(&1));
+        }
+        let kept: Vec<String> = watch.links.lock()["a.org"].keys().cloned().collect();
+        assert_eq!(kept, [one], "links of pages out of the sample are dropped");
+        // Marks computed again keep the links.
+        watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
+        assert_eq!(
+            watch.summaries.lock().get("http://a.org").unwrap().pages["/x/1.html"]
+                .links
+                .len(),
+            3
+        );
+        // Bounded per host.
+        for i in 0..2 * LINKED_PAGES_PER_HOST {
+            let p = format!("http://a.org/p{i}");
+            watch.observe_links(&p, &url(&p), links(&p));
+        }
+        assert_eq!(watch.links.lock()["a.org"].len(), LINKED_PAGES_PER_HOST);
+        watch.forget_host("a.org");
+        assert!(watch.links.lock().is_empty());
     }
 }
