@@ -33,7 +33,6 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status, Streaming};
 
-use super::mirrors::URLS_PER_BATCH;
 use super::state::{HostCounters, Sidecar};
 use crate::canon::engine::HostRules;
 use crate::canon::seen::{key_of, Seen};
@@ -283,8 +282,7 @@ impl CanonicalizerService {
         type FoldedRules = (String, String, bool, Option<Arc<HostRules>>);
         let mut folded_rules: Vec<FoldedRules> = Vec::new();
         let mut folded_urls = 0u64;
-        let watch_stride = request.urls.len().div_ceil(URLS_PER_BATCH).max(1);
-        let mut watched: Vec<url::Url> = Vec::new();
+        let mut watched = sidecar.mirrors.batch_sample(request.urls.len());
         // Valid URLs wait here, by position in `results`, until the seen-set answered them all
         // (with a fleet, in one round trip to Redis for the whole batch).
         let mut answered: Vec<Answered> = Vec::with_capacity(request.urls.len());
@@ -326,15 +324,11 @@ impl CanonicalizerService {
                     continue;
                 }
             };
-            if index % watch_stride == 0 && watched.len() < URLS_PER_BATCH {
-                watched.push(url.clone());
-            }
+            watched.offer(index, &url);
             let folded = if mirrors.is_empty() {
                 None
             } else {
-                mirrors
-                    .fold(&url)
-                    .and_then(|folded| url::Url::parse(&folded.url).ok())
+                mirrors.fold_url(&url)
             };
             let host_name = url.host_str().unwrap_or_default();
             let host_index = match hosts.get(host_name) {
@@ -429,7 +423,7 @@ impl CanonicalizerService {
                 request.urls.len()
             )));
         }
-        sidecar.mirrors.observe_batch(watched.iter());
+        sidecar.mirrors.observe_batch(watched);
         let (decisions, recorded_in) = self.seen(&answered, record).await;
         for (entry, seen) in answered.into_iter().zip(decisions) {
             let Some(result) = results.get_mut(entry.position) else {

@@ -19,8 +19,10 @@ use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::learning::Learning;
+use super::mirrors::LINKS_PER_PAGE;
 use super::state::Sidecar;
 use crate::ingest::pages::{PageRecord, RecordKind};
+use crate::mirrors::PageLinks;
 use crate::pb::lenient::ingest_server::Ingest as IngestRpc;
 use crate::pb::lenient::ObservedPage;
 use crate::pb::{ObservePagesSummary, PageRejection};
@@ -227,13 +229,28 @@ impl IngestRpc for IngestService {
                     let sidecar = Arc::clone(&self.sidecar);
                     let sampled = tokio::task::spawn_blocking(move || {
                         let url = evidence.url.clone();
+                        let served_from = evidence.final_url.clone().unwrap_or_else(|| url.clone());
                         let page = analyze(
                             *evidence,
                             sidecar.canonicalizer.normalizer(),
                             learning.content_config(),
                         );
+                        // The page's out-links for mirror detection (the template model takes
+                        // the page itself).
+                        let links = PageLinks::of(
+                            &served_from,
+                            &page.analysis.link_base(&served_from),
+                            page.analysis.links.iter().map(String::as_str),
+                            LINKS_PER_PAGE,
+                        );
+                        let page_url = page.url.clone();
                         let sampled = learning.observe(page);
                         learning.observe_fetch(&url, server_ip);
+                        if sampled {
+                            sidecar
+                                .mirrors
+                                .observe_links(&page_url, &served_from, links);
+                        }
                         sampled
                     })
                     .await

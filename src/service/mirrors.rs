@@ -10,28 +10,80 @@
 //!   host's marks are replaced whole at each relearn, so they always match its current sample
 //!   and model ([`MirrorWatch::observe_marks`]).
 //! - Canonicalize: the URLs a host's pages link to before any of them is fetched (the path sets
-//!   of the URL-string techniques). Off the hot path's cost: at most [`URLS_PER_BATCH`] URLs of
-//!   a batch, spread over it, only of hosts already summarized, and only when the summaries'
-//!   lock is free at once (a busy detection pass makes the batch skip, never wait).
+//!   of the URL-string techniques). Off the hot path's cost: a [`BatchSample`] keeps at most
+//!   [`URLS_PER_BATCH`] URLs of a batch, spread over it, and none at all while no host is
+//!   summarized (one relaxed load per batch); only URLs of hosts already summarized are
+//!   observed, and only when the summaries' lock is free at once (a busy detection pass makes
+//!   the batch skip, never wait).
+//! - Ingest, again: the out-links of a fetched page of a watched host (the `<a href>` links the
+//!   page analysis found, resolved against the page's URL or `<base href>`), in summary form
+//!   ([`PageLinks`]), kept by page URL until the host's next relearn observes them with the
+//!   page's content mark (the summaries keep a page's links with its marks): the *conn* and
+//!   host-graph techniques then have the out-links the offline commands read from the pages.
+//!   At most [`LINKS_PER_PAGE`] links of a page and [`LINKED_PAGES_PER_HOST`] pages of a host
+//!   wait; a relearn drops those of pages no longer in the host's sample.
 //!
 //! Per origin the summaries' own bounds apply ([`crate::mirrors::SummaryLimits`]).
 
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
 use url::Url;
 
 use crate::content::Fingerprint;
-use crate::mirrors::{detect, ContentMark, Detection, HostSummaries, MirrorConfig};
+use crate::mirrors::{detect, ContentMark, Detection, HostSummaries, MirrorConfig, PageLinks};
 use crate::pipeline::EvidencePage;
 
 /// Most URLs of one Canonicalize batch observed into the summaries.
 pub const URLS_PER_BATCH: usize = 64;
 
+/// Most out-links of one fetched page kept (the first ones, in document order: copies of one
+/// page list them in the same order, so mirrors keep the same ones).
+pub const LINKS_PER_PAGE: usize = 100;
+
+/// Most fetched pages of one host whose out-links wait for the host's next relearn.
+pub const LINKED_PAGES_PER_HOST: usize = 256;
+
 /// The sidecar's host summaries (see the module docs).
 #[derive(Default)]
 pub struct MirrorWatch {
     summaries: Mutex<HostSummaries>,
+    /// Origins summarized, as of the last change: Canonicalize reads it without the lock to
+    /// skip sampling while nothing is watched.
+    origins: AtomicUsize,
+    /// Out-links of watched hosts' fetched pages: host → page URL (as its sample records it)
+    /// → links. Locked after `summaries` when both are held.
+    links: Mutex<FxHashMap<String, FxHashMap<String, PageLinks>>>,
+}
+
+/// The spread sample of one Canonicalize batch's URLs (statically normalized) kept for the
+/// summaries: every `stride`-th URL, at most [`URLS_PER_BATCH`]; none when no host was
+/// summarized as the batch began.
+pub struct BatchSample {
+    /// 0 when nothing is watched.
+    stride: usize,
+    urls: Vec<Url>,
+}
+
+impl BatchSample {
+    /// The URL at `index` of the batch: kept when it falls on the stride and room is left.
+    pub fn offer(&mut self, index: usize, url: &Url) {
+        if self.stride != 0 && index % self.stride == 0 && self.urls.len() < URLS_PER_BATCH {
+            self.urls.push(url.clone());
+        }
+    }
+
+    /// URLs kept.
+    pub fn len(&self) -> usize {
+        self.urls.len()
+    }
+
+    /// Whether no URL was kept.
+    pub fn is_empty(&self) -> bool {
+        self.urls.is_empty()
+    }
 }
 
 impl MirrorWatch {
@@ -42,23 +94,52 @@ impl MirrorWatch {
         if let Some(ip) = ip {
             summaries.observe_ip(url, ip);
         }
+        self.origins.store(summaries.len(), Ordering::Relaxed);
     }
 
-    /// A Canonicalize batch's URLs (statically normalized): a spread sample of them, for hosts
-    /// already summarized; skipped when the summaries are busy.
-    pub fn observe_batch<'a>(&self, urls: impl ExactSizeIterator<Item = &'a Url>) {
-        let len = urls.len();
-        if len == 0 {
+    /// The out-links of a fetched page of a watched host, in summary form
+    /// (`PageLinks::of(served_from, base, links, LINKS_PER_PAGE)`): `page` is the page's URL as
+    /// its sample records it, `served_from` the URL its body came from. Ignored for a host that
+    /// is not watched, and past the bounds (see the module docs).
+    pub fn observe_links(&self, page: &str, served_from: &Url, links: PageLinks) {
+        let Some(host) = served_from.host_str() else {
+            return;
+        };
+        // Held while the links go in, so a host forgotten meanwhile leaves none behind.
+        let summaries = self.summaries.lock();
+        if !summaries.has_host(host) {
+            return;
+        }
+        let mut all = self.links.lock();
+        let pages = all.entry(host.to_owned()).or_default();
+        if pages.len() < LINKED_PAGES_PER_HOST || pages.contains_key(page) {
+            pages.insert(page.to_owned(), links);
+        }
+    }
+
+    /// The sample a Canonicalize batch of `len` URLs fills (see [`BatchSample`]).
+    pub fn batch_sample(&self, len: usize) -> BatchSample {
+        let stride = if self.origins.load(Ordering::Relaxed) == 0 {
+            0
+        } else {
+            len.div_ceil(URLS_PER_BATCH).max(1)
+        };
+        BatchSample {
+            stride,
+            urls: Vec::new(),
+        }
+    }
+
+    /// A batch's sample, observed for hosts already summarized; skipped when the summaries are
+    /// busy.
+    pub fn observe_batch(&self, sample: BatchSample) {
+        if sample.urls.is_empty() {
             return;
         }
         let Some(mut summaries) = self.summaries.try_lock() else {
             return;
         };
-        if summaries.is_empty() {
-            return;
-        }
-        let stride = len.div_ceil(URLS_PER_BATCH).max(1);
-        for url in urls.step_by(stride) {
+        for url in &sample.urls {
             if url.host_str().is_some_and(|host| summaries.has_host(host)) {
                 summaries.observe_url(url);
             }
@@ -79,24 +160,37 @@ impl MirrorWatch {
             return;
         }
         summaries.clear_pages(host);
-        for (_page, (at, print)) in samples.iter().zip(prints) {
+        let mut all = self.links.lock();
+        let mut links = all.remove(host).unwrap_or_default();
+        let none = PageLinks::default();
+        for (page, (at, print)) in samples.iter().zip(prints) {
             let Some(url) = at.as_deref().and_then(|at| Url::parse(at).ok()) else {
                 continue;
             };
             if url.host_str() != Some(host) {
                 continue;
             }
-            summaries.observe_page(
+            summaries.observe_page_linked(
                 &url,
                 ContentMark::from_fingerprint(print),
-                std::iter::empty::<&str>(),
+                links.get(&page.url).unwrap_or(&none),
             );
+        }
+        // Links of pages that left the sample will not be asked for again.
+        let sampled: rustc_hash::FxHashSet<&str> =
+            samples.iter().map(|page| page.url.as_str()).collect();
+        links.retain(|page, _| sampled.contains(page.as_str()));
+        if !links.is_empty() {
+            all.insert(host.to_owned(), links);
         }
     }
 
     /// Drops a host the sampler no longer keeps.
     pub fn forget_host(&self, host: &str) {
-        self.summaries.lock().remove_host(host);
+        let mut summaries = self.summaries.lock();
+        summaries.remove_host(host);
+        self.origins.store(summaries.len(), Ordering::Relaxed);
+        self.links.lock().remove(host);
     }
 
     /// Runs detection on the summaries as they are. Blocking; holds the summaries meanwhile
@@ -122,14 +216,28 @@ mod tests {
     #[test]
     fn canonicalize_feeds_only_summarized_hosts_and_eviction_drops_them() {
         let watch = MirrorWatch::default();
-        watch.observe_batch([url("http://a.org/x")].iter());
+        let sampled = |batch: &[Url]| {
+            let mut sample = watch.batch_sample(batch.len());
+            for (i, url) in batch.iter().enumerate() {
+                sample.offer(i, url);
+            }
+            sample
+        };
+        let early = sampled(&[url("http://a.org/x")]);
+        assert!(
+            early.is_empty(),
+            "nothing is copied while no host is watched"
+        );
+        watch.observe_batch(early);
         assert_eq!(watch.origins(), 0, "no host is summarized before a fetch");
         watch.observe_fetch(&url("http://a.org/1"), "10.0.0.1".parse().ok());
         let batch: Vec<Url> = (0..1000)
             .map(|i| url(&format!("http://a.org/p{i}")))
             .chain([url("http://b.org/1")])
             .collect();
-        watch.observe_batch(batch.iter());
+        let sample = sampled(&batch);
+        assert!(sample.len() <= URLS_PER_BATCH);
+        watch.observe_batch(sample);
         {
             let summaries = watch.summaries.lock();
             let a = summaries.get("http://a.org").unwrap();
@@ -143,5 +251,80 @@ mod tests {
         }
         watch.forget_host("a.org");
         assert_eq!(watch.origins(), 0);
+        assert!(
+            sampled(&batch).is_empty(),
+            "nothing is copied once the last host is forgotten"
+        );
+    }
+
+    fn page(text: &str) -> EvidencePage {
+        EvidencePage {
+            url: text.into(),
+            final_url: None,
+            rel_canonical: None,
+            digest: Default::default(),
+        }
+    }
+
+    fn print(simhash: u64) -> Fingerprint {
+        Fingerprint {
+            simhash,
+            exact: simhash,
+            tokens: 200,
+            strength: crate::content::Strength::Strong,
+        }
+    }
+
+    #[test]
+    fn out_links_of_watched_pages_reach_the_summaries_with_their_marks() {
+        let watch = MirrorWatch::default();
+        let links = |at: &str| {
+            let at = url(at);
+            PageLinks::of(
+                &at,
+                &at,
+                ["/b.html", "c.html", "https://other.org/", "mailto:x@a.org"],
+                LINKS_PER_PAGE,
+            )
+        };
+        // Not watched yet: ignored.
+        watch.observe_links(
+            "http://a.org/x/1.html",
+            &url("http://a.org/x/1.html"),
+            links("http://a.org/x/1.html"),
+        );
+        assert!(watch.links.lock().is_empty());
+        watch.observe_fetch(&url("http://a.org/x/1.html"), None);
+        let one = "http://a.org/x/1.html";
+        let two = "http://a.org/x/2.html";
+        watch.observe_links(one, &url(one), links(one));
+        watch.observe_links(two, &url(two), links(two));
+        // A relearn whose sample holds only the first page.
+        watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
+        {
+            let summaries = watch.summaries.lock();
+            let a = summaries.get("http://a.org").unwrap();
+            let linked = &a.pages["/x/1.html"];
+            assert_eq!(linked.links.len(), 3, "{linked:?}");
+            assert_eq!(a.link_hosts.get("other.org"), Some(&1));
+        }
+        let kept: Vec<String> = watch.links.lock()["a.org"].keys().cloned().collect();
+        assert_eq!(kept, [one], "links of pages out of the sample are dropped");
+        // Marks computed again keep the links.
+        watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
+        assert_eq!(
+            watch.summaries.lock().get("http://a.org").unwrap().pages["/x/1.html"]
+                .links
+                .len(),
+            3
+        );
+        // Bounded per host.
+        for i in 0..2 * LINKED_PAGES_PER_HOST {
+            let p = format!("http://a.org/p{i}");
+            watch.observe_links(&p, &url(&p), links(&p));
+        }
+        assert_eq!(watch.links.lock()["a.org"].len(), LINKED_PAGES_PER_HOST);
+        watch.forget_host("a.org");
+        assert!(watch.links.lock().is_empty());
     }
 }

@@ -382,3 +382,59 @@ async fn the_scheduler_relearns_and_publishes_mirror_sets_on_its_own() {
     }
     server.stop().await;
 }
+
+/// Out-links: ingest keeps the `<a href>` links of sampled pages until the relearn observes the
+/// pages' content marks, so *conn* (the *paths* pairs whose common pages link alike) has the
+/// hosts' out-links in the sidecar as it has offline, and its evidence is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_links_of_ingested_pages_give_conn_evidence() {
+    let server = TestServer::start_with(None, knobs()).await;
+    let corpus = generate_mirrors(&MirrorCorpusConfig::new(7, 4, 40));
+    ingest(&server, &corpus).await;
+    let mut admin = server.admin().await;
+    relearn(&mut admin, "", true).await;
+    relearn(&mut admin, "", true).await;
+    let sets = live_sets(&mirrors(&mut admin).await);
+    assert!(!sets.is_empty());
+    let with_conn: Vec<(&MirrorSet, &undust::canon::rules::MirrorAlias)> = sets
+        .iter()
+        .flat_map(|s| s.aliases.iter().map(move |a| (s, a)))
+        .filter(|(_, a)| {
+            a.evidence
+                .as_ref()
+                .is_some_and(|e| e.techniques.iter().any(|t| t == "conn"))
+        })
+        .collect();
+    let aliases: usize = sets.iter().map(|s| s.aliases.len()).sum();
+    eprintln!(
+        "{} of {aliases} live aliases with conn evidence",
+        with_conn.len()
+    );
+    assert!(
+        !with_conn.is_empty(),
+        "no live alias has conn evidence: {sets:?}"
+    );
+    // Every pair conn keeps is a true mirror pair (conn only filters, content confirms).
+    for (set, alias) in &with_conn {
+        let (x, y) = (set.canonical.origin.clone(), alias.site.origin.clone());
+        assert!(corpus
+            .mirror_pairs
+            .contains(&(x.clone().min(y.clone()), x.max(y))));
+    }
+    let (set, alias) = with_conn[0];
+    let alias_page = corpus
+        .hosts
+        .iter()
+        .find(|h| h.origin == alias.site.origin)
+        .and_then(|h| {
+            h.pages
+                .iter()
+                .find(|p| p.url.starts_with(&alias.site.display()))
+        })
+        .expect("an alias page");
+    let fold = explain_mirror(&mut admin, &alias_page.url)
+        .await
+        .expect("folded");
+    assert_eq!(fold.set_id, set.id);
+    assert!(fold.techniques.iter().any(|t| t == "conn"), "{fold:?}");
+}

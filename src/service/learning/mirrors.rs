@@ -32,7 +32,7 @@ use crate::canon::mirror::MirrorTable;
 use crate::canon::rules::mirror::{origin_of, validate_mirror_sets, validate_site};
 use crate::canon::rules::{MirrorAlias, MirrorEvidence, MirrorSet, MirrorSite};
 use crate::mirrors::sets::apply_decisions;
-use crate::mirrors::MirrorConfig;
+use crate::mirrors::{MirrorConfig, Technique};
 use crate::pb::{
     DecideMirrorRequest, ListMirrorsResponse, MirrorCandidate, MirrorDecision, MirrorFold,
 };
@@ -46,6 +46,17 @@ pub const WITHDRAW_PASSES: u32 = 2;
 /// Most canonical → canonical hops followed when joining sets (chains longer than this are
 /// left as separate sets and validation decides).
 const MAX_HOPS: usize = 8;
+
+/// Detection as the sidecar runs it: the default proposers and *conn*, whose out-links ingest
+/// keeps ([`crate::service::mirrors`]). *conn* only filters the *paths* pairs, so it adds its
+/// name to a pair's evidence, never a pair of its own.
+fn sidecar_detection() -> MirrorConfig {
+    let mut config = MirrorConfig::default();
+    if !config.proposers.contains(&Technique::Conn) {
+        config.proposers.push(Technique::Conn);
+    }
+    config
+}
 
 /// One alias → canonical pair detection confirmed at least once.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -296,7 +307,7 @@ impl Learning {
     pub(super) fn mirror_pass(&self) -> Result<(), String> {
         let _one = self.mirror_pass.lock();
         let started = std::time::Instant::now();
-        let detection = self.sidecar.mirrors.detect(&MirrorConfig::default());
+        let detection = self.sidecar.mirrors.detect(&sidecar_detection());
         let mut book = self.mirror_book.lock().clone();
         book.observe_pass(&detection.sets);
         book.live = book.resolve();

@@ -19,6 +19,10 @@ struct AliasEntry {
     prefix: String,
     canonical_origin: String,
     canonical_prefix: String,
+    /// The canonical origin's parts, for rewriting a parsed URL in place.
+    canonical_scheme: String,
+    canonical_host: String,
+    canonical_port: Option<u16>,
     set: usize,
 }
 
@@ -44,6 +48,12 @@ impl MirrorTable {
         validate_mirror_sets(sets)?;
         let mut by_host: FxHashMap<String, Vec<AliasEntry>> = FxHashMap::default();
         for (i, set) in sets.iter().enumerate() {
+            let Ok(canonical) = Url::parse(&set.canonical.origin) else {
+                continue;
+            };
+            let Some(canonical_host) = canonical.host_str() else {
+                continue;
+            };
             for alias in &set.aliases {
                 // Validation guarantees the origin parses as a bare http(s) origin.
                 let Ok(origin) = Url::parse(&alias.site.origin) else {
@@ -61,6 +71,9 @@ impl MirrorTable {
                         prefix: alias.site.path_prefix.clone(),
                         canonical_origin: set.canonical.origin.clone(),
                         canonical_prefix: set.canonical.path_prefix.clone(),
+                        canonical_scheme: canonical.scheme().to_owned(),
+                        canonical_host: canonical_host.to_owned(),
+                        canonical_port: canonical.port(),
                         set: i,
                     });
             }
@@ -89,27 +102,41 @@ impl MirrorTable {
         self.sets.iter().map(|s| s.aliases.len()).sum()
     }
 
-    /// The URL on the canonical site when `url` is on an alias; `None` otherwise.
-    pub fn fold(&self, url: &Url) -> Option<Folded> {
+    /// The alias entry `url` is under: same scheme and port, and the longest alias prefix its
+    /// path is under.
+    fn entry(&self, url: &Url) -> Option<&AliasEntry> {
         let entries = self.by_host.get(url.host_str()?)?;
         let path = url.path();
-        let entry = entries.iter().find(|e| {
+        entries.iter().find(|e| {
             e.scheme == url.scheme()
                 && e.port == url.port()
                 && (e.prefix.is_empty()
                     || path
                         .strip_prefix(e.prefix.as_str())
                         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
-        })?;
+        })
+    }
+
+    /// The path on the canonical site of an alias URL's `path`.
+    fn canonical_path(entry: &AliasEntry, path: &str) -> String {
         let rest = &path[entry.prefix.len()..];
-        let mut out = String::with_capacity(url.as_str().len() + entry.canonical_prefix.len());
-        out.push_str(&entry.canonical_origin);
+        let mut out = String::with_capacity(entry.canonical_prefix.len() + rest.len() + 1);
         out.push_str(&entry.canonical_prefix);
         if rest.is_empty() && entry.canonical_prefix.is_empty() {
             out.push('/');
         } else {
             out.push_str(rest);
         }
+        out
+    }
+
+    /// The URL on the canonical site when `url` is on an alias; `None` otherwise.
+    pub fn fold(&self, url: &Url) -> Option<Folded> {
+        let entry = self.entry(url)?;
+        let path = Self::canonical_path(entry, url.path());
+        let mut out = String::with_capacity(url.as_str().len() + entry.canonical_prefix.len());
+        out.push_str(&entry.canonical_origin);
+        out.push_str(&path);
         if let Some(q) = url.query() {
             out.push('?');
             out.push_str(q);
@@ -118,6 +145,28 @@ impl MirrorTable {
             url: out,
             set_id: self.sets[entry.set].id.clone(),
         })
+    }
+
+    /// [`MirrorTable::fold`] for the hot path: the folded URL parsed, made from `url` by
+    /// rewriting its scheme, host, port and (under a folder alias) path in place, which costs
+    /// a fraction of parsing the folded text and gives the same URL (the parts come from a
+    /// parsed origin and an already normalized path). `None` when `url` is on no alias.
+    pub fn fold_url(&self, url: &Url) -> Option<Url> {
+        let entry = self.entry(url)?;
+        let mut out = url.clone();
+        if entry.prefix != entry.canonical_prefix {
+            out.set_path(&Self::canonical_path(entry, url.path()));
+        }
+        if out.scheme() != entry.canonical_scheme {
+            out.set_scheme(&entry.canonical_scheme).ok()?;
+        }
+        if out.host_str() != Some(entry.canonical_host.as_str()) {
+            out.set_host(Some(&entry.canonical_host)).ok()?;
+        }
+        if out.port() != entry.canonical_port {
+            out.set_port(entry.canonical_port).ok()?;
+        }
+        Some(out)
     }
 }
 
@@ -180,6 +229,56 @@ mod tests {
             None,
             "the canonical itself"
         );
+    }
+
+    #[test]
+    fn folding_the_parsed_url_gives_the_folded_text_parsed() {
+        let table = MirrorTable::compile(&[
+            set(
+                site("https://www.site.org", ""),
+                vec![
+                    site("http://site.org", ""),
+                    site("http://site.org:8080", ""),
+                    site("https://10.0.0.7", ""),
+                    site("http://mirror.example.edu", "/pub/site"),
+                ],
+            ),
+            set(
+                site("http://archive.example.net:8080", "/sites/other"),
+                vec![
+                    site("https://other.org", ""),
+                    site("http://mirror.example.edu", "/pub/other/v2"),
+                ],
+            ),
+        ])
+        .unwrap();
+        let urls = [
+            "http://site.org/",
+            "http://site.org/a/b.html?x=1&y=%20z",
+            "http://site.org:8080/a%2Fb/c;p=1?q",
+            "https://10.0.0.7/x/",
+            "http://mirror.example.edu/pub/site",
+            "http://mirror.example.edu/pub/site/",
+            "http://mirror.example.edu/pub/site/%C3%A9t%C3%A9/index.html?a=b",
+            "http://mirror.example.edu/pub/other/v2",
+            "http://mirror.example.edu/pub/other/v2/x?y",
+            "https://other.org/",
+            "https://other.org/deep/path/?q=%7E",
+        ];
+        for text in urls {
+            let url = Url::parse(text).unwrap();
+            let folded = table.fold(&url).expect(text);
+            let parsed = table.fold_url(&url).expect(text);
+            assert_eq!(parsed, Url::parse(&folded.url).unwrap(), "{text}");
+            assert_eq!(parsed.as_str(), folded.url, "{text}");
+        }
+        for text in [
+            "https://site.org/a",
+            "http://mirror.example.edu/pub/sitex",
+            "https://www.site.org/a",
+        ] {
+            assert_eq!(table.fold_url(&Url::parse(text).unwrap()), None, "{text}");
+        }
     }
 
     #[test]

@@ -146,8 +146,7 @@ impl Canonicalizer {
         if !self.has_mirrors.load(Ordering::Acquire) {
             return None;
         }
-        let folded = self.mirrors.read().fold(url)?;
-        url::Url::parse(&folded.url).ok()
+        self.mirrors.read().fold_url(url)
     }
 
     /// The rules a folded URL gets: its canonical host's. How the rules of a mirror set's hosts
@@ -235,14 +234,16 @@ impl Canonicalizer {
         let rewrite = rules.and_then(|rules| rules.apply(&folded));
         let normalized = String::from(url);
         let changed_static = normalized != input;
+        let (canonical, rule_index) = match rewrite {
+            Some(rewrite) => (rewrite.canonical, rewrite.rule_index),
+            None => (String::from(folded), None),
+        };
         Canonical {
-            canonical: rewrite
-                .as_ref()
-                .map_or_else(|| String::from(folded), |r| r.canonical.clone()),
+            canonical,
             normalized: Some(normalized),
             changed_static,
             learned: true,
-            rule_index: rewrite.and_then(|r| r.rule_index),
+            rule_index,
             mirrored: true,
         }
     }

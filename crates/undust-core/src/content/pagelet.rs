@@ -266,6 +266,17 @@ impl PageAnalysis {
         (is_web_url(&resolved) && resolved.as_str().len() <= MAX_CANONICAL_BYTES)
             .then_some(resolved)
     }
+
+    /// The URL the page's relative links resolve against: its `<base href>` resolved against
+    /// `page_url` (the URL the page was served from) when that gives an http(s) URL, else
+    /// `page_url`.
+    pub fn link_base(&self, page_url: &url::Url) -> url::Url {
+        self.base_href
+            .as_deref()
+            .and_then(|b| page_url.join(b).ok())
+            .filter(is_web_url)
+            .unwrap_or_else(|| page_url.clone())
+    }
 }
 
 fn is_web_url(url: &url::Url) -> bool {

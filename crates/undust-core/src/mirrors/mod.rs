@@ -63,7 +63,7 @@ use serde::{Deserialize, Serialize};
 pub use confirm::{Alignment, ConfirmConfig, PairEvidence};
 pub use connectivity::ConnParams;
 pub use sets::ConfirmedPair;
-pub use summary::{ContentMark, HostSummaries, HostSummary, SummaryLimits};
+pub use summary::{ContentMark, HostSummaries, HostSummary, PageLinks, SummaryLimits};
 pub use terms::TermParams;
 
 use crate::canon::rules::MirrorSet;

@@ -118,6 +118,55 @@ pub struct PageSummary {
     pub links: Vec<u64>,
 }
 
+/// One page's out-links in the form a summary keeps them: hashed as [`PageSummary::links`]
+/// describes, and the hosts of the links that leave the page's origin, with how many links go
+/// to each (the host graph's edges).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageLinks {
+    /// Hashed links, sorted, without repeats.
+    pub hashed: Vec<u64>,
+    /// Hosts of links to other origins, with their number of links.
+    pub hosts: Vec<(String, u32)>,
+}
+
+impl PageLinks {
+    /// The first `max` of `links` (absolute, or relative to `base`: the page's URL, or the
+    /// `<base href>` it declares) of the page at `url`; links that do not resolve to an http(s)
+    /// URL are left out.
+    pub fn of<'a>(
+        url: &Url,
+        base: &Url,
+        links: impl IntoIterator<Item = &'a str>,
+        max: usize,
+    ) -> Self {
+        let origin = origin_of(url);
+        let mut hashed = Vec::new();
+        let mut hosts: Vec<(String, u32)> = Vec::new();
+        for link in links.into_iter().take(max) {
+            let Ok(target) = base.join(link) else {
+                continue;
+            };
+            if !matches!(target.scheme(), "http" | "https") {
+                continue;
+            }
+            if origin_of(&target) == origin {
+                hashed.push(xxh3_64(path_of(&target).as_bytes()));
+            } else {
+                hashed.push(xxh3_64(target.as_str().as_bytes()));
+                if let Some(host) = target.host_str() {
+                    match hosts.iter_mut().find(|(h, _)| h == host) {
+                        Some((_, count)) => *count += 1,
+                        None => hosts.push((host.to_owned(), 1)),
+                    }
+                }
+            }
+        }
+        hashed.sort_unstable();
+        hashed.dedup();
+        PageLinks { hashed, hosts }
+    }
+}
+
 /// What mirror detection knows about one origin.
 #[derive(Clone, Debug)]
 pub struct HostSummary {
@@ -261,9 +310,15 @@ impl HostSummaries {
         mark: ContentMark,
         links: impl IntoIterator<Item = &'a str>,
     ) {
+        let links = PageLinks::of(url, url, links, self.limits.max_links_per_page);
+        self.observe_page_linked(url, mark, &links);
+    }
+
+    /// [`HostSummaries::observe_page`] with the page's out-links already in summary form (a
+    /// caller that keeps links apart from content marks, as the sidecar does between relearns).
+    pub fn observe_page_linked(&mut self, url: &Url, mark: ContentMark, links: &PageLinks) {
         self.observe_url(url);
         let limits = self.limits;
-        let origin = origin_of(url);
         let Some(h) = self.entry(url) else {
             return;
         };
@@ -271,35 +326,15 @@ impl HostSummaries {
         if !h.pages.contains_key(&path) && h.pages.len() >= limits.max_pages {
             return;
         }
-        let mut hashed = Vec::new();
-        let mut link_hosts: Vec<String> = Vec::new();
-        for link in links.into_iter().take(limits.max_links_per_page) {
-            let Ok(target) = url.join(link) else {
-                continue;
-            };
-            if !matches!(target.scheme(), "http" | "https") {
-                continue;
-            }
-            if origin_of(&target) == origin {
-                hashed.push(xxh3_64(path_of(&target).as_bytes()));
-            } else {
-                hashed.push(xxh3_64(target.as_str().as_bytes()));
-                if let Some(host) = target.host_str() {
-                    link_hosts.push(host.to_owned());
-                }
-            }
-        }
-        hashed.sort_unstable();
-        hashed.dedup();
-        for host in link_hosts {
-            *h.link_hosts.entry(host).or_default() += 1;
+        for (host, count) in &links.hosts {
+            *h.link_hosts.entry(host.clone()).or_default() += count;
         }
         let page = h.pages.entry(path).or_default();
         if !page.marks.contains(&mark) && page.marks.len() < limits.max_marks_per_page {
             page.marks.push(mark);
         }
         if page.links.is_empty() {
-            page.links = hashed;
+            page.links = links.hashed.clone();
         }
     }
 
