@@ -702,6 +702,7 @@ mod tests {
             per_host_items: 20,
             per_host_bytes: 500,
             global_bytes: 3_000,
+            host_entry_bytes: 0,
             max_hosts: 8,
             seed: 3,
         };
@@ -792,6 +793,7 @@ mod tests {
             per_host_items: 1_000,
             per_host_bytes: 10_000,
             global_bytes: 1_000,
+            host_entry_bytes: 0,
             max_hosts: 10,
             seed: 1,
         });
@@ -905,7 +907,7 @@ mod tests {
         }
         let offer = s.offer("new", Item { id: 0, size: 1 });
         assert_eq!(offer.decision, Decision::Added);
-        assert_eq!(offer.evicted_host.as_deref(), Some("idle"));
+        assert_eq!(offer.evicted_hosts, ["idle"]);
         assert_eq!(
             offer.evicted.len(),
             5,
