@@ -25,7 +25,7 @@
 #![forbid(unsafe_code)]
 #![deny(rust_2018_idioms)]
 
-pub use undust_core::{canon, cluster, content, ingest, learn, mirrors, pipeline};
+pub use undust_core::{canon, cluster, content, heap, ingest, learn, mirrors, pipeline};
 pub use undust_devtools::corpus;
 
 pub mod cli;

@@ -55,8 +55,13 @@ pub const PAGES_REJECTED: &str = "undust_pages_rejected_total";
 pub const SAMPLES_DROPPED: &str = "undust_samples_dropped_total";
 /// New hosts not sampled because the host limit was reached and no host was idle.
 pub const SAMPLE_HOSTS_REFUSED: &str = "undust_sample_hosts_refused_total";
-/// Hosts that gave their sample slot to a new host after being idle for a whole round.
+/// Hosts that gave their sample slot to a new host after being idle for a whole round, or gave
+/// way to the sample budget.
 pub const SAMPLE_HOSTS_REPLACED: &str = "undust_sample_hosts_replaced_total";
+/// Bytes the sample budget counts: samples, per-host entries and template models.
+pub const SAMPLE_HELD_BYTES: &str = "undust_sample_held_bytes";
+/// Hosts the sampler holds.
+pub const SAMPLED_HOSTS: &str = "undust_sampled_hosts";
 /// ObservePages calls refused because ingest was saturated.
 pub const INGEST_BACKPRESSURE: &str = "undust_ingest_backpressure_total";
 /// Pages held in all hosts' samples.
@@ -210,8 +215,14 @@ fn describe() {
     describe_counter!(
         SAMPLE_HOSTS_REPLACED,
         Unit::Count,
-        "Hosts whose sample gave way to a new host after a whole round without pages."
+        "Hosts whose sample gave way: to a new host after a whole round without pages, or to the sample budget (--sample-budget-bytes) once every host was down to one sample."
     );
+    describe_gauge!(
+        SAMPLE_HELD_BYTES,
+        Unit::Bytes,
+        "Bytes counted against --sample-budget-bytes: samples, per-host entries and template models."
+    );
+    describe_gauge!(SAMPLED_HOSTS, Unit::Count, "Hosts the sampler holds.");
     describe_counter!(
         INGEST_BACKPRESSURE,
         Unit::Count,

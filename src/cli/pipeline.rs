@@ -359,15 +359,17 @@ fn read(
             // Evicted: the URL's previous record (refreshed), a dropped host's pages, and pages
             // sampled away by the reservoir and its budgets.
             let previous_record = usize::from(offer.decision == Decision::Refreshed);
-            let with_dropped_host = offer.evicted_host.as_ref().map_or(0, |gone| {
-                offer.evicted.iter().filter(|(h, _)| h == gone).count()
-            });
+            let with_dropped_host = offer
+                .evicted
+                .iter()
+                .filter(|(h, _)| offer.evicted_hosts.contains(h))
+                .count();
             summary.sampled_away += offer
                 .evicted
                 .len()
                 .saturating_sub(previous_record + with_dropped_host)
                 as u64;
-            if let Some(gone) = &offer.evicted_host {
+            for gone in &offer.evicted_hosts {
                 summary.hosts_dropped += 1;
                 templates.remove(gone);
             }

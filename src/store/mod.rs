@@ -773,8 +773,17 @@ fn create(path: &Path) -> Result<Database, redb::DatabaseError> {
                 .map_err(redb::StorageError::Io)?;
         }
     }
-    Database::create(path)
+    Database::builder()
+        .set_cache_size(STORE_CACHE_BYTES)
+        .create(path)
 }
+
+/// Bytes of the store file redb keeps cached in memory. redb's own default (1 GiB) fills as the
+/// file grows and then stays, on top of everything the sample budget bounds: with 150,000 hosts
+/// of a few pages it was most of the sidecar's 1.49 GiB (BENCHMARKS.md, "Memory per host and per
+/// sample"). The store is written in group commits and read in full once, at startup, so a
+/// small cache costs little.
+pub const STORE_CACHE_BYTES: usize = 32 << 20;
 
 /// Mode of the files undust creates in its data directory (the store, generated tokens).
 pub const PRIVATE_FILE_MODE: u32 = 0o600;

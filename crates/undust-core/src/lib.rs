@@ -19,6 +19,10 @@
 //!   the offline commands) call: what a page is as evidence, a host's evidence into clusters and
 //!   rules, and the gate a rule set passes before it goes live.
 //!
+//!
+//! Beside them, [`heap`] turns what a structure holds into the bytes the allocator really takes,
+//! for the memory budgets that account it.
+//!
 //! Dependencies only point down this list's data path: `content` knows nothing of `cluster`,
 //! `canon` nothing of configuration files or telemetry.
 #![forbid(unsafe_code)]
@@ -27,6 +31,7 @@
 pub mod canon;
 pub mod cluster;
 pub mod content;
+pub mod heap;
 pub mod ingest;
 pub mod learn;
 pub mod mirrors;

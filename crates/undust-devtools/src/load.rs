@@ -6,7 +6,11 @@
 //! `--probe`, a concurrent single-URL caller measures the latency a frontier sees for one URL.
 //! With `--relearn-pages N`, it first streams N generated pages of one host to Ingest and forces a
 //! relearn of that host in the middle of the run, so the probe measures latency while learning
-//! runs. Targets other than loopback addresses are refused.
+//! runs. With `--ingest-hosts N`, it instead streams `--ingest-pages-per-host` generated pages of
+//! each of N distinct hosts to Ingest (the memory a crawl of many hosts costs the sidecar) and
+//! stops. Batch calls answered RESOURCE_EXHAUSTED (the sidecar shedding load) are counted and the
+//! caller goes on; any other failure stops the run. Targets other than loopback addresses are
+//! refused.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -18,7 +22,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use tonic::transport::Endpoint;
 
-use crate::corpus::{self, CorpusConfig, SiteKind};
+use crate::corpus::{self, CorpusConfig, Site, SiteKind};
 use crate::pb::admin_client::AdminClient;
 use crate::pb::canonicalizer_client::CanonicalizerClient;
 use crate::pb::ingest_client::IngestClient;
@@ -27,6 +31,15 @@ use crate::{EXIT_SOFTWARE, EXIT_USAGE};
 
 /// Longest run allowed.
 const MAX_SECONDS: u64 = 600;
+/// Most hosts `--ingest-hosts` may stream.
+const MAX_INGEST_HOSTS: usize = 10_000_000;
+/// Most pages per host `--ingest-pages-per-host` may stream.
+const MAX_INGEST_PAGES_PER_HOST: usize = 1_000;
+/// Pages per Ingest stream in `--ingest-hosts` mode (the sidecar acknowledges a stream once its
+/// samples are durable, so streams of this size keep commits few).
+const INGEST_PAGES_PER_STREAM: usize = 2_000;
+/// Pages of each generated site whose renderings are spread over the `--ingest-hosts` hosts.
+const INGEST_SITE_PAGES: usize = 300;
 
 /// Flags of `undust load`.
 #[derive(Debug, clap::Args)]
@@ -64,6 +77,13 @@ pub struct LoadArgs {
     /// Dry-run batches (record nothing).
     #[arg(long)]
     dry_run: bool,
+    /// Instead of Canonicalize batches, stream pages of this many distinct generated hosts to
+    /// Ingest, from `--connections` streams at once, then stop (at most 10,000,000 hosts).
+    #[arg(long, default_value_t = 0)]
+    ingest_hosts: usize,
+    /// Pages per host in `--ingest-hosts` mode (1..=1000).
+    #[arg(long, default_value_t = 3)]
+    ingest_pages_per_host: usize,
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -155,6 +175,12 @@ pub fn run(args: LoadArgs) -> ExitCode {
         eprintln!("undust load: --seconds must be 1..={MAX_SECONDS}; --batch, --connections, --distinct-urls at least 1");
         return ExitCode::from(EXIT_USAGE);
     }
+    if args.ingest_hosts > MAX_INGEST_HOSTS
+        || !(1..=MAX_INGEST_PAGES_PER_HOST).contains(&args.ingest_pages_per_host)
+    {
+        eprintln!("undust load: --ingest-hosts must be at most {MAX_INGEST_HOSTS}, --ingest-pages-per-host 1..={MAX_INGEST_PAGES_PER_HOST}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -165,7 +191,12 @@ pub fn run(args: LoadArgs) -> ExitCode {
             return ExitCode::from(EXIT_SOFTWARE);
         }
     };
-    match runtime.block_on(drive(args)) {
+    let result = if args.ingest_hosts > 0 {
+        runtime.block_on(ingest_hosts(args))
+    } else {
+        runtime.block_on(drive(args))
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("undust load: {err}");
@@ -196,6 +227,7 @@ async fn drive(args: LoadArgs) -> Result<(), String> {
     let batches = Arc::new(AtomicU64::new(0));
     let sent_urls = Arc::new(AtomicU64::new(0));
     let latencies = Arc::new(Mutex::new(Vec::new()));
+    let exhausted = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let mut callers = Vec::new();
@@ -206,11 +238,12 @@ async fn drive(args: LoadArgs) -> Result<(), String> {
             .map_err(|e| format!("connect {}: {e}", args.addr))?;
         let mut client =
             CanonicalizerClient::new(channel).max_decoding_message_size(256 * 1024 * 1024);
-        let (urls, batches, sent_urls, latencies, stop) = (
+        let (urls, batches, sent_urls, latencies, exhausted, stop) = (
             Arc::clone(&urls),
             Arc::clone(&batches),
             Arc::clone(&sent_urls),
             Arc::clone(&latencies),
+            Arc::clone(&exhausted),
             Arc::clone(&stop),
         );
         let (batch, max_batches, dry_run) = (args.batch, args.max_batches, args.dry_run);
@@ -238,6 +271,10 @@ async fn drive(args: LoadArgs) -> Result<(), String> {
                     Ok(_) => {
                         local.push(at.elapsed());
                         sent_urls.fetch_add(batch as u64, Ordering::Relaxed);
+                    }
+                    Err(status) if status.code() == tonic::Code::ResourceExhausted => {
+                        // The sidecar shed the batch: a client retries later, so does this one.
+                        exhausted.fetch_add(1, Ordering::Relaxed);
                     }
                     Err(status) => {
                         eprintln!("undust load: batch failed: {status}");
@@ -311,6 +348,10 @@ async fn drive(args: LoadArgs) -> Result<(), String> {
         batch_latencies.last().copied().unwrap_or_default(),
         batch_latencies.len()
     );
+    println!(
+        "batches answered RESOURCE_EXHAUSTED: {}",
+        exhausted.load(Ordering::Relaxed)
+    );
     if let Some(probe) = probe {
         let mut samples = probe.await.map_err(|e| e.to_string())?;
         samples.sort_unstable();
@@ -330,6 +371,103 @@ async fn drive(args: LoadArgs) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `--ingest-hosts`: streams pages of many distinct hosts to Ingest. Each host's pages are
+/// renderings of a generated site's pages (a few site kinds, in turn) with the site's host name
+/// replaced by the host's own, in the URLs and in the HTML's links, so each host has its own
+/// template, links and URLs as a crawled site would.
+async fn ingest_hosts(args: LoadArgs) -> Result<(), String> {
+    let endpoint = Endpoint::from_shared(format!("http://{}", args.addr))
+        .map_err(|e| e.to_string())?
+        .initial_stream_window_size(Some(4 * 1024 * 1024))
+        .initial_connection_window_size(Some(16 * 1024 * 1024));
+    let kinds = [
+        SiteKind::WordPress,
+        SiteKind::PhpBb,
+        SiteKind::Storefront,
+        SiteKind::NewsRenderings,
+        SiteKind::MediaWiki,
+    ];
+    let corpus = Arc::new(corpus::generate(
+        &CorpusConfig::new(17, 1)
+            .with_kinds(&kinds)
+            .with_pages(INGEST_SITE_PAGES, INGEST_SITE_PAGES),
+    ));
+    if corpus.sites.iter().any(|site| site.pages.is_empty()) || corpus.sites.is_empty() {
+        return Err("the generator made a site without pages".into());
+    }
+    let (hosts, per_host) = (args.ingest_hosts, args.ingest_pages_per_host);
+    eprintln!(
+        "undust load: streaming {per_host} pages of each of {hosts} hosts from {} streams",
+        args.connections
+    );
+    let deadline = Instant::now() + Duration::from_secs(args.seconds);
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for worker in 0..args.connections {
+        let channel = endpoint
+            .connect()
+            .await
+            .map_err(|e| format!("connect {}: {e}", args.addr))?;
+        let mut client = IngestClient::new(channel);
+        let corpus = Arc::clone(&corpus);
+        let connections = args.connections;
+        workers.push(tokio::spawn(async move {
+            let (mut sent, mut sampled) = (0u64, 0u64);
+            let mut pages = Vec::with_capacity(INGEST_PAGES_PER_STREAM);
+            let mut host = worker;
+            while host < hosts && Instant::now() < deadline {
+                pages.extend((0..per_host).map(|page| host_page(&corpus.sites, host, page)));
+                host += connections;
+                if pages.len() >= INGEST_PAGES_PER_STREAM || host >= hosts {
+                    sent += pages.len() as u64;
+                    let stream = tokio_stream::iter(std::mem::take(&mut pages));
+                    let summary = client
+                        .observe_pages(stream)
+                        .await
+                        .map_err(|status| status.to_string())?
+                        .into_inner();
+                    sampled += summary.sampled;
+                }
+            }
+            Ok::<_, String>((sent, sampled))
+        }));
+    }
+    let (mut sent, mut sampled) = (0u64, 0u64);
+    for worker in workers {
+        let (worker_sent, worker_sampled) = worker.await.map_err(|e| e.to_string())??;
+        sent += worker_sent;
+        sampled += worker_sampled;
+    }
+    let elapsed = started.elapsed();
+    println!(
+        "ingest: {sent} pages of {hosts} hosts ({sampled} sampled) in {:.2} s = {:.0} pages/s{}",
+        elapsed.as_secs_f64(),
+        sent as f64 / elapsed.as_secs_f64(),
+        if Instant::now() >= deadline {
+            " (stopped at --seconds)"
+        } else {
+            ""
+        }
+    );
+    Ok(())
+}
+
+/// Page `page` of generated host `host` (see [`ingest_hosts`]).
+fn host_page(sites: &[Site], host: usize, page: usize) -> ObservedPage {
+    let site = &sites[host % sites.len()];
+    let source = &site.pages[(host / sites.len() * 7 + page) % site.pages.len()];
+    let name = format!("h{host}-{}", site.host);
+    let html = corpus::render_html_fetch(site, source, host as u64).replace(&site.host, &name);
+    ObservedPage {
+        url: source.url.replacen(&site.host, &name, 1),
+        http_status: 200,
+        content_type: "text/html".into(),
+        body: html.into_bytes(),
+        server_ip: format!("10.{}.{}.{}", host >> 16 & 255, host >> 8 & 255, host & 255),
+        ..ObservedPage::default()
+    }
 }
 
 fn read_token(path: Option<&PathBuf>) -> Result<String, String> {

@@ -127,6 +127,7 @@ impl Learning {
             per_host_items: learning_config.sample_pages_per_host,
             per_host_bytes: budget,
             global_bytes: budget,
+            host_entry_bytes: samples::HOST_ENTRY_BYTES,
             max_hosts: learning_config.sample_max_hosts,
             ..SamplerConfig::default()
         });
@@ -200,6 +201,11 @@ impl Learning {
 
     fn publish_gauges(&self) {
         metrics::gauge!(telemetry::SAMPLES).set(self.sample_count() as f64);
+        {
+            let sampler = self.sampler.lock();
+            metrics::gauge!(telemetry::SAMPLE_HELD_BYTES).set(sampler.total_bytes() as f64);
+            metrics::gauge!(telemetry::SAMPLED_HOSTS).set(sampler.host_count() as f64);
+        }
         metrics::gauge!(telemetry::HOSTS)
             .set(self.host_count().max(self.sidecar.hosts.len()) as f64);
         metrics::gauge!(telemetry::RULES_ACTIVE)

@@ -24,9 +24,30 @@ pub(super) struct Sample {
     pub(super) page: EvidencePage,
 }
 
+/// Bytes a sample costs besides its evidence: its slot in the reservoir's vector (the vector
+/// doubles as it grows, so a slot is counted twice) and its entry in the reservoir's URL-key
+/// table (16 bytes and a control byte, at most 7/8 of the buckets full, up to twice as many
+/// buckets after growing).
+const SAMPLE_SLOT_BYTES: usize = 2 * std::mem::size_of::<Sample>() + 2 * 8 * (16 + 1) / 7;
+
+/// Bytes every sampled host costs besides its samples and its template model: the sampler's
+/// entry (the reservoir, the host's name twice, its places in the by-bytes and by-last-offer
+/// indexes), the learning state's entry (the per-host map's slot, the shared, locked
+/// [`super::HostLearning`] and the host's name), the per-host counters and the mirror summary a
+/// fetched page of the host starts. The names' bytes are counted with the host
+/// ([`host_bytes`]); the summaries' paths and pages, which grow with the URLs seen, are not
+/// counted (see BENCHMARKS.md, "Memory per host and per sample").
+pub(super) const HOST_ENTRY_BYTES: usize = 1_024;
+
+/// What the learning loop holds for `host` beside its samples and [`HOST_ENTRY_BYTES`]: its
+/// template model and its name's copies.
+fn host_bytes(host: &str, template: &TemplateModel) -> usize {
+    template.held_bytes() + 6 * crate::heap::alloc_bytes(host.len())
+}
+
 impl SampleBytes for Sample {
     fn sample_bytes(&self) -> usize {
-        std::mem::size_of::<u64>() + self.page.held_bytes()
+        SAMPLE_SLOT_BYTES + self.page.held_bytes()
     }
 
     /// One URL, one sample: a page fetched again (or resent by a retrying client) replaces its
@@ -60,6 +81,7 @@ impl Learning {
         let mut max_id = 0;
         let mut sampler = self.sampler.lock();
         let mut orphans = SampleBatch::default();
+        let mut gone_hosts = Vec::new();
         for StoredSample { host, id, payload } in self.store.load_samples()? {
             let sample: Sample = match postcard::from_bytes(&payload) {
                 Ok(sample) => sample,
@@ -71,11 +93,18 @@ impl Learning {
             };
             max_id = max_id.max(id);
             let state = self.host_state(&host);
-            if !templates.contains_key(&host) {
-                // No trusted model: rebuild it from the samples themselves.
-                state.lock().template.observe_digest(&sample.page.digest);
-            }
-            let offer = sampler.offer(&host, sample);
+            let held_for_host = match templates.get(&host) {
+                Some(model) => host_bytes(&host, model),
+                None => {
+                    // No trusted model: rebuild it from the samples themselves.
+                    let mut state = state.lock();
+                    state.template.observe_digest(&sample.page.digest);
+                    host_bytes(&host, &state.template)
+                }
+            };
+            let offer = sampler.offer_with_host_bytes(&host, sample, held_for_host);
+            // A budget smaller than when the samples were written: hosts may give way.
+            gone_hosts.extend(offer.evicted_hosts);
             // Bounds may have shrunk since the samples were written; drop what no longer fits.
             for (evicted_host, evicted) in offer.evicted {
                 orphans.delete.push((evicted_host, evicted.id));
@@ -88,6 +117,11 @@ impl Learning {
         for (host, model) in templates {
             self.host_state(&host).lock().template = model;
         }
+        for host in gone_hosts {
+            if self.sampler.lock().samples(&host).is_none() {
+                self.forget_sampled_host(&host);
+            }
+        }
         self.next_sample_id.store(max_id + 1, Ordering::Relaxed);
         self.store.apply_samples(&orphans)
     }
@@ -97,10 +131,11 @@ impl Learning {
     pub fn observe(&self, page: AnalyzedPage) -> bool {
         let host = page.host.clone();
         let state = self.host_state(&host);
-        let evidence = {
+        let (evidence, held_for_host) = {
             let mut state = state.lock();
             state.template_dirty = true;
-            page.observe_into(&mut state.template)
+            let evidence = page.observe_into(&mut state.template);
+            (evidence, host_bytes(&host, &state.template))
         };
         let sample = Sample {
             id: self.next_sample_id.fetch_add(1, Ordering::Relaxed),
@@ -109,18 +144,22 @@ impl Learning {
         let id = sample.id;
         let url_key = sample.sample_key();
         let payload = postcard::to_allocvec(&sample).ok();
-        let offer = self.sampler.lock().offer(&host, sample);
+        let (offer, held) = {
+            let mut sampler = self.sampler.lock();
+            let offer = sampler.offer_with_host_bytes(&host, sample, held_for_host);
+            (offer, sampler.total_bytes())
+        };
+        metrics::gauge!(telemetry::SAMPLE_HELD_BYTES).set(held as f64);
         let kept = offer.kept();
-        match offer.decision {
-            Decision::HostRefused => {
-                metrics::counter!(telemetry::SAMPLE_HOSTS_REFUSED).increment(1)
-            }
-            _ if offer.evicted_host.is_some() => {
-                metrics::counter!(telemetry::SAMPLE_HOSTS_REPLACED).increment(1)
-            }
-            _ => {}
+        if offer.decision == Decision::HostRefused {
+            metrics::counter!(telemetry::SAMPLE_HOSTS_REFUSED).increment(1);
+            // The page was observed into a model for a host the sampler does not hold: the
+            // model goes, or refused hosts would hold memory outside the budget.
+            self.forget_sampled_host(&host);
         }
-        if let Some(gone) = &offer.evicted_host {
+        metrics::counter!(telemetry::SAMPLE_HOSTS_REPLACED)
+            .increment(offer.evicted_hosts.len() as u64);
+        for gone in &offer.evicted_hosts {
             self.forget_sampled_host(gone);
         }
         let mut pending = self.pending.lock();
@@ -148,8 +187,9 @@ impl Learning {
         kept
     }
 
-    /// A host whose sample gave way to a new host: its template model and trigger go (per-host
-    /// memory stays bounded by the host limit); its rule versions stay, since its rules stay live.
+    /// A host the sampler does not hold (it gave way to a new host or to the budget, or was
+    /// refused): its template model and trigger go (per-host memory stays within what the
+    /// sampler holds); its rule versions stay, since its rules stay live.
     fn forget_sampled_host(&self, host: &str) {
         self.sidecar.mirrors.forget_host(host);
         let keeps_rules = self
@@ -280,6 +320,101 @@ impl Learning {
 mod tests {
     use super::*;
     use crate::content::{self, ContentConfig};
+
+    /// A page of host `host`: navigation, a sidebar, an article, a footer with a timestamp.
+    fn page(host: usize, i: usize) -> AnalyzedPage {
+        let nav: String = (0..10)
+            .map(|k| format!("<a href=\"/section/{k}\">Section {k} of site {host}</a>"))
+            .collect();
+        let article: String = (0..5)
+            .map(|p| {
+                format!(
+                    "<p>Story {i} of site {host}, paragraph {p}: {} and more words.</p>",
+                    "text ".repeat(12 + (host + i * 7 + p) % 25)
+                )
+            })
+            .collect();
+        let html = format!(
+            "<html><body><nav>{nav}</nav><div><aside><p>Sponsored line {} here.</p></aside>\
+             <article>{article}</article></div><footer>Rendered {}</footer></body></html>",
+            i % 7,
+            1_700_000_000 + i
+        );
+        AnalyzedPage {
+            host: format!("site{host}.example"),
+            url: format!("http://site{host}.example/story/{i}"),
+            final_url: None,
+            rel_canonical: None,
+            canonical_from_html: false,
+            analysis: content::analyze(html.as_bytes(), &ContentConfig::default()),
+        }
+    }
+
+    /// Many hosts of a few pages under a small budget: what is held for them (samples, per-host
+    /// entries, template models) stays within the budget, hosts give way to it, and no template
+    /// model is kept for a host the sampler does not hold. Before the models were counted, every
+    /// one of the 3,000 hosts kept its model (about 30 MiB here, whatever the budget).
+    #[tokio::test]
+    async fn many_hosts_under_a_small_budget_hold_no_more_than_the_budget() {
+        use crate::canon::normalize::StaticNormalizer;
+        use crate::canon::Canonicalizer;
+        use crate::config::{Knobs, ServeConfig};
+        use crate::service::state::Sidecar;
+        use crate::store::Store;
+        use std::sync::Arc;
+
+        let budget: usize = 2 << 20;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = ServeConfig::from_knobs(Knobs {
+            data_dir: Some(dir.path().join("store")),
+            sample_budget_bytes: Some(budget as u64),
+            ..Knobs::default()
+        })
+        .expect("configuration");
+        crate::store::create_private_dir(&config.data_dir).expect("data dir");
+        let store = Arc::new(Store::open(&config.data_dir).expect("store"));
+        let normalizer = StaticNormalizer::new(config.static_config.clone()).expect("normalizer");
+        let sidecar = Arc::new(Sidecar::new(config, Canonicalizer::new(normalizer)));
+        let learning = Learning::restore(sidecar, store).expect("learning");
+        let hosts = 3_000;
+        for host in 0..hosts {
+            for i in 0..3 {
+                learning.observe(page(host, i));
+            }
+            if host % 500 == 499 {
+                learning.persist_samples().expect("persist");
+            }
+        }
+        let sampler = learning.sampler.lock();
+        let held = sampler.total_bytes();
+        assert!(held <= budget, "{held} bytes held, budget {budget}");
+        let sampled = sampler.host_count();
+        assert!(
+            (50..hosts / 2).contains(&sampled),
+            "{sampled} hosts sampled: the budget, not the crawl, bounds them"
+        );
+        assert!(sampler.stats().hosts_given_way_to_budget > 0);
+        // Every model is of a sampled host, and everything counted is really in the budget.
+        let mut models = 0;
+        for entry in &learning.hosts {
+            assert!(
+                sampler.samples(entry.key()).is_some(),
+                "{} keeps a model without samples",
+                entry.key()
+            );
+            models += entry.value().lock().template.held_bytes();
+        }
+        let samples: usize = sampler.sample_bytes();
+        assert!(
+            models + samples <= held,
+            "models {models} + samples {samples} are counted in {held}"
+        );
+        // The newest hosts are held: the least active gave way.
+        assert!(sampler
+            .samples(&format!("site{}.example", hosts - 1))
+            .is_some());
+        assert!(sampler.samples("site0.example").is_none());
+    }
 
     /// The store keeps samples and template models in postcard, which is not self-describing:
     /// a serde attribute that skips fields would make them undecodable after a restart, and so

@@ -198,20 +198,21 @@ impl PageDigest {
     /// Bytes this digest holds on the heap (its vectors' capacities), for budgets that must
     /// account what is really held rather than what was asked for.
     pub fn held_bytes(&self) -> usize {
-        self.pagelets
-            .iter()
-            .map(|p| {
-                std::mem::size_of::<PageletDigest>()
-                    + p.vector.capacity() * std::mem::size_of::<i16>()
-                    + p.blocks.capacity() * std::mem::size_of::<BlockDigest>()
-                    + p.blocks
-                        .iter()
-                        .map(|b| b.vector.capacity() * std::mem::size_of::<i16>())
-                        .sum::<usize>()
-            })
-            .sum::<usize>()
-            + (self.pagelets.capacity() - self.pagelets.len())
-                * std::mem::size_of::<PageletDigest>()
+        use crate::heap::vec_bytes;
+        use std::mem::size_of;
+        let blocks = |p: &PageletDigest| {
+            vec_bytes(p.blocks.capacity(), size_of::<BlockDigest>())
+                + p.blocks
+                    .iter()
+                    .map(|b| vec_bytes(b.vector.capacity(), size_of::<i16>()))
+                    .sum::<usize>()
+        };
+        vec_bytes(self.pagelets.capacity(), size_of::<PageletDigest>())
+            + self
+                .pagelets
+                .iter()
+                .map(|p| vec_bytes(p.vector.capacity(), size_of::<i16>()) + blocks(p))
+                .sum::<usize>()
     }
 
     /// Simhash of the whole page's text, every pagelet included (no template or boilerplate

@@ -364,6 +364,39 @@ impl TemplateModel {
         }
     }
 
+    /// Bytes this model holds on the heap (its tables at their capacities, every counter's lists,
+    /// the link graph), as the allocator takes them ([`crate::heap`]): what a memory budget
+    /// holding the model must count. Walks the tables: a few thousand entries at most.
+    pub fn held_bytes(&self) -> usize {
+        use crate::heap::{hash_table_bytes, vec_bytes};
+        use std::mem::size_of;
+        let counters: usize = self
+            .counters
+            .values()
+            .map(|c| {
+                vec_bytes(c.owners.capacity(), size_of::<u32>())
+                    + vec_bytes(c.companions.capacity(), size_of::<u64>())
+            })
+            .sum();
+        let blocks: usize = self
+            .blocks
+            .values()
+            .map(|b| vec_bytes(b.companions.capacity(), size_of::<u64>()))
+            .sum();
+        let graph: usize = self
+            .graph
+            .pages
+            .iter()
+            .map(|(_, links)| vec_bytes(links.capacity(), size_of::<u64>()))
+            .sum();
+        hash_table_bytes(self.counters.capacity(), size_of::<(u64, Counter)>())
+            + counters
+            + hash_table_bytes(self.blocks.capacity(), size_of::<(u64, BlockCounter)>())
+            + blocks
+            + vec_bytes(self.graph.pages.capacity(), size_of::<(u64, Vec<u64>)>())
+            + graph
+    }
+
     /// Pages observed.
     pub fn pages(&self) -> u64 {
         self.pages

@@ -8,14 +8,21 @@
 //! - **bytes per host** ([`SamplerConfig::per_host_bytes`]): when a sample pushes a host over,
 //!   items chosen uniformly at random from that host's reservoir (possibly the new one) are
 //!   evicted and the host's reservoir size drops to what is left;
-//! - **bytes overall** ([`SamplerConfig::global_bytes`]): when the total goes over, the host
-//!   holding the most bytes gives up one uniformly random item at a time (its reservoir size
-//!   shrinking accordingly) until the total fits. Big hosts shrink first, so small hosts keep
-//!   their samples and the budget tends towards an even split;
+//! - **bytes overall** ([`SamplerConfig::global_bytes`]): everything held for the sampled hosts
+//!   counts: their samples, a fixed cost per host ([`SamplerConfig::host_entry_bytes`]: the
+//!   sampler's own entry and the caller's fixed per-host structures) and what the caller reports
+//!   holding for each host beside its samples ([`ReservoirSampler::offer_with_host_bytes`], e.g.
+//!   the sidecar's per-host template model). When the total goes over, the host holding the most
+//!   sample bytes gives up one uniformly random item at a time (its reservoir size shrinking
+//!   accordingly) while it holds more than one, so small hosts keep their samples and the budget
+//!   tends towards an even split. When even the largest host is down to one sample, what is left
+//!   is per-host state, which only goes with its host: the host offered nothing for longest gives
+//!   way whole ([`Offer::evicted_hosts`], [`SamplerStats::hosts_given_way_to_budget`]). So the
+//!   number of hosts held follows the budget, and many hosts cannot outgrow it;
 //! - **hosts** ([`SamplerConfig::max_hosts`]): a new host beyond this takes the slot of the host
 //!   idle longest, when that host has not been offered anything for [`SamplerConfig::max_hosts`]
 //!   offers (a whole round of the table): its samples are handed back as evicted and its name in
-//!   [`Offer::evicted_host`] ([`SamplerStats::hosts_replaced`]). Otherwise the offer is refused
+//!   [`Offer::evicted_hosts`] ([`SamplerStats::hosts_replaced`]). Otherwise the offer is refused
 //!   ([`SamplerStats::hosts_refused`]). A crawl of millions of hosts thus keeps sampling the hosts
 //!   it is crawling now, and a burst of one-page hosts cannot push out hosts that are active.
 //!
@@ -70,10 +77,14 @@ pub struct SamplerConfig {
     /// Reservoir size per host (default 2,000 samples: enough for the pattern-tree learner's
     /// support thresholds on a host's main URL patterns).
     pub per_host_items: usize,
-    /// Byte budget per host (default 16 MiB).
+    /// Byte budget of one host's samples (default 16 MiB).
     pub per_host_bytes: usize,
-    /// Byte budget over all hosts (default 1 GiB).
+    /// Byte budget over all hosts: samples, per-host entries and what the caller reports holding
+    /// per host (default 1 GiB).
     pub global_bytes: usize,
+    /// Bytes counted for every host held, besides its samples and what the caller reports for it
+    /// (default 0): the sampler's own per-host entry and the caller's fixed per-host structures.
+    pub host_entry_bytes: usize,
     /// Maximum number of hosts sampled at once (default 100,000); see the module docs for what a
     /// new host does beyond it.
     pub max_hosts: usize,
@@ -87,6 +98,7 @@ impl Default for SamplerConfig {
             per_host_items: 2_000,
             per_host_bytes: 16 << 20,
             global_bytes: 1 << 30,
+            host_entry_bytes: 0,
             max_hosts: 100_000,
             seed: 0,
         }
@@ -118,11 +130,11 @@ pub struct Offer<T> {
     /// The offered sample, handed back when it was not kept.
     pub returned: Option<T>,
     /// Samples evicted to make room, with their host (possibly other hosts, through the global
-    /// budget, or a host that gave way). Never contains the offered sample.
+    /// budget, or hosts that gave way). Never contains the offered sample.
     pub evicted: Vec<(String, T)>,
-    /// A host that gave its slot to the offered sample's new host (all its samples are in
-    /// `evicted`): the caller may drop what else it keeps for that host.
-    pub evicted_host: Option<String>,
+    /// Hosts that gave way, to the host limit or the global budget (all their samples are in
+    /// `evicted`): the caller must drop what else it keeps for them.
+    pub evicted_hosts: Vec<String>,
 }
 
 impl<T> Offer<T> {
@@ -148,6 +160,8 @@ pub struct SamplerStats {
     pub hosts_refused: u64,
     /// Hosts that gave their slot to a new host (idle for a whole round of the table).
     pub hosts_replaced: u64,
+    /// Hosts that gave way whole to the global budget (every host down to one sample).
+    pub hosts_given_way_to_budget: u64,
     /// Offers that replaced the sample with the same key.
     pub refreshed: u64,
     /// Evictions caused by per-host byte budgets.
@@ -162,6 +176,8 @@ struct Reservoir<T> {
     /// Sample key → position in `items`, for the items that have a key.
     keys: HashMap<u64, usize>,
     bytes: usize,
+    /// What the caller holds for this host beside its samples (see the module docs).
+    host_bytes: usize,
     seen: u64,
     capacity: usize,
     /// The sampler's offer count at this host's last offer (for the host limit).
@@ -174,6 +190,7 @@ impl<T: SampleBytes> Reservoir<T> {
             items: Vec::new(),
             keys: HashMap::new(),
             bytes: 0,
+            host_bytes: 0,
             seen: 0,
             capacity,
             last_offer: now,
@@ -225,7 +242,10 @@ pub struct ReservoirSampler<T> {
     by_bytes: BTreeSet<(usize, usize)>,
     /// (last offer, host) for finding the host idle longest when the host limit is reached.
     by_last_offer: BTreeSet<(u64, usize)>,
+    /// Sample bytes over all hosts.
     total_bytes: usize,
+    /// Per-host entries and caller-reported per-host bytes over all hosts.
+    host_total_bytes: usize,
     rng: SmallRng,
     stats: SamplerStats,
 }
@@ -245,20 +265,31 @@ impl<T: SampleBytes> ReservoirSampler<T> {
             by_bytes: BTreeSet::new(),
             by_last_offer: BTreeSet::new(),
             total_bytes: 0,
+            host_total_bytes: 0,
             rng,
             stats: SamplerStats::default(),
         }
     }
 
-    /// Offers one sample for `host`.
+    /// Offers one sample for `host` (what the caller holds for the host is left as last reported).
     pub fn offer(&mut self, host: &str, item: T) -> Offer<T> {
+        self.offer_inner(host, item, None)
+    }
+
+    /// Offers one sample for `host`, with what the caller now holds for the host beside its
+    /// samples (`host_bytes`), which counts against the global budget from now on.
+    pub fn offer_with_host_bytes(&mut self, host: &str, item: T, host_bytes: usize) -> Offer<T> {
+        self.offer_inner(host, item, Some(host_bytes))
+    }
+
+    fn offer_inner(&mut self, host: &str, item: T, host_bytes: Option<usize>) -> Offer<T> {
         self.stats.offered += 1;
         let size = item.sample_bytes();
         let reject = |decision, item| Offer {
             decision,
             returned: Some(item),
             evicted: Vec::new(),
-            evicted_host: None,
+            evicted_hosts: Vec::new(),
         };
         if size > self.config.per_host_bytes || size > self.config.global_bytes {
             self.stats.too_large += 1;
@@ -266,7 +297,7 @@ impl<T: SampleBytes> ReservoirSampler<T> {
         }
         let now = self.stats.offered;
         let mut evicted = Vec::new();
-        let mut evicted_host = None;
+        let mut evicted_hosts = Vec::new();
         let h = match self.host_index.get(host) {
             Some(&h) => h,
             None => {
@@ -280,7 +311,7 @@ impl<T: SampleBytes> ReservoirSampler<T> {
                                     .map(|item| (name.clone(), item)),
                             );
                             self.stats.hosts_replaced += 1;
-                            evicted_host = Some(name);
+                            evicted_hosts.push(name);
                         }
                         None => {
                             self.stats.hosts_refused += 1;
@@ -295,10 +326,14 @@ impl<T: SampleBytes> ReservoirSampler<T> {
                 self.host_index.insert(host.to_string(), h);
                 self.by_bytes.insert((0, h));
                 self.by_last_offer.insert((now, h));
+                self.host_total_bytes += self.config.host_entry_bytes;
                 h
             }
         };
         self.touch(h, now);
+        if let Some(bytes) = host_bytes {
+            self.set_host_bytes(h, bytes);
+        }
 
         let existing = item
             .sample_key()
@@ -319,12 +354,15 @@ impl<T: SampleBytes> ReservoirSampler<T> {
             } else {
                 let j = self.rng.random_range(0..r.seen);
                 if j >= r.items.len() as u64 {
-                    return Offer {
+                    let mut offer = Offer {
                         decision: Decision::NotSelected,
                         returned: Some(item),
                         evicted,
-                        evicted_host,
+                        evicted_hosts,
                     };
+                    // What the caller holds for the host may have grown: the budget still holds.
+                    self.fit_global_budget(h, &mut None, &mut offer);
+                    return offer;
                 }
                 let old = r.replace(j as usize, item);
                 let old_size = old.sample_bytes();
@@ -346,43 +384,73 @@ impl<T: SampleBytes> ReservoirSampler<T> {
                 None => break,
             }
         }
-        // Global byte budget: the largest host gives up random samples.
-        while self.total_bytes > self.config.global_bytes {
-            let Some(&(bytes, largest)) = self.by_bytes.last() else {
-                break;
-            };
-            if bytes == 0 {
-                break;
-            }
-            self.stats.global_budget_evictions += 1;
-            let mut other = None;
-            let pos = if largest == h {
-                &mut new_pos
-            } else {
-                &mut other
-            };
-            match self.evict_random(largest, pos) {
-                Some(Evicted::Old(old)) => evicted.push((self.names[largest].clone(), old)),
-                Some(Evicted::New(new)) => dropped = Some(new),
-                None => break,
-            }
-        }
-        match dropped {
+        let mut offer = Offer {
+            decision,
+            returned: None,
+            evicted,
+            evicted_hosts,
+        };
+        if let Some(item) = dropped {
             // The offered sample was itself drawn for eviction: hand it back, not as evicted.
-            Some(item) => Offer {
-                decision: Decision::NotSelected,
-                returned: Some(item),
-                evicted,
-                evicted_host,
-            },
-            None => {
-                self.stats.kept += 1;
-                Offer {
-                    decision,
-                    returned: None,
-                    evicted,
-                    evicted_host,
+            offer.decision = Decision::NotSelected;
+            offer.returned = Some(item);
+        }
+        self.fit_global_budget(h, &mut new_pos, &mut offer);
+        if offer.returned.is_none() {
+            self.stats.kept += 1;
+        }
+        offer
+    }
+
+    /// Enforces the global budget after an offer for host `h` (see the module docs): the host
+    /// holding the most sample bytes gives up random samples while it holds more than one, then
+    /// the hosts offered nothing for longest give way whole. `new_pos` tracks where the offered
+    /// sample sits in `h`; if it is drawn, it goes back to the caller in `offer`.
+    fn fit_global_budget(&mut self, h: usize, new_pos: &mut Option<usize>, offer: &mut Offer<T>) {
+        let mut h = h;
+        while self.held_bytes() > self.config.global_bytes {
+            let largest = self
+                .by_bytes
+                .last()
+                .copied()
+                .filter(|&(bytes, l)| bytes > 0 && self.reservoirs[l].items.len() > 1);
+            if let Some((_, largest)) = largest {
+                self.stats.global_budget_evictions += 1;
+                let mut other = None;
+                let pos = if largest == h {
+                    &mut *new_pos
+                } else {
+                    &mut other
+                };
+                match self.evict_random(largest, pos) {
+                    Some(Evicted::Old(old)) => {
+                        offer.evicted.push((self.names[largest].clone(), old));
+                    }
+                    Some(Evicted::New(new)) => {
+                        offer.decision = Decision::NotSelected;
+                        offer.returned = Some(new);
+                    }
+                    None => break,
                 }
+                continue;
+            }
+            // Only per-host state is left to give: the host offered nothing for longest goes
+            // (never the host just offered, which is the most recent).
+            let Some(&(_, idle)) = self.by_last_offer.iter().find(|&&(_, i)| i != h) else {
+                break;
+            };
+            let name = self.names[idle].clone();
+            let offered_host = self.names[h].clone();
+            let items = self.remove_host(&name);
+            offer
+                .evicted
+                .extend(items.into_iter().map(|item| (name.clone(), item)));
+            offer.evicted_hosts.push(name);
+            self.stats.hosts_given_way_to_budget += 1;
+            // Removing a host may move the offered host to another slot.
+            match self.host_index.get(&offered_host) {
+                Some(&moved) => h = moved,
+                None => break,
             }
         }
     }
@@ -427,6 +495,16 @@ impl<T: SampleBytes> ReservoirSampler<T> {
         self.reservoirs[h].last_offer = now;
     }
 
+    /// Everything counted against the global budget.
+    fn held_bytes(&self) -> usize {
+        self.total_bytes + self.host_total_bytes
+    }
+
+    fn set_host_bytes(&mut self, h: usize, bytes: usize) {
+        self.host_total_bytes = self.host_total_bytes - self.reservoirs[h].host_bytes + bytes;
+        self.reservoirs[h].host_bytes = bytes;
+    }
+
     fn set_bytes(&mut self, h: usize, bytes: usize) {
         let old = self.reservoirs[h].bytes;
         self.by_bytes.remove(&(old, h));
@@ -461,6 +539,7 @@ impl<T: SampleBytes> ReservoirSampler<T> {
         self.names.swap_remove(h);
         let removed = self.reservoirs.swap_remove(h);
         self.total_bytes -= removed.bytes;
+        self.host_total_bytes -= removed.host_bytes + self.config.host_entry_bytes;
         removed.items
     }
 
@@ -501,8 +580,14 @@ impl<T: SampleBytes> ReservoirSampler<T> {
         self.names.len()
     }
 
-    /// Bytes held over all hosts.
+    /// Bytes held over all hosts: samples, per-host entries and what the caller reported holding
+    /// per host (what the global budget bounds).
     pub fn total_bytes(&self) -> usize {
+        self.held_bytes()
+    }
+
+    /// Bytes of the samples alone, over all hosts.
+    pub fn sample_bytes(&self) -> usize {
         self.total_bytes
     }
 
@@ -617,6 +702,7 @@ mod tests {
             per_host_items: 20,
             per_host_bytes: 500,
             global_bytes: 3_000,
+            host_entry_bytes: 0,
             max_hosts: 8,
             seed: 3,
         };
@@ -666,11 +752,48 @@ mod tests {
     }
 
     #[test]
+    fn per_host_state_counts_and_the_least_active_hosts_give_way_once_samples_cannot() {
+        let mut s = ReservoirSampler::new(SamplerConfig {
+            per_host_items: 10,
+            global_bytes: 1_000,
+            host_entry_bytes: 50,
+            ..SamplerConfig::default()
+        });
+        // Five hosts of one 10-byte sample and 140 bytes of the caller's state: 200 bytes each.
+        for h in 0..5u32 {
+            let offer = s.offer_with_host_bytes(&format!("h{h}"), Item { id: h, size: 10 }, 140);
+            assert!(offer.kept() && offer.evicted_hosts.is_empty());
+        }
+        assert_eq!(s.total_bytes(), 1_000);
+        assert_eq!(s.sample_bytes(), 50);
+        // A sixth host: every host holds one sample, so the least active host goes whole.
+        let offer = s.offer_with_host_bytes("h5", Item { id: 5, size: 10 }, 140);
+        assert!(offer.kept());
+        assert_eq!(offer.evicted_hosts, ["h0"]);
+        assert_eq!(offer.evicted.len(), 1);
+        assert_eq!((s.host_count(), s.total_bytes()), (5, 1_000));
+        // A host with two samples gives up a sample first; h1 is active again, h2 goes next.
+        let offer = s.offer("h1", Item { id: 6, size: 10 });
+        assert!(offer.evicted_hosts.is_empty());
+        assert_eq!(s.total_bytes(), 1_000);
+        let offer = s.offer_with_host_bytes("h6", Item { id: 7, size: 10 }, 140);
+        assert_eq!(offer.evicted_hosts, ["h2"]);
+        // The caller's state growing pushes the least active hosts out as well.
+        let offer = s.offer_with_host_bytes("h6", Item { id: 8, size: 10 }, 540);
+        assert_eq!(offer.evicted_hosts, ["h3", "h4"]);
+        assert!(s.total_bytes() <= 1_000);
+        assert_eq!(s.stats().hosts_given_way_to_budget, 4);
+        let held: usize = s.hosts().map(|h| s.host_bytes(h)).sum();
+        assert_eq!(held, s.sample_bytes());
+    }
+
+    #[test]
     fn global_budget_shrinks_the_largest_host_first() {
         let mut s = ReservoirSampler::new(SamplerConfig {
             per_host_items: 1_000,
             per_host_bytes: 10_000,
             global_bytes: 1_000,
+            host_entry_bytes: 0,
             max_hosts: 10,
             seed: 1,
         });
@@ -784,7 +907,7 @@ mod tests {
         }
         let offer = s.offer("new", Item { id: 0, size: 1 });
         assert_eq!(offer.decision, Decision::Added);
-        assert_eq!(offer.evicted_host.as_deref(), Some("idle"));
+        assert_eq!(offer.evicted_hosts, ["idle"]);
         assert_eq!(
             offer.evicted.len(),
             5,

@@ -37,11 +37,19 @@ pub struct EvidencePage {
 }
 
 impl EvidencePage {
-    /// Bytes this page holds in memory (the struct, its strings and its digest's heap parts).
+    /// Bytes this page holds in memory (the struct, its strings and its digest's heap parts, as
+    /// the allocator takes them: see [`crate::heap`]).
     pub fn held_bytes(&self) -> usize {
-        let urls = self.url.capacity()
-            + self.final_url.as_ref().map_or(0, String::capacity)
-            + self.rel_canonical.as_ref().map_or(0, String::capacity);
+        use crate::heap::alloc_bytes;
+        let urls = alloc_bytes(self.url.capacity())
+            + self
+                .final_url
+                .as_ref()
+                .map_or(0, |u| alloc_bytes(u.capacity()))
+            + self
+                .rel_canonical
+                .as_ref()
+                .map_or(0, |u| alloc_bytes(u.capacity()));
         std::mem::size_of::<EvidencePage>() + urls + self.digest.held_bytes()
     }
 }
