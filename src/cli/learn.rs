@@ -67,8 +67,11 @@ impl From<StrategyArg> for Strategy {
     }
 }
 
+/// Per-host training sets, in host order.
+type HostTrainingSets = Vec<(String, Vec<LabelledUrl>)>;
+
 /// Per-host training sets, or an exit code with the reason.
-type TrainingSets = Result<Vec<(String, Vec<LabelledUrl>)>, (u8, String)>;
+type TrainingSets = Result<HostTrainingSets, (u8, String)>;
 
 /// Training sets per host from either input kind: statically normalized URLs, or with `raw` the
 /// URLs as the input gives them (fetched pages keep their own spelling; redirect and canonical
@@ -147,7 +150,7 @@ fn training_set(
 fn training_sets_and_crawl(
     pages: &[PathBuf],
     normalization: &StaticArgs,
-) -> Result<(Vec<(String, Vec<LabelledUrl>)>, Crawl), (u8, String)> {
+) -> Result<(HostTrainingSets, Crawl), (u8, String)> {
     let normalizer = normalization
         .normalizer()
         .map_err(|err| (EXIT_USAGE, err))?;
