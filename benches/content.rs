@@ -4,13 +4,15 @@
 //! Input: the Zyte benchmark and Readability pages when `../shared/testdata` is present (as on the
 //! team machines), else generated pages. `cargo bench --bench content`.
 
-use std::cell::Cell;
 use std::io::Read;
 use std::path::Path;
-use std::rc::Rc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use undust::content::{analyze, fingerprint, ContentConfig, TemplateModel};
+
+#[path = "support/raw_parse.rs"]
+mod raw_parse;
+use raw_parse::raw_parse;
 
 fn pages() -> Vec<Vec<u8>> {
     let base = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -65,36 +67,6 @@ fn pages() -> Vec<Vec<u8>> {
         }
     }
     out
-}
-
-/// The raw parse alone: lol_html with the same handlers shape (every element with an end-tag
-/// handler, every text chunk), doing no work in them.
-fn raw_parse(html: &[u8]) -> usize {
-    use lol_html::{doc_text, element, HtmlRewriter, Settings};
-    let n = Rc::new(Cell::new(0usize));
-    let (n1, n2) = (n.clone(), n.clone());
-    let settings = Settings::new()
-        .with_strict(false)
-        .append_element_content_handler(element!("*", move |el| {
-            n1.set(n1.get() + 1);
-            if let Some(h) = el.end_tag_handlers() {
-                let n3 = n1.clone();
-                let handler: lol_html::EndTagHandler<'static> = Box::new(move |_| {
-                    n3.set(n3.get() + 1);
-                    Ok(())
-                });
-                h.push(handler);
-            }
-            Ok(())
-        }))
-        .append_document_content_handler(doc_text!(move |t| {
-            n2.set(n2.get() + t.as_str().len());
-            Ok(())
-        }));
-    let mut rw = HtmlRewriter::new(settings, |_: &[u8]| {});
-    let _ = rw.write(html);
-    let _ = rw.end();
-    n.get()
 }
 
 fn bench(c: &mut Criterion) {

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::canonicalize::StaticArgs;
-use super::pipeline::read_hosts;
+use super::pipeline::{cluster_hosts, read_hosts};
 use super::records::for_each_record;
 use super::{output_failed, EXIT_NO_INPUT, EXIT_USAGE};
 use crate::cluster::{ClusterId, ClusterStats, Reason};
@@ -100,8 +100,7 @@ pub fn run(args: ClustersArgs) -> ExitCode {
     // Answers for the sampled pages and the URLs evidence brought in: bounded by the sample.
     let mut answers: HashMap<String, Answer> = HashMap::new();
     let mut simhashes: HashMap<String, u64> = HashMap::new();
-    for offline in hosts.values() {
-        let host_clusters = offline.cluster(&config);
+    cluster_hosts(&hosts, &config, |_, _, host_clusters| {
         clusters += host_clusters.duplicate_clusters();
         let clustering = &host_clusters.clustering;
         let s = clustering.stats();
@@ -121,7 +120,7 @@ pub fn run(args: ClustersArgs) -> ExitCode {
         for (url, cluster, reason) in clustering.assignments_with_reasons() {
             answers.insert(url.to_owned(), Answer { cluster, reason });
         }
-    }
+    });
     let (mut lines, mut answered) = (0usize, 0usize);
     let mut write_line = |line: &Line<'_>| -> std::io::Result<()> {
         serde_json::to_writer(&mut out, line).map_err(std::io::Error::from)?;

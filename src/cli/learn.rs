@@ -10,14 +10,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use super::canonicalize::StaticArgs;
 use super::index::index_training_sets;
-use super::pipeline::{read_hosts, read_labelled};
+use super::mirrors::{learn_mirrors, learn_mirrors_of, Crawl};
+use super::pipeline::{
+    cluster_hosts, read_hosts, read_hosts_with_links, read_labelled, OfflineHost,
+};
 use super::{output_failed, EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::rules::RuleFile;
 use crate::content::ContentConfig;
 use crate::learn::{LabelledUrl, LearnConfig, Strategy};
-use crate::pipeline::{labelled, learn_checked, GatePolicy};
+use crate::pipeline::{labelled, learn_checked, GatePolicy, HostClusters};
 
 /// Flags of `undust learn`.
 #[derive(Debug, clap::Args)]
@@ -62,8 +67,11 @@ impl From<StrategyArg> for Strategy {
     }
 }
 
+/// Per-host training sets, in host order.
+type HostTrainingSets = Vec<(String, Vec<LabelledUrl>)>;
+
 /// Per-host training sets, or an exit code with the reason.
-type TrainingSets = Result<Vec<(String, Vec<LabelledUrl>)>, (u8, String)>;
+type TrainingSets = Result<HostTrainingSets, (u8, String)>;
 
 /// Training sets per host from either input kind: statically normalized URLs, or with `raw` the
 /// URLs as the input gives them (fetched pages keep their own spelling; redirect and canonical
@@ -92,50 +100,102 @@ pub fn training_sets(
     let (hosts, summary) =
         read_hosts(pages, &normalizer, &config, true).map_err(|err| (EXIT_NO_INPUT, err))?;
     eprintln!("{}", summary.describe(hosts.len()));
-    Ok(hosts
-        .into_iter()
-        .map(|(host, offline)| {
-            let clusters = offline.cluster(&config);
-            let set = labelled(&host, &clusters.clustering);
-            if !raw {
-                return (host, set);
-            }
-            let pages = &offline.pages;
-            let cluster_of: std::collections::HashMap<&str, u64> =
-                set.iter().map(|l| (l.url.as_str(), l.cluster)).collect();
-            let fetched: std::collections::HashSet<&str> =
-                pages.iter().map(|p| p.url.as_str()).collect();
-            let mut urls: Vec<LabelledUrl> = pages
-                .iter()
-                .zip(&offline.raw_urls)
-                .filter_map(|(p, raw_url)| {
-                    Some(LabelledUrl {
-                        url: raw_url.clone(),
-                        cluster: *cluster_of.get(p.url.as_str())?,
-                    })
-                })
-                .collect();
-            urls.extend(
-                set.iter()
-                    .filter(|l| !fetched.contains(l.url.as_str()))
-                    .cloned(),
-            );
-            (host, urls)
+    let mut sets = Vec::with_capacity(hosts.len());
+    cluster_hosts(&hosts, &config, |host, offline, clusters| {
+        sets.push((host.to_owned(), training_set(host, offline, &clusters, raw)));
+    });
+    Ok(sets)
+}
+
+/// A host's training set from its clusters: its labelled URLs, or with `raw` the URLs as the
+/// records give them (and the URLs evidence brought in).
+fn training_set(
+    host: &str,
+    offline: &OfflineHost,
+    clusters: &HostClusters,
+    raw: bool,
+) -> Vec<LabelledUrl> {
+    let set = labelled(host, &clusters.clustering);
+    if !raw {
+        return set;
+    }
+    let pages = &offline.pages;
+    let cluster_of: std::collections::HashMap<&str, u64> =
+        set.iter().map(|l| (l.url.as_str(), l.cluster)).collect();
+    let fetched: std::collections::HashSet<&str> = pages.iter().map(|p| p.url.as_str()).collect();
+    let mut urls: Vec<LabelledUrl> = pages
+        .iter()
+        .zip(&offline.raw_urls)
+        .filter_map(|(p, raw_url)| {
+            Some(LabelledUrl {
+                url: raw_url.clone(),
+                cluster: *cluster_of.get(p.url.as_str())?,
+            })
         })
-        .collect())
+        .collect();
+    urls.extend(
+        set.iter()
+            .filter(|l| !fetched.contains(l.url.as_str()))
+            .cloned(),
+    );
+    urls
+}
+
+/// `--pages` read once for both the rules and the mirror sets: read with their out-links (which
+/// mirror detection needs), clustered once per host. The links count against the sample's byte
+/// budget, so the training sets come from this read only when the sample kept every page (nothing
+/// sampled away, no host dropped): then a read without links keeps exactly the same pages, in the
+/// same order, and the same template models. Otherwise the pages are read a second time without
+/// links, as the sidecar samples them.
+fn training_sets_and_crawl(
+    pages: &[PathBuf],
+    normalization: &StaticArgs,
+) -> Result<(HostTrainingSets, Crawl), (u8, String)> {
+    let normalizer = normalization
+        .normalizer()
+        .map_err(|err| (EXIT_USAGE, err))?;
+    let config = ContentConfig::default();
+    let (hosts, summary) = read_hosts_with_links(pages, &normalizer, &config, true)
+        .map_err(|err| (EXIT_NO_INPUT, err))?;
+    let kept_every_page = summary.sampled_away == 0 && summary.hosts_dropped == 0;
+    let mut crawl = Crawl::default();
+    let mut sets = Vec::with_capacity(hosts.len());
+    cluster_hosts(&hosts, &config, |host, offline, clusters| {
+        crawl.observe_host(offline, &clusters);
+        if kept_every_page {
+            sets.push((
+                host.to_owned(),
+                training_set(host, offline, &clusters, false),
+            ));
+        }
+    });
+    if !kept_every_page {
+        drop(hosts);
+        sets = training_sets(pages, &[], &[], normalization, false)?;
+    } else {
+        eprintln!("{}", summary.describe(hosts.len()));
+    }
+    Ok((sets, crawl))
 }
 
 /// Runs `undust learn`.
 pub fn run(args: LearnArgs) -> ExitCode {
     let started = Instant::now();
-    let hosts = match training_sets(
-        &args.pages,
-        &args.clusters,
-        &args.index,
-        &args.normalization,
-        false,
-    ) {
-        Ok(hosts) => hosts,
+    let read = if args.pages.is_empty() {
+        training_sets(
+            &args.pages,
+            &args.clusters,
+            &args.index,
+            &args.normalization,
+            false,
+        )
+        .map(|sets| (sets, None))
+    } else {
+        training_sets_and_crawl(&args.pages, &args.normalization)
+            .map(|(sets, crawl)| (sets, Some(crawl)))
+    };
+    let (hosts, crawl) = match read {
+        Ok(read) => read,
         Err((code, err)) => {
             eprintln!("undust learn: {err}");
             return ExitCode::from(code);
@@ -145,15 +205,22 @@ pub fn run(args: LearnArgs) -> ExitCode {
         strategy: args.strategy.into(),
         ..LearnConfig::default()
     };
+    // Hosts learn independently: on all cores, reported and written in host order.
+    let learned: Vec<_> = hosts
+        .par_iter()
+        .map(|(host, training)| {
+            // The same learning and the same gate as the sidecar's relearn jobs.
+            learn_checked(host, training, &config, &GatePolicy::default())
+        })
+        .collect();
     let mut sets = Vec::new();
-    for (index, (host, training)) in hosts.iter().enumerate() {
+    for (index, ((host, training), learned)) in hosts.iter().zip(learned).enumerate() {
         let clusters = training
             .iter()
             .map(|l| l.cluster)
             .collect::<std::collections::HashSet<_>>()
             .len();
-        // The same learning and the same gate as the sidecar's relearn jobs.
-        match learn_checked(host, training, &config, &GatePolicy::default()) {
+        match learned {
             Ok(checked) => {
                 eprintln!(
                     "[{}/{}] {host}: {} URLs, {clusters} clusters -> {} site rules, {} rules",
@@ -170,12 +237,16 @@ pub fn run(args: LearnArgs) -> ExitCode {
             Err(err) => eprintln!("[{}/{}] {host}: not learned: {err}", index + 1, hosts.len()),
         }
     }
-    let mirrors = match super::mirrors::learn_mirrors(
-        &args.pages,
-        &args.index,
-        &args.normalization,
-        args.previous_mirrors.as_deref(),
-    ) {
+    let mirrors = match &crawl {
+        Some(crawl) => learn_mirrors_of(crawl, args.previous_mirrors.as_deref()),
+        None => learn_mirrors(
+            &args.pages,
+            &args.index,
+            &args.normalization,
+            args.previous_mirrors.as_deref(),
+        ),
+    };
+    let mirrors = match mirrors {
         Ok(mirrors) => mirrors,
         Err((code, err)) => {
             eprintln!("undust learn: {err}");

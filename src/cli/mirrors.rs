@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use url::Url;
 
 use super::canonicalize::StaticArgs;
-use super::pipeline::{open_text, read_hosts_with_links};
+use super::pipeline::{cluster_hosts, open_text, read_hosts_with_links, OfflineHost};
 use super::{EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::mirror::MirrorTable;
 use crate::canon::normalize::StaticNormalizer;
@@ -28,6 +28,7 @@ use crate::learn::LabelledUrl;
 use crate::mirrors::sets::apply_decisions;
 use crate::mirrors::summary::origin_of;
 use crate::mirrors::{detect, ContentMark, Detection, HostSummaries, MirrorConfig};
+use crate::pipeline::HostClusters;
 
 /// Bad index lines reported one by one; the rest are only counted.
 const INDEX_ERRORS_REPORTED: usize = 20;
@@ -52,6 +53,7 @@ pub struct MirrorsArgs {
 
 /// Summaries of a crawl and its URLs labelled by content across hosts (equal labels, equal
 /// content marks; a URL without strong content gets a label of its own).
+#[derive(Default)]
 pub struct Crawl {
     /// Host summaries.
     pub summaries: HostSummaries,
@@ -122,11 +124,26 @@ pub fn read_summaries(
         });
     }
     let config = ContentConfig::default();
-    let (hosts, _) = read_hosts_with_links(pages, normalizer, &config)?;
-    for offline in hosts.values() {
-        // Marks are the pipeline's own fingerprints: against the host's template model, as the
-        // sidecar computes them.
-        let clusters = offline.cluster(&config);
+    let (hosts, _) = read_hosts_with_links(pages, normalizer, &config, false)?;
+    let mut crawl = Crawl {
+        summaries,
+        labelled,
+    };
+    cluster_hosts(&hosts, &config, |_, offline, clusters| {
+        crawl.observe_host(offline, &clusters);
+    });
+    Ok(crawl)
+}
+
+impl Crawl {
+    /// Adds a host's sampled pages (read with their links) to the summaries, with its clusters'
+    /// fingerprints as content marks: the pipeline's own, against the host's template model, as
+    /// the sidecar computes them.
+    pub fn observe_host(&mut self, offline: &OfflineHost, clusters: &HostClusters) {
+        let Crawl {
+            summaries,
+            labelled,
+        } = self;
         for (((page, links), server_ip), (_, print)) in offline
             .pages
             .iter()
@@ -151,10 +168,6 @@ pub fn read_summaries(
             });
         }
     }
-    Ok(Crawl {
-        summaries,
-        labelled,
-    })
 }
 
 /// Reads one index: a capture table when its first line is a tab-separated header naming `url`
@@ -396,7 +409,21 @@ pub fn learn_mirrors(
     }
     let normalizer = normalization.normalizer().map_err(|e| (EXIT_USAGE, e))?;
     let crawl = read_summaries(pages, index, &normalizer).map_err(|e| (EXIT_NO_INPUT, e))?;
-    let (detection, sets) = detect_sets(&crawl, &previous);
+    Ok(learned_mirror_sets(&crawl, &previous))
+}
+
+/// [`learn_mirrors`] on a crawl already read (`undust learn` reads its pages once for rules and
+/// mirrors when the sample kept every page: see `learn::run`).
+pub fn learn_mirrors_of(
+    crawl: &Crawl,
+    previous: Option<&Path>,
+) -> Result<Vec<MirrorSet>, (u8, String)> {
+    let previous = previous_sets(previous).map_err(|e| (EXIT_USAGE, e))?;
+    Ok(learned_mirror_sets(crawl, &previous))
+}
+
+fn learned_mirror_sets(crawl: &Crawl, previous: &[MirrorSet]) -> Vec<MirrorSet> {
+    let (detection, sets) = detect_sets(crawl, previous);
     eprintln!(
         "mirrors: {} origins, {} alignments proposed, {} confirmed, {} mirror sets",
         crawl.summaries.len(),
@@ -404,7 +431,7 @@ pub fn learn_mirrors(
         detection.confirmed.len(),
         sets.len()
     );
-    Ok(sets)
+    sets
 }
 
 /// The measures across hosts `undust eval` reports beside the per-host ones: on the pages'

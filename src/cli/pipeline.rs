@@ -1,7 +1,7 @@
 //! The offline shell around [`crate::pipeline`]: page files in, per-host evidence out, for
 //! `undust clusters`, `learn` and `eval`.
 //!
-//! Records are read (JSON lines or WARC, see [`crate::ingest::pages`]) one at a time and judged,
+//! Records are read (JSON lines or WARC, see [`crate::ingest::pages`]) in order and judged,
 //! analysed, observed into their host's template model and offered to their host's reservoir by
 //! exactly the functions the sidecar's Ingest service uses ([`crate::pipeline::accept::judge`],
 //! [`crate::pipeline::analyze`], [`crate::ingest::sample`]), with the sidecar's default bounds:
@@ -23,13 +23,17 @@ use crate::config::{
     DEFAULT_SAMPLE_BUDGET_BYTES, DEFAULT_SAMPLE_MAX_HOSTS, DEFAULT_SAMPLE_PAGES_PER_HOST,
 };
 use crate::content::{ContentConfig, TemplateModel};
-use crate::ingest::pages::{read_pages, PageRecord, RecordError, UrlEvidence};
+use crate::ingest::pages::{
+    read_pages, PageReader, PageRecord, RecordError, UndecodedRecord, UrlEvidence,
+};
 use crate::ingest::sample::{Decision, ReservoirSampler, SampleBytes, SamplerConfig};
 use crate::learn::LabelledUrl;
 use crate::pipeline::{
     analyze, cluster_pages, judge, url_evidence, AcceptPolicy, AnalyzedPage, EvidencePage,
     HostClusters, Rejection, SkipReason, Verdict,
 };
+
+use rayon::prelude::*;
 
 use super::ordered::{map_in_order, Batching};
 
@@ -48,8 +52,9 @@ pub const URL_EVIDENCE_TOTAL: u64 = 2_000_000;
 /// techniques look at no more).
 pub const LINKS_KEPT_PER_PAGE: usize = 200;
 
-/// Records are judged and analysed on every core in batches of at most 256 records or 8 MiB of
-/// bodies ([`super::ordered`]); what depends on the records before them (the template models, the
+/// Records are decoded (a JSON line's HTML unescaped), judged and analysed on every core in
+/// batches of at most 256 records or 8 MiB ([`super::ordered`]; the reader thread only cuts the
+/// input into records); what depends on the records before them (the template models, the
 /// reservoir, the counts) follows on one thread in record order, so the result is the same as
 /// reading one record at a time.
 const READ_BATCHING: Batching = Batching {
@@ -74,9 +79,9 @@ enum Judged {
     Rejected(Rejection),
 }
 
-/// Bytes a read record holds (its body), for cutting batches.
-fn record_weight(record: &Result<PageRecord, RecordError>) -> usize {
-    record.as_ref().map_or(0, |page| page.body.len())
+/// Bytes a read record holds (its JSON line or its body), for cutting batches.
+fn record_weight(record: &Result<UndecodedRecord, RecordError>) -> usize {
+    record.as_ref().map_or(0, UndecodedRecord::weight)
 }
 
 /// Judges and analyses one record (pure: runs on any core).
@@ -167,6 +172,28 @@ impl OfflineHost {
     }
 }
 
+/// Clusters every host ([`OfflineHost::cluster`]) on all cores and hands the results to `each` in
+/// host order. Hosts are independent once read, so the result is the same as clustering them one
+/// by one; they are clustered a few per core at a time, so only that many hosts' clusters are held
+/// at once.
+pub fn cluster_hosts<'a>(
+    hosts: impl IntoIterator<Item = (&'a String, &'a OfflineHost)>,
+    config: &ContentConfig,
+    mut each: impl FnMut(&'a str, &'a OfflineHost, HostClusters),
+) {
+    let hosts: Vec<(&'a String, &'a OfflineHost)> = hosts.into_iter().collect();
+    let at_once = rayon::current_num_threads().saturating_mul(4).max(1);
+    for chunk in hosts.chunks(at_once) {
+        let clustered: Vec<HostClusters> = chunk
+            .par_iter()
+            .map(|(_, offline)| offline.cluster(config))
+            .collect();
+        for ((name, offline), clusters) in chunk.iter().zip(clustered) {
+            each(name.as_str(), offline, clusters);
+        }
+    }
+}
+
 /// What reading the inputs found.
 #[derive(Debug, Default)]
 pub struct ReadSummary {
@@ -240,8 +267,9 @@ pub fn read_hosts_with_links(
     paths: &[PathBuf],
     normalizer: &StaticNormalizer,
     config: &ContentConfig,
+    progress: bool,
 ) -> Result<(BTreeMap<String, OfflineHost>, ReadSummary), String> {
-    read(paths, normalizer, config, false, true)
+    read(paths, normalizer, config, progress, true)
 }
 
 fn read(
@@ -376,9 +404,12 @@ fn read(
             ControlFlow::Continue(())
         };
         map_in_order(
-            || read_pages(path),
+            || read_pages(path).map(PageReader::undecoded),
             record_weight,
-            |record| prepare(record, normalizer, config, &policy),
+            |record| {
+                let record = record.and_then(UndecodedRecord::decode);
+                prepare(record, normalizer, config, &policy)
+            },
             &mut consume,
             READ_BATCHING,
         )

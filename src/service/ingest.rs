@@ -3,7 +3,10 @@
 //! Pages are judged one by one by [`crate::pipeline::accept`], exactly as the offline commands
 //! judge records: an invalid page is counted and described in the summary (the first
 //! [`MAX_REJECTIONS_REPORTED`]), it does not end the stream; evidence is analysed off the async
-//! threads ([`crate::pipeline::analyze`]) and offered to its host's sample. Each stream is processed page by page, so a fast client is slowed by HTTP/2 flow control;
+//! threads ([`crate::pipeline::analyze`]) and offered to its host's sample. A stream's pages are
+//! analysed up to [`ANALYSES_IN_FLIGHT`] at once on the blocking pool (on every core) and observed
+//! in the stream's order, each after the page before it, so the template models and samples are
+//! those of a page-by-page run; beyond that a fast client is slowed by HTTP/2 flow control;
 //! beyond [`MAX_CONCURRENT_STREAMS`] streams at once the call is refused with RESOURCE_EXHAUSTED.
 //! The summary is returned only once the stream's samples are durable in the store: a returned
 //! summary is the acknowledgement.
@@ -11,6 +14,7 @@
 //! Pages are decoded leniently ([`crate::pb::lenient`]): a page whose `url` (or another text field)
 //! is not UTF-8 is rejected like any other invalid page, and the stream goes on.
 
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -33,6 +37,9 @@ use crate::telemetry;
 pub const MAX_REJECTIONS_REPORTED: usize = 100;
 /// ObservePages streams processed at once.
 pub const MAX_CONCURRENT_STREAMS: usize = 4;
+/// Pages of one stream analysed at once: enough to keep every core busy from a single stream, few
+/// enough that a stream holds only a few pages' bodies beyond the one being received.
+pub const ANALYSES_IN_FLIGHT: usize = 8;
 /// Bytes of a rejected page's URL echoed back.
 const ECHOED_URL_BYTES: usize = 256;
 
@@ -127,6 +134,24 @@ impl IngestService {
         )))
     }
 
+    /// Waits for an analysis and counts its page when it was sampled.
+    async fn count_sampled(
+        analysis: Option<tokio::task::JoinHandle<bool>>,
+        summary: &mut ObservePagesSummary,
+    ) -> Result<(), Status> {
+        let Some(analysis) = analysis else {
+            return Ok(());
+        };
+        let sampled = analysis
+            .await
+            .map_err(|err| Status::internal(format!("page analysis failed: {err}")))?;
+        if sampled {
+            summary.sampled += 1;
+            metrics::counter!(telemetry::PAGES_SAMPLED).increment(1);
+        }
+        Ok(())
+    }
+
     /// The page as the pipeline reads records: a status of 0 (unset) is kept so that acceptance
     /// rejects it, as it rejects any impossible status. A text field that is not UTF-8 rejects the
     /// page, naming the field.
@@ -171,6 +196,10 @@ impl IngestRpc for IngestService {
         let mut stream = request.into_inner();
         let mut summary = ObservePagesSummary::default();
         let mut index = 0u64;
+        // Analyses under way, oldest first; each says whether its page was sampled.
+        let mut in_flight: VecDeque<tokio::task::JoinHandle<bool>> = VecDeque::new();
+        // Closed (or sent to) once the latest evidence page has been observed.
+        let mut last_observed: Option<std::sync::mpsc::Receiver<()>> = None;
         while let Some(page) = self.next_page(&mut stream).await? {
             summary.received += 1;
             metrics::counter!(telemetry::PAGES_OBSERVED).increment(1);
@@ -227,7 +256,9 @@ impl IngestRpc for IngestService {
                         .fetch_add(body_len, Ordering::Relaxed);
                     let learning = Arc::clone(&self.learning);
                     let sidecar = Arc::clone(&self.sidecar);
-                    let sampled = tokio::task::spawn_blocking(move || {
+                    let (observed, now_observed) = std::sync::mpsc::sync_channel::<()>(1);
+                    let previous = last_observed.replace(now_observed);
+                    in_flight.push_back(tokio::task::spawn_blocking(move || {
                         let url = evidence.url.clone();
                         let served_from = evidence.final_url.clone().unwrap_or_else(|| url.clone());
                         let page = analyze(
@@ -244,6 +275,11 @@ impl IngestRpc for IngestService {
                             LINKS_PER_PAGE,
                         );
                         let page_url = page.url.clone();
+                        // Observed in the stream's order: after the page before it (whose sender
+                        // is dropped when it is done, even by a panic).
+                        if let Some(previous) = previous {
+                            let _ = previous.recv();
+                        }
                         let sampled = learning.observe(page);
                         learning.observe_fetch(&url, server_ip);
                         if sampled {
@@ -251,17 +287,18 @@ impl IngestRpc for IngestService {
                                 .mirrors
                                 .observe_links(&page_url, &served_from, links);
                         }
+                        drop(observed);
                         sampled
-                    })
-                    .await
-                    .map_err(|err| Status::internal(format!("page analysis failed: {err}")))?;
-                    if sampled {
-                        summary.sampled += 1;
-                        metrics::counter!(telemetry::PAGES_SAMPLED).increment(1);
+                    }));
+                    while in_flight.len() >= ANALYSES_IN_FLIGHT {
+                        Self::count_sampled(in_flight.pop_front(), &mut summary).await?;
                     }
                 }
             }
             index += 1;
+        }
+        while !in_flight.is_empty() {
+            Self::count_sampled(in_flight.pop_front(), &mut summary).await?;
         }
         // The summary is the acknowledgement: make the stream's samples durable first.
         let learning = Arc::clone(&self.learning);

@@ -5,6 +5,7 @@ mod admin_cli;
 mod cli;
 mod cluster;
 mod content;
+mod cores;
 mod corpus;
 mod crash;
 mod deploy;

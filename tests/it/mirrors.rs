@@ -385,7 +385,10 @@ fn mirrors_learn_and_eval_find_host_aliases_in_real_crawl_logs() {
     // The crawl logs hold more captures of `www.netarkivet.dk` than the capture table does, so
     // this alias (missed from the table) shows; `netarchive.dk`'s pages matching
     // `netarkivet.dk`'s are in the ARC files, not in any crawl log.
-    assert!(joined("//www.netarkivet.dk", "//netarkivet.dk"), "{listed:#}");
+    assert!(
+        joined("//www.netarkivet.dk", "//netarkivet.dk"),
+        "{listed:#}"
+    );
     assert!(joined("//www.oelejr.dk", "//oelejr.dk"), "{listed:#}");
     assert!(
         joined("//www.kaareogtrine.dk", "//www.trineogkaare.dk"),
@@ -409,16 +412,28 @@ fn mirrors_learn_and_eval_find_host_aliases_in_real_crawl_logs() {
     learn.extend(logs.iter().map(|p| p.display().to_string()));
     let argv: Vec<&str> = learn.iter().map(String::as_str).collect();
     let out = undust(&argv);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let file: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&rules).unwrap()).unwrap();
-    assert_eq!(file["mirrors"].as_array().unwrap().len(), sets.len(), "{file:#}");
+    assert_eq!(
+        file["mirrors"].as_array().unwrap().len(),
+        sets.len(),
+        "{file:#}"
+    );
 
     let mut eval = vec!["eval".to_owned(), "--json".to_owned(), "--index".to_owned()];
     eval.extend(logs.iter().map(|p| p.display().to_string()));
     let argv: Vec<&str> = eval.iter().map(String::as_str).collect();
     let out = undust(&argv);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let across = report["across_hosts"].to_string();
     assert!(across.contains("forms_spanning_hosts"), "{report:#}");

@@ -8,7 +8,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use undust::ingest::pages::{
     read_pages, read_pages_with, Format, PageRecord, ReadError, ReaderLimits, RecordError,
-    RecordKind,
+    RecordKind, UndecodedRecord,
 };
 
 fn gzip(data: &[u8]) -> Vec<u8> {
@@ -84,6 +84,37 @@ fn jsonl_records_and_errors_with_line_numbers() {
     );
     assert!(errs[1].to_string().contains("url"), "{}", errs[1]);
     assert!(errs[2].to_string().contains("70000"), "{}", errs[2]);
+}
+
+/// The offline commands decode JSON lines on worker threads ([`PageReader::undecoded`]): the
+/// records, the errors and their line numbers, and the body bound must be those of the iterator.
+#[test]
+fn undecoded_records_decode_like_the_iterator() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = write(dir.path(), "pages.jsonl", JSONL.as_bytes());
+    let gzipped = write(dir.path(), "pages.jsonl.gz", &gzip(JSONL.as_bytes()));
+    let limits = || ReaderLimits {
+        max_body_bytes: 10,
+        ..ReaderLimits::default()
+    };
+    for path in [&plain, &gzipped] {
+        let decoded: Vec<_> = read_pages(path)
+            .unwrap()
+            .undecoded()
+            .map(|record| record.and_then(UndecodedRecord::decode))
+            .collect();
+        assert_eq!(decoded, read_all(path));
+        assert_eq!(decoded.len(), 6);
+        let bounded: Vec<_> = read_pages_with(path, limits())
+            .unwrap()
+            .undecoded()
+            .map(|record| record.and_then(UndecodedRecord::decode))
+            .collect();
+        let iterated: Vec<_> = read_pages_with(path, limits()).unwrap().collect();
+        assert_eq!(bounded, iterated);
+        // "<p>three</p>" and "<p>five</p>" are over 10 bytes: refused, with their line numbers.
+        assert!(bounded[3].as_ref().is_err_and(|e| e.line() == Some(5)));
+    }
 }
 
 #[test]

@@ -8,9 +8,10 @@
 //! relearn of that host in the middle of the run, so the probe measures latency while learning
 //! runs. With `--ingest-hosts N`, it instead streams `--ingest-pages-per-host` generated pages of
 //! each of N distinct hosts to Ingest (the memory a crawl of many hosts costs the sidecar) and
-//! stops. Batch calls answered RESOURCE_EXHAUSTED (the sidecar shedding load) are counted and the
-//! caller goes on; any other failure stops the run. Targets other than loopback addresses are
-//! refused.
+//! stops. With `--ingest-throughput N`, it streams N generated pages of 14 sites to Ingest from
+//! `--connections` streams at once and reports pages per second. Batch calls answered
+//! RESOURCE_EXHAUSTED (the sidecar shedding load) are counted and the caller goes on; any other
+//! failure stops the run. Targets other than loopback addresses are refused.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -84,7 +85,18 @@ pub struct LoadArgs {
     /// Pages per host in `--ingest-hosts` mode (1..=1000).
     #[arg(long, default_value_t = 3)]
     ingest_pages_per_host: usize,
+    /// Instead of Canonicalize batches, stream this many generated pages (a crawl of 14 sites,
+    /// hosts interleaved) to Ingest from `--connections` streams and report pages per second
+    /// (at most 200,000; the run also ends at `--seconds`).
+    #[arg(long, default_value_t = 0)]
+    ingest_throughput: usize,
 }
+
+/// Most pages `--ingest-throughput` renders (they are held in memory, about 5 KB each).
+const MAX_THROUGHPUT_PAGES: usize = 200_000;
+/// Pages per ObservePages call in `--ingest-throughput` mode (each call ends with the sidecar
+/// making its samples durable, as a crawler's batches would).
+const THROUGHPUT_PAGES_PER_CALL: usize = 2_000;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
@@ -191,8 +203,14 @@ pub fn run(args: LoadArgs) -> ExitCode {
             return ExitCode::from(EXIT_SOFTWARE);
         }
     };
+    if args.ingest_throughput > MAX_THROUGHPUT_PAGES {
+        eprintln!("undust load: --ingest-throughput must be at most {MAX_THROUGHPUT_PAGES}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     let result = if args.ingest_hosts > 0 {
         runtime.block_on(ingest_hosts(args))
+    } else if args.ingest_throughput > 0 {
+        runtime.block_on(ingest_throughput(args))
     } else {
         runtime.block_on(drive(args))
     };
@@ -549,4 +567,91 @@ async fn relearn(admin: SocketAddr, token: &str, host: &str) -> Result<String, S
         })
         .collect::<Vec<_>>()
         .join("; "))
+}
+
+/// `--ingest-throughput`: renders the pages first (not timed), then streams them to Ingest, page
+/// `i` on stream `i % connections` so each stream keeps the crawl's order, and reports pages and
+/// bytes per second from the first page sent to the last summary received.
+async fn ingest_throughput(args: LoadArgs) -> Result<(), String> {
+    let corpus = corpus::generate(&CorpusConfig::new(7, 2).with_pages(
+        args.ingest_throughput.div_ceil(14),
+        args.ingest_throughput.div_ceil(14),
+    ));
+    // Hosts interleaved, as a crawler's frontier sends them.
+    let longest = corpus
+        .sites
+        .iter()
+        .map(|s| s.pages.len())
+        .max()
+        .unwrap_or(0);
+    let mut streams: Vec<Vec<ObservedPage>> = vec![Vec::new(); args.connections];
+    let (mut rendered, mut bytes) = (0usize, 0u64);
+    'render: for at in 0..longest {
+        for site in &corpus.sites {
+            if rendered == args.ingest_throughput {
+                break 'render;
+            }
+            let Some(page) = site.pages.get(at) else {
+                continue;
+            };
+            let body = corpus::render_html(site, page).into_bytes();
+            bytes += body.len() as u64;
+            streams[rendered % args.connections].push(ObservedPage {
+                url: page.url.clone(),
+                http_status: 200,
+                content_type: "text/html".into(),
+                body,
+                ..ObservedPage::default()
+            });
+            rendered += 1;
+        }
+    }
+    let endpoint = Endpoint::from_shared(format!("http://{}", args.addr))
+        .map_err(|e| e.to_string())?
+        .initial_stream_window_size(Some(4 * 1024 * 1024))
+        .initial_connection_window_size(Some(16 * 1024 * 1024));
+    eprintln!(
+        "undust load: streaming {rendered} pages ({bytes} bytes) over {} streams",
+        args.connections
+    );
+    let deadline = Instant::now() + Duration::from_secs(args.seconds);
+    let started = Instant::now();
+    let mut senders = Vec::new();
+    for pages in streams {
+        let channel = endpoint
+            .connect()
+            .await
+            .map_err(|e| format!("connect {}: {e}", args.addr))?;
+        let mut ingest = IngestClient::new(channel);
+        senders.push(tokio::spawn(async move {
+            let (mut sent, mut accepted, mut sampled) = (0u64, 0u64, 0u64);
+            let mut pages = pages.into_iter().peekable();
+            while pages.peek().is_some() && Instant::now() < deadline {
+                let call: Vec<ObservedPage> =
+                    pages.by_ref().take(THROUGHPUT_PAGES_PER_CALL).collect();
+                let summary = ingest
+                    .observe_pages(tokio_stream::iter(call))
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .into_inner();
+                sent += summary.received;
+                accepted += summary.accepted;
+                sampled += summary.sampled;
+            }
+            Ok::<_, String>((sent, accepted, sampled))
+        }));
+    }
+    let (mut sent, mut accepted, mut sampled) = (0u64, 0u64, 0u64);
+    for sender in senders {
+        let (s, a, k) = sender.await.map_err(|e| e.to_string())??;
+        (sent, accepted, sampled) = (sent + s, accepted + a, sampled + k);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "ingest: {sent} pages ({accepted} accepted, {sampled} sampled) in {seconds:.2} s = {:.0} \
+         pages/s ({:.1} MB/s of bodies)",
+        sent as f64 / seconds,
+        bytes as f64 * (sent as f64 / rendered.max(1) as f64) / seconds / 1e6
+    );
+    Ok(())
 }

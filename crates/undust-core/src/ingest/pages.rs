@@ -561,6 +561,49 @@ impl PageReader {
     }
 
     fn next_json(&mut self) -> Option<Result<PageRecord, RecordError>> {
+        let record = match self.next_json_line()? {
+            Ok(record) => record,
+            Err(err) => return Some(Err(err)),
+        };
+        Some(match record.0 {
+            Undecoded::JsonLine {
+                line,
+                bytes,
+                max_body_bytes,
+            } => {
+                let page = parse_json_page(&bytes, max_body_bytes)
+                    .map_err(|problem| RecordError::Line { line, problem });
+                // The line buffer is reused for the next line.
+                self.buf = bytes;
+                page
+            }
+            Undecoded::Decoded(page) => Ok(*page),
+        })
+    }
+
+    /// The next record, with a JSON line's decoding left to [`UndecodedRecord::decode`] (WARC and
+    /// ARC records are decoded here: their framing is sequential anyway). Callers that decode on
+    /// other threads use this instead of [`Iterator::next`]: decoding a JSON line (unescaping the
+    /// HTML) costs about as much as reading it, and it needs nothing of the records before it.
+    pub fn next_undecoded(&mut self) -> Option<Result<UndecodedRecord, RecordError>> {
+        if self.done {
+            return None;
+        }
+        match self.format {
+            Format::JsonLines => self.next_json_line(),
+            Format::Warc | Format::Arc => self.next().map(|record| {
+                record.map(|page| UndecodedRecord(Undecoded::Decoded(Box::new(page))))
+            }),
+        }
+    }
+
+    /// An iterator of [`PageReader::next_undecoded`].
+    pub fn undecoded(self) -> impl Iterator<Item = Result<UndecodedRecord, RecordError>> + Send {
+        let mut reader = self;
+        std::iter::from_fn(move || reader.next_undecoded())
+    }
+
+    fn next_json_line(&mut self) -> Option<Result<UndecodedRecord, RecordError>> {
         loop {
             self.line_no += 1;
             let line = self.line_no;
@@ -589,10 +632,11 @@ impl PageReader {
                 continue;
             }
             self.stats.records += 1;
-            return Some(
-                parse_json_page(&self.buf, &self.limits)
-                    .map_err(|problem| RecordError::Line { line, problem }),
-            );
+            return Some(Ok(UndecodedRecord(Undecoded::JsonLine {
+                line,
+                bytes: std::mem::take(&mut self.buf),
+                max_body_bytes: self.limits.max_body_bytes,
+            })));
         }
     }
 
@@ -951,6 +995,45 @@ impl Iterator for PageReader {
     }
 }
 
+/// A record read but, for a JSON line, not decoded yet ([`PageReader::next_undecoded`]).
+#[derive(Debug)]
+pub struct UndecodedRecord(Undecoded);
+
+#[derive(Debug)]
+enum Undecoded {
+    /// A JSON line with its 1-based number and the body limit it is decoded under.
+    JsonLine {
+        line: u64,
+        bytes: Vec<u8>,
+        max_body_bytes: usize,
+    },
+    /// A WARC or ARC record, decoded while it was framed.
+    Decoded(Box<PageRecord>),
+}
+
+impl UndecodedRecord {
+    /// Bytes the record holds (the JSON line, or the decoded body).
+    pub fn weight(&self) -> usize {
+        match &self.0 {
+            Undecoded::JsonLine { bytes, .. } => bytes.len(),
+            Undecoded::Decoded(page) => page.body.len(),
+        }
+    }
+
+    /// The record, decoded exactly as [`PageReader`]'s iterator decodes it.
+    pub fn decode(self) -> Result<PageRecord, RecordError> {
+        match self.0 {
+            Undecoded::JsonLine {
+                line,
+                bytes,
+                max_body_bytes,
+            } => parse_json_page(&bytes, max_body_bytes)
+                .map_err(|problem| RecordError::Line { line, problem }),
+            Undecoded::Decoded(page) => Ok(*page),
+        }
+    }
+}
+
 /// The fields of an ARC record's header line that the reader uses.
 struct ArcHeader {
     url: String,
@@ -1084,17 +1167,17 @@ struct JsonPage {
     server_ip: Option<String>,
 }
 
-fn parse_json_page(line: &[u8], limits: &ReaderLimits) -> Result<PageRecord, String> {
+fn parse_json_page(line: &[u8], max_body_bytes: usize) -> Result<PageRecord, String> {
     let page: JsonPage = serde_json::from_slice(line).map_err(|e| format!("invalid JSON: {e}"))?;
     if page.url.trim().is_empty() {
         return Err("empty \"url\"".into());
     }
     let body = page.html.unwrap_or_default().into_bytes();
-    if body.len() > limits.max_body_bytes {
+    if body.len() > max_body_bytes {
         return Err(format!(
             "html of {} bytes exceeds the {}-byte limit",
             body.len(),
-            limits.max_body_bytes
+            max_body_bytes
         ));
     }
     let non_empty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
