@@ -70,7 +70,8 @@ pub struct BatchSample {
 impl BatchSample {
     /// The URL at `index` of the batch: kept when it falls on the stride and room is left.
     pub fn offer(&mut self, index: usize, url: &Url) {
-        if self.stride != 0 && index % self.stride == 0 && self.urls.len() < URLS_PER_BATCH {
+        if self.stride != 0 && index.is_multiple_of(self.stride) && self.urls.len() < URLS_PER_BATCH
+        {
             self.urls.push(url.clone());
         }
     }

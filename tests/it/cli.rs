@@ -20,7 +20,11 @@ fn undust(args: &[&str], stdin: &[u8]) -> Output {
     let stdin = stdin.to_vec();
     let writer = std::thread::spawn(move || {
         let mut input = input;
-        input.write_all(&stdin)
+        match input.write_all(&stdin) {
+            // The command may answer (a usage error, say) without reading its input.
+            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
     });
     let output = child.wait_with_output().expect("undust output");
     writer

@@ -307,9 +307,12 @@ fn check(site: Site, expect_ops: &[&str], min_share_of_best: f64) {
         for seed in [1, 2] {
             let o = run(&site, strategy, seed);
             if strategy == Strategy::Graph {
+                // An expected operation may name alternatives (`a | b`): one mapping can be
+                // learned by either of two mechanisms.
                 for e in expect_ops {
                     assert!(
-                        o.ops.iter().any(|op| op.starts_with(e)),
+                        e.split(" | ")
+                            .any(|alt| o.ops.iter().any(|op| op.starts_with(alt))),
                         "{}: no `{e}` in {:?}",
                         site.host,
                         o.ops
@@ -340,7 +343,9 @@ fn tracking_parameter_ignored_but_language_kept() {
 
 #[test]
 fn id_alias_between_path_and_query_but_colours_kept() {
-    check(alias_site(), &["replace"], 0.8);
+    // The pattern tree's key replacement, or the site rule that moves the id from the query
+    // into the path (`learn::site`'s query-value-to-path action).
+    check(alias_site(), &["replace | /p.php?id=V -> /product/V"], 0.8);
 }
 
 #[test]
