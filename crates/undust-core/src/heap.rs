@@ -6,7 +6,7 @@
 //! capacity into the bytes a block of the system allocator (glibc malloc on Linux: 8 bytes of
 //! header, 16-byte granularity, 32 bytes at least) and a `std` hash table (power-of-two buckets
 //! at most 7/8 full, one control byte per bucket plus a group of trailing ones) really take.
-//! `crates/undust-core/tests/held_bytes.rs` checks the figures against a counting allocator.
+//! `crates/undust-core/tests/held_bytes.rs` checks the figures against dhat's heap counts.
 
 /// Bytes the allocator takes for a block of `requested` bytes (0 for no block).
 pub fn alloc_bytes(requested: usize) -> usize {
