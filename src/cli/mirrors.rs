@@ -170,6 +170,50 @@ impl Crawl {
     }
 }
 
+/// Malformed index lines: the first [`INDEX_ERRORS_REPORTED`] named on stderr, the rest counted.
+struct BadLines<'p> {
+    file: std::path::Display<'p>,
+    count: usize,
+}
+
+impl<'p> BadLines<'p> {
+    fn new(path: &'p Path) -> Self {
+        BadLines {
+            file: path.display(),
+            count: 0,
+        }
+    }
+
+    /// Reports one skipped line (`why` names the line).
+    fn skip(&mut self, why: impl std::fmt::Display) {
+        self.count += 1;
+        if self.count <= INDEX_ERRORS_REPORTED {
+            eprintln!("{}: {why} (skipped)", self.file);
+        }
+    }
+
+    /// Reports how many there were when not all were named.
+    fn finish(self) {
+        if self.count > INDEX_ERRORS_REPORTED {
+            eprintln!("{}: {} bad lines in all", self.file, self.count);
+        }
+    }
+}
+
+/// A fetched capture: its content mark on the host's page and its URL labelled by content.
+fn observe_capture(
+    url: &Url,
+    mark: ContentMark,
+    summaries: &mut HostSummaries,
+    labelled: &mut Vec<LabelledUrl>,
+) {
+    summaries.observe_page(url, mark, std::iter::empty());
+    labelled.push(LabelledUrl {
+        url: url.to_string(),
+        cluster: label(url.as_str(), &[mark]),
+    });
+}
+
 /// Reads one index: a capture table when its first line is a tab-separated header naming `url`
 /// and `digest`, else an archive index (CDX, CDXJ, crawl.log).
 fn read_index(
@@ -197,7 +241,7 @@ fn read_index(
         return read_archive_index(path, normalizer, summaries, labelled);
     };
     let (length_col, status_col, ip_col) = (col("length"), col("status"), col("ip"));
-    let mut bad = 0usize;
+    let mut bad = BadLines::new(path);
     for (i, line) in lines.enumerate() {
         let line_no = i + 2;
         let line = line.map_err(|e| format!("{name}: line {line_no}: {e}"))?;
@@ -217,10 +261,7 @@ fn read_index(
         let (url, digest) = match parsed {
             Ok(x) => x,
             Err(why) => {
-                bad += 1;
-                if bad <= INDEX_ERRORS_REPORTED {
-                    eprintln!("{name}: line {line_no}: {why} (skipped)");
-                }
+                bad.skip(format_args!("line {line_no}: {why}"));
                 continue;
             }
         };
@@ -229,19 +270,17 @@ fn read_index(
             continue;
         }
         let length = field(length_col).and_then(|l| l.parse().ok()).unwrap_or(0);
-        let mark = ContentMark::from_digest(digest, length);
-        summaries.observe_page(&url, mark, std::iter::empty());
+        observe_capture(
+            &url,
+            ContentMark::from_digest(digest, length),
+            summaries,
+            labelled,
+        );
         if let Some(ip) = field(ip_col).and_then(|ip| ip.parse().ok()) {
             summaries.observe_ip(&url, ip);
         }
-        labelled.push(LabelledUrl {
-            url: url.to_string(),
-            cluster: label(url.as_str(), &[mark]),
-        });
     }
-    if bad > INDEX_ERRORS_REPORTED {
-        eprintln!("{name}: {bad} bad lines in all");
-    }
+    bad.finish();
     Ok(())
 }
 
@@ -258,17 +297,13 @@ fn read_archive_index(
     summaries: &mut HostSummaries,
     labelled: &mut Vec<LabelledUrl>,
 ) -> Result<(), String> {
-    let name = path.display();
     let reader = crate::ingest::index::read_index(path).map_err(|err| err.to_string())?;
-    let mut bad = 0usize;
+    let mut bad = BadLines::new(path);
     for item in reader {
         let capture = match item {
             Ok(capture) => capture,
             Err(err) => {
-                bad += 1;
-                if bad <= INDEX_ERRORS_REPORTED {
-                    eprintln!("{name}: {err} (skipped)");
-                }
+                bad.skip(err);
                 continue;
             }
         };
@@ -285,15 +320,9 @@ fn read_archive_index(
             continue;
         };
         let mark = ContentMark::from_digest(digest, capture.length.unwrap_or(u64::MAX));
-        summaries.observe_page(&url, mark, std::iter::empty());
-        labelled.push(LabelledUrl {
-            url: url.to_string(),
-            cluster: label(url.as_str(), &[mark]),
-        });
+        observe_capture(&url, mark, summaries, labelled);
     }
-    if bad > INDEX_ERRORS_REPORTED {
-        eprintln!("{name}: {bad} bad lines in all");
-    }
+    bad.finish();
     Ok(())
 }
 
