@@ -82,6 +82,20 @@ async fn decide(
         .expect("decide mirror");
 }
 
+/// The URL of a page the corpus serves on an alias site (under its folder, if any).
+fn alias_page_url<'c>(
+    corpus: &'c MirrorCorpus,
+    site: &undust::canon::rules::MirrorSite,
+) -> &'c str {
+    corpus
+        .hosts
+        .iter()
+        .find(|h| h.origin == site.origin)
+        .and_then(|h| h.pages.iter().find(|p| p.url.starts_with(&site.display())))
+        .map(|p| p.url.as_str())
+        .expect("an alias page")
+}
+
 async fn explain_mirror(admin: &mut AdminConnection, url: &str) -> Option<undust::pb::MirrorFold> {
     admin
         .explain(ExplainRequest { url: url.into() })
@@ -204,19 +218,8 @@ async fn mirror_sets_are_detected_served_decided_and_restored() {
     // Visible: Explain, ListHosts, GetRules.
     let set = &sets[0];
     let alias = &set.aliases[0];
-    let alias_page = corpus
-        .hosts
-        .iter()
-        .find(|h| h.origin == alias.site.origin)
-        .and_then(|h| {
-            h.pages
-                .iter()
-                .find(|p| p.url.starts_with(&alias.site.display()))
-        })
-        .expect("an alias page");
-    let fold = explain_mirror(&mut admin, &alias_page.url)
-        .await
-        .expect("folded");
+    let alias_url = alias_page_url(&corpus, &alias.site);
+    let fold = explain_mirror(&mut admin, alias_url).await.expect("folded");
     assert_eq!(fold.set_id, set.id);
     assert_eq!(fold.alias_site, alias.site.display());
     assert!(
@@ -297,13 +300,13 @@ async fn mirror_sets_are_detected_served_decided_and_restored() {
         );
     };
     check_decisions(
-        explain_mirror(&mut admin, &alias_page.url).await,
+        explain_mirror(&mut admin, alias_url).await,
         explain_mirror(&mut admin, pinned_url).await,
     );
     // Detection does not undo them.
     relearn(&mut admin, "", true).await;
     check_decisions(
-        explain_mirror(&mut admin, &alias_page.url).await,
+        explain_mirror(&mut admin, alias_url).await,
         explain_mirror(&mut admin, pinned_url).await,
     );
     let before_restart = mirrors(&mut admin).await;
@@ -316,7 +319,7 @@ async fn mirror_sets_are_detected_served_decided_and_restored() {
     assert_eq!(after.decisions_json, before_restart.decisions_json);
     assert_eq!(after.passes, before_restart.passes);
     check_decisions(
-        explain_mirror(&mut admin, &alias_page.url).await,
+        explain_mirror(&mut admin, alias_url).await,
         explain_mirror(&mut admin, pinned_url).await,
     );
     // Another live alias still answers DUPLICATE after the restart (its canonical form was
@@ -422,17 +425,7 @@ async fn out_links_of_ingested_pages_give_conn_evidence() {
             .contains(&(x.clone().min(y.clone()), x.max(y))));
     }
     let (set, alias) = with_conn[0];
-    let alias_page = corpus
-        .hosts
-        .iter()
-        .find(|h| h.origin == alias.site.origin)
-        .and_then(|h| {
-            h.pages
-                .iter()
-                .find(|p| p.url.starts_with(&alias.site.display()))
-        })
-        .expect("an alias page");
-    let fold = explain_mirror(&mut admin, &alias_page.url)
+    let fold = explain_mirror(&mut admin, alias_page_url(&corpus, &alias.site))
         .await
         .expect("folded");
     assert_eq!(fold.set_id, set.id);

@@ -613,6 +613,18 @@ mod tests {
         SiteRewriter::new(actions).rewrite(&u).unwrap_or(u.into())
     }
 
+    /// `input` becomes `want`, which parses back to itself and is a fixpoint.
+    fn assert_rewrites(actions: &[SiteAction], input: &str, want: &str) {
+        let got = rw(actions, input);
+        assert_eq!(got, want, "{input}");
+        assert_eq!(
+            Url::parse(&got).unwrap().as_str(),
+            got,
+            "{input}: parses back"
+        );
+        assert_eq!(rw(actions, &got), got, "{input}: idempotent");
+    }
+
     #[test]
     fn lowercasing_the_query_happens_before_dropping_and_sorting() {
         let rw = SiteRewriter::new(&[
@@ -686,14 +698,7 @@ mod tests {
                 "https://a.example/b/print/print/s",
             ),
         ] {
-            let got = rw(&more, input);
-            assert_eq!(got, want, "{input}");
-            assert_eq!(
-                Url::parse(&got).unwrap().as_str(),
-                got,
-                "{input}: parses back"
-            );
-            assert_eq!(rw(&more, &got), got, "{input}: idempotent");
+            assert_rewrites(&more, input, want);
         }
         let cases = [
             (
@@ -711,14 +716,7 @@ mod tests {
             ("http://a.example/index.html", "http://a.example/index.html"),
         ];
         for (input, want) in cases {
-            let got = rw(&actions, input);
-            assert_eq!(got, want, "{input}");
-            assert_eq!(
-                Url::parse(&got).unwrap().as_str(),
-                got,
-                "{input}: parses back"
-            );
-            assert_eq!(rw(&actions, &got), got, "{input}: idempotent");
+            assert_rewrites(&actions, input, want);
         }
         assert_eq!(
             SiteRewriter::new(&actions).rewrite(&Url::parse("http://a.example/x?a=1").unwrap()),
@@ -776,14 +774,7 @@ mod tests {
                 "http://d.example/other.php?q=x",
             ),
         ] {
-            let got = rw(&actions, input);
-            assert_eq!(got, want, "{input}");
-            assert_eq!(
-                Url::parse(&got).unwrap().as_str(),
-                got,
-                "{input}: parses back"
-            );
-            assert_eq!(rw(&actions, &got), got, "{input}: idempotent");
+            assert_rewrites(&actions, input, want);
         }
     }
 
