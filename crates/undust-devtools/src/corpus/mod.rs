@@ -76,7 +76,7 @@ pub enum CorpusError {
     #[error("serializing a page failed: {0}")]
     Json(#[from] serde_json::Error),
     /// A site kind name that is not one of [`SiteKind::name`].
-    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings)")]
+    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla)")]
     UnknownKind(String),
 }
 
@@ -129,6 +129,12 @@ pub enum SiteKind {
     EventCalendar,
     /// News with AMP, print and mobile renderings and short id links.
     NewsRenderings,
+    /// DokuWiki: `/doku.php?id=ns:page` ≡ rewritten `/ns:page` or `/doku.php/ns/page`, case
+    /// folded ids, `do=show`; revisions and the revisions list distinct.
+    DokuWiki,
+    /// Joomla: SEF route ≡ `/index.php/...` ≡ non-SEF `option=com_content&view=article&id=`
+    /// under any `Itemid`; category pages, feeds and menu items distinct.
+    Joomla,
 }
 
 impl SiteKind {
@@ -144,7 +150,7 @@ impl SiteKind {
     ];
 
     /// The families modelled on the URL schemes of real web software, one site kind each.
-    pub const FAMILIES: [SiteKind; 13] = [
+    pub const FAMILIES: [SiteKind; 15] = [
         SiteKind::MediaWiki,
         SiteKind::WordPress,
         SiteKind::Drupal,
@@ -158,6 +164,8 @@ impl SiteKind {
         SiteKind::QAndA,
         SiteKind::EventCalendar,
         SiteKind::NewsRenderings,
+        SiteKind::DokuWiki,
+        SiteKind::Joomla,
     ];
 
     /// Families the learner's constants may be tuned on.
@@ -175,13 +183,15 @@ impl SiteKind {
     /// figures say how well the learner generalizes to software it was not tuned on. Each
     /// exercises a capability a tuning family also needs, in another shape (ids moving between
     /// path and query, default views spelled out, irrelevant sort keys, slug-less aliases).
-    pub const HELD_OUT_FAMILIES: [SiteKind; 6] = [
+    pub const HELD_OUT_FAMILIES: [SiteKind; 8] = [
         SiteKind::Drupal,
         SiteKind::Discourse,
         SiteKind::VBulletin,
         SiteKind::DirectoryListing,
         SiteKind::QAndA,
         SiteKind::EventCalendar,
+        SiteKind::DokuWiki,
+        SiteKind::Joomla,
     ];
 
     /// Whether this kind is one of [`SiteKind::FAMILIES`].
@@ -206,6 +216,8 @@ impl SiteKind {
             SiteKind::QAndA => "q-and-a",
             SiteKind::EventCalendar => "event-calendar",
             SiteKind::NewsRenderings => "news-renderings",
+            SiteKind::DokuWiki => "dokuwiki",
+            SiteKind::Joomla => "joomla",
             SiteKind::Forum => "forum",
             SiteKind::Shop => "shop",
             SiteKind::News => "news",

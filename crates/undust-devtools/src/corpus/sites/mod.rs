@@ -11,8 +11,10 @@ mod boards;
 mod calendar;
 mod case;
 mod docs;
+mod dokuwiki;
 mod drupal;
 mod forum;
+mod joomla;
 mod listing;
 mod mediawiki;
 mod news;
@@ -240,6 +242,8 @@ fn make_section(
             SiteKind::QAndA => Box::new(qa::QAndA::new(em, rng, base)),
             SiteKind::EventCalendar => Box::new(calendar::Calendar::new(em, rng, base)),
             SiteKind::NewsRenderings => Box::new(renderings::Renderings::new(em, rng, base)),
+            SiteKind::DokuWiki => Box::new(dokuwiki::DokuWiki::new(em, rng, base)),
+            SiteKind::Joomla => Box::new(joomla::Joomla::new(em, rng, base)),
             // The hand-made kinds are not families; they never reach here.
             _ => Box::new(News::new(em, rng, base)),
         },
@@ -259,8 +263,10 @@ fn make_host(
         SiteKind::DocsMirror => &["docs.", "ftp.", "www.", "mirror."],
         SiteKind::CaseInsensitive => &["www.", "intranet.", "wiki.", ""],
         SiteKind::Mixed | SiteKind::NoDust => &["www.", ""],
-        SiteKind::MediaWiki => &["wiki.", "www.", ""],
-        SiteKind::WordPress | SiteKind::Drupal | SiteKind::NewsRenderings => &["www.", "blog.", ""],
+        SiteKind::MediaWiki | SiteKind::DokuWiki => &["wiki.", "www.", ""],
+        SiteKind::WordPress | SiteKind::Drupal | SiteKind::Joomla | SiteKind::NewsRenderings => {
+            &["www.", "blog.", ""]
+        }
         SiteKind::Discourse | SiteKind::PhpBb | SiteKind::VBulletin => {
             &["forum.", "discuss.", "community.", "www."]
         }
