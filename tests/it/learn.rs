@@ -860,13 +860,13 @@ fn family_run(
 }
 
 /// Measured share of the best achievable compression on the tuning families (micro), with the
-/// learner of this branch: 0.90 (80% before the case-insensitive query and shape pooling). A
-/// floor against regressions, not a target.
-const TUNING_SHARE_FLOOR: f64 = 0.88;
-/// False-positive rate (micro) on the tuning families: 0.0044, all of it phpBB's `f`, dropped
-/// site-wide on evidence from topic pages while it names the forum on `viewforum.php` listings
-/// the 20% sample hardly shows (QUALITY.md, open problems).
-const TUNING_FPR_CEILING: f64 = 0.005;
+/// learner of this branch: 0.92 (0.91 before parameters dropped only beside another, 80% before
+/// the case-insensitive query and shape pooling). A floor against regressions, not a target.
+const TUNING_SHARE_FLOOR: f64 = 0.91;
+/// False-positive rate (micro) on the tuning families: 0 since phpBB's `f` is dropped only
+/// beside the topic id `t` (0.0044 before, all of it `f` dropped site-wide while it names the
+/// forum on `viewforum.php` listings the 20% sample hardly shows). The ceiling.
+const TUNING_FPR_CEILING: f64 = 0.001;
 
 /// The tuning families (constants may be chosen on them): no hard negative merged, and today's
 /// figures held as floors.
@@ -886,36 +886,53 @@ fn tuning_families_quality() {
     );
 }
 
-/// Measured share of the best achievable compression on the held-out families (micro): 0.83
-/// with ids moving from a query value into the path and slugs beside ids (0.659 before them;
-/// 0.669 before the page-type guards, which gave up Q&A rules that merged tag listings: fpr
-/// 0.00093 -> 0). A floor against regressions.
+/// Measured share of the best achievable compression on the first six held-out families
+/// (micro): 0.83 with ids moving from a query value into the path and slugs beside ids (0.659
+/// before them; 0.669 before the page-type guards, which gave up Q&A rules that merged tag
+/// listings: fpr 0.00093 -> 0). A floor against regressions.
 const HELD_OUT_SHARE_FLOOR: f64 = 0.82;
+/// The families added to the held-out set later (DokuWiki, Joomla), each with the share it had
+/// when first measured, before any learner change that followed: a floor per family.
+const LATER_HELD_OUT_FLOORS: [(&str, f64); 2] = [("dokuwiki", 0.99), ("joomla", 0.47)];
 
 /// On the held-out families the guarantees hold: no hard negative merged, false-positive rate
-/// at most 0.1% of support pairs (micro; measured 0), and today's share as a floor.
+/// at most 0.1% of support pairs (micro; measured 0), and today's shares as floors.
 #[test]
 fn held_out_families_keep_the_guarantees() {
-    let (_, total, merged) = family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");
+    let (rows, total, merged) =
+        family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");
     assert_eq!(merged, 0, "hard negatives merged on the held-out families");
     assert!(
         total.false_positive_rate() <= 0.001,
         "fpr {:.5}",
         total.false_positive_rate()
     );
-    let share = total.compression_rate() / total.best_compression_rate();
+    let mut first_six = undust::learn::eval::Metrics::default();
+    for r in &rows {
+        match LATER_HELD_OUT_FLOORS.iter().find(|(f, _)| *f == r.family) {
+            Some((family, floor)) => assert!(
+                r.share_of_best() >= *floor,
+                "{family}: share of best {:.3} < {floor}",
+                r.share_of_best()
+            ),
+            None => first_six.add(&r.total),
+        }
+    }
+    let share = first_six.compression_rate() / first_six.best_compression_rate();
     assert!(
         share >= HELD_OUT_SHARE_FLOOR,
-        "held-out micro share of best {share:.3}"
+        "held-out micro share of best (first six families) {share:.3}"
     );
 }
 
 /// Generality, the target: on families never used to choose a constant, learning with
 /// the defaults reaches 90% of the best achievable compression (micro) and 75% in every family.
-/// Not met yet (83% micro; Drupal 70%, Discourse 68%): Drupal's path aliases
-/// (`/articles/title` ≡ `/node/5`) are beyond URL rules, and Discourse's slug is not dropped. Run with `cargo test --test it -- --ignored held_out` to see where it stands.
+/// Not met yet (79% micro; Drupal 70%, Discourse 68%, Joomla 48%): Drupal's path aliases
+/// (`/articles/title` ≡ `/node/5`) and Joomla 4's id-less routes are beyond URL rules, and
+/// Discourse's slug is not dropped. Run with `cargo test --test it -- --ignored held_out` to
+/// see where it stands.
 #[test]
-#[ignore = "generality target not met yet: 83% of best on the held-out families (QUALITY.md)"]
+#[ignore = "generality target not met yet: 79% of best on the held-out families (QUALITY.md)"]
 fn held_out_families_reach_the_generality_target() {
     let (rows, total, _) = family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");
     let share = total.compression_rate() / total.best_compression_rate();

@@ -122,6 +122,8 @@ struct Evidence {
     /// Page types where the candidate merged only different pages, at least
     /// [`MIN_CONTRARY_GROUPS`] times.
     contrary_types: u64,
+    /// Samples in groups that merged duplicates.
+    positive_samples: Vec<u32>,
 }
 
 impl Evidence {
@@ -282,7 +284,21 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             }
             let mut with = rewriter.clone();
             with.add(&candidate);
-            let (evidence, moved) = measure(&parsed, &with, &round, &may_change);
+            let (mut evidence, mut moved) = measure(&parsed, &with, &round, &may_change);
+            let mut candidate = candidate;
+            // A parameter shown irrelevant only next to another one is dropped only there.
+            if let Some((scoped, scoped_with, scoped_evidence, scoped_moved)) = narrow_param(
+                &candidate,
+                &evidence,
+                config,
+                (&parsed, &rewriter, &round),
+                &may_change,
+            ) {
+                candidate = scoped;
+                with = scoped_with;
+                evidence = scoped_evidence;
+                moved = scoped_moved;
+            }
             // A moved id is a mapping between two page types: one merge of different pages
             // contradicts it.
             let contradicted = matches!(candidate, SiteAction::QueryValueToPath { .. })
@@ -484,8 +500,13 @@ fn candidates(
         params
             .into_iter()
             .take(MAX_PARAM_CANDIDATES)
-            .map(|(name, samples)| (SiteAction::IgnoreParam { name }, samples))
-            .filter(|(a, _)| !taken(a)),
+            .filter(|(name, _)| {
+                // Dropped beside another parameter already: not tested for every URL again.
+                !accepted.iter().any(|(a, _)| {
+                    matches!(a, SiteAction::IgnoreParam { name: taken, .. } if taken == name)
+                })
+            })
+            .map(|(name, samples)| (SiteAction::IgnoreParam { name, beside: None }, samples)),
     );
     out.extend(
         droppable_segments(parsed, rewriter, &outputs, round)
@@ -905,6 +926,84 @@ fn segment_aliases(
     out
 }
 
+/// A candidate with what testing it gave: the action, the rewriter with it, its evidence and the
+/// samples it moved (sample, new output hash).
+type Tested = (SiteAction, SiteRewriter, Evidence, Vec<(u32, u64)>);
+
+/// The narrower form of a parameter candidate for every URL, when its evidence points at one:
+/// `(action, rewriter with it, evidence, moved samples)`.
+///
+/// Evidence for dropping a parameter comes from the page types where duplicates showed it; the
+/// acceptance test tolerates a few changed samples in page types without evidence, and the
+/// samples of a page type where the parameter names the page may show no pair at all (phpBB's
+/// `viewforum.php?f=…` listings: one sample per forum). When every sample of a merged
+/// duplicate group also holds one other parameter (the topic id `t` beside `f`), the
+/// parameter is tested again dropped only beside that one; the narrower rule is taken when the
+/// wider one is refused or reaches samples outside the page types that showed evidence, and
+/// the narrower one passes the same test.
+fn narrow_param(
+    candidate: &SiteAction,
+    wide: &Evidence,
+    config: &LearnConfig,
+    (parsed, rewriter, round): (&[Parsed], &SiteRewriter, &Round),
+    may_change: &[u32],
+) -> Option<Tested> {
+    let SiteAction::IgnoreParam { name, beside: None } = candidate else {
+        return None;
+    };
+    if wide.positive_samples.is_empty()
+        || (wide.accepts(config) && wide.changed_in_evidenced_types == wide.changed)
+    {
+        return None;
+    }
+    let names_of = |u: u32| -> Vec<String> {
+        let url = &parsed[u as usize].url;
+        let (_, query, _) = rewriter.rewrite_parts(url.path(), url.query());
+        query
+            .as_deref()
+            .unwrap_or("")
+            .split('&')
+            .map(|part| part.split_once('=').map_or(part, |(n, _)| n))
+            .filter(|n| !n.is_empty() && n != name)
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut shared = names_of(wide.positive_samples[0]);
+    for &u in &wide.positive_samples[1..] {
+        let names = names_of(u);
+        shared.retain(|n| names.contains(n));
+        if shared.is_empty() {
+            return None;
+        }
+    }
+    // Of the parameters every duplicate showed, the one fewest changed samples hold: the most
+    // specific description of where the evidence lies.
+    let holding = |key: &str| -> Vec<u32> {
+        may_change
+            .iter()
+            .copied()
+            .filter(|&u| names_of(u).iter().any(|n| n == key))
+            .collect()
+    };
+    let (beside, narrowed) = shared
+        .iter()
+        .map(|k| (k.clone(), holding(k)))
+        .min_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| a.0.cmp(&b.0)))?;
+    if narrowed.len() == may_change.len() {
+        return None;
+    }
+    let scoped = SiteAction::IgnoreParam {
+        name: name.clone(),
+        beside: Some(beside),
+    };
+    let mut with = rewriter.clone();
+    with.add(&scoped);
+    let (evidence, moved) = measure(parsed, &with, round, &narrowed);
+    evidence
+        .accepts(config)
+        .then_some((scoped, with, evidence, moved))
+}
+
 /// Evidence for adding one action to the accepted ones (`round`), giving `after`; `may_change`
 /// lists the samples the action can change.
 fn measure(
@@ -949,6 +1048,7 @@ fn measure(
         let negative_before = e.negative_groups;
         count_group(&mut members, &mut e);
         if e.positive_groups > positive_before {
+            e.positive_samples.extend(moved.iter().copied());
             evidenced_types.extend(moved.iter().map(|&u| round.types[u as usize]));
             evidenced_shapes.extend(moved.iter().map(|&u| round.shapes[u as usize]));
         } else if e.negative_groups > negative_before {
@@ -1203,18 +1303,25 @@ mod tests {
         let out = learn(&s, &LearnConfig::default());
         let actions: Vec<&SiteAction> = out.rules.iter().map(|r| &r.action).collect();
         assert!(
-            actions.contains(&&SiteAction::IgnoreParam { name: "sid".into() }),
+            actions.contains(&&SiteAction::IgnoreParam {
+                name: "sid".into(),
+                beside: None
+            }),
             "{actions:?}"
         );
         assert!(actions.contains(&&SiteAction::LowercasePath), "{actions:?}");
         assert!(
             !actions.contains(&&SiteAction::IgnoreParam {
-                name: "page".into()
+                name: "page".into(),
+                beside: None,
             }),
             "{actions:?}"
         );
         assert!(
-            !actions.contains(&&SiteAction::IgnoreParam { name: "id".into() }),
+            !actions.contains(&&SiteAction::IgnoreParam {
+                name: "id".into(),
+                beside: None
+            }),
             "{actions:?}"
         );
         assert!(out.samples.iter().all(|s| !s.url.contains("sid=")));
@@ -1241,13 +1348,47 @@ mod tests {
             ));
         }
         let out = learn(&s, &LearnConfig::default());
-        assert!(out.rules.is_empty(), "{:?}", out.rules);
+        // Dropped only where the evidence lies, beside the topic id; the listings keep it.
+        assert_eq!(
+            out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
+            [&SiteAction::IgnoreParam {
+                name: "f".into(),
+                beside: Some("t".into()),
+            }]
+        );
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        let rewrite = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rewriter.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        assert_eq!(
+            rewrite("http://c.example/viewforum.php?f=3&start=0"),
+            "http://c.example/viewforum.php?f=3&start=0"
+        );
+        assert_eq!(
+            rewrite("http://c.example/viewtopic.php?f=3&t=7"),
+            "http://c.example/viewtopic.php?t=7"
+        );
+        // With two listings in the sample, too few to judge their page type, the parameter
+        // is still dropped only beside the topic id: no listing loses its forum.
+        let few: Vec<LabelledUrl> = s.iter().filter(|l| l.cluster < 102).cloned().collect();
+        let out = learn(&few, &LearnConfig::default());
+        assert_eq!(
+            out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
+            [&SiteAction::IgnoreParam {
+                name: "f".into(),
+                beside: Some("t".into()),
+            }]
+        );
         // With the listings out of the sample, the topic pages alone justify it.
         let topics: Vec<LabelledUrl> = s.into_iter().filter(|l| l.cluster < 100).collect();
         let out = learn(&topics, &LearnConfig::default());
         assert_eq!(
             out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
-            [&SiteAction::IgnoreParam { name: "f".into() }]
+            [&SiteAction::IgnoreParam {
+                name: "f".into(),
+                beside: None
+            }]
         );
     }
 
@@ -1276,7 +1417,12 @@ mod tests {
             s.push(lu(&format!("https://e.example/a/b{id}/"), id));
             s.push(lu(&format!("https://e.example/a/b{id}"), 100 + id));
         }
-        assert!(learn(&s, &LearnConfig::default()).rules.is_empty());
+        let out = learn(&s, &LearnConfig::default());
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        for id in 0..30u64 {
+            let listing = Url::parse(&format!("https://x.example/forum.php?f={id}")).unwrap();
+            assert_eq!(rewriter.rewrite(&listing), None, "{:?}", out.rules);
+        }
     }
 
     #[test]
@@ -1401,7 +1547,12 @@ mod tests {
             s.push(lu(&format!("https://x.example/topic.php?t={id}&f=2"), id));
             s.push(lu(&format!("https://x.example/forum.php?f={id}"), 100 + id));
         }
-        assert!(learn(&s, &LearnConfig::default()).rules.is_empty());
+        let out = learn(&s, &LearnConfig::default());
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        for id in 0..30u64 {
+            let listing = Url::parse(&format!("https://x.example/forum.php?f={id}")).unwrap();
+            assert_eq!(rewriter.rewrite(&listing), None, "{:?}", out.rules);
+        }
     }
 
     #[test]

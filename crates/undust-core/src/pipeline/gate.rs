@@ -217,6 +217,7 @@ mod tests {
             id: "example.com#s1".into(),
             action: SiteAction::IgnoreParam {
                 name: "page".into(),
+                beside: None,
             },
             support: 10,
             support_clusters: 3,

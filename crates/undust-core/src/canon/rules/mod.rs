@@ -366,8 +366,9 @@ impl HostRuleSet {
                 reason: reason.to_owned(),
             };
             match &rule.action {
-                SiteAction::IgnoreParam { name } => {
-                    if name.is_empty() || name.contains(['&', '=', '#']) {
+                SiteAction::IgnoreParam { name, beside } => {
+                    let bad_name = |n: &str| n.is_empty() || n.contains(['&', '=', '#']);
+                    if bad_name(name) || beside.as_deref().is_some_and(bad_name) {
                         return Err(bad("a parameter name must be non-empty without & = #"));
                     }
                 }

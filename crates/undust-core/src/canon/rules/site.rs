@@ -31,10 +31,16 @@ use url::Url;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum SiteAction {
-    /// Every occurrence of query parameter `name` (raw, as serialized) is dropped.
+    /// Every occurrence of query parameter `name` (raw, as serialized) is dropped; with
+    /// `beside`, only from queries that also hold parameter `beside`: a parameter redundant
+    /// next to an id (phpBB's forum `f` beside the topic `t`) that names the page elsewhere (`f`
+    /// alone on the forum listings).
     IgnoreParam {
         /// The parameter name.
         name: String,
+        /// The parameter the query must also hold, or `None` for every URL.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        beside: Option<String>,
     },
     /// ASCII letters of the path are lower-cased (percent escapes are left as they are).
     LowercasePath,
@@ -101,7 +107,13 @@ pub enum SiteAction {
 impl fmt::Display for SiteAction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SiteAction::IgnoreParam { name } => write!(f, "ignore query:{name} on every URL"),
+            SiteAction::IgnoreParam { name, beside: None } => {
+                write!(f, "ignore query:{name} on every URL")
+            }
+            SiteAction::IgnoreParam {
+                name,
+                beside: Some(beside),
+            } => write!(f, "ignore query:{name} beside query:{beside}"),
             SiteAction::LowercasePath => f.write_str("lower-case the path"),
             SiteAction::LowercasePathAndQuery => f.write_str("lower-case the path and the query"),
             SiteAction::DefaultDocument { name } => {
@@ -152,7 +164,8 @@ pub struct SiteRule {
 /// The site actions of one host, ready to apply.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SiteRewriter {
-    ignored_params: Vec<String>,
+    /// (name, beside) of [`SiteAction::IgnoreParam`].
+    ignored_params: Vec<(String, Option<String>)>,
     lowercase_path: bool,
     lowercase_query: bool,
     default_documents: Vec<String>,
@@ -182,9 +195,10 @@ impl SiteRewriter {
     /// Adds one action.
     pub fn add(&mut self, action: &SiteAction) {
         match action {
-            SiteAction::IgnoreParam { name } => {
-                if !self.ignored_params.contains(name) {
-                    self.ignored_params.push(name.clone());
+            SiteAction::IgnoreParam { name, beside } => {
+                let entry = (name.clone(), beside.clone());
+                if !self.ignored_params.contains(&entry) {
+                    self.ignored_params.push(entry);
                 }
             }
             SiteAction::LowercasePath => self.lowercase_path = true,
@@ -519,14 +533,19 @@ impl SiteRewriter {
 
     /// The query without ignored parameters and sorted when asked, `None` when nothing is left.
     fn drop_and_sort<'a>(&self, q: &'a str) -> Option<Cow<'a, str>> {
-        let drops = |p: &str| self.ignored_params.iter().any(|i| i == param_name(p));
+        let holds = |key: &str| q.split('&').any(|p| param_name(p) == key);
+        let drops = |name: &str| {
+            self.ignored_params
+                .iter()
+                .any(|(i, beside)| i == name && beside.as_deref().is_none_or(holds))
+        };
         // One pass decides whether anything changes; most queries are left as they are.
         let mut any_dropped = false;
         let mut unsorted = false;
         let mut prev: Option<&str> = None;
         for part in q.split('&') {
             let name = param_name(part);
-            any_dropped |= self.ignored_params.iter().any(|i| i == name);
+            any_dropped = any_dropped || drops(name);
             if self.sort_query {
                 unsorted |= prev.is_some_and(|p| p > name);
                 prev = Some(name);
@@ -535,7 +554,7 @@ impl SiteRewriter {
         if !any_dropped && !unsorted {
             return Some(Cow::Borrowed(q));
         }
-        let mut parts: Vec<&str> = q.split('&').filter(|p| !drops(p)).collect();
+        let mut parts: Vec<&str> = q.split('&').filter(|p| !drops(param_name(p))).collect();
         if self.sort_query {
             parts.sort_by(|a, b| param_name(a).cmp(param_name(b)));
         }
@@ -629,7 +648,10 @@ mod tests {
     fn lowercasing_the_query_happens_before_dropping_and_sorting() {
         let rw = SiteRewriter::new(&[
             SiteAction::LowercasePathAndQuery,
-            SiteAction::IgnoreParam { name: "sid".into() },
+            SiteAction::IgnoreParam {
+                name: "sid".into(),
+                beside: None,
+            },
             SiteAction::SortQuery,
         ]);
         let url = Url::parse("http://h.example/Shop/Item.aspx?SID=X1&ID=5&Cat=B%C3%A9").unwrap();
@@ -649,7 +671,10 @@ mod tests {
     fn actions_apply_in_a_fixed_order_and_are_idempotent() {
         let actions = [
             SiteAction::SortQuery,
-            SiteAction::IgnoreParam { name: "sid".into() },
+            SiteAction::IgnoreParam {
+                name: "sid".into(),
+                beside: None,
+            },
             SiteAction::DefaultDocument {
                 name: "index.htm".into(),
             },
@@ -782,7 +807,10 @@ mod tests {
     fn site_rules_round_trip_as_json() {
         let rule = SiteRule {
             id: "a.example#s1".into(),
-            action: SiteAction::IgnoreParam { name: "sid".into() },
+            action: SiteAction::IgnoreParam {
+                name: "sid".into(),
+                beside: None,
+            },
             support: 12,
             support_clusters: 5,
             false_positive_rate: 0.0,
