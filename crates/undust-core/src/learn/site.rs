@@ -11,7 +11,8 @@
 //! - every candidate is a [`SiteAction`]: drop parameter `n`, lower-case the path, strip the
 //!   default document `d` or trailing slashes, drop a path segment such as `/print/`, treat
 //!   interchangeable segment values (`/mirror1/`, `/mirror2/`) as one, sort the query, use
-//!   https;
+//!   https, move an id between shapes (a query value into the path, the number ending a slug
+//!   to the site's short link), drop a slug beside an id;
 //! - with the accepted actions `A` applied, a candidate `X` *merges* two samples when they
 //!   differ under `A` and are identical under `A ∪ X`. Each group of samples made identical is
 //!   positive when it merges samples of one cluster, negative when it merges different clusters;
@@ -35,7 +36,7 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use super::config::LearnConfig;
 use super::LabelledUrl;
-use crate::canon::rules::site::path_safe_value;
+use crate::canon::rules::site::{path_safe_value, slug_id_suffix};
 use crate::canon::rules::{SiteAction, SiteRewriter, SiteRule};
 
 /// Share of the samples a candidate changes that must lie in page types where it merged
@@ -300,9 +301,11 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 moved = scoped_moved;
             }
             // A moved id is a mapping between two page types: one merge of different pages
-            // contradicts it.
-            let contradicted = matches!(candidate, SiteAction::QueryValueToPath { .. })
-                && evidence.negative_groups > 0;
+            // contradicts it (the number at the end of a slug may be a page or a year).
+            let contradicted = matches!(
+                candidate,
+                SiteAction::QueryValueToPath { .. } | SiteAction::IdInSlug { .. }
+            ) && evidence.negative_groups > 0;
             if !contradicted && evidence.accepts(config) {
                 rewriter = with;
                 if matches!(
@@ -315,6 +318,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         | SiteAction::DropSegment { .. }
                         | SiteAction::QueryValueToPath { .. }
                         | SiteAction::SlugBesideId { .. }
+                        | SiteAction::IdInSlug { .. }
                 ) {
                     // Paths changed: page types are recomputed with the outputs.
                     round = start_round(&parsed, &rewriter);
@@ -520,6 +524,11 @@ fn candidates(
     );
     out.extend(
         moved_ids(parsed, &outputs)
+            .into_iter()
+            .filter(|(a, _)| !taken(a)),
+    );
+    out.extend(
+        ids_in_slugs(parsed, &outputs)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
@@ -746,6 +755,77 @@ fn moved_ids(
                     path: script.to_owned(),
                     name: name.to_owned(),
                     prefix: prefix.to_owned(),
+                },
+                samples,
+            ))
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| a.1.to_string().cmp(&b.1.to_string()))
+    });
+    out.into_iter().map(|(_, a, s)| (a, s)).collect()
+}
+
+/// Candidates for an id at the end of a slug that is also the site's short link
+/// ([`SiteAction::IdInSlug`]): inside one duplicate cluster, a URL whose path is `P` + `N`
+/// beside a URL whose last segment is `slug-N` + suffix at depth `d` proposes `(P, d, suffix)`;
+/// a proposal made by at least [`MIN_MOVED_ID_VALUES`] distinct ids is a candidate, the most
+/// shown first. Each comes with the samples of depth `d` whose last segment has that shape.
+fn ids_in_slugs(
+    parsed: &[Parsed],
+    outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+) -> Vec<(SiteAction, Vec<u32>)> {
+    let mut by_cluster: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    // (depth, suffix) -> samples with a slug ending in an id there.
+    let mut shaped: FxHashMap<(usize, &str), Vec<u32>> = FxHashMap::default();
+    for (i, (p, (path, _))) in parsed.iter().zip(outputs).enumerate() {
+        by_cluster.entry(p.cluster).or_default().push(i as u32);
+        let depth = path.split('/').count() - 1;
+        if let Some((_, _, suffix)) = path.rsplit('/').next().and_then(slug_id_suffix) {
+            shaped.entry((depth, suffix)).or_default().push(i as u32);
+        }
+    }
+    if shaped.is_empty() {
+        return Vec::new();
+    }
+    // (short, depth, suffix) -> distinct ids shown.
+    let mut proposals: FxHashMap<(&str, usize, &str), FxHashSet<&str>> = FxHashMap::default();
+    for members in by_cluster.values() {
+        if members.len() < 2 || members.len() > MAX_MOVED_ID_CLUSTER {
+            continue;
+        }
+        for &a in members {
+            let long: &str = &outputs[a as usize].0;
+            let Some((_, id, suffix)) = long.rsplit('/').next().and_then(slug_id_suffix) else {
+                continue;
+            };
+            let depth = long.split('/').count() - 1;
+            for &b in members {
+                let other: &str = &outputs[b as usize].0;
+                let Some(short) = other.strip_suffix(id) else {
+                    continue;
+                };
+                if b != a && short.ends_with('/') && short.len() > 1 {
+                    proposals
+                        .entry((short, depth, suffix))
+                        .or_default()
+                        .insert(id);
+                }
+            }
+        }
+    }
+    let mut out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
+        .into_iter()
+        .filter(|(_, ids)| ids.len() >= MIN_MOVED_ID_VALUES)
+        .filter_map(|((short, depth, suffix), ids)| {
+            let samples = shaped.get(&(depth, suffix))?.clone();
+            Some((
+                ids.len(),
+                SiteAction::IdInSlug {
+                    short: short.to_owned(),
+                    depth: u16::try_from(depth).ok()?,
+                    suffix: suffix.to_owned(),
                 },
                 samples,
             ))
@@ -1278,6 +1358,100 @@ mod tests {
             !out.rules
                 .iter()
                 .any(|r| matches!(r.action, SiteAction::QueryValueToPath { .. })),
+            "{:?}",
+            out.rules
+        );
+    }
+
+    #[test]
+    fn an_id_at_the_end_of_a_slug_moves_to_the_short_link() {
+        // A news site links its stories under a section and a slug, and shares the short link:
+        // the sample shows both forms of only a few stories, and stories in the other sections
+        // once each; every story of the page type moves to the short form.
+        let mut s = Vec::new();
+        for id in 0..40u64 {
+            let section = ["world", "sport", "culture"][id as usize % 3];
+            s.push(lu(
+                &format!(
+                    "https://n.example/{section}/story-number-{}.html",
+                    5000 + id
+                ),
+                id,
+            ));
+            if id % 4 == 0 {
+                s.push(lu(&format!("https://n.example/a/{}", 5000 + id), id));
+            }
+            // Comments are another page, under both forms.
+            s.push(lu(
+                &format!(
+                    "https://n.example/{section}/story-number-{}.html?comments=all",
+                    5000 + id
+                ),
+                100 + id,
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let moved = SiteAction::IdInSlug {
+            short: "/a/".into(),
+            depth: 2,
+            suffix: ".html".into(),
+        };
+        assert_eq!(
+            out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
+            [&moved],
+        );
+        let rewriter = SiteRewriter::new([&moved]);
+        let rewrite = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rewriter.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        // The short form is a fixpoint: rewriting it again changes nothing.
+        let fixpoint = |_: &SiteRewriter, u: &str| {
+            let once = rewrite(u);
+            assert_eq!(rewrite(&once), once, "{u}");
+            once
+        };
+        for (from, to) in [
+            (
+                "https://n.example/sport/never-seen-777.html",
+                "https://n.example/a/777",
+            ),
+            (
+                "https://n.example/sport/never-seen-777.html?comments=all",
+                "https://n.example/a/777?comments=all",
+            ),
+        ] {
+            assert_eq!(fixpoint(&rewriter, from), to);
+        }
+        // Other shapes stay: another depth, another suffix, no number after the slug.
+        for same in [
+            "https://n.example/sport/2019/never-seen-777.html",
+            "https://n.example/sport/never-seen-777",
+            "https://n.example/sport/never-seen.html",
+        ] {
+            assert_eq!(fixpoint(&rewriter, same), same);
+        }
+    }
+
+    #[test]
+    fn a_number_at_the_end_of_a_slug_that_names_a_page_does_not_move() {
+        // Story pages carry their id at the end of the slug, but so do the pages of a listing
+        // (`/archive/week-2.html` is page 2 of the archive, not story 2): one merge of different
+        // pages refuses the move, though 300 stories keep it under the site thresholds.
+        let mut s = Vec::new();
+        for id in 0..300u64 {
+            s.push(lu(
+                &format!("https://m.example/news/title-{}.html", 10 + id),
+                id,
+            ));
+            s.push(lu(&format!("https://m.example/a/{}", 10 + id), id));
+        }
+        s.push(lu("https://m.example/archive/week-12.html", 500));
+        let out = learn(&s, &LearnConfig::default());
+        assert!(
+            !out.rules
+                .iter()
+                .any(|r| matches!(r.action, SiteAction::IdInSlug { .. })),
             "{:?}",
             out.rules
         );

@@ -408,6 +408,22 @@ impl HostRuleSet {
                         ));
                     }
                 }
+                SiteAction::IdInSlug {
+                    short,
+                    depth,
+                    suffix,
+                } => {
+                    if !short.starts_with('/')
+                        || !short.ends_with('/')
+                        || short.contains(['?', '#'])
+                        || *depth == 0
+                        || suffix.contains(['/', '?', '#'])
+                    {
+                        return Err(bad(
+                            "an id in a slug needs a short path starting and ending with /, a depth and a suffix without / ? #",
+                        ));
+                    }
+                }
                 SiteAction::SlugBesideId { prefix, .. } => {
                     if !prefix.starts_with('/')
                         || !prefix.ends_with('/')

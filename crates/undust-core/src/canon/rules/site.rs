@@ -14,12 +14,14 @@
 //! ```json
 //! {"id": "example.com#s1", "op": "ignore_param", "name": "sid",
 //!  "support": 412, "support_clusters": 97, "false_positive_rate": 0.0}
+//! {"id": "example.com#s2", "op": "ignore_param", "name": "f", "beside": "t", ...}
 //! ```
 //!
 //! Every action is idempotent, and [`SiteRewriter::rewrite`] applies them in a fixed order
-//! (scheme, lower-case the path (and the query), segment aliases, dropped segments, strip a default document,
-//! strip trailing slashes, drop parameters, sort the query), so the result does not depend on the order of the rules in the
-//! file.
+//! (scheme, a query value moved into the path, lower-case the path (and the query), segment
+//! aliases, dropped segments, slugs beside ids, ids ending slugs to short links, strip a
+//! default document, strip trailing slashes, drop parameters, sort the query), so the result
+//! does not depend on the order of the rules in the file.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -102,6 +104,18 @@ pub enum SiteAction {
         /// Whether the slug comes before the id.
         before_id: bool,
     },
+    /// An id at the end of a slug moves to the site's short path: a path of `depth` segments
+    /// whose last segment is `slug-N` followed by `suffix` (`N` all digits, the slug not empty)
+    /// becomes `short` + `N`, the query kept: a news site's
+    /// `/world/some-title-59721801.html` is its short link `/a/59721801`.
+    IdInSlug {
+        /// The short form's path before the id: starts and ends with `/`.
+        short: String,
+        /// Segments of the long form's path.
+        depth: u16,
+        /// What follows the id in the long form's last segment (`.html`, or empty).
+        suffix: String,
+    },
 }
 
 impl fmt::Display for SiteAction {
@@ -139,6 +153,14 @@ impl fmt::Display for SiteAction {
                 } else {
                     write!(f, "{prefix}N/slug -> {prefix}N")
                 }
+            }
+            SiteAction::IdInSlug {
+                short,
+                depth,
+                suffix,
+            } => {
+                let dirs = "/*".repeat(usize::from(*depth).saturating_sub(1));
+                write!(f, "{dirs}/slug-N{suffix} -> {short}N")
             }
         }
     }
@@ -180,6 +202,8 @@ pub struct SiteRewriter {
     query_to_path: Vec<(String, String, String)>,
     /// (prefix, before_id) of [`SiteAction::SlugBesideId`].
     slugs: Vec<(String, bool)>,
+    /// (short, depth, suffix) of [`SiteAction::IdInSlug`].
+    ids_in_slugs: Vec<(String, u16, String)>,
 }
 
 impl SiteRewriter {
@@ -243,6 +267,16 @@ impl SiteRewriter {
                     self.slugs.push(entry);
                 }
             }
+            SiteAction::IdInSlug {
+                short,
+                depth,
+                suffix,
+            } => {
+                let entry = (short.clone(), *depth, suffix.clone());
+                if !self.ids_in_slugs.contains(&entry) {
+                    self.ids_in_slugs.push(entry);
+                }
+            }
         }
     }
 
@@ -255,6 +289,7 @@ impl SiteRewriter {
             || !self.dropped_segments.is_empty()
             || !self.query_to_path.is_empty()
             || !self.slugs.is_empty()
+            || !self.ids_in_slugs.is_empty()
     }
 
     /// Whether the rewriter does nothing.
@@ -270,6 +305,7 @@ impl SiteRewriter {
             && self.dropped_segments.is_empty()
             && self.query_to_path.is_empty()
             && self.slugs.is_empty()
+            && self.ids_in_slugs.is_empty()
     }
 
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
@@ -348,6 +384,12 @@ impl SiteRewriter {
         if !self.slugs.is_empty() {
             if let Some(without) = self.drop_slug(&path) {
                 path = Cow::Owned(without);
+                changed = true;
+            }
+        }
+        if !self.ids_in_slugs.is_empty() {
+            if let Some(short) = self.short_form(&path) {
+                path = Cow::Owned(short);
                 changed = true;
             }
         }
@@ -469,6 +511,23 @@ impl SiteRewriter {
         None
     }
 
+    /// The short path of an id at the end of a slug ([`SiteAction::IdInSlug`], the first that
+    /// applies), or `None`.
+    fn short_form(&self, path: &str) -> Option<String> {
+        let rest = path.strip_prefix('/')?;
+        let depth = rest.split('/').count();
+        let last = rest.rsplit('/').next()?;
+        for (short, want, suffix) in &self.ids_in_slugs {
+            if usize::from(*want) != depth {
+                continue;
+            }
+            if let Some((_, id, _)) = slug_id_suffix(last).filter(|(_, _, s)| s == suffix) {
+                return Some(format!("{short}{id}"));
+            }
+        }
+        None
+    }
+
     /// The path with aliased segments replaced, or `None` when no segment is an alias.
     fn alias_segments(&self, path: &str) -> Option<String> {
         let rest = path.strip_prefix('/')?;
@@ -574,6 +633,20 @@ pub fn path_safe_value(v: &str) -> bool {
         && !v.to_ascii_lowercase().contains("%2f")
         && !v.to_ascii_lowercase().contains("%2e")
         && v.split('/').all(|s| !s.is_empty() && s != "." && s != "..")
+}
+
+/// The id at the end of a path's last segment, split as (slug, id, suffix): `some-title-123.html`
+/// is (`some-title`, `123`, `.html`). The suffix is empty or a dot and letters, so the id is the
+/// last number of the segment.
+pub fn slug_id_suffix(last: &str) -> Option<(&str, &str, &str)> {
+    let dot = last
+        .rfind('.')
+        .filter(|&d| last[d + 1..].bytes().all(|b| b.is_ascii_alphabetic()))
+        .unwrap_or(last.len());
+    let (stem, suffix) = last.split_at(dot);
+    let (slug, id) = stem.rsplit_once('-')?;
+    (!slug.is_empty() && !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+        .then_some((slug, id, suffix))
 }
 
 /// A path from its segments (`["a", "b"]` is `/a/b`).
