@@ -200,6 +200,11 @@ impl MirrorWatch {
         detect(&self.summaries.lock(), config)
     }
 
+    /// Whether `origin` (`scheme://host[:port]`) is summarized here.
+    pub fn has_origin(&self, origin: &str) -> bool {
+        self.summaries.lock().get(origin).is_some()
+    }
+
     /// Origins summarized.
     pub fn origins(&self) -> usize {
         self.summaries.lock().len()
