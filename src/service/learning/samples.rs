@@ -441,6 +441,46 @@ mod tests {
     use super::*;
     use crate::content::{self, ContentConfig};
 
+    #[test]
+    fn sample_records_with_and_without_fetch_facts_decode() {
+        let sample = Sample {
+            id: 7,
+            page: EvidencePage {
+                url: "http://a.org/x".into(),
+                final_url: None,
+                rel_canonical: Some("http://a.org/y".into()),
+                digest: Default::default(),
+            },
+        };
+        let bare = postcard::to_allocvec(&sample).unwrap();
+        // A record stored before fetch facts existed.
+        let (old, facts) = decode_record(&bare).unwrap();
+        assert_eq!((old.id, old.page.url.as_str()), (7, "http://a.org/x"));
+        assert_eq!(facts, None);
+        let at = url::Url::parse("http://a.org/x").unwrap();
+        let facts = FetchFacts::new(
+            "http://a.org/x",
+            &at,
+            "10.0.0.1".parse().ok(),
+            PageLinks::of(&at, &at, ["/b", "http://c.org/"], 100),
+        );
+        let mut record = bare.clone();
+        record.extend(postcard::to_allocvec(&facts).unwrap());
+        let (new, read) = decode_record(&record).unwrap();
+        assert_eq!(new.page.rel_canonical, sample.page.rel_canonical);
+        assert_eq!(read.as_ref(), Some(&facts));
+        assert_eq!(facts.links.len(), 2);
+        assert_eq!(facts.link_hosts, [("c.org".to_owned(), 1)]);
+        // Readers of the bare sample (the fleet's evidence, older versions) skip the facts.
+        let plain: Sample = postcard::from_bytes(&record).unwrap();
+        assert_eq!(plain.page.url, sample.page.url);
+        // Damaged facts cost the facts, not the sample.
+        let mut damaged = bare;
+        damaged.extend([0xff; 3]);
+        let (kept, none) = decode_record(&damaged).unwrap();
+        assert_eq!((kept.id, none), (7, None));
+    }
+
     /// A page of host `host`: navigation, a sidebar, an article, a footer with a timestamp.
     fn page(host: usize, i: usize) -> AnalyzedPage {
         let nav: String = (0..10)
