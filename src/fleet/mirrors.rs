@@ -21,6 +21,7 @@ use redis::Value;
 use super::lease::{lease_key, Lease};
 use super::link::Link;
 use super::{FleetError, KEY_PREFIX};
+use crate::telemetry;
 
 /// The lease "host" under which the fleet's mirror table is changed.
 pub const MIRRORS_LEASE: &str = "@mirrors";
@@ -112,8 +113,16 @@ impl MirrorBoard {
             })
             .await?;
         match answer.as_slice() {
-            [1, version] => Ok(MirrorsOutcome::Published { version: *version }),
-            [0, newer] => Ok(MirrorsOutcome::Fenced { newer: *newer }),
+            [1, version] => {
+                metrics::counter!(telemetry::FLEET_MIRRORS_PUBLISHED, "outcome" => "published")
+                    .increment(1);
+                Ok(MirrorsOutcome::Published { version: *version })
+            }
+            [0, newer] => {
+                metrics::counter!(telemetry::FLEET_MIRRORS_PUBLISHED, "outcome" => "fenced")
+                    .increment(1);
+                Ok(MirrorsOutcome::Fenced { newer: *newer })
+            }
             other => Err(FleetError::Protocol(format!(
                 "the mirror publish script answered {other:?}"
             ))),

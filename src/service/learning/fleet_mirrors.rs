@@ -27,6 +27,7 @@ use super::mirrors::MirrorBook;
 use super::Learning;
 use crate::fleet::{Fleet, Lease, MirrorsOutcome, PublishedMirrors, MIRRORS_LEASE};
 use crate::pb::{DecideMirrorRequest, ListMirrorsResponse};
+use crate::telemetry;
 
 /// Longest an operator's decision waits for the mirror lease held by another change.
 const DECISION_LEASE_WAIT: Duration = Duration::from_secs(5);
@@ -167,17 +168,18 @@ impl Learning {
         tokio::task::spawn_blocking(move || learning.adopt_mirrors(book))
             .await
             .map_err(|err| Status::internal(format!("storing the mirror table panicked: {err}")))?
+            .map(|_| ())
             .map_err(Status::unavailable)
     }
 
     /// Stores and puts live a fleet book unless this sidecar already has its version or a newer
-    /// one (blocking).
-    fn adopt_mirrors(&self, book: MirrorBook) -> Result<(), String> {
+    /// one (blocking); true when it did.
+    fn adopt_mirrors(&self, book: MirrorBook) -> Result<bool, String> {
         let _one = self.mirror_pass.lock();
         if book.fleet_version <= self.mirror_book.lock().fleet_version {
-            return Ok(());
+            return Ok(false);
         }
-        self.commit_book(book)
+        self.commit_book(book).map(|()| true)
     }
 
     /// Follows the fleet's mirror table until `stop` (see the module docs).
@@ -217,7 +219,10 @@ impl Learning {
             };
             let learning = Arc::clone(&self);
             match tokio::task::spawn_blocking(move || learning.adopt_mirrors(book)).await {
-                Ok(Ok(())) => {}
+                Ok(Ok(true)) => {
+                    metrics::counter!(telemetry::FLEET_MIRRORS_RECEIVED).increment(1);
+                }
+                Ok(Ok(false)) => {}
                 Ok(Err(err)) => {
                     tracing::error!(%err, "the fleet's mirror table could not be put live; the previous mirror sets stay live")
                 }
