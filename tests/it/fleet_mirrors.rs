@@ -3,6 +3,7 @@
 //! page of it, then folds alias URLs to the same canonical forms as A and reports them seen when
 //! A recorded their canonical site's pages; B's own (empty) detection passes withdraw nothing; an
 //! operator's forbid asked on B is obeyed by A after its next poll and survives A's relearns.
+//! The table itself is fenced: a paused publisher cannot overwrite a newer one.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -177,4 +178,75 @@ async fn one_mirror_table_for_the_fleet_folds_alike_and_obeys_an_operator_anywhe
     .await;
     a.stop().await;
     b.stop().await;
+}
+
+/// The mirror table is fenced like a host's rules: a publisher whose mirror lease expired while
+/// it was paused cannot overwrite the table a newer lease published, and a poll returns a table
+/// only when its version moved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_mirror_publisher_cannot_overwrite_a_newer_table() {
+    use undust::fleet::{Fleet, FleetConfig, MirrorsOutcome, MIRRORS_LEASE};
+
+    let Some(redis) = Redis::start() else { return };
+    let config = |lease_ms: u64| FleetConfig {
+        url: redis.url(),
+        lease_ttl: Duration::from_millis(lease_ms),
+        rules_poll: Duration::from_millis(100),
+        call_timeout: undust::fleet::DEFAULT_CALL_TIMEOUT,
+        evidence_per_host: 100,
+        evidence_max_hosts: 100,
+    };
+    let seen = undust::config::ServeConfig::from_knobs(Knobs::default())
+        .expect("defaults")
+        .seen_set;
+    let slow = Fleet::new(config(300), &seen).expect("fleet");
+    let fast = Fleet::new(config(10_000), &seen).expect("fleet");
+    slow.establish().await.expect("connect");
+    fast.establish().await.expect("connect");
+    assert_eq!(fast.mirrors.newer_than(0).await.expect("redis"), None);
+
+    let old = slow
+        .leases
+        .acquire(MIRRORS_LEASE)
+        .await
+        .expect("redis")
+        .expect("free lease");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let new = loop {
+        if let Some(lease) = fast.leases.acquire(MIRRORS_LEASE).await.expect("redis") {
+            break lease;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the lease never expired"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let published = fast
+        .mirrors
+        .publish(&new, b"newer", 1)
+        .await
+        .expect("redis");
+    assert_eq!(published, MirrorsOutcome::Published { version: 1 });
+    let late = slow
+        .mirrors
+        .publish(&old, b"older", 1)
+        .await
+        .expect("redis");
+    assert_eq!(late, MirrorsOutcome::Fenced { newer: new.token });
+    let table = slow
+        .mirrors
+        .newer_than(0)
+        .await
+        .expect("redis")
+        .expect("a table");
+    assert_eq!((table.version, table.body.as_slice()), (1, &b"newer"[..]));
+    assert_eq!(slow.mirrors.newer_than(1).await.expect("redis"), None);
+    // A publisher that has seen a later version than Redis holds publishes past it.
+    let again = fast
+        .mirrors
+        .publish(&new, b"newest", 5)
+        .await
+        .expect("redis");
+    assert_eq!(again, MirrorsOutcome::Published { version: 5 });
 }
