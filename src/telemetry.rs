@@ -123,6 +123,10 @@ pub const FLEET_LEASES: &str = "undust_fleet_leases_total";
 pub const FLEET_RULES_PUBLISHED: &str = "undust_fleet_rules_published_total";
 /// Rule sets received from the fleet and put live.
 pub const FLEET_RULES_RECEIVED: &str = "undust_fleet_rules_received_total";
+/// Publications of the fleet's mirror table. Label `outcome` (`published`, `fenced`).
+pub const FLEET_MIRRORS_PUBLISHED: &str = "undust_fleet_mirrors_published_total";
+/// Mirror tables published by the fleet and put live here.
+pub const FLEET_MIRRORS_RECEIVED: &str = "undust_fleet_mirrors_received_total";
 /// Samples shared with the fleet. Label `outcome` (`shared`: written to Redis; `evicted`: dropped
 /// from Redis by the per-host or host bound; `dropped`: lost from the full local queue while Redis
 /// was unreachable).
@@ -346,6 +350,16 @@ fn describe() {
         FLEET_RULES_RECEIVED,
         Unit::Count,
         "Rule sets published by the fleet and put live here."
+    );
+    describe_counter!(
+        FLEET_MIRRORS_PUBLISHED,
+        Unit::Count,
+        "Publications of the fleet's mirror table (label outcome)."
+    );
+    describe_counter!(
+        FLEET_MIRRORS_RECEIVED,
+        Unit::Count,
+        "Mirror tables published by the fleet and put live here."
     );
     describe_counter!(
         FLEET_EVIDENCE,

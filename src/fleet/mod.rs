@@ -16,13 +16,17 @@
 //!   sidecar.
 //! - [`evidence`]: every sidecar's samples, shared per host with a bound, for whichever sidecar
 //!   learns the host.
+//! - [`mirrors`]: the fleet's one mirror table (mirror sets, pair streaks, the operator's pins and
+//!   forbids), published under a fencing token and polled by every sidecar, so every sidecar
+//!   folds the same aliases to the same canonical site.
 //!
 //! # Keys in Redis
 //!
 //! Everything lives under [`KEY_PREFIX`]: `undust:meta` (fleet-wide seen-set geometry),
 //! `undust:s:<bucket>:c|p` (seen-set generations), `undust:fence` (the fencing token counter),
-//! `undust:lease:<host>`, `undust:rules:<host>`, `undust:rules:epoch`, `undust:rules:log`, and the
-//! shared evidence `undust:ev:p:<host>`, `undust:ev:o:<host>`, `undust:ev:hosts`, `undust:ev:seq`.
+//! `undust:lease:<host>`, `undust:rules:<host>`, `undust:rules:epoch`, `undust:rules:log`, the
+//! shared evidence `undust:ev:p:<host>`, `undust:ev:o:<host>`, `undust:ev:hosts`, `undust:ev:seq`,
+//! and the mirror table `undust:mirrors` with its lease `undust:lease:@mirrors`.
 //!
 //! # Client
 //!
@@ -36,6 +40,7 @@
 pub mod evidence;
 pub mod lease;
 pub mod link;
+pub mod mirrors;
 pub mod rules;
 pub mod seen;
 
@@ -47,6 +52,7 @@ use tokio::sync::watch;
 pub use evidence::SharedEvidence;
 pub use lease::{Lease, Leases};
 pub use link::Link;
+pub use mirrors::{MirrorBoard, MirrorsOutcome, PublishedMirrors, MIRRORS_LEASE};
 pub use rules::{PublishOutcome, PublishedRules, RuleBoard};
 pub use seen::SharedSeen;
 
@@ -118,6 +124,7 @@ pub struct Fleet {
     pub seen: Arc<SharedSeen>,
     pub leases: Leases,
     pub rules: RuleBoard,
+    pub mirrors: MirrorBoard,
     pub evidence: SharedEvidence,
 }
 
@@ -129,6 +136,7 @@ impl Fleet {
         let seen = Arc::new(SharedSeen::new(Arc::clone(&link), seen_config));
         let leases = Leases::new(Arc::clone(&link), config.lease_ttl);
         let rules = RuleBoard::new(Arc::clone(&link));
+        let mirrors = MirrorBoard::new(Arc::clone(&link));
         let evidence = SharedEvidence::new(
             Arc::clone(&link),
             config.evidence_per_host,
@@ -140,6 +148,7 @@ impl Fleet {
             seen,
             leases,
             rules,
+            mirrors,
             evidence,
         })
     }

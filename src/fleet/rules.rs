@@ -227,7 +227,7 @@ impl RuleBoard {
     }
 }
 
-fn as_bytes(value: &Value) -> Result<Vec<u8>, FleetError> {
+pub(super) fn as_bytes(value: &Value) -> Result<Vec<u8>, FleetError> {
     match value {
         Value::BulkString(bytes) => Ok(bytes.clone()),
         Value::SimpleString(text) => Ok(text.as_bytes().to_vec()),
@@ -237,7 +237,7 @@ fn as_bytes(value: &Value) -> Result<Vec<u8>, FleetError> {
     }
 }
 
-fn as_u64(value: &Value) -> Result<u64, FleetError> {
+pub(super) fn as_u64(value: &Value) -> Result<u64, FleetError> {
     match value {
         Value::Int(number) => u64::try_from(*number)
             .map_err(|_| FleetError::Protocol(format!("negative number {number}"))),

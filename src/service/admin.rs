@@ -421,11 +421,7 @@ impl AdminRpc for AdminService {
         request: Request<DecideMirrorRequest>,
     ) -> Result<Response<ListMirrorsResponse>, Status> {
         self.call("DecideMirror", Role::Write, request, |request| async move {
-            let learning = Arc::clone(&self.learning);
-            // Stores durably and may wait for a running detection pass: off the async threads.
-            tokio::task::spawn_blocking(move || learning.decide_mirror(request))
-                .await
-                .map_err(|err| Status::internal(format!("mirror decision failed: {err}")))?
+            self.learning.decide_mirror_anywhere(request).await
         })
         .await
     }

@@ -274,19 +274,13 @@ impl IngestRpc for IngestService {
                             page.analysis.links.iter().map(String::as_str),
                             LINKS_PER_PAGE,
                         );
-                        let page_url = page.url.clone();
                         // Observed in the stream's order: after the page before it (whose sender
                         // is dropped when it is done, even by a panic).
                         if let Some(previous) = previous {
                             let _ = previous.recv();
                         }
-                        let sampled = learning.observe(page);
-                        learning.observe_fetch(&url, server_ip);
-                        if sampled {
-                            sidecar
-                                .mirrors
-                                .observe_links(&page_url, &served_from, links);
-                        }
+                        let sampled =
+                            learning.observe_fetched(page, &url, &served_from, server_ip, links);
                         drop(observed);
                         sampled
                     }));

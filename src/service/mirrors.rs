@@ -22,6 +22,11 @@
 //!   host-graph techniques then have the out-links the offline commands read from the pages.
 //!   At most [`LINKS_PER_PAGE`] links of a page and [`LINKED_PAGES_PER_HOST`] pages of a host
 //!   wait; a relearn drops those of pages no longer in the host's sample.
+//! - The store, at start: a sampled page's fetched URL, server address and out-links are stored
+//!   with its sample (`FetchFacts` in [`crate::service::learning`]'s samples) and observed here
+//!   again when the samples are restored, so after a restart (even a `kill -9`) the next relearn
+//!   has the *conn* evidence and address of every sampled page without waiting for pages to
+//!   arrive again. The paths Canonicalize added are not stored: they come back with the traffic.
 //!
 //! Per origin the summaries' own bounds apply ([`crate::mirrors::SummaryLimits`]).
 
@@ -198,6 +203,11 @@ impl MirrorWatch {
     /// (ingest waits, Canonicalize skips its sample).
     pub fn detect(&self, config: &MirrorConfig) -> Detection {
         detect(&self.summaries.lock(), config)
+    }
+
+    /// Whether `origin` (`scheme://host[:port]`) is summarized here.
+    pub fn has_origin(&self, origin: &str) -> bool {
+        self.summaries.lock().get(origin).is_some()
     }
 
     /// Origins summarized.

@@ -21,14 +21,15 @@ fn free_port() -> SocketAddr {
         .expect("free port")
 }
 
-struct Sidecar {
+/// The real binary on a data directory, killed with SIGKILL when dropped.
+pub(crate) struct Sidecar {
     child: Child,
     addr: SocketAddr,
     admin: SocketAddr,
 }
 
 impl Sidecar {
-    async fn spawn(dir: &Path) -> Sidecar {
+    pub(crate) async fn spawn(dir: &Path) -> Sidecar {
         let knobs = token_knobs(dir);
         let (addr, admin, metrics) = (free_port(), free_port(), free_port());
         let child = Command::new(env!("CARGO_BIN_EXE_undust"))
@@ -60,13 +61,13 @@ impl Sidecar {
         wait_serving(self.addr).await;
     }
 
-    fn kill9(mut self) {
+    pub(crate) fn kill9(mut self) {
         // SIGKILL: no drain, no flush.
         self.child.kill().expect("kill -9");
         let _ = self.child.wait();
     }
 
-    async fn ingest(&self) -> IngestClient<tonic::transport::Channel> {
+    pub(crate) async fn ingest(&self) -> IngestClient<tonic::transport::Channel> {
         IngestClient::connect(format!("http://{}", self.addr))
             .await
             .expect("connect")
@@ -78,7 +79,7 @@ impl Sidecar {
             .expect("connect")
     }
 
-    async fn admin(&self) -> AdminConnection {
+    pub(crate) async fn admin(&self) -> AdminConnection {
         admin_client(self.admin, Some(WRITE_TOKEN)).await
     }
 }

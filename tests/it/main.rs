@@ -10,6 +10,7 @@ mod corpus;
 mod crash;
 mod deploy;
 mod fleet;
+mod fleet_mirrors;
 mod learn;
 mod mirrors;
 mod mirrors_serve;

@@ -27,7 +27,15 @@ fn knobs() -> Knobs {
     }
 }
 
-async fn ingest(server: &TestServer, corpus: &MirrorCorpus) {
+pub(crate) async fn ingest(server: &TestServer, corpus: &MirrorCorpus) {
+    ingest_into(server.ingest().await, corpus).await;
+}
+
+/// [`ingest`] through any ingest client.
+async fn ingest_into(
+    mut client: undust::pb::ingest_client::IngestClient<tonic::transport::Channel>,
+    corpus: &MirrorCorpus,
+) {
     let pages: Vec<ObservedPage> = corpus
         .hosts
         .iter()
@@ -43,9 +51,7 @@ async fn ingest(server: &TestServer, corpus: &MirrorCorpus) {
         })
         .collect();
     let total = pages.len() as u64;
-    let summary = server
-        .ingest()
-        .await
+    let summary = client
         .observe_pages(tokio_stream::iter(pages))
         .await
         .expect("observe")
@@ -54,7 +60,7 @@ async fn ingest(server: &TestServer, corpus: &MirrorCorpus) {
     assert_eq!(summary.accepted, total);
 }
 
-async fn mirrors(admin: &mut AdminConnection) -> ListMirrorsResponse {
+pub(crate) async fn mirrors(admin: &mut AdminConnection) -> ListMirrorsResponse {
     admin
         .list_mirrors(ListMirrorsRequest {})
         .await
@@ -62,11 +68,11 @@ async fn mirrors(admin: &mut AdminConnection) -> ListMirrorsResponse {
         .into_inner()
 }
 
-fn live_sets(list: &ListMirrorsResponse) -> Vec<MirrorSet> {
+pub(crate) fn live_sets(list: &ListMirrorsResponse) -> Vec<MirrorSet> {
     serde_json::from_str(&list.mirrors_json).expect("mirror sets JSON")
 }
 
-async fn decide(
+pub(crate) async fn decide(
     admin: &mut AdminConnection,
     decision: MirrorDecision,
     canonical: &str,
@@ -83,7 +89,7 @@ async fn decide(
 }
 
 /// The URL of a page the corpus serves on an alias site (under its folder, if any).
-fn alias_page_url<'c>(
+pub(crate) fn alias_page_url<'c>(
     corpus: &'c MirrorCorpus,
     site: &undust::canon::rules::MirrorSite,
 ) -> &'c str {
@@ -430,4 +436,47 @@ async fn out_links_of_ingested_pages_give_conn_evidence() {
         .expect("folded");
     assert_eq!(fold.set_id, set.id);
     assert!(fold.techniques.iter().any(|t| t == "conn"), "{fold:?}");
+}
+
+/// Out-links survive a restart: they are stored with the samples, so a sidecar killed with -9
+/// and started again on its data directory has its mirror summaries (fetched URLs, server
+/// addresses, out-links) back, and its relearns find the mirror sets with *conn* evidence before
+/// any page arrives again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_links_survive_kill_9_and_give_conn_evidence_after_the_restart() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let corpus = generate_mirrors(&MirrorCorpusConfig::new(7, 4, 40));
+    let sidecar = crate::crash::Sidecar::spawn(data.path()).await;
+    // Acknowledged: the samples (and what is stored with them) are durable.
+    ingest_into(sidecar.ingest().await, &corpus).await;
+    sidecar.kill9();
+
+    let sidecar = crate::crash::Sidecar::spawn(data.path()).await;
+    let mut admin = sidecar.admin().await;
+    relearn(&mut admin, "", true).await;
+    relearn(&mut admin, "", true).await;
+    let sets = live_sets(&mirrors(&mut admin).await);
+    let with_conn: Vec<(String, String)> = sets
+        .iter()
+        .flat_map(|s| {
+            s.aliases
+                .iter()
+                .filter(|a| {
+                    a.evidence
+                        .as_ref()
+                        .is_some_and(|e| e.techniques.iter().any(|t| t == "conn"))
+                })
+                .map(move |a| (s.canonical.origin.clone(), a.site.origin.clone()))
+        })
+        .collect();
+    assert!(
+        !with_conn.is_empty(),
+        "no live alias has conn evidence after the restart: {sets:?}"
+    );
+    for (x, y) in with_conn {
+        assert!(corpus
+            .mirror_pairs
+            .contains(&(x.clone().min(y.clone()), x.max(y))));
+    }
+    sidecar.kill9();
 }

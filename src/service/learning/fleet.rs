@@ -272,17 +272,17 @@ impl Learning {
 
     /// Follows the fleet's board until `stop`: every rule set published (by any sidecar, this one
     /// included) is put live here unless this sidecar already has its version.
+    /// The fleet's mirror table is followed alongside ([`super::fleet_mirrors`]).
     pub async fn follow_fleet(self: Arc<Self>, fleet: Arc<Fleet>, stop: watch::Receiver<bool>) {
         let poll = fleet.config.rules_poll;
-        fleet
-            .rules
-            .follow(poll, stop, |published| {
-                let learning = Arc::clone(&self);
-                // Storing is blocking; versions arriving out of order are put live in order
-                // (adopt keeps only a version newer than the host's newest).
-                tokio::task::spawn_blocking(move || learning.adopt_published(published));
-            })
-            .await;
+        let mirrors = Arc::clone(&self).follow_fleet_mirrors(Arc::clone(&fleet), stop.clone());
+        let rules = fleet.rules.follow(poll, stop, |published| {
+            let learning = Arc::clone(&self);
+            // Storing is blocking; versions arriving out of order are put live in order
+            // (adopt keeps only a version newer than the host's newest).
+            tokio::task::spawn_blocking(move || learning.adopt_published(published));
+        });
+        tokio::join!(rules, mirrors);
     }
 
     /// Puts one rule set received from the board live (blocking).

@@ -81,6 +81,10 @@ pub(super) struct MirrorBook {
     decisions: Vec<MirrorSet>,
     /// The sets live now.
     live: Vec<MirrorSet>,
+    /// In a fleet, the version of the fleet's mirror table this book is (0 outside a fleet, and
+    /// in books stored before fleets shared them).
+    #[serde(default)]
+    pub(super) fleet_version: u64,
 }
 
 fn pair_key(alias: &MirrorSite, canonical: &MirrorSite) -> String {
@@ -117,7 +121,20 @@ impl MirrorBook {
     }
 
     /// Counts one detection pass's sets into the pairs' streaks.
+    #[cfg(test)]
     fn observe_pass(&mut self, detected: &[MirrorSet]) {
+        self.observe_pass_covering(detected, |_| true);
+    }
+
+    /// Counts one detection pass's sets into the pairs' streaks, where a pair not detected counts
+    /// as missed only when the pass `covers` both of its sites (their summaries are in the
+    /// detecting sidecar): in a fleet, a sidecar that never saw a host's pages has no evidence
+    /// against the pairs another sidecar found.
+    fn observe_pass_covering(
+        &mut self,
+        detected: &[MirrorSet],
+        covers: impl Fn(&MirrorSite) -> bool,
+    ) {
         self.passes += 1;
         let mut seen = std::collections::BTreeSet::new();
         let detected: Vec<MirrorSet> = detected.iter().map(|s| self.reroot(s)).collect();
@@ -142,7 +159,7 @@ impl MirrorBook {
             }
         }
         self.tracked.retain(|key, entry| {
-            if seen.contains(key) {
+            if seen.contains(key) || !(covers(&entry.alias) && covers(&entry.canonical)) {
                 return true;
             }
             entry.confirmed = 0;
@@ -283,7 +300,7 @@ impl Learning {
     }
 
     /// Stores `book` and puts its live sets live (durably first). Caller holds `mirror_pass`.
-    fn commit_book(&self, book: MirrorBook) -> Result<(), String> {
+    pub(super) fn commit_book(&self, book: MirrorBook) -> Result<(), String> {
         let table = MirrorTable::compile(&book.live).map_err(|err| err.to_string())?;
         let bytes = serde_json::to_vec(&book).map_err(|err| err.to_string())?;
         self.store
@@ -306,10 +323,20 @@ impl Learning {
     /// One detection pass (see the module docs). Blocking.
     pub(super) fn mirror_pass(&self) -> Result<(), String> {
         let _one = self.mirror_pass.lock();
+        let book = self.pass_on(self.mirror_book.lock().clone(), false);
+        self.commit_book(book)
+    }
+
+    /// `book` after one detection pass on this sidecar's summaries. With `covering_only`, pairs
+    /// this sidecar does not summarize both sites of are left as they are (in a fleet, another
+    /// sidecar may hold their evidence). Blocking.
+    pub(super) fn pass_on(&self, mut book: MirrorBook, covering_only: bool) -> MirrorBook {
         let started = std::time::Instant::now();
         let detection = self.sidecar.mirrors.detect(&sidecar_detection());
-        let mut book = self.mirror_book.lock().clone();
-        book.observe_pass(&detection.sets);
+        let watch = &self.sidecar.mirrors;
+        book.observe_pass_covering(&detection.sets, |site| {
+            !covering_only || watch.has_origin(&site.origin)
+        });
         book.live = book.resolve();
         metrics::counter!(telemetry::MIRROR_PASSES).increment(1);
         metrics::histogram!(telemetry::MIRROR_PASS_DURATION)
@@ -321,11 +348,18 @@ impl Learning {
             live_sets = book.live.len(),
             "mirror detection pass"
         );
-        self.commit_book(book)
+        book
     }
 
-    /// Runs a pass on a blocking thread, logging a failure (the previous sets stay live).
+    /// Runs a pass on a blocking thread (in a fleet, on the fleet's table: see
+    /// [`super::fleet_mirrors`]), logging a failure (the previous sets stay live).
     pub(super) async fn mirror_pass_async(self: &Arc<Self>) {
+        if let Some(fleet) = self.sidecar.fleet.clone() {
+            if let Err(err) = self.mirror_pass_in_fleet(&fleet).await {
+                tracing::warn!(%err, "fleet mirror detection pass not published; the previous mirror sets stay live");
+            }
+            return;
+        }
         let learning = Arc::clone(self);
         match tokio::task::spawn_blocking(move || learning.mirror_pass()).await {
             Ok(Ok(())) => {}
@@ -374,6 +408,21 @@ impl Learning {
         &self,
         request: DecideMirrorRequest,
     ) -> Result<ListMirrorsResponse, Status> {
+        {
+            let _one = self.mirror_pass.lock();
+            let book = self.decided(self.mirror_book.lock().clone(), &request)?;
+            self.commit_book(book).map_err(Status::unavailable)?;
+        }
+        self.list_mirrors()
+    }
+
+    /// `book` with the operator's decision `request` recorded and its live sets resolved again;
+    /// refused when the decision cannot hold (see [`Learning::decide_mirror`]).
+    pub(super) fn decided(
+        &self,
+        mut book: MirrorBook,
+        request: &DecideMirrorRequest,
+    ) -> Result<MirrorBook, Status> {
         let decision = MirrorDecision::try_from(request.decision)
             .ok()
             .filter(|d| *d != MirrorDecision::Unspecified)
@@ -386,8 +435,6 @@ impl Learning {
             ));
         }
         {
-            let _one = self.mirror_pass.lock();
-            let mut book = self.mirror_book.lock().clone();
             book.decide(decision, canonical.clone(), alias.clone());
             book.live = book.resolve();
             if decision == MirrorDecision::Pin
@@ -405,10 +452,9 @@ impl Learning {
                     "its canonical or an alias"
                 )));
             }
-            self.commit_book(book).map_err(Status::unavailable)?;
         }
         tracing::info!(?decision, canonical = %canonical.display(), alias = %alias.display(), "mirror decision");
-        self.list_mirrors()
+        Ok(book)
     }
 
     /// The live mirror set an origin of `host` is in: its id and canonical site.
@@ -580,6 +626,32 @@ mod tests {
             site("http://old-a.org"),
         );
         book.live = book.resolve();
+        assert!(book.live.is_empty());
+    }
+
+    #[test]
+    fn passes_that_do_not_summarize_a_pair_neither_withdraw_nor_break_its_streak() {
+        let mut book = MirrorBook::default();
+        let found = [set("https://www.a.org", &["http://a.org"])];
+        let elsewhere = |site: &MirrorSite| !site.origin.contains("a.org");
+        book.observe_pass_covering(&found, |_| true);
+        // Another sidecar's pass, without a.org's summaries, between two confirmations.
+        book.observe_pass_covering(&[], elsewhere);
+        book.observe_pass_covering(&found, |_| true);
+        book.live = book.resolve();
+        assert_eq!(aliases(&book), ["http://a.org>https://www.a.org"]);
+        for _ in 0..3 {
+            book.observe_pass_covering(&[], elsewhere);
+            book.live = book.resolve();
+        }
+        assert_eq!(
+            aliases(&book),
+            ["http://a.org>https://www.a.org"],
+            "passes without the pair's summaries withdrew it"
+        );
+        // A pass that summarizes both sites and misses the pair counts.
+        pass(&mut book, &[]);
+        pass(&mut book, &[]);
         assert!(book.live.is_empty());
     }
 

@@ -22,11 +22,14 @@
 //!   rule sets published on the fleet's board and followed from it, rollback fleet-wide.
 //! - [`mirrors`]: mirror detection passes with hysteresis, the operator's pins and forbids, and
 //!   the live mirror sets, durable in one mirror book.
+//! - [`fleet_mirrors`]: with `--fleet`, that book is the fleet's: passes and decisions publish it
+//!   under the mirror lease, and every sidecar follows it.
 //! - [`seen_log`]: the seen-set's persistence: keys recorded by Canonicalize are journaled in memory
 //!   and appended to the store every [`SEEN_FLUSH_INTERVAL`], and at once when an answer waits for
 //!   them ([`crate::service::durable`]).
 
 mod fleet;
+mod fleet_mirrors;
 mod jobs;
 pub mod mirrors;
 mod relearn;

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::Learning;
 use crate::content::TemplateModel;
 use crate::ingest::sample::{Decision, SampleBytes};
+use crate::mirrors::PageLinks;
 use crate::pipeline::{AnalyzedPage, EvidencePage};
 use crate::store::{SampleBatch, StoreError, StoredSample};
 use crate::telemetry;
@@ -22,6 +23,50 @@ use crate::telemetry;
 pub(super) struct Sample {
     pub(super) id: u64,
     pub(super) page: EvidencePage,
+}
+
+/// How a sampled page was fetched, for mirror detection after a restart: stored after the
+/// page's [`Sample`] in the same record, so the host summaries (the fetched URL, the server
+/// address, the page's out-links bounded as [`crate::service::mirrors`] bounds them) are rebuilt
+/// from the store at start instead of waiting for pages to arrive again. Postcard ignores bytes
+/// after a value, so a record with these facts still decodes as a bare `Sample` (the fleet's
+/// shared evidence, older readers), and a record written before them simply has none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct FetchFacts {
+    /// The URL the body came from, when a redirect ended elsewhere.
+    served_from: Option<String>,
+    server_ip: Option<std::net::IpAddr>,
+    /// [`PageLinks::hashed`].
+    links: Vec<u64>,
+    /// [`PageLinks::hosts`].
+    link_hosts: Vec<(String, u32)>,
+}
+
+impl FetchFacts {
+    /// The facts of a page fetched from `served_from` (its URL unless redirected) at `server_ip`.
+    pub fn new(
+        page_url: &str,
+        served_from: &url::Url,
+        server_ip: Option<std::net::IpAddr>,
+        links: PageLinks,
+    ) -> FetchFacts {
+        FetchFacts {
+            served_from: (served_from.as_str() != page_url).then(|| served_from.to_string()),
+            server_ip,
+            links: links.hashed,
+            link_hosts: links.hosts,
+        }
+    }
+}
+
+/// A stored sample record: the sample and, when recorded, its fetch facts.
+fn decode_record(payload: &[u8]) -> Result<(Sample, Option<FetchFacts>), postcard::Error> {
+    let (sample, rest) = postcard::take_from_bytes::<Sample>(payload)?;
+    // Facts that do not decode cost the page its mirror summary, not its sample.
+    let facts = (!rest.is_empty())
+        .then(|| postcard::from_bytes::<FetchFacts>(rest).ok())
+        .flatten();
+    Ok((sample, facts))
 }
 
 /// Bytes a sample costs besides its evidence: its slot in the reservoir's vector (the vector
@@ -82,9 +127,15 @@ impl Learning {
         let mut sampler = self.sampler.lock();
         let mut orphans = SampleBatch::default();
         let mut gone_hosts = Vec::new();
+        let mut fetches: HashMap<(String, u64), (String, FetchFacts)> = HashMap::new();
         for StoredSample { host, id, payload } in self.store.load_samples()? {
-            let sample: Sample = match postcard::from_bytes(&payload) {
-                Ok(sample) => sample,
+            let sample: Sample = match decode_record(&payload) {
+                Ok((sample, facts)) => {
+                    if let Some(facts) = facts {
+                        fetches.insert((host.clone(), id), (sample.page.url.clone(), facts));
+                    }
+                    sample
+                }
                 Err(err) => {
                     self.store
                         .count_undecodable("sample", &(host.as_str(), id), &err);
@@ -113,7 +164,20 @@ impl Learning {
                 orphans.delete.push((host.clone(), returned.id));
             }
         }
+        // The fetch facts of the samples kept, for the mirror summaries.
+        let kept_fetches: Vec<(String, FetchFacts)> = fetches
+            .into_iter()
+            .filter(|((host, id), _)| {
+                sampler
+                    .samples(host)
+                    .is_some_and(|samples| samples.iter().any(|sample| sample.id == *id))
+            })
+            .map(|(_, fetch)| fetch)
+            .collect();
         drop(sampler);
+        for (page_url, facts) in kept_fetches {
+            self.restore_fetch(&page_url, facts);
+        }
         for (host, model) in templates {
             self.host_state(&host).lock().template = model;
         }
@@ -126,9 +190,57 @@ impl Learning {
         self.store.apply_samples(&orphans)
     }
 
+    /// A fetched page's mirror summary as ingest gave it, from its stored fetch facts.
+    fn restore_fetch(&self, page_url: &str, facts: FetchFacts) {
+        let Ok(url) = url::Url::parse(page_url) else {
+            return;
+        };
+        let served_from = facts
+            .served_from
+            .as_deref()
+            .and_then(|at| url::Url::parse(at).ok())
+            .unwrap_or_else(|| url.clone());
+        self.observe_fetch(&url, facts.server_ip);
+        let links = PageLinks {
+            hashed: facts.links,
+            hosts: facts.link_hosts,
+        };
+        self.sidecar
+            .mirrors
+            .observe_links(page_url, &served_from, links);
+    }
+
+    /// A fetched page as ingest observes it: into the host's template model and sample
+    /// ([`Learning::observe`]), with its fetch facts stored with its sample, and into the mirror
+    /// summaries (the fetch; the out-links when sampled). True when it was sampled.
+    pub fn observe_fetched(
+        &self,
+        page: AnalyzedPage,
+        fetched: &url::Url,
+        served_from: &url::Url,
+        server_ip: Option<std::net::IpAddr>,
+        links: PageLinks,
+    ) -> bool {
+        let page_url = page.url.clone();
+        let facts = FetchFacts::new(&page_url, served_from, server_ip, links.clone());
+        let sampled = self.observe_with(page, Some(&facts));
+        self.observe_fetch(fetched, server_ip);
+        if sampled {
+            self.sidecar
+                .mirrors
+                .observe_links(&page_url, served_from, links);
+        }
+        sampled
+    }
+
     /// Observes one analysed page into its host's template model and offers its evidence to the
     /// host's sample; true when it was sampled.
     pub fn observe(&self, page: AnalyzedPage) -> bool {
+        self.observe_with(page, None)
+    }
+
+    /// [`Learning::observe`], storing `facts` with the sample.
+    fn observe_with(&self, page: AnalyzedPage, facts: Option<&FetchFacts>) -> bool {
         let host = page.host.clone();
         let state = self.host_state(&host);
         let (evidence, held_for_host) = {
@@ -143,7 +255,15 @@ impl Learning {
         };
         let id = sample.id;
         let url_key = sample.sample_key();
-        let payload = postcard::to_allocvec(&sample).ok();
+        // The fleet shares the sample alone; the store keeps it with its fetch facts.
+        let shared = postcard::to_allocvec(&sample).ok();
+        let payload = shared.as_ref().map(|bare| {
+            let mut record = bare.clone();
+            if let Some(facts) = facts.and_then(|facts| postcard::to_allocvec(facts).ok()) {
+                record.extend_from_slice(&facts);
+            }
+            record
+        });
         let (offer, held) = {
             let mut sampler = self.sampler.lock();
             let offer = sampler.offer_with_host_bytes(&host, sample, held_for_host);
@@ -164,9 +284,9 @@ impl Learning {
         }
         let mut pending = self.pending.lock();
         if kept {
-            if let Some(payload) = payload {
+            if let (Some(payload), Some(shared)) = (payload, shared) {
                 if let Some(url_key) = url_key {
-                    self.share_sample(&host, url_key, &payload);
+                    self.share_sample(&host, url_key, &shared);
                 }
                 pending.put.push(StoredSample {
                     host: host.clone(),
@@ -320,6 +440,46 @@ impl Learning {
 mod tests {
     use super::*;
     use crate::content::{self, ContentConfig};
+
+    #[test]
+    fn sample_records_with_and_without_fetch_facts_decode() {
+        let sample = Sample {
+            id: 7,
+            page: EvidencePage {
+                url: "http://a.org/x".into(),
+                final_url: None,
+                rel_canonical: Some("http://a.org/y".into()),
+                digest: Default::default(),
+            },
+        };
+        let bare = postcard::to_allocvec(&sample).unwrap();
+        // A record stored before fetch facts existed.
+        let (old, facts) = decode_record(&bare).unwrap();
+        assert_eq!((old.id, old.page.url.as_str()), (7, "http://a.org/x"));
+        assert_eq!(facts, None);
+        let at = url::Url::parse("http://a.org/x").unwrap();
+        let facts = FetchFacts::new(
+            "http://a.org/x",
+            &at,
+            "10.0.0.1".parse().ok(),
+            PageLinks::of(&at, &at, ["/b", "http://c.org/"], 100),
+        );
+        let mut record = bare.clone();
+        record.extend(postcard::to_allocvec(&facts).unwrap());
+        let (new, read) = decode_record(&record).unwrap();
+        assert_eq!(new.page.rel_canonical, sample.page.rel_canonical);
+        assert_eq!(read.as_ref(), Some(&facts));
+        assert_eq!(facts.links.len(), 2);
+        assert_eq!(facts.link_hosts, [("c.org".to_owned(), 1)]);
+        // Readers of the bare sample (the fleet's evidence, older versions) skip the facts.
+        let plain: Sample = postcard::from_bytes(&record).unwrap();
+        assert_eq!(plain.page.url, sample.page.url);
+        // Damaged facts cost the facts, not the sample.
+        let mut damaged = bare;
+        damaged.extend([0xff; 3]);
+        let (kept, none) = decode_record(&damaged).unwrap();
+        assert_eq!((kept.id, none), (7, None));
+    }
 
     /// A page of host `host`: navigation, a sidebar, an article, a footer with a timestamp.
     fn page(host: usize, i: usize) -> AnalyzedPage {

@@ -1,0 +1,252 @@
+//! Mirror sets across a fleet (issues 12 and 15): two sidecars on one real Redis. The mirror-group
+//! corpus is ingested through sidecar A only and relearned there; sidecar B, which never saw a
+//! page of it, then folds alias URLs to the same canonical forms as A and reports them seen when
+//! A recorded their canonical site's pages; B's own (empty) detection passes withdraw nothing; an
+//! operator's forbid asked on B is obeyed by A after its next poll and survives A's relearns.
+//! The table itself is fenced: a paused publisher cannot overwrite a newer one.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use undust::canon::rules::MirrorSet;
+use undust::config::Knobs;
+use undust::corpus::{generate_mirrors, MirrorCorpusConfig};
+use undust::pb::{Decision, MirrorDecision};
+
+use crate::fleet::{fleet_knobs, Redis};
+use crate::mirrors_serve::{decide, ingest, live_sets, mirrors};
+use crate::support::{canonicalize_all, relearn, AdminConnection, TestServer};
+
+/// A fleet sidecar that relearns (and so detects mirrors) only when asked.
+fn knobs(redis: &Redis) -> Knobs {
+    Knobs {
+        relearn_min_new_samples: Some(1_000_000),
+        relearn_interval_secs: Some(86_400),
+        ..fleet_knobs(redis)
+    }
+}
+
+/// Waits (bounded) until `admin`'s live mirror sets satisfy `wanted`; returns them.
+async fn wait_live(
+    admin: &mut AdminConnection,
+    what: &str,
+    wanted: impl Fn(&[MirrorSet]) -> bool,
+) -> Vec<MirrorSet> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let sets = live_sets(&mirrors(admin).await);
+        if wanted(&sets) {
+            return sets;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "within 10 s: {what}; live sets: {sets:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn pairs(sets: &[MirrorSet]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = sets
+        .iter()
+        .flat_map(|s| {
+            s.aliases
+                .iter()
+                .map(move |a| (a.site.display(), s.canonical.display()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_mirror_table_for_the_fleet_folds_alike_and_obeys_an_operator_anywhere() {
+    let Some(redis) = Redis::start() else { return };
+    let a = TestServer::start_with(None, knobs(&redis)).await;
+    // B runs a detection pass every second on its own (it has no host to relearn).
+    let b = TestServer::start_with(
+        None,
+        Knobs {
+            relearn_interval_secs: Some(1),
+            ..knobs(&redis)
+        },
+    )
+    .await;
+    let corpus = generate_mirrors(&MirrorCorpusConfig::new(7, 4, 40));
+    ingest(&a, &corpus).await;
+    let (mut admin_a, mut admin_b) = (a.admin().await, b.admin().await);
+    relearn(&mut admin_a, "", true).await;
+    relearn(&mut admin_a, "", true).await;
+    let sets = live_sets(&mirrors(&mut admin_a).await);
+    assert!(!sets.is_empty(), "A detected no mirror set");
+    let on_a = pairs(&sets);
+    let on_b = wait_live(&mut admin_b, "B serves A's mirror sets", |live| {
+        pairs(live) == on_a
+    })
+    .await;
+
+    // B summarizes none of these hosts: its passes neither confirm nor withdraw A's pairs.
+    let passes = mirrors(&mut admin_b).await.passes;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while mirrors(&mut admin_b).await.passes < passes + 3 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "B ran no detection passes"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(pairs(&live_sets(&mirrors(&mut admin_b).await)), on_a);
+    assert_eq!(pairs(&live_sets(&mirrors(&mut admin_a).await)), on_a);
+
+    // A records the canonical sites' pages; B is asked for the aliases' pages.
+    let canonical_origins: HashSet<&str> =
+        on_b.iter().map(|s| s.canonical.origin.as_str()).collect();
+    let alias_sites: Vec<_> = on_b
+        .iter()
+        .flat_map(|s| s.aliases.iter().map(|a| a.site.clone()))
+        .collect();
+    let is_alias_url = |url: &str| {
+        alias_sites.iter().any(|site| {
+            let prefix = site.display();
+            url.strip_prefix(prefix.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+    };
+    let all_urls = || {
+        corpus.hosts.iter().flat_map(|h| {
+            h.pages
+                .iter()
+                .map(move |p| (h.origin.as_str(), p.url.clone()))
+        })
+    };
+    let canonical_urls: Vec<String> = all_urls()
+        .filter(|(origin, _)| canonical_origins.contains(origin))
+        .map(|(_, url)| url)
+        .collect();
+    let alias_urls: Vec<String> = all_urls()
+        .filter(|(origin, url)| !canonical_origins.contains(origin) && is_alias_url(url))
+        .map(|(_, url)| url)
+        .collect();
+    assert!(!canonical_urls.is_empty() && !alias_urls.is_empty());
+    let mut client_a = a.canonicalizer().await;
+    let mut client_b = b.canonicalizer().await;
+    canonicalize_all(&mut client_a, &canonical_urls, false).await;
+    let forms_a = canonicalize_all(&mut client_a, &alias_urls, true).await;
+    let answers_b = canonicalize_all(&mut client_b, &alias_urls, false).await;
+    for ((url, on_a), on_b) in alias_urls.iter().zip(&forms_a).zip(&answers_b) {
+        assert_eq!(
+            on_a.canonical, on_b.canonical,
+            "{url}: the two sidecars fold it differently"
+        );
+    }
+    let seen = answers_b
+        .iter()
+        .filter(|r| r.decision == Decision::Duplicate as i32)
+        .count();
+    eprintln!(
+        "B: {seen} of {} alias URLs seen through A's canonical pages",
+        alias_urls.len()
+    );
+    assert!(
+        seen as f64 >= 0.8 * alias_urls.len() as f64,
+        "{seen} of {}",
+        alias_urls.len()
+    );
+
+    // An operator forbids one alias on B: A obeys after its next poll, and A's relearns keep it.
+    let (forbidden_alias, its_canonical) = on_a[0].clone();
+    decide(
+        &mut admin_b,
+        MirrorDecision::Forbid,
+        &its_canonical,
+        &forbidden_alias,
+    )
+    .await;
+    let without = |live: &[MirrorSet]| pairs(live).iter().all(|(a, _)| *a != forbidden_alias);
+    wait_live(&mut admin_a, "A obeys B's forbid", without).await;
+    relearn(&mut admin_a, "", true).await;
+    relearn(&mut admin_a, "", true).await;
+    let after = live_sets(&mirrors(&mut admin_a).await);
+    assert!(without(&after), "A's relearn undid the forbid: {after:?}");
+    assert!(
+        !after.is_empty(),
+        "the other sets stay live after the forbid"
+    );
+    wait_live(&mut admin_b, "B serves the same sets as A", |live| {
+        pairs(live) == pairs(&after)
+    })
+    .await;
+    a.stop().await;
+    b.stop().await;
+}
+
+/// The mirror table is fenced like a host's rules: a publisher whose mirror lease expired while
+/// it was paused cannot overwrite the table a newer lease published, and a poll returns a table
+/// only when its version moved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_mirror_publisher_cannot_overwrite_a_newer_table() {
+    use undust::fleet::{Fleet, FleetConfig, MirrorsOutcome, MIRRORS_LEASE};
+
+    let Some(redis) = Redis::start() else { return };
+    let config = |lease_ms: u64| FleetConfig {
+        url: redis.url(),
+        lease_ttl: Duration::from_millis(lease_ms),
+        rules_poll: Duration::from_millis(100),
+        call_timeout: undust::fleet::DEFAULT_CALL_TIMEOUT,
+        evidence_per_host: 100,
+        evidence_max_hosts: 100,
+    };
+    let seen = undust::config::ServeConfig::from_knobs(Knobs::default())
+        .expect("defaults")
+        .seen_set;
+    let slow = Fleet::new(config(300), &seen).expect("fleet");
+    let fast = Fleet::new(config(10_000), &seen).expect("fleet");
+    slow.establish().await.expect("connect");
+    fast.establish().await.expect("connect");
+    assert_eq!(fast.mirrors.newer_than(0).await.expect("redis"), None);
+
+    let old = slow
+        .leases
+        .acquire(MIRRORS_LEASE)
+        .await
+        .expect("redis")
+        .expect("free lease");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let new = loop {
+        if let Some(lease) = fast.leases.acquire(MIRRORS_LEASE).await.expect("redis") {
+            break lease;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the lease never expired"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let published = fast
+        .mirrors
+        .publish(&new, b"newer", 1)
+        .await
+        .expect("redis");
+    assert_eq!(published, MirrorsOutcome::Published { version: 1 });
+    let late = slow
+        .mirrors
+        .publish(&old, b"older", 1)
+        .await
+        .expect("redis");
+    assert_eq!(late, MirrorsOutcome::Fenced { newer: new.token });
+    let table = slow
+        .mirrors
+        .newer_than(0)
+        .await
+        .expect("redis")
+        .expect("a table");
+    assert_eq!((table.version, table.body.as_slice()), (1, &b"newer"[..]));
+    assert_eq!(slow.mirrors.newer_than(1).await.expect("redis"), None);
+    // A publisher that has seen a later version than Redis holds publishes past it.
+    let again = fast
+        .mirrors
+        .publish(&new, b"newest", 5)
+        .await
+        .expect("redis");
+    assert_eq!(again, MirrorsOutcome::Published { version: 5 });
+}
