@@ -39,7 +39,9 @@
 //! replaces the least counted one and inherits its count as overestimation error. Any identity
 //! carried by more than `pages / capacity` pages is guaranteed to be tracked, far below the 0.4
 //! share; decisions use the guaranteed count (count − error). About 56 bytes per tracked identity:
-//! ≈ 56 KiB per host at the default capacity.
+//! ≈ 56 KiB per host at the default capacity, 16 more per identity once the table is full (the
+//! index of the least counted identity, see [`super::space_saving`], which finds the victim
+//! without scanning the table).
 //!
 //! # Identities mask numbers
 //!
@@ -86,6 +88,7 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::space_saving::{Counted, SpaceSaving};
 use super::{ContentConfig, PageAnalysis, PageDigest};
 
 /// Maximum pages kept in the link graph.
@@ -121,6 +124,19 @@ struct BlockCounter {
     companions: Vec<u64>,
 }
 
+impl Counted for BlockCounter {
+    fn count(&self) -> u64 {
+        self.count
+    }
+    fn inheriting(floor: u64) -> Self {
+        BlockCounter {
+            count: floor,
+            error: floor,
+            companions: Vec::new(),
+        }
+    }
+}
+
 /// The combined identity of the largest units in `units` (sorted largest first) other than
 /// `identity`: the largest and those among the next ones with at least half its tokens.
 fn companion_of(units: &[(u32, usize, u64)], identity: u64) -> u64 {
@@ -151,6 +167,20 @@ struct Counter {
     companions: Vec<u64>,
 }
 
+impl Counted for Counter {
+    fn count(&self) -> u64 {
+        self.count
+    }
+    fn inheriting(floor: u64) -> Self {
+        Counter {
+            count: floor,
+            error: floor,
+            owners: Vec::new(),
+            companions: Vec::new(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct LinkGraph {
     /// Per page (graph index): hash of its URL and hashes of its same-host link targets.
@@ -165,7 +195,7 @@ pub struct TemplateModel {
     min_pages: u64,
     capacity: usize,
     connectivity: bool,
-    counters: HashMap<u64, Counter>,
+    counters: SpaceSaving<Counter>,
     #[serde(default)]
     graph: LinkGraph,
     #[serde(default = "default_block_share")]
@@ -173,7 +203,7 @@ pub struct TemplateModel {
     #[serde(default = "default_block_capacity")]
     block_capacity: usize,
     #[serde(default)]
-    blocks: HashMap<u64, BlockCounter>,
+    blocks: SpaceSaving<BlockCounter>,
 }
 
 impl TemplateModel {
@@ -185,11 +215,11 @@ impl TemplateModel {
             min_pages: config.template_min_pages,
             capacity: config.template_capacity.max(1),
             connectivity: config.template_connectivity,
-            counters: HashMap::new(),
+            counters: SpaceSaving::default(),
             graph: LinkGraph::default(),
             block_min_share: config.block_template_min_share.clamp(0.0, 1.0),
             block_capacity: config.block_template_capacity.max(1),
-            blocks: HashMap::new(),
+            blocks: SpaceSaving::default(),
         }
     }
 
@@ -262,25 +292,7 @@ impl TemplateModel {
     }
 
     fn count_block(&mut self, identity: u64, companion: u64) {
-        if !self.blocks.contains_key(&identity) && self.blocks.len() >= self.block_capacity {
-            let victim = self
-                .blocks
-                .iter()
-                .min_by_key(|(id, c)| (c.count, **id))
-                .map(|(id, c)| (*id, c.count));
-            if let Some((id, floor)) = victim {
-                self.blocks.remove(&id);
-                self.blocks.insert(
-                    identity,
-                    BlockCounter {
-                        count: floor,
-                        error: floor,
-                        companions: Vec::new(),
-                    },
-                );
-            }
-        }
-        let c = self.blocks.entry(identity).or_default();
+        let c = self.blocks.counter(identity, self.block_capacity);
         c.count += 1;
         if c.companions.len() < MAX_COMPANIONS && !c.companions.contains(&companion) {
             c.companions.push(companion);
@@ -332,27 +344,7 @@ impl TemplateModel {
     }
 
     fn count(&mut self, identity: u64, owner: Option<u32>, companion: u64) {
-        if !self.counters.contains_key(&identity) && self.counters.len() >= self.capacity {
-            // Space-Saving: replace the least counted identity, inheriting its count as error.
-            let victim = self
-                .counters
-                .iter()
-                .min_by_key(|(id, c)| (c.count, **id))
-                .map(|(id, c)| (*id, c.count));
-            if let Some((id, floor)) = victim {
-                self.counters.remove(&id);
-                self.counters.insert(
-                    identity,
-                    Counter {
-                        count: floor,
-                        error: floor,
-                        owners: Vec::new(),
-                        companions: Vec::new(),
-                    },
-                );
-            }
-        }
-        let c = self.counters.entry(identity).or_default();
+        let c = self.counters.counter(identity, self.capacity);
         c.count += 1;
         if c.companions.len() < PAGELET_MIN_COMPANIONS && !c.companions.contains(&companion) {
             c.companions.push(companion);
@@ -368,7 +360,7 @@ impl TemplateModel {
     /// the link graph), as the allocator takes them ([`crate::heap`]): what a memory budget
     /// holding the model must count. Walks the tables: a few thousand entries at most.
     pub fn held_bytes(&self) -> usize {
-        use crate::heap::{hash_table_bytes, vec_bytes};
+        use crate::heap::vec_bytes;
         use std::mem::size_of;
         let counters: usize = self
             .counters
@@ -389,9 +381,9 @@ impl TemplateModel {
             .iter()
             .map(|(_, links)| vec_bytes(links.capacity(), size_of::<u64>()))
             .sum();
-        hash_table_bytes(self.counters.capacity(), size_of::<(u64, Counter)>())
+        self.counters.table_bytes()
             + counters
-            + hash_table_bytes(self.blocks.capacity(), size_of::<(u64, BlockCounter)>())
+            + self.blocks.table_bytes()
             + blocks
             + vec_bytes(self.graph.pages.capacity(), size_of::<(u64, Vec<u64>)>())
             + graph
