@@ -34,6 +34,8 @@ pub(super) trait Counted: Default {
     fn count(&self) -> u64;
     /// A counter inheriting an evicted counter's count `floor` as its count and its error.
     fn inheriting(floor: u64) -> Self;
+    /// Bytes the counter's own lists hold on the heap (see [`crate::heap`]).
+    fn list_bytes(&self) -> usize;
 }
 
 /// Counters of at most `capacity` identities (the capacity is given on each insertion, by the
@@ -44,6 +46,9 @@ pub(super) struct SpaceSaving<C> {
     /// Empty until the table is first full; then one `(count lower bound, identity)` per tracked
     /// identity, least first.
     least: BinaryHeap<Reverse<(u64, u64)>>,
+    /// Sum of the counters' [`Counted::list_bytes`], kept up to date by [`SpaceSaving::update`]
+    /// so that a memory budget asking after every page does not walk the table.
+    list_bytes: usize,
 }
 
 impl<C> Default for SpaceSaving<C> {
@@ -51,14 +56,24 @@ impl<C> Default for SpaceSaving<C> {
         SpaceSaving {
             counters: HashMap::new(),
             least: BinaryHeap::new(),
+            list_bytes: 0,
         }
     }
 }
 
 impl<C: Counted> SpaceSaving<C> {
-    /// The counter of `identity`, inserted if untracked (replacing the least counted identity
-    /// when `capacity` identities are tracked already). The caller may only increase its count.
-    pub(super) fn counter(&mut self, identity: u64, capacity: usize) -> &mut C {
+    /// Updates the counter of `identity` with `change`, inserting it first if untracked
+    /// (replacing the least counted identity when `capacity` identities are tracked already).
+    /// `change` may only increase the count.
+    pub(super) fn update(&mut self, identity: u64, capacity: usize, change: impl FnOnce(&mut C)) {
+        let counter = self.counter(identity, capacity);
+        let before = counter.list_bytes();
+        change(counter);
+        let after = counter.list_bytes();
+        self.list_bytes = (self.list_bytes + after).saturating_sub(before);
+    }
+
+    fn counter(&mut self, identity: u64, capacity: usize) -> &mut C {
         if !self.counters.contains_key(&identity) && self.counters.len() >= capacity {
             if let Some(floor) = self.evict_least() {
                 self.least.push(Reverse((floor, identity)));
@@ -95,7 +110,9 @@ impl<C: Counted> SpaceSaving<C> {
                 continue;
             };
             if current == bound {
-                self.counters.remove(&id);
+                if let Some(victim) = self.counters.remove(&id) {
+                    self.list_bytes = self.list_bytes.saturating_sub(victim.list_bytes());
+                }
                 return Some(bound);
             }
             self.least.push(Reverse((current, id)));
@@ -114,17 +131,30 @@ impl<C: Counted> SpaceSaving<C> {
     }
 
     /// The counters, in no order.
+    #[cfg(test)]
     pub(super) fn values(&self) -> impl Iterator<Item = &C> {
         self.counters.values()
     }
 
-    /// Bytes the table holds on the heap besides what its counters point to: the map at its
-    /// capacity and the index (see [`crate::heap`]).
-    pub(super) fn table_bytes(&self) -> usize {
+    /// Capacities of the map and of the index (for a test walking the table).
+    #[cfg(test)]
+    pub(super) fn capacity(&self) -> usize {
+        self.counters.capacity()
+    }
+
+    #[cfg(test)]
+    pub(super) fn least_capacity(&self) -> usize {
+        self.least.capacity()
+    }
+
+    /// Bytes the table holds on the heap: the map at its capacity, the index and the counters'
+    /// lists (see [`crate::heap`]). Constant time.
+    pub(super) fn held_bytes(&self) -> usize {
         use crate::heap::{hash_table_bytes, vec_bytes};
         use std::mem::size_of;
         hash_table_bytes(self.counters.capacity(), size_of::<(u64, C)>())
             + vec_bytes(self.least.capacity(), size_of::<Reverse<(u64, u64)>>())
+            + self.list_bytes
     }
 }
 
@@ -144,11 +174,14 @@ impl<C: Serialize> Serialize for SpaceSaving<C> {
     }
 }
 
-impl<'de, C: Deserialize<'de>> Deserialize<'de> for SpaceSaving<C> {
+impl<'de, C: Counted + Deserialize<'de>> Deserialize<'de> for SpaceSaving<C> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let counters: HashMap<u64, C> = HashMap::deserialize(deserializer)?;
+        let list_bytes = counters.values().map(Counted::list_bytes).sum();
         Ok(SpaceSaving {
-            counters: HashMap::deserialize(deserializer)?,
+            counters,
             least: BinaryHeap::new(),
+            list_bytes,
         })
     }
 }
@@ -174,6 +207,9 @@ mod tests {
                 count: floor,
                 error: floor,
             }
+        }
+        fn list_bytes(&self) -> usize {
+            0
         }
     }
 
@@ -207,7 +243,7 @@ mod tests {
                 } else {
                     rng.random_range(0..universe)
                 };
-                indexed.counter(id, capacity).count += 1;
+                indexed.update(id, capacity, |c| c.count += 1);
                 scan_counter(&mut scanned, id, capacity).count += 1;
                 assert_eq!(
                     indexed.counters, scanned,
@@ -228,10 +264,10 @@ mod tests {
     fn a_table_that_never_fills_holds_no_index() {
         let mut table: SpaceSaving<Plain> = SpaceSaving::default();
         for id in 0..100 {
-            table.counter(id, 1_000).count += 1;
+            table.update(id, 1_000, |c| c.count += 1);
         }
         assert!(table.least.is_empty());
-        table.counter(1_000, 100).count += 1;
+        table.update(1_000, 100, |c| c.count += 1);
         assert_eq!(table.len(), 100);
         assert_eq!(table.least.len(), 100);
         // Identity 0 was the least (count 1, smallest identity).

@@ -135,6 +135,9 @@ impl Counted for BlockCounter {
             companions: Vec::new(),
         }
     }
+    fn list_bytes(&self) -> usize {
+        crate::heap::vec_bytes(self.companions.capacity(), std::mem::size_of::<u64>())
+    }
 }
 
 /// The combined identity of the largest units in `units` (sorted largest first) other than
@@ -178,6 +181,12 @@ impl Counted for Counter {
             owners: Vec::new(),
             companions: Vec::new(),
         }
+    }
+    fn list_bytes(&self) -> usize {
+        use crate::heap::vec_bytes;
+        use std::mem::size_of;
+        vec_bytes(self.owners.capacity(), size_of::<u32>())
+            + vec_bytes(self.companions.capacity(), size_of::<u64>())
     }
 }
 
@@ -292,11 +301,12 @@ impl TemplateModel {
     }
 
     fn count_block(&mut self, identity: u64, companion: u64) {
-        let c = self.blocks.counter(identity, self.block_capacity);
-        c.count += 1;
-        if c.companions.len() < MAX_COMPANIONS && !c.companions.contains(&companion) {
-            c.companions.push(companion);
-        }
+        self.blocks.update(identity, self.block_capacity, |c| {
+            c.count += 1;
+            if c.companions.len() < MAX_COMPANIONS && !c.companions.contains(&companion) {
+                c.companions.push(companion);
+            }
+        });
     }
 
     /// Whether text blocks with this identity are template on this host (see the module
@@ -344,47 +354,35 @@ impl TemplateModel {
     }
 
     fn count(&mut self, identity: u64, owner: Option<u32>, companion: u64) {
-        let c = self.counters.counter(identity, self.capacity);
-        c.count += 1;
-        if c.companions.len() < PAGELET_MIN_COMPANIONS && !c.companions.contains(&companion) {
-            c.companions.push(companion);
-        }
-        if let Some(o) = owner {
-            if c.owners.len() < MAX_OWNERS {
-                c.owners.push(o);
+        self.counters.update(identity, self.capacity, |c| {
+            c.count += 1;
+            if c.companions.len() < PAGELET_MIN_COMPANIONS && !c.companions.contains(&companion) {
+                c.companions.push(companion);
             }
-        }
+            if let Some(o) = owner {
+                if c.owners.len() < MAX_OWNERS {
+                    c.owners.push(o);
+                }
+            }
+        });
     }
 
     /// Bytes this model holds on the heap (its tables at their capacities, every counter's lists,
     /// the link graph), as the allocator takes them ([`crate::heap`]): what a memory budget
-    /// holding the model must count. Walks the tables: a few thousand entries at most.
+    /// holding the model must count. The tables keep their sums as they change (the sidecar asks
+    /// after every page); only the link graph (at most [`GRAPH_MAX_PAGES`] pages, with the
+    /// connectivity option alone) is walked.
     pub fn held_bytes(&self) -> usize {
         use crate::heap::vec_bytes;
         use std::mem::size_of;
-        let counters: usize = self
-            .counters
-            .values()
-            .map(|c| {
-                vec_bytes(c.owners.capacity(), size_of::<u32>())
-                    + vec_bytes(c.companions.capacity(), size_of::<u64>())
-            })
-            .sum();
-        let blocks: usize = self
-            .blocks
-            .values()
-            .map(|b| vec_bytes(b.companions.capacity(), size_of::<u64>()))
-            .sum();
         let graph: usize = self
             .graph
             .pages
             .iter()
             .map(|(_, links)| vec_bytes(links.capacity(), size_of::<u64>()))
             .sum();
-        self.counters.table_bytes()
-            + counters
-            + self.blocks.table_bytes()
-            + blocks
+        self.counters.held_bytes()
+            + self.blocks.held_bytes()
             + vec_bytes(self.graph.pages.capacity(), size_of::<(u64, Vec<u64>)>())
             + graph
     }
@@ -616,6 +614,52 @@ mod tests {
         let old: TemplateModel = serde_json::from_value(json).expect("old model loads");
         assert!(!old.is_template_block(1));
         assert_eq!(old.pages(), 100);
+    }
+
+    /// What [`TemplateModel::held_bytes`] was before the tables kept their sums: a walk.
+    fn walked_held_bytes(m: &TemplateModel) -> usize {
+        use crate::heap::{hash_table_bytes, vec_bytes};
+        use std::mem::size_of;
+        let table = |capacity: usize, entry: usize, least: usize| {
+            hash_table_bytes(capacity, entry) + vec_bytes(least, 16)
+        };
+        table(
+            m.counters.capacity(),
+            size_of::<(u64, Counter)>(),
+            m.counters.least_capacity(),
+        ) + m.counters.values().map(Counted::list_bytes).sum::<usize>()
+            + table(
+                m.blocks.capacity(),
+                size_of::<(u64, BlockCounter)>(),
+                m.blocks.least_capacity(),
+            )
+            + m.blocks.values().map(Counted::list_bytes).sum::<usize>()
+            + vec_bytes(m.graph.pages.capacity(), size_of::<(u64, Vec<u64>)>())
+            + m.graph
+                .pages
+                .iter()
+                .map(|(_, links)| vec_bytes(links.capacity(), size_of::<u64>()))
+                .sum::<usize>()
+    }
+
+    #[test]
+    fn held_bytes_kept_as_the_tables_change_equal_a_walk_of_the_tables() {
+        let config = ContentConfig {
+            template_capacity: 16,
+            block_template_capacity: 24,
+            template_connectivity: true,
+            ..ContentConfig::default()
+        };
+        let mut m = TemplateModel::new(&config);
+        for i in 0..300u64 {
+            // Recurring and new pagelets and blocks: tables fill, evict, lists grow.
+            m.observe_digest(&digest(&[1, 2 + i % 5, 100 + i]));
+            m.observe_digest(&blocky(&[(1, 8), (10 + i % 7, 5), (1000 + i, 60)]));
+            assert_eq!(m.held_bytes(), walked_held_bytes(&m), "page {i}");
+        }
+        let json = serde_json::to_string(&m).expect("serialize");
+        let loaded: TemplateModel = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(loaded.held_bytes(), walked_held_bytes(&loaded));
     }
 
     #[test]
