@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::canonicalize::StaticArgs;
-use super::learn::training_sets;
+use super::learn::{training_sets, training_sets_and_crawl};
 use super::{output_failed, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::learn::eval::{
     by_family, evaluate, EvalConfig, EvalRow, FamilyRow, HostSamples, Method,
@@ -179,15 +179,23 @@ pub fn run(args: EvalArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    // Measured on the URLs as crawled, so static normalization's own share shows.
-    let hosts = match training_sets(
-        &args.pages,
-        &args.clusters,
-        &args.index,
-        &args.normalization,
-        true,
-    ) {
-        Ok(hosts) => hosts,
+    // Measured on the URLs as crawled, so static normalization's own share shows. Page files
+    // are read once for the per-host rows and the across-hosts figures.
+    let read = if args.pages.is_empty() {
+        training_sets(
+            &args.pages,
+            &args.clusters,
+            &args.index,
+            &args.normalization,
+            true,
+        )
+        .map(|hosts| (hosts, None))
+    } else {
+        training_sets_and_crawl(&args.pages, &args.normalization, true)
+            .map(|(hosts, crawl)| (hosts, Some(crawl)))
+    };
+    let (hosts, crawl) = match read {
+        Ok(read) => read,
         Err((code, err)) => {
             eprintln!("undust eval: {err}");
             return ExitCode::from(code);
@@ -210,15 +218,18 @@ pub fn run(args: EvalArgs) -> ExitCode {
             return ExitCode::from(EXIT_SOFTWARE);
         }
     };
-    let across = if args.pages.is_empty() && args.index.is_empty() {
-        serde_json::Value::Null
-    } else {
-        match super::mirrors::eval_across_hosts(&args.pages, &args.index, &args.normalization) {
-            Ok(report) => report,
-            Err((code, err)) => {
-                eprintln!("undust eval: {err}");
-                return ExitCode::from(code);
-            }
+    let across = match (&crawl, args.index.is_empty()) {
+        (Some(crawl), _) => super::mirrors::across_hosts_of(crawl),
+        (None, false) => {
+            super::mirrors::eval_across_hosts(&args.pages, &args.index, &args.normalization)
+        }
+        (None, true) => Ok(serde_json::Value::Null),
+    };
+    let across = match across {
+        Ok(report) => report,
+        Err((code, err)) => {
+            eprintln!("undust eval: {err}");
+            return ExitCode::from(code);
         }
     };
     let per_family = families.as_ref().map(|families| {

@@ -146,10 +146,12 @@ fn training_set(
 /// budget, so the training sets come from this read only when the sample kept every page (nothing
 /// sampled away, no host dropped): then a read without links keeps exactly the same pages, in the
 /// same order, and the same template models. Otherwise the pages are read a second time without
-/// links, as the sidecar samples them.
-fn training_sets_and_crawl(
+/// links, as the sidecar samples them. `raw` as for [`training_sets`] (`undust eval` measures the
+/// URLs as crawled).
+pub fn training_sets_and_crawl(
     pages: &[PathBuf],
     normalization: &StaticArgs,
+    raw: bool,
 ) -> Result<(HostTrainingSets, Crawl), (u8, String)> {
     let normalizer = normalization
         .normalizer()
@@ -163,15 +165,12 @@ fn training_sets_and_crawl(
     cluster_hosts(&hosts, &config, |host, offline, clusters| {
         crawl.observe_host(offline, &clusters);
         if kept_every_page {
-            sets.push((
-                host.to_owned(),
-                training_set(host, offline, &clusters, false),
-            ));
+            sets.push((host.to_owned(), training_set(host, offline, &clusters, raw)));
         }
     });
     if !kept_every_page {
         drop(hosts);
-        sets = training_sets(pages, &[], &[], normalization, false)?;
+        sets = training_sets(pages, &[], &[], normalization, raw)?;
     } else {
         eprintln!("{}", summary.describe(hosts.len()));
     }
@@ -191,7 +190,7 @@ pub fn run(args: LearnArgs) -> ExitCode {
         )
         .map(|sets| (sets, None))
     } else {
-        training_sets_and_crawl(&args.pages, &args.normalization)
+        training_sets_and_crawl(&args.pages, &args.normalization, false)
             .map(|(sets, crawl)| (sets, Some(crawl)))
     };
     let (hosts, crawl) = match read {

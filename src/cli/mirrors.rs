@@ -473,8 +473,14 @@ pub fn eval_across_hosts(
 ) -> Result<serde_json::Value, (u8, String)> {
     let normalizer = normalization.normalizer().map_err(|e| (EXIT_USAGE, e))?;
     let crawl = read_summaries(pages, index, &normalizer).map_err(|e| (EXIT_NO_INPUT, e))?;
-    let (_, sets) = detect_sets(&crawl, &[]);
-    let (before, after) = cross_host(&crawl, &sets).map_err(|e| (EXIT_SOFTWARE, e))?;
+    across_hosts_of(&crawl)
+}
+
+/// [`eval_across_hosts`] of a crawl already read (`undust eval --pages` reads its pages once for
+/// the per-host rows and this).
+pub fn across_hosts_of(crawl: &Crawl) -> Result<serde_json::Value, (u8, String)> {
+    let (_, sets) = detect_sets(crawl, &[]);
+    let (before, after) = cross_host(crawl, &sets).map_err(|e| (EXIT_SOFTWARE, e))?;
     let row = |name: &str, m: &CrossHostMetrics| {
         serde_json::json!({
             "method": name,

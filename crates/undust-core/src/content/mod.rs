@@ -22,6 +22,7 @@
 pub mod fingerprint;
 pub mod pagelet;
 pub mod simhash;
+mod space_saving;
 pub mod template;
 pub mod tokens;
 

@@ -39,7 +39,9 @@
 //! replaces the least counted one and inherits its count as overestimation error. Any identity
 //! carried by more than `pages / capacity` pages is guaranteed to be tracked, far below the 0.4
 //! share; decisions use the guaranteed count (count − error). About 56 bytes per tracked identity:
-//! ≈ 56 KiB per host at the default capacity.
+//! ≈ 56 KiB per host at the default capacity, 16 more per identity once the table is full (the
+//! index of the least counted identity, see [`super::space_saving`], which finds the victim
+//! without scanning the table).
 //!
 //! # Identities mask numbers
 //!
@@ -86,6 +88,7 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::space_saving::{Counted, SpaceSaving};
 use super::{ContentConfig, PageAnalysis, PageDigest};
 
 /// Maximum pages kept in the link graph.
@@ -121,6 +124,22 @@ struct BlockCounter {
     companions: Vec<u64>,
 }
 
+impl Counted for BlockCounter {
+    fn count(&self) -> u64 {
+        self.count
+    }
+    fn inheriting(floor: u64) -> Self {
+        BlockCounter {
+            count: floor,
+            error: floor,
+            companions: Vec::new(),
+        }
+    }
+    fn list_bytes(&self) -> usize {
+        crate::heap::vec_bytes(self.companions.capacity(), std::mem::size_of::<u64>())
+    }
+}
+
 /// The combined identity of the largest units in `units` (sorted largest first) other than
 /// `identity`: the largest and those among the next ones with at least half its tokens.
 fn companion_of(units: &[(u32, usize, u64)], identity: u64) -> u64 {
@@ -151,6 +170,26 @@ struct Counter {
     companions: Vec<u64>,
 }
 
+impl Counted for Counter {
+    fn count(&self) -> u64 {
+        self.count
+    }
+    fn inheriting(floor: u64) -> Self {
+        Counter {
+            count: floor,
+            error: floor,
+            owners: Vec::new(),
+            companions: Vec::new(),
+        }
+    }
+    fn list_bytes(&self) -> usize {
+        use crate::heap::vec_bytes;
+        use std::mem::size_of;
+        vec_bytes(self.owners.capacity(), size_of::<u32>())
+            + vec_bytes(self.companions.capacity(), size_of::<u64>())
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct LinkGraph {
     /// Per page (graph index): hash of its URL and hashes of its same-host link targets.
@@ -165,7 +204,7 @@ pub struct TemplateModel {
     min_pages: u64,
     capacity: usize,
     connectivity: bool,
-    counters: HashMap<u64, Counter>,
+    counters: SpaceSaving<Counter>,
     #[serde(default)]
     graph: LinkGraph,
     #[serde(default = "default_block_share")]
@@ -173,7 +212,7 @@ pub struct TemplateModel {
     #[serde(default = "default_block_capacity")]
     block_capacity: usize,
     #[serde(default)]
-    blocks: HashMap<u64, BlockCounter>,
+    blocks: SpaceSaving<BlockCounter>,
 }
 
 impl TemplateModel {
@@ -185,11 +224,11 @@ impl TemplateModel {
             min_pages: config.template_min_pages,
             capacity: config.template_capacity.max(1),
             connectivity: config.template_connectivity,
-            counters: HashMap::new(),
+            counters: SpaceSaving::default(),
             graph: LinkGraph::default(),
             block_min_share: config.block_template_min_share.clamp(0.0, 1.0),
             block_capacity: config.block_template_capacity.max(1),
-            blocks: HashMap::new(),
+            blocks: SpaceSaving::default(),
         }
     }
 
@@ -262,29 +301,12 @@ impl TemplateModel {
     }
 
     fn count_block(&mut self, identity: u64, companion: u64) {
-        if !self.blocks.contains_key(&identity) && self.blocks.len() >= self.block_capacity {
-            let victim = self
-                .blocks
-                .iter()
-                .min_by_key(|(id, c)| (c.count, **id))
-                .map(|(id, c)| (*id, c.count));
-            if let Some((id, floor)) = victim {
-                self.blocks.remove(&id);
-                self.blocks.insert(
-                    identity,
-                    BlockCounter {
-                        count: floor,
-                        error: floor,
-                        companions: Vec::new(),
-                    },
-                );
+        self.blocks.update(identity, self.block_capacity, |c| {
+            c.count += 1;
+            if c.companions.len() < MAX_COMPANIONS && !c.companions.contains(&companion) {
+                c.companions.push(companion);
             }
-        }
-        let c = self.blocks.entry(identity).or_default();
-        c.count += 1;
-        if c.companions.len() < MAX_COMPANIONS && !c.companions.contains(&companion) {
-            c.companions.push(companion);
-        }
+        });
     }
 
     /// Whether text blocks with this identity are template on this host (see the module
@@ -332,67 +354,35 @@ impl TemplateModel {
     }
 
     fn count(&mut self, identity: u64, owner: Option<u32>, companion: u64) {
-        if !self.counters.contains_key(&identity) && self.counters.len() >= self.capacity {
-            // Space-Saving: replace the least counted identity, inheriting its count as error.
-            let victim = self
-                .counters
-                .iter()
-                .min_by_key(|(id, c)| (c.count, **id))
-                .map(|(id, c)| (*id, c.count));
-            if let Some((id, floor)) = victim {
-                self.counters.remove(&id);
-                self.counters.insert(
-                    identity,
-                    Counter {
-                        count: floor,
-                        error: floor,
-                        owners: Vec::new(),
-                        companions: Vec::new(),
-                    },
-                );
+        self.counters.update(identity, self.capacity, |c| {
+            c.count += 1;
+            if c.companions.len() < PAGELET_MIN_COMPANIONS && !c.companions.contains(&companion) {
+                c.companions.push(companion);
             }
-        }
-        let c = self.counters.entry(identity).or_default();
-        c.count += 1;
-        if c.companions.len() < PAGELET_MIN_COMPANIONS && !c.companions.contains(&companion) {
-            c.companions.push(companion);
-        }
-        if let Some(o) = owner {
-            if c.owners.len() < MAX_OWNERS {
-                c.owners.push(o);
+            if let Some(o) = owner {
+                if c.owners.len() < MAX_OWNERS {
+                    c.owners.push(o);
+                }
             }
-        }
+        });
     }
 
     /// Bytes this model holds on the heap (its tables at their capacities, every counter's lists,
     /// the link graph), as the allocator takes them ([`crate::heap`]): what a memory budget
-    /// holding the model must count. Walks the tables: a few thousand entries at most.
+    /// holding the model must count. The tables keep their sums as they change (the sidecar asks
+    /// after every page); only the link graph (at most [`GRAPH_MAX_PAGES`] pages, with the
+    /// connectivity option alone) is walked.
     pub fn held_bytes(&self) -> usize {
-        use crate::heap::{hash_table_bytes, vec_bytes};
+        use crate::heap::vec_bytes;
         use std::mem::size_of;
-        let counters: usize = self
-            .counters
-            .values()
-            .map(|c| {
-                vec_bytes(c.owners.capacity(), size_of::<u32>())
-                    + vec_bytes(c.companions.capacity(), size_of::<u64>())
-            })
-            .sum();
-        let blocks: usize = self
-            .blocks
-            .values()
-            .map(|b| vec_bytes(b.companions.capacity(), size_of::<u64>()))
-            .sum();
         let graph: usize = self
             .graph
             .pages
             .iter()
             .map(|(_, links)| vec_bytes(links.capacity(), size_of::<u64>()))
             .sum();
-        hash_table_bytes(self.counters.capacity(), size_of::<(u64, Counter)>())
-            + counters
-            + hash_table_bytes(self.blocks.capacity(), size_of::<(u64, BlockCounter)>())
-            + blocks
+        self.counters.held_bytes()
+            + self.blocks.held_bytes()
             + vec_bytes(self.graph.pages.capacity(), size_of::<(u64, Vec<u64>)>())
             + graph
     }
@@ -624,6 +614,52 @@ mod tests {
         let old: TemplateModel = serde_json::from_value(json).expect("old model loads");
         assert!(!old.is_template_block(1));
         assert_eq!(old.pages(), 100);
+    }
+
+    /// What [`TemplateModel::held_bytes`] was before the tables kept their sums: a walk.
+    fn walked_held_bytes(m: &TemplateModel) -> usize {
+        use crate::heap::{hash_table_bytes, vec_bytes};
+        use std::mem::size_of;
+        let table = |capacity: usize, entry: usize, least: usize| {
+            hash_table_bytes(capacity, entry) + vec_bytes(least, 16)
+        };
+        table(
+            m.counters.capacity(),
+            size_of::<(u64, Counter)>(),
+            m.counters.least_capacity(),
+        ) + m.counters.values().map(Counted::list_bytes).sum::<usize>()
+            + table(
+                m.blocks.capacity(),
+                size_of::<(u64, BlockCounter)>(),
+                m.blocks.least_capacity(),
+            )
+            + m.blocks.values().map(Counted::list_bytes).sum::<usize>()
+            + vec_bytes(m.graph.pages.capacity(), size_of::<(u64, Vec<u64>)>())
+            + m.graph
+                .pages
+                .iter()
+                .map(|(_, links)| vec_bytes(links.capacity(), size_of::<u64>()))
+                .sum::<usize>()
+    }
+
+    #[test]
+    fn held_bytes_kept_as_the_tables_change_equal_a_walk_of_the_tables() {
+        let config = ContentConfig {
+            template_capacity: 16,
+            block_template_capacity: 24,
+            template_connectivity: true,
+            ..ContentConfig::default()
+        };
+        let mut m = TemplateModel::new(&config);
+        for i in 0..300u64 {
+            // Recurring and new pagelets and blocks: tables fill, evict, lists grow.
+            m.observe_digest(&digest(&[1, 2 + i % 5, 100 + i]));
+            m.observe_digest(&blocky(&[(1, 8), (10 + i % 7, 5), (1000 + i, 60)]));
+            assert_eq!(m.held_bytes(), walked_held_bytes(&m), "page {i}");
+        }
+        let json = serde_json::to_string(&m).expect("serialize");
+        let loaded: TemplateModel = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(loaded.held_bytes(), walked_held_bytes(&loaded));
     }
 
     #[test]
