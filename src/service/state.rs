@@ -84,7 +84,7 @@ pub struct Sidecar {
     pub replay: ReplayCache,
     /// The fleet's shared state (`--fleet`); `None` for a single embedded sidecar.
     pub fleet: Option<Arc<Fleet>>,
-    /// Per-host counters, at most [`Sidecar::tracked_hosts_limit`] hosts (see [`Sidecar::host`]).
+    /// Per-host counters, of at most `tracked_hosts_limit` hosts (see [`Sidecar::host`]).
     pub hosts: DashMap<String, Arc<HostCounters>>,
     /// Hosts `hosts` may hold: the sample budget over [`BUDGET_BYTES_PER_TRACKED_HOST`], within
     /// [`MIN_TRACKED_HOSTS`]..=[`MAX_TRACKED_HOSTS`].
@@ -170,11 +170,6 @@ impl Sidecar {
     /// for them before it is seen again).
     pub fn forget_host(&self, host: &str) {
         self.hosts.remove(host);
-    }
-
-    /// Hosts the per-host counters may hold at once.
-    pub fn tracked_hosts_limit(&self) -> usize {
-        self.tracked_hosts_limit
     }
 
     /// Average page size for a host's savings estimate: the host's own average, else the average
