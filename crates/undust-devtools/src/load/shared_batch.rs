@@ -85,12 +85,12 @@ fn grpc_status(headers: &HeaderMap) -> Option<tonic::Code> {
 }
 
 /// Sends the shared batch once on `channel` and drains the answer; the gRPC status it ended with
-/// and the answer's bytes.
+/// and the answer's bytes, or `None` when the caller's deadline passed first.
 async fn call_once(
     channel: &mut Channel,
     batch: Bytes,
     deadline: Option<Duration>,
-) -> Result<(tonic::Code, u64), String> {
+) -> Result<Option<(tonic::Code, u64)>, String> {
     let mut request = http::Request::builder()
         .method(http::Method::POST)
         .uri(CANONICALIZE_PATH)
@@ -105,11 +105,25 @@ async fn call_once(
     std::future::poll_fn(|cx| Service::poll_ready(channel, cx))
         .await
         .map_err(|err| err.to_string())?;
-    let response = Service::call(channel, request)
-        .await
-        .map_err(|err| err.to_string())?;
+    let response = match Service::call(channel, request).await {
+        Ok(response) => response,
+        Err(err) => {
+            // tonic's channel enforces the `grpc-timeout` it sends: the caller gave up.
+            let mut source = std::error::Error::source(&err);
+            let mut message = err.to_string();
+            while let Some(cause) = source {
+                if cause.is::<tonic::TimeoutExpired>() {
+                    return Ok(None);
+                }
+                message.push_str(": ");
+                message.push_str(&cause.to_string());
+                source = cause.source();
+            }
+            return Err(message);
+        }
+    };
     if let Some(code) = grpc_status(response.headers()) {
-        return Ok((code, 0));
+        return Ok(Some((code, 0)));
     }
     let mut body = response.into_body();
     let mut bytes = 0u64;
@@ -118,10 +132,11 @@ async fn call_once(
         if let Some(data) = frame.data_ref() {
             bytes += data.len() as u64;
         } else if let Some(trailers) = frame.trailers_ref() {
-            return Ok((grpc_status(trailers).unwrap_or(tonic::Code::Unknown), bytes));
+            let code = grpc_status(trailers).unwrap_or(tonic::Code::Unknown);
+            return Ok(Some((code, bytes)));
         }
     }
-    Ok((tonic::Code::Unknown, bytes))
+    Ok(Some((tonic::Code::Unknown, bytes)))
 }
 
 /// Runs the shared-batch mode (see the module docs).
@@ -162,25 +177,27 @@ pub async fn drive_shared(args: &LoadArgs, endpoint: Endpoint) -> Result<(), Str
                 let at = Instant::now();
                 let call = call_once(&mut channel, batch.clone(), deadline);
                 let ended = match deadline {
-                    Some(deadline) => tokio::time::timeout(deadline, call).await.ok(),
-                    None => Some(call.await),
+                    Some(deadline) => tokio::time::timeout(deadline, call)
+                        .await
+                        .unwrap_or(Ok(None)),
+                    None => call.await,
                 };
                 let outcome = match ended {
-                    None => &outcomes.gave_up,
-                    Some(Ok((tonic::Code::Ok, bytes))) => {
+                    Ok(None) => &outcomes.gave_up,
+                    Ok(Some((tonic::Code::Ok, bytes))) => {
                         local.push(at.elapsed());
                         outcomes.answer_bytes.fetch_add(bytes, Ordering::Relaxed);
                         &outcomes.answered
                     }
-                    Some(Ok((tonic::Code::ResourceExhausted, _))) => &outcomes.exhausted,
-                    Some(Ok((tonic::Code::DeadlineExceeded | tonic::Code::Cancelled, _))) => {
+                    Ok(Some((tonic::Code::ResourceExhausted, _))) => &outcomes.exhausted,
+                    Ok(Some((tonic::Code::DeadlineExceeded | tonic::Code::Cancelled, _))) => {
                         &outcomes.deadline_by_server
                     }
-                    Some(Ok((code, _))) => {
+                    Ok(Some((code, _))) => {
                         eprintln!("undust load: batch answered {code:?}");
                         &outcomes.other
                     }
-                    Some(Err(err)) => {
+                    Err(err) => {
                         eprintln!("undust load: batch failed: {err}");
                         &outcomes.other
                     }
