@@ -261,7 +261,9 @@ mod tests {
         assert_eq!(frame[0], 0, "uncompressed");
         let length = u32::from_be_bytes([frame[1], frame[2], frame[3], frame[4]]) as usize;
         assert_eq!(length + 5, frame.len());
-        assert!((100_000..101_000).contains(&length), "{length} bytes");
+        // Each URL is counted with 3 bytes of tag and length; most need 2, so the batch comes
+        // out a little smaller than asked.
+        assert!((95_000..=100_100).contains(&length), "{length} bytes");
         let request = CanonicalizeRequest::decode(&frame[5..]).expect("decodes");
         assert_eq!(request.urls.len(), count);
         assert!(request.dry_run);
