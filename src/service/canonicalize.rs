@@ -114,7 +114,7 @@ pub fn not_utf8(err: &std::str::Utf8Error) -> String {
 /// What one batch learned about one host.
 struct BatchHost {
     rules: Option<Arc<HostRules>>,
-    counters: Option<Arc<HostCounters>>,
+    counters: Arc<HostCounters>,
     canonicalized: u64,
     suppressed: u64,
 }
@@ -435,10 +435,10 @@ impl CanonicalizerService {
                 Seen::Duplicate => {
                     let counters = batch_hosts.get_mut(entry.host).map(|host| {
                         host.suppressed += 1;
-                        host.counters.clone()
+                        Arc::clone(&host.counters)
                     });
                     suppressed += 1;
-                    bytes_saved += sidecar.page_size_estimate(counters.flatten().as_deref());
+                    bytes_saved += sidecar.page_size_estimate(counters.as_deref());
                     let first = sidecar
                         .seen
                         .first_occurrence(entry.key)
@@ -451,14 +451,12 @@ impl CanonicalizerService {
         }
 
         for host in &batch_hosts {
-            if let Some(counters) = &host.counters {
-                counters
-                    .urls_canonicalized
-                    .fetch_add(host.canonicalized, Ordering::Relaxed);
-                counters
-                    .duplicates_suppressed
-                    .fetch_add(host.suppressed, Ordering::Relaxed);
-            }
+            host.counters
+                .urls_canonicalized
+                .fetch_add(host.canonicalized, Ordering::Relaxed);
+            host.counters
+                .duplicates_suppressed
+                .fetch_add(host.suppressed, Ordering::Relaxed);
         }
         let totals = &sidecar.totals;
         let count = request.urls.len() as u64;

@@ -242,10 +242,9 @@ impl IngestRpc for IngestService {
                 }
                 Verdict::Evidence(evidence) => {
                     summary.accepted += 1;
-                    if let Some(counters) = self.sidecar.host(&evidence.host) {
-                        counters.pages_observed.fetch_add(1, Ordering::Relaxed);
-                        counters.page_bytes.fetch_add(body_len, Ordering::Relaxed);
-                    }
+                    let counters = self.sidecar.host(&evidence.host);
+                    counters.pages_observed.fetch_add(1, Ordering::Relaxed);
+                    counters.page_bytes.fetch_add(body_len, Ordering::Relaxed);
                     self.sidecar
                         .totals
                         .pages_observed

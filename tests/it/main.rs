@@ -24,6 +24,7 @@ mod serve_canonicalize;
 mod serve_ingest;
 mod serve_lifecycle;
 mod serve_limits;
+mod serve_memory;
 mod serve_secrets;
 mod sidecar_concurrency;
 mod sidecar_e2e;

@@ -9,9 +9,13 @@
 //! runs. With `--ingest-hosts N`, it instead streams `--ingest-pages-per-host` generated pages of
 //! each of N distinct hosts to Ingest (the memory a crawl of many hosts costs the sidecar) and
 //! stops. With `--ingest-throughput N`, it streams N generated pages of 14 sites to Ingest from
-//! `--connections` streams at once and reports pages per second. Batch calls answered
+//! `--connections` streams at once and reports pages per second. With `--shared-batch-bytes N`,
+//! every caller sends one shared, prebuilt batch of about N bytes ([`shared_batch`]). Batch calls
+//! answered
 //! RESOURCE_EXHAUSTED (the sidecar shedding load) are counted and the caller goes on; any other
 //! failure stops the run. Targets other than loopback addresses are refused.
+
+mod shared_batch;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -90,6 +94,15 @@ pub struct LoadArgs {
     /// (at most 200,000; the run also ends at `--seconds`).
     #[arg(long, default_value_t = 0)]
     ingest_throughput: usize,
+    /// Instead of generated batches, every caller sends one shared batch of about this many
+    /// encoded bytes, built once (the load tool holds one copy whatever `--connections`), at most
+    /// 512 MiB; the sidecar needs a `--max-batch` and `--max-message-bytes` that admit it.
+    #[arg(long, default_value_t = 0)]
+    shared_batch_bytes: usize,
+    /// With `--shared-batch-bytes`: each call's deadline in milliseconds (sent as `grpc-timeout`;
+    /// the caller gives up at it); 0 for none.
+    #[arg(long, default_value_t = 0)]
+    deadline_ms: u64,
 }
 
 /// Most pages `--ingest-throughput` renders (they are held in memory, about 5 KB each).
@@ -207,6 +220,13 @@ pub fn run(args: LoadArgs) -> ExitCode {
         eprintln!("undust load: --ingest-throughput must be at most {MAX_THROUGHPUT_PAGES}");
         return ExitCode::from(EXIT_USAGE);
     }
+    if args.shared_batch_bytes > shared_batch::MAX_SHARED_BATCH_BYTES {
+        eprintln!(
+            "undust load: --shared-batch-bytes must be at most {}",
+            shared_batch::MAX_SHARED_BATCH_BYTES
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
     let result = if args.ingest_hosts > 0 {
         runtime.block_on(ingest_hosts(args))
     } else if args.ingest_throughput > 0 {
@@ -228,6 +248,9 @@ async fn drive(args: LoadArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())?
         .initial_stream_window_size(Some(4 * 1024 * 1024))
         .initial_connection_window_size(Some(16 * 1024 * 1024));
+    if args.shared_batch_bytes > 0 {
+        return shared_batch::drive_shared(&args, endpoint).await;
+    }
     let relearn_host = if args.relearn_pages > 0 {
         Some(prepare_relearn(&args, &endpoint).await?)
     } else {

@@ -308,8 +308,9 @@ impl Learning {
     }
 
     /// A host the sampler does not hold (it gave way to a new host or to the budget, or was
-    /// refused): its template model and trigger go (per-host memory stays within what the
-    /// sampler holds); its rule versions stay, since its rules stay live.
+    /// refused): its template model, trigger and per-host counters go (per-host memory stays
+    /// within what the sampler holds); its rule versions and counters stay, since its rules stay
+    /// live.
     fn forget_sampled_host(&self, host: &str) {
         self.sidecar.mirrors.forget_host(host);
         let keeps_rules = self
@@ -326,6 +327,7 @@ impl Learning {
             }
         } else {
             self.hosts.remove(host);
+            self.sidecar.forget_host(host);
             let mut pending = self.pending.lock();
             pending.forget_template(host);
             pending
