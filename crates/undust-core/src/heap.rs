@@ -7,6 +7,10 @@
 //! header, 16-byte granularity, 32 bytes at least) and a `std` hash table (power-of-two buckets
 //! at most 7/8 full, one control byte per bucket plus a group of trailing ones) really take.
 //! `crates/undust-core/tests/held_bytes.rs` checks the figures against dhat's heap counts.
+//! The `undust` binary itself runs on jemalloc (`src/main.rs`), whose small blocks carry no
+//! header and whose larger size classes are up to a quarter apart: there these figures are
+//! estimates of the same order, not exact counts (BENCHMARKS.md gives measured RSS per host and
+//! per sample).
 
 /// Bytes the allocator takes for a block of `requested` bytes (0 for no block).
 pub fn alloc_bytes(requested: usize) -> usize {
