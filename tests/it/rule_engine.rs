@@ -239,7 +239,7 @@ fn variant(url: &str, changes: u8, salt: u32) -> String {
             .chars()
             .enumerate()
             .map(|(i, c)| {
-                if (i as u32 + salt) % 3 == 0 {
+                if (i as u32).wrapping_add(salt).is_multiple_of(3) {
                     c.to_ascii_uppercase()
                 } else {
                     c
