@@ -46,6 +46,7 @@ struct LineBlocks<R> {
     carry: Vec<u8>,
     /// A read error to report once the lines read before it are out.
     error: Option<std::io::Error>,
+    /// Whether the input ended (or failed) and every block is out.
     done: bool,
 }
 
@@ -109,8 +110,11 @@ impl<R: Read> Iterator for LineBlocks<R> {
 struct CanonicalBlock {
     /// One output line per input line, each ending with `\n`.
     output: Vec<u8>,
+    /// Input lines in the block.
     lines: u64,
+    /// Lines whose canonical form differs from the line.
     changed: u64,
+    /// Lines learned rules (or mirror sets) rewrote.
     learned: u64,
     /// Lines echoed as not canonicalizable: their count, and the first few (line number within
     /// the block, from 1, and why).
