@@ -9,10 +9,16 @@
 //! per site: a bare-host alias and a mirror host serving the site under a folder), through a
 //! canonicalizer with the same rules and those mirror sets loaded.
 //!
+//! Before criterion's groups, a paired measurement alternates one round of each case over the
+//! same URLs and prints the median per-round throughput relative to bare parsing: on a machine
+//! shared with other jobs, load moves between criterion's back-to-back groups, while within one
+//! round of four cases it mostly cancels out.
+//!
 //! `cargo bench --bench canonicalize`
 
 use std::hint::black_box;
 use std::sync::Arc;
+use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use undust::canon::engine::HostRules;
@@ -112,6 +118,70 @@ fn setup() -> (Canonicalizer, Vec<String>, usize) {
     (canonicalizer, urls, rules)
 }
 
+/// Rounds of the paired measurement.
+const PAIRED_ROUNDS: usize = 21;
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// URLs per second of one pass of `run` over `urls`.
+fn round(urls: &[String], run: impl Fn(&str) -> bool) -> f64 {
+    let start = Instant::now();
+    let mut ok = 0usize;
+    for url in urls {
+        ok += usize::from(run(black_box(url)));
+    }
+    black_box(ok);
+    urls.len() as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Alternates a round of bare parsing, static normalization, static + rules and rules + mirror
+/// sets, and prints each case's median URLs/s and its median per-round ratio to bare parsing.
+fn paired_ratios(
+    canonicalizer: &Canonicalizer,
+    urls: &[String],
+    mirrored: &Canonicalizer,
+    mirror_urls: &[String],
+) {
+    let names = [
+        "url_parse_baseline",
+        "static_only",
+        "static_and_learned_rules",
+        "rules_and_mirrors",
+    ];
+    let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(PAIRED_ROUNDS); names.len()];
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::with_capacity(PAIRED_ROUNDS); names.len()];
+    for _ in 0..PAIRED_ROUNDS {
+        // The mirrors case runs over its own URLs (half on alias origins): its parse baseline is
+        // a parse round over the same URLs.
+        let parse = round(urls, |u| url::Url::parse(u).is_ok());
+        let parse_mirror_urls = round(mirror_urls, |u| url::Url::parse(u).is_ok());
+        let round_rates = [
+            parse,
+            round(urls, |u| canonicalizer.normalize(u).is_ok()),
+            round(urls, |u| canonicalizer.canonicalize(u).is_ok()),
+            round(mirror_urls, |u| mirrored.canonicalize(u).is_ok()),
+        ];
+        for (i, rate) in round_rates.into_iter().enumerate() {
+            let baseline = if i == 3 { parse_mirror_urls } else { parse };
+            rates[i].push(rate);
+            ratios[i].push(rate / baseline);
+        }
+    }
+    for (i, name) in names.iter().enumerate() {
+        println!(
+            "canonicalize paired {name}: median {:.0} URLs/s, median {:.2} of bare parse's rate \
+             (min {:.2}, max {:.2}) over {PAIRED_ROUNDS} rounds",
+            median(&mut rates[i]),
+            median(&mut ratios[i].clone()),
+            ratios[i].iter().copied().fold(f64::INFINITY, f64::min),
+            ratios[i].iter().copied().fold(0.0, f64::max),
+        );
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let (canonicalizer, urls, rules) = setup();
     let rewritten = urls
@@ -133,6 +203,7 @@ fn bench(c: &mut Criterion) {
         mirrored.mirrors().sets().len(),
         mirror_urls.len()
     );
+    paired_ratios(&canonicalizer, &urls, &mirrored, &mirror_urls);
     let mut group = c.benchmark_group("canonicalize");
     group.throughput(Throughput::Elements(urls.len() as u64));
     group.sample_size(20);

@@ -18,6 +18,7 @@ mod one_pipeline;
 mod pages;
 mod real_crawls;
 mod real_pages;
+mod rule_engine;
 mod serve_admin;
 mod serve_bad_bytes;
 mod serve_canonicalize;

@@ -18,12 +18,13 @@
 
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::cell::Cell;
 use url::Url;
 
 use crate::canon::rules::key::{
     decompose, decompose_parts, escape_for, Key, KeyRef, MAX_KEYS_PER_URL,
 };
-use crate::canon::rules::pattern::{write_url, ValuePattern};
+use crate::canon::rules::pattern::{key_name, url_layout, Piece, ValuePattern};
 use crate::canon::rules::{
     Extract, HostRuleSet, Operation, Pattern, Rule, RuleError, SiteAction, SiteRewriter,
     ValidatedRule,
@@ -93,6 +94,15 @@ enum COp {
     },
 }
 
+impl COp {
+    /// The key this operation writes.
+    fn key(&self) -> &Key {
+        match self {
+            COp::Literal(key, _) | COp::Replace { key, .. } => key,
+        }
+    }
+}
+
 #[derive(Debug)]
 struct CompiledRule {
     id: String,
@@ -102,6 +112,11 @@ struct CompiledRule {
     /// Source entries: key, its hash, literal value if any.
     source: Vec<(Key, u64, Option<String>)>,
     ops: Vec<COp>,
+    /// How the output is written: [`url_layout`] of the operations' keys (`Name` and `Value`
+    /// index `ops`), computed once here so a rewrite writes straight into its string.
+    layout: Vec<Piece>,
+    /// Bytes of the output that do not come from the URL (fixed text, names, literals).
+    fixed_bytes: usize,
     literals: usize,
     /// Whether this rule's output could be matched by a rule again (then `apply` re-checks).
     chains: bool,
@@ -203,6 +218,20 @@ impl HostRules {
                 matches!(op, Operation::Replace { key, from, .. }
                     if key.component() != from.component() && matches!(key, Key::Path(_)))
             });
+            let keys: Vec<KeyRef<'_>> = ops.iter().map(|op| op.key().as_ref()).collect();
+            let layout = url_layout(&keys);
+            let fixed_bytes = layout
+                .iter()
+                .map(|piece| match *piece {
+                    Piece::Text(text) => text.len(),
+                    Piece::Name(j) => key_name(&keys[j]).len(),
+                    Piece::Value(j) => match &ops[j] {
+                        COp::Literal(_, value) => value.len(),
+                        COp::Replace { .. } => 0,
+                    },
+                })
+                .sum();
+            drop(keys);
             rules.push(CompiledRule {
                 id: rule.id.clone(),
                 source_text: rule.source_pattern.clone(),
@@ -211,6 +240,8 @@ impl HostRules {
                 literals: v.source.literal_count(),
                 source,
                 ops,
+                layout,
+                fixed_bytes,
                 chains: false,
                 moves_values,
             });
@@ -371,32 +402,30 @@ impl HostRules {
         if self.rules.is_empty() {
             return None;
         }
-        let mut kv = Vec::with_capacity(24);
         let mut slots = [0u8; MAX_KEYS_PER_URL];
-        decompose_parts(url, scheme, path, query, &mut kv).ok()?;
-        let index = self.find(&kv, &mut slots)?;
-        let mut canonical = self.build(index, &kv, &slots)?;
+        let (index, mut canonical) = with_key_values(|kv| {
+            decompose_parts(url, scheme, path, query, kv).ok()?;
+            let index = self.find(kv, &mut slots)?;
+            Some((index, self.build(index, kv, &slots)?))
+        })?;
         let mut chains = self.rules[index].chains;
         let mut steps = 1;
         while chains && steps < self.max_steps {
             let Ok(next) = Url::parse(&canonical) else {
                 break;
             };
-            if decompose(&next, &mut kv).is_err() {
-                break;
-            }
-            let Some(j) = self.find(&kv, &mut slots) else {
-                break;
-            };
-            let Some(out) = self.build(j, &kv, &slots) else {
+            let again = with_key_values(|kv| {
+                decompose(&next, kv).ok()?;
+                let j = self.find(kv, &mut slots)?;
+                Some((j, self.build(j, kv, &slots)?))
+            });
+            let Some((j, out)) = again else {
                 break;
             };
             if out == canonical {
                 break;
             }
             chains = self.rules[j].chains;
-            drop(kv);
-            kv = Vec::with_capacity(24);
             canonical = out;
             steps += 1;
         }
@@ -507,6 +536,8 @@ impl HostRules {
         true
     }
 
+    /// Writes rule `i`'s output for a decomposed URL whose source entries are at `slots`;
+    /// `None` when a value lacks the number the rule extracts.
     fn build(
         &self,
         i: usize,
@@ -514,42 +545,84 @@ impl HostRules {
         slots: &[u8; MAX_KEYS_PER_URL],
     ) -> Option<String> {
         let rule = self.rules.get(i)?;
-        let mut out: Vec<(KeyRef<'_>, Cow<'_, str>)> = Vec::with_capacity(rule.ops.len());
+        let source_value =
+            |from: usize| -> Option<&(KeyRef<'_>, &str)> { kv.get(usize::from(*slots.get(from)?)) };
+        // First every value must exist (a value without the number to extract: the rule does
+        // not apply, and the URL is left to the site rules; no rewrite beats a made-up one),
+        // and the output's size is known.
+        let mut bytes = rule.fixed_bytes;
         for op in &rule.ops {
-            match op {
-                COp::Literal(k, v) => out.push((k.as_ref(), Cow::Borrowed(v.as_str()))),
-                COp::Replace {
-                    key,
-                    from,
-                    lowercase,
-                    extract,
-                } => {
-                    let (fk, v) = kv.get(usize::from(*slots.get(*from)?))?;
-                    let comp = key.component();
-                    // A value without the number to extract: the rule does not apply, and the
-                    // URL is left to the site rules (no rewrite beats a made-up one).
-                    let v = match extract {
-                        Some(e) => e.apply(v)?,
-                        None => v,
-                    };
-                    let mut val: Cow<'_, str> = Cow::Borrowed(v);
-                    if *lowercase && val.bytes().any(|b| b.is_ascii_uppercase()) {
-                        val = Cow::Owned(val.to_ascii_lowercase());
-                    }
-                    if fk.component() != comp {
-                        if let Some(e) = escape_for(comp, &val) {
-                            val = Cow::Owned(e);
-                        }
-                    }
-                    out.push((key.as_ref(), val));
-                }
+            if let COp::Replace { from, extract, .. } = op {
+                let (_, v) = source_value(*from)?;
+                bytes += match extract {
+                    Some(e) => e.apply(v)?.len(),
+                    None => v.len(),
+                };
             }
         }
-        let refs: Vec<(KeyRef<'_>, &str)> = out.iter().map(|(k, v)| (*k, v.as_ref())).collect();
-        let mut s = String::with_capacity(128);
-        write_url(&mut s, &refs).ok()?;
-        Some(s)
+        let mut out = String::with_capacity(bytes);
+        for piece in &rule.layout {
+            match *piece {
+                Piece::Text(text) => out.push_str(text),
+                Piece::Name(j) => out.push_str(key_name(&rule.ops.get(j)?.key().as_ref())),
+                Piece::Value(j) => match rule.ops.get(j)? {
+                    COp::Literal(_, v) => out.push_str(v),
+                    COp::Replace {
+                        key,
+                        from,
+                        lowercase,
+                        extract,
+                    } => {
+                        let (fk, v) = source_value(*from)?;
+                        let v = match extract {
+                            Some(e) => e.apply(v)?,
+                            None => v,
+                        };
+                        let mut val: Cow<'_, str> = Cow::Borrowed(v);
+                        if *lowercase && val.bytes().any(|b| b.is_ascii_uppercase()) {
+                            val = Cow::Owned(val.to_ascii_lowercase());
+                        }
+                        let comp = key.component();
+                        if fk.component() != comp {
+                            if let Some(e) = escape_for(comp, &val) {
+                                val = Cow::Owned(e);
+                            }
+                        }
+                        out.push_str(&val);
+                    }
+                },
+            }
+        }
+        Some(out)
     }
+}
+
+/// A decomposed URL's `(key, value)` pairs, borrowed from the URL being rewritten.
+type KeyValues<'a> = Vec<(KeyRef<'a>, &'a str)>;
+
+thread_local! {
+    /// Each thread's key-value buffer (empty between uses), so rewriting a URL allocates no
+    /// vector after the thread's first URL.
+    static KEY_VALUES: Cell<KeyValues<'static>> = const { Cell::new(Vec::new()) };
+}
+
+/// `buffer`, emptied, for pairs borrowed for another lifetime. Collecting an iterator over a
+/// vector into a vector of a type of the same size and alignment reuses its allocation (the
+/// standard library's in-place collection), so this costs no allocation.
+// `filter` cannot change the element type's lifetime: the closure that yields none must be
+// typed with the new one.
+#[allow(clippy::unnecessary_filter_map)]
+fn relend<'b>(mut buffer: KeyValues<'_>) -> KeyValues<'b> {
+    buffer.clear();
+    buffer.into_iter().filter_map(|_| None).collect()
+}
+
+/// Runs `f` with this thread's key-value buffer (a fresh one if `f` itself asks for it).
+fn with_key_values<'a, R>(f: impl FnOnce(&mut KeyValues<'a>) -> R) -> R {
+    let mut buffer = relend(KEY_VALUES.take());
+    let result = f(&mut buffer);
+    KEY_VALUES.set(relend(buffer));
+    result
 }
 
 /// Whether a URL of pattern `out` (a rule's target) could match pattern `src` (a source).
@@ -708,6 +781,18 @@ mod tests {
             .copied()
             .chain(extra.iter().copied())
             .collect()
+    }
+
+    #[test]
+    fn the_key_value_buffer_is_handed_on_without_a_new_allocation() {
+        let url = Url::parse("http://example.com/a/b?c=d&e=f").unwrap();
+        let mut kv = Vec::with_capacity(MAX_KEYS_PER_URL);
+        decompose(&url, &mut kv).unwrap();
+        let (capacity, address) = (kv.capacity(), kv.as_ptr() as usize);
+        let again: KeyValues<'static> = relend(kv);
+        assert!(again.is_empty());
+        assert_eq!(again.capacity(), capacity);
+        assert_eq!(again.as_ptr() as usize, address);
     }
 
     #[test]

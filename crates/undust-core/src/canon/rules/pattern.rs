@@ -214,67 +214,101 @@ impl Pattern {
     }
 }
 
-/// Writes `(key, value)` pairs as URL text in URL order; shared by pattern display and the
-/// engine's output so both read the same way. Query and path-parameter entries keep their
-/// relative order in `entries`.
-pub(crate) fn write_url<W: fmt::Write>(out: &mut W, entries: &[(KeyRef<'_>, &str)]) -> fmt::Result {
-    let scheme = entries
-        .iter()
-        .find(|(k, _)| *k == KeyRef::Scheme)
-        .map_or("http", |(_, v)| *v);
-    out.write_str(scheme)?;
-    out.write_str("://")?;
-    let mut labels: Vec<(u16, &str)> = entries
-        .iter()
-        .filter_map(|(k, v)| match k {
-            KeyRef::Auth(i) => Some((*i, *v)),
-            _ => None,
-        })
-        .collect();
-    labels.sort_by_key(|(i, _)| *i);
-    for (n, (_, l)) in labels.iter().enumerate() {
+/// One piece of the URL text [`write_url`] makes of `(key, value)` entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Piece {
+    /// Fixed text (`://`, `/`, `?`, ...).
+    Text(&'static str),
+    /// The name of entry `i`'s key (a query or path parameter).
+    Name(usize),
+    /// Entry `i`'s value.
+    Value(usize),
+}
+
+/// The name a key writes before its value: a query or path parameter's.
+pub(crate) fn key_name<'a>(key: &KeyRef<'a>) -> &'a str {
+    match *key {
+        KeyRef::Query { name, .. } | KeyRef::PathParam { name, .. } => name,
+        _ => "",
+    }
+}
+
+/// The order in which [`write_url`] writes entries with these keys, and the text between them.
+/// It depends on the keys only, so the rule engine lays a rule's output out once, when it
+/// compiles the rule, and then writes each rewrite straight into its string.
+pub(crate) fn url_layout(keys: &[KeyRef<'_>]) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    match keys.iter().position(|k| *k == KeyRef::Scheme) {
+        Some(i) => pieces.push(Piece::Value(i)),
+        None => pieces.push(Piece::Text("http")),
+    }
+    pieces.push(Piece::Text("://"));
+    let sorted = |index: fn(&KeyRef<'_>) -> Option<u16>| {
+        let mut found: Vec<(u16, usize)> = keys
+            .iter()
+            .enumerate()
+            .filter_map(|(i, k)| index(k).map(|n| (n, i)))
+            .collect();
+        // Stable: entries with the same index keep their order.
+        found.sort_by_key(|(n, _)| *n);
+        found
+    };
+    let labels = sorted(|k| match k {
+        KeyRef::Auth(n) => Some(*n),
+        _ => None,
+    });
+    for (n, (_, i)) in labels.iter().enumerate() {
         if n > 0 {
-            out.write_char('.')?;
+            pieces.push(Piece::Text("."));
         }
-        out.write_str(l)?;
+        pieces.push(Piece::Value(*i));
     }
-    if let Some((_, p)) = entries.iter().find(|(k, _)| *k == KeyRef::Port) {
-        out.write_char(':')?;
-        out.write_str(p)?;
+    if let Some(i) = keys.iter().position(|k| *k == KeyRef::Port) {
+        pieces.push(Piece::Text(":"));
+        pieces.push(Piece::Value(i));
     }
-    let mut segs: Vec<(u16, &str)> = entries
-        .iter()
-        .filter_map(|(k, v)| match k {
-            KeyRef::Path(i) => Some((*i, *v)),
-            _ => None,
-        })
-        .collect();
-    segs.sort_by_key(|(i, _)| *i);
-    if segs.is_empty() {
-        out.write_char('/')?;
+    let segments = sorted(|k| match k {
+        KeyRef::Path(n) => Some(*n),
+        _ => None,
+    });
+    if segments.is_empty() {
+        pieces.push(Piece::Text("/"));
     }
-    for (i, s) in &segs {
-        out.write_char('/')?;
-        out.write_str(s)?;
-        for (k, v) in entries {
-            if let KeyRef::PathParam { segment, name, .. } = k {
-                if segment == i {
-                    out.write_char(';')?;
-                    out.write_str(name)?;
-                    out.write_char('=')?;
-                    out.write_str(v)?;
-                }
+    for (n, i) in &segments {
+        pieces.push(Piece::Text("/"));
+        pieces.push(Piece::Value(*i));
+        for (j, k) in keys.iter().enumerate() {
+            if matches!(k, KeyRef::PathParam { segment, .. } if segment == n) {
+                pieces.extend([
+                    Piece::Text(";"),
+                    Piece::Name(j),
+                    Piece::Text("="),
+                    Piece::Value(j),
+                ]);
             }
         }
     }
     let mut first = true;
-    for (k, v) in entries {
-        if let KeyRef::Query { name, .. } = k {
-            out.write_char(if first { '?' } else { '&' })?;
+    for (j, k) in keys.iter().enumerate() {
+        if matches!(k, KeyRef::Query { .. }) {
+            pieces.push(Piece::Text(if first { "?" } else { "&" }));
             first = false;
-            out.write_str(name)?;
-            out.write_char('=')?;
-            out.write_str(v)?;
+            pieces.extend([Piece::Name(j), Piece::Text("="), Piece::Value(j)]);
+        }
+    }
+    pieces
+}
+
+/// Writes `(key, value)` pairs as URL text in URL order ([`url_layout`]); shared by pattern
+/// display and the engine's output so both read the same way. Query and path-parameter entries
+/// keep their relative order in `entries`.
+pub(crate) fn write_url<W: fmt::Write>(out: &mut W, entries: &[(KeyRef<'_>, &str)]) -> fmt::Result {
+    let keys: Vec<KeyRef<'_>> = entries.iter().map(|(k, _)| *k).collect();
+    for piece in url_layout(&keys) {
+        match piece {
+            Piece::Text(text) => out.write_str(text)?,
+            Piece::Name(i) => out.write_str(key_name(&entries[i].0))?,
+            Piece::Value(i) => out.write_str(entries[i].1)?,
         }
     }
     Ok(())
