@@ -619,6 +619,17 @@ fn droppable_segments(
         .collect()
 }
 
+/// Candidates `(times shown, action, samples)` ordered by how often they were shown, most first,
+/// ties by their text so the order does not depend on hashing: the majority form of a site is
+/// tested (and written) first.
+fn most_shown_first(mut shown: Vec<(usize, SiteAction, Vec<u32>)>) -> Vec<(SiteAction, Vec<u32>)> {
+    shown.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| a.1.to_string().cmp(&b.1.to_string()))
+    });
+    shown.into_iter().map(|(_, a, s)| (a, s)).collect()
+}
+
 /// Candidates for a slug beside a numeric id (`/questions/N/slug`, `/t/slug/N`): per literal
 /// prefix of non-numeric segments and side, the samples that have a slug there, when at least
 /// [`MIN_SLUG_IDS`] distinct ids show it; the most common first. Whether the slug is
@@ -664,7 +675,7 @@ fn slugs_beside_ids(
             e.1.push(i as u32);
         }
     }
-    let mut out: Vec<(usize, SiteAction, Vec<u32>)> = found
+    let out: Vec<(usize, SiteAction, Vec<u32>)> = found
         .into_iter()
         .filter(|(_, (ids, _))| ids.len() >= MIN_SLUG_IDS)
         .map(|((prefix, before_id), (ids, samples))| {
@@ -675,14 +686,9 @@ fn slugs_beside_ids(
             )
         })
         .collect();
-    out.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then_with(|| a.1.to_string().cmp(&b.1.to_string()))
-    });
-    out.into_iter()
-        .take(MAX_SLUG_CANDIDATES)
-        .map(|(_, a, s)| (a, s))
-        .collect()
+    let mut ranked = most_shown_first(out);
+    ranked.truncate(MAX_SLUG_CANDIDATES);
+    ranked
 }
 
 /// Candidates for an id that moves from a query value into the path: inside one duplicate
@@ -744,7 +750,7 @@ fn moved_ids(
             }
         }
     }
-    let mut out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
+    let out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
         .into_iter()
         .filter(|(_, values)| values.len() >= MIN_MOVED_ID_VALUES)
         .filter_map(|((script, name, prefix), values)| {
@@ -760,11 +766,7 @@ fn moved_ids(
             ))
         })
         .collect();
-    out.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then_with(|| a.1.to_string().cmp(&b.1.to_string()))
-    });
-    out.into_iter().map(|(_, a, s)| (a, s)).collect()
+    most_shown_first(out)
 }
 
 /// Candidates for an id at the end of a slug that is also the site's short link
@@ -815,7 +817,7 @@ fn ids_in_slugs(
             }
         }
     }
-    let mut out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
+    let out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
         .into_iter()
         .filter(|(_, ids)| ids.len() >= MIN_MOVED_ID_VALUES)
         .filter_map(|((short, depth, suffix), ids)| {
@@ -831,11 +833,7 @@ fn ids_in_slugs(
             ))
         })
         .collect();
-    out.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then_with(|| a.1.to_string().cmp(&b.1.to_string()))
-    });
-    out.into_iter().map(|(_, a, s)| (a, s)).collect()
+    most_shown_first(out)
 }
 
 /// Segment-alias candidates: per path position, values that stand for one another inside a
