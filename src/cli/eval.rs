@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::canonicalize::StaticArgs;
-use super::learn::{training_sets, training_sets_and_crawl};
+use super::learn::read_input;
 use super::{output_failed, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::learn::eval::{
     by_family, evaluate, EvalConfig, EvalRow, FamilyRow, HostSamples, Method,
@@ -181,19 +181,13 @@ pub fn run(args: EvalArgs) -> ExitCode {
     };
     // Measured on the URLs as crawled, so static normalization's own share shows. Page files
     // are read once for the per-host rows and the across-hosts figures.
-    let read = if args.pages.is_empty() {
-        training_sets(
-            &args.pages,
-            &args.clusters,
-            &args.index,
-            &args.normalization,
-            true,
-        )
-        .map(|hosts| (hosts, None))
-    } else {
-        training_sets_and_crawl(&args.pages, &args.normalization, true)
-            .map(|(hosts, crawl)| (hosts, Some(crawl)))
-    };
+    let read = read_input(
+        &args.pages,
+        &args.clusters,
+        &args.index,
+        &args.normalization,
+        true,
+    );
     let (hosts, crawl) = match read {
         Ok(read) => read,
         Err((code, err)) => {

@@ -177,22 +177,33 @@ pub fn training_sets_and_crawl(
     Ok((sets, crawl))
 }
 
+/// The training sets of whichever input was given and, with `--pages`, the crawl read with them
+/// (what mirror detection needs): what `undust learn` and `undust eval` both start from. `raw`
+/// as for [`training_sets`].
+pub fn read_input(
+    pages: &[PathBuf],
+    clusters: &[PathBuf],
+    index: &[PathBuf],
+    normalization: &StaticArgs,
+    raw: bool,
+) -> Result<(HostTrainingSets, Option<Crawl>), (u8, String)> {
+    if pages.is_empty() {
+        training_sets(pages, clusters, index, normalization, raw).map(|sets| (sets, None))
+    } else {
+        training_sets_and_crawl(pages, normalization, raw).map(|(sets, crawl)| (sets, Some(crawl)))
+    }
+}
+
 /// Runs `undust learn`.
 pub fn run(args: LearnArgs) -> ExitCode {
     let started = Instant::now();
-    let read = if args.pages.is_empty() {
-        training_sets(
-            &args.pages,
-            &args.clusters,
-            &args.index,
-            &args.normalization,
-            false,
-        )
-        .map(|sets| (sets, None))
-    } else {
-        training_sets_and_crawl(&args.pages, &args.normalization, false)
-            .map(|(sets, crawl)| (sets, Some(crawl)))
-    };
+    let read = read_input(
+        &args.pages,
+        &args.clusters,
+        &args.index,
+        &args.normalization,
+        false,
+    );
     let (hosts, crawl) = match read {
         Ok(read) => read,
         Err((code, err)) => {
