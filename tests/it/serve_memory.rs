@@ -2,7 +2,7 @@
 //! than its budget holds keeps per-host entries only for the hosts it holds.
 
 use undust::config::Knobs;
-use undust::pb::{CanonicalizeRequest, GetStatsRequest, ListHostsRequest, ObservedPage};
+use undust::pb::{CanonicalizeRequest, ListHostsRequest, ObservedPage};
 use undust::service::state::{BUDGET_BYTES_PER_TRACKED_HOST, MIN_TRACKED_HOSTS};
 
 use crate::support::{AdminConnection, TestServer};
@@ -79,12 +79,8 @@ async fn hosts_streamed_beyond_the_budget_keep_no_per_host_entries() {
             .into_inner();
         assert_eq!(summary.accepted, 500);
     }
+    let stats = server.stats().await;
     let mut admin = server.admin().await;
-    let stats = admin
-        .get_stats(GetStatsRequest {})
-        .await
-        .expect("stats")
-        .into_inner();
     let listed = all_listed_hosts(&mut admin).await;
     assert_eq!(listed.len() as u64, stats.hosts);
     assert!(
@@ -148,12 +144,8 @@ async fn canonicalized_hosts_are_tracked_within_the_budgets_limit() {
             .await
             .expect("canonicalize");
     }
+    let stats = server.stats().await;
     let mut admin = server.admin().await;
-    let stats = admin
-        .get_stats(GetStatsRequest {})
-        .await
-        .expect("stats")
-        .into_inner();
     assert_eq!(
         stats.urls_canonicalized,
         batches as u64 * (per_batch as u64 + 1)

@@ -158,6 +158,16 @@ impl TestServer {
         self.admin_with(Some(WRITE_TOKEN)).await
     }
 
+    /// The sidecar's `GetStats` answer, read with the write token.
+    pub async fn stats(&self) -> undust::pb::GetStatsResponse {
+        self.admin()
+            .await
+            .get_stats(undust::pb::GetStatsRequest {})
+            .await
+            .expect("stats")
+            .into_inner()
+    }
+
     /// Asks the sidecar to stop and waits (bounded) for it to finish.
     pub async fn stop(mut self) {
         self.stop_in_place().await;

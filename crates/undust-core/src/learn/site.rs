@@ -1046,10 +1046,13 @@ fn narrow_param(
             .map(str::to_owned)
             .collect()
     };
-    let mut shared = names_of(wide.positive_samples[0]);
-    for &u in &wide.positive_samples[1..] {
-        let names = names_of(u);
-        shared.retain(|n| names.contains(n));
+    // The changed samples' other parameters, once each (the samples of positive groups are
+    // among them).
+    let names: FxHashMap<u32, Vec<String>> = may_change.iter().map(|&u| (u, names_of(u))).collect();
+    let mut shared = names.get(&wide.positive_samples[0])?.clone();
+    for u in &wide.positive_samples[1..] {
+        let theirs = names.get(u)?;
+        shared.retain(|n| theirs.contains(n));
         if shared.is_empty() {
             return None;
         }
@@ -1060,7 +1063,7 @@ fn narrow_param(
         may_change
             .iter()
             .copied()
-            .filter(|&u| names_of(u).iter().any(|n| n == key))
+            .filter(|u| names.get(u).is_some_and(|n| n.iter().any(|n| n == key)))
             .collect()
     };
     let (beside, narrowed) = shared
