@@ -46,6 +46,12 @@ pub const WITHDRAW_PASSES: u32 = 2;
 /// Most canonical → canonical hops followed when joining sets (chains longer than this are
 /// left as separate sets and validation decides).
 const MAX_HOPS: usize = 8;
+/// Most pairs on probation (detected, not yet live) the book keeps. In a fleet a pass keeps the
+/// pairs whose sites it holds no summaries of, so pairs whose hosts left every sample would
+/// otherwise stay for good, and the whole book is what the fleet's table stores in Redis.
+/// Past this, pairs on probation that this pass did not confirm give way; live pairs always
+/// stay (they are the table in use).
+const MAX_PROBATION_PAIRS: usize = 20_000;
 
 /// Detection as the sidecar runs it: the default proposers and *conn*, whose out-links ingest
 /// keeps ([`crate::service::mirrors`]). *conn* only filters the *paths* pairs, so it adds its
@@ -168,6 +174,11 @@ impl MirrorBook {
             // until it was missed on WITHDRAW_PASSES of them.
             entry.live && entry.missed < WITHDRAW_PASSES
         });
+        let on_probation = self.tracked.values().filter(|t| !t.live).count();
+        if on_probation > MAX_PROBATION_PAIRS {
+            self.tracked
+                .retain(|key, entry| entry.live || seen.contains(key));
+        }
     }
 
     /// The live sets: live pairs joined by canonical, then the operator's decisions, validated.
@@ -653,6 +664,37 @@ mod tests {
         pass(&mut book, &[]);
         pass(&mut book, &[]);
         assert!(book.live.is_empty());
+    }
+
+    #[test]
+    fn pairs_on_probation_that_no_pass_covers_stay_bounded() {
+        // A fleet's passes keep the pairs whose sites they hold no summaries of; pairs whose
+        // hosts left every sample must not pile up in the book (and the fleet's table).
+        let mut book = MirrorBook::default();
+        let nowhere = |_: &MirrorSite| false;
+        for batch in 0..3 {
+            let found: Vec<MirrorSet> = (0..MAX_PROBATION_PAIRS / 2 + 1)
+                .map(|i| {
+                    set(
+                        &format!("https://www.s{batch}x{i}.org"),
+                        &[&format!("http://s{batch}x{i}.org")],
+                    )
+                })
+                .collect();
+            book.observe_pass_covering(&found, nowhere);
+            // One pass's own pairs always stay: they may go live on the next.
+            assert!(book.tracked.len() > MAX_PROBATION_PAIRS / 2);
+            assert!(
+                book.tracked.len() <= MAX_PROBATION_PAIRS,
+                "{} pairs tracked after pass {batch}",
+                book.tracked.len()
+            );
+        }
+        // A live pair stays whatever the bound does.
+        let live = [set("https://www.a.org", &["http://a.org"])];
+        pass(&mut book, &live);
+        pass(&mut book, &live);
+        assert_eq!(aliases(&book), ["http://a.org>https://www.a.org"]);
     }
 
     #[test]
