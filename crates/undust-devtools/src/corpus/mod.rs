@@ -76,7 +76,7 @@ pub enum CorpusError {
     #[error("serializing a page failed: {0}")]
     Json(#[from] serde_json::Error),
     /// A site kind name that is not one of [`SiteKind::name`].
-    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla)")]
+    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo)")]
     UnknownKind(String),
 }
 
@@ -135,6 +135,9 @@ pub enum SiteKind {
     /// Joomla: SEF route ≡ `/index.php/...` ≡ non-SEF `option=com_content&view=article&id=`
     /// under any `Itemid`; category pages, feeds and menu items distinct.
     Joomla,
+    /// XenForo 2: `threads/title.N/` ≡ `threads/N/` ≡ `index.php?threads/title.N/`, a post's
+    /// link ≡ the page it is on; later pages, sort orders and members distinct.
+    XenForo,
 }
 
 impl SiteKind {
@@ -150,7 +153,7 @@ impl SiteKind {
     ];
 
     /// The families modelled on the URL schemes of real web software, one site kind each.
-    pub const FAMILIES: [SiteKind; 15] = [
+    pub const FAMILIES: [SiteKind; 16] = [
         SiteKind::MediaWiki,
         SiteKind::WordPress,
         SiteKind::Drupal,
@@ -166,10 +169,11 @@ impl SiteKind {
         SiteKind::NewsRenderings,
         SiteKind::DokuWiki,
         SiteKind::Joomla,
+        SiteKind::XenForo,
     ];
 
     /// Families the learner's constants may be tuned on.
-    pub const TUNING_FAMILIES: [SiteKind; 7] = [
+    pub const TUNING_FAMILIES: [SiteKind; 8] = [
         SiteKind::MediaWiki,
         SiteKind::WordPress,
         SiteKind::PhpBb,
@@ -177,6 +181,7 @@ impl SiteKind {
         SiteKind::AspNet,
         SiteKind::Sphinx,
         SiteKind::NewsRenderings,
+        SiteKind::XenForo,
     ];
 
     /// Families held out: never looked at while choosing constants, only measured, so their
@@ -218,6 +223,7 @@ impl SiteKind {
             SiteKind::NewsRenderings => "news-renderings",
             SiteKind::DokuWiki => "dokuwiki",
             SiteKind::Joomla => "joomla",
+            SiteKind::XenForo => "xenforo",
             SiteKind::Forum => "forum",
             SiteKind::Shop => "shop",
             SiteKind::News => "news",

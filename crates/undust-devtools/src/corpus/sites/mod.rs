@@ -24,6 +24,7 @@ mod shop;
 mod sphinx;
 mod storefront;
 mod wordpress;
+mod xenforo;
 
 use case::CaseServer;
 use docs::Docs;
@@ -244,6 +245,7 @@ fn make_section(
             SiteKind::NewsRenderings => Box::new(renderings::Renderings::new(em, rng, base)),
             SiteKind::DokuWiki => Box::new(dokuwiki::DokuWiki::new(em, rng, base)),
             SiteKind::Joomla => Box::new(joomla::Joomla::new(em, rng, base)),
+            SiteKind::XenForo => Box::new(xenforo::XenForo::new(em, rng, base)),
             // The hand-made kinds are not families; they never reach here.
             _ => Box::new(News::new(em, rng, base)),
         },
@@ -267,7 +269,7 @@ fn make_host(
         SiteKind::WordPress | SiteKind::Drupal | SiteKind::Joomla | SiteKind::NewsRenderings => {
             &["www.", "blog.", ""]
         }
-        SiteKind::Discourse | SiteKind::PhpBb | SiteKind::VBulletin => {
+        SiteKind::Discourse | SiteKind::PhpBb | SiteKind::VBulletin | SiteKind::XenForo => {
             &["forum.", "discuss.", "community.", "www."]
         }
         SiteKind::Storefront => &["shop.", "store.", "www.", ""],
