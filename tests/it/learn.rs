@@ -859,8 +859,8 @@ fn family_run(
     (rows, total, merged)
 }
 
-/// Measured share of the best achievable compression on the tuning families (micro), with the
-/// learner of this branch: 0.94 (0.92 before ids at the end of slugs moved to short links, 0.91
+/// Measured share of the best achievable compression on the first seven tuning families (micro),
+/// with the learner of this branch: 0.94 (0.92 before ids at the end of slugs moved to short links, 0.91
 /// before parameters dropped only beside another, 80% before the case-insensitive query and
 /// shape pooling). A floor against regressions, not a target.
 const TUNING_SHARE_FLOOR: f64 = 0.93;
@@ -869,16 +869,33 @@ const TUNING_SHARE_FLOOR: f64 = 0.93;
 /// forum on `viewforum.php` listings the 20% sample hardly shows). The ceiling.
 const TUNING_FPR_CEILING: f64 = 0.001;
 
+/// Families added to the tuning set later, each with its share of best as a floor. XenForo was
+/// written as a held-out family and measured at 12% before any learner change; ids written with
+/// their titles (`threads/a-title.123/`) and routes written as the query string
+/// (`index.php?threads/...`) were then built on it (51%), so it moved to the tuning set.
+const LATER_TUNING_FLOORS: [(&str, f64); 1] = [("xenforo", 0.50)];
+
 /// The tuning families (constants may be chosen on them): no hard negative merged, and today's
 /// figures held as floors.
 #[test]
 fn tuning_families_quality() {
-    let (_, total, merged) = family_run(&undust::corpus::SiteKind::TUNING_FAMILIES, "tuning");
+    let (rows, total, merged) = family_run(&undust::corpus::SiteKind::TUNING_FAMILIES, "tuning");
     assert_eq!(merged, 0, "hard negatives merged on the tuning families");
-    let share = total.compression_rate() / total.best_compression_rate();
+    let mut first_seven = undust::learn::eval::Metrics::default();
+    for r in &rows {
+        match LATER_TUNING_FLOORS.iter().find(|(f, _)| *f == r.family) {
+            Some((family, floor)) => assert!(
+                r.share_of_best() >= *floor,
+                "{family}: share of best {:.3} < {floor}",
+                r.share_of_best()
+            ),
+            None => first_seven.add(&r.total),
+        }
+    }
+    let share = first_seven.compression_rate() / first_seven.best_compression_rate();
     assert!(
         share >= TUNING_SHARE_FLOOR,
-        "tuning micro share of best {share:.3}"
+        "tuning micro share of best (first seven families) {share:.3}"
     );
     assert!(
         total.false_positive_rate() <= TUNING_FPR_CEILING,
@@ -928,12 +945,12 @@ fn held_out_families_keep_the_guarantees() {
 
 /// Generality, the target: on families never used to choose a constant, learning with
 /// the defaults reaches 90% of the best achievable compression (micro) and 75% in every family.
-/// Not met yet (79% micro; Drupal 70%, Discourse 68%, Joomla 48%): Drupal's path aliases
+/// Not met yet (80% micro; Drupal 70%, Discourse 68%, Joomla 48%): Drupal's path aliases
 /// (`/articles/title` ≡ `/node/5`) and Joomla 4's id-less routes are beyond URL rules, and
 /// Discourse's slug is not dropped. Run with `cargo test --test it -- --ignored held_out` to
 /// see where it stands.
 #[test]
-#[ignore = "generality target not met yet: 79% of best on the held-out families (QUALITY.md)"]
+#[ignore = "generality target not met yet: 80% of best on the held-out families (QUALITY.md)"]
 fn held_out_families_reach_the_generality_target() {
     let (rows, total, _) = family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");
     let share = total.compression_rate() / total.best_compression_rate();

@@ -36,7 +36,9 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use super::config::LearnConfig;
 use super::LabelledUrl;
-use crate::canon::rules::site::{path_safe_value, slug_id_suffix};
+use crate::canon::rules::site::{
+    path_safe_value, route_safe_value, slug_id_suffix, titled_id, TITLE_SEPARATORS,
+};
 use crate::canon::rules::{SiteAction, SiteRewriter, SiteRule};
 
 /// Share of the samples a candidate changes that must lie in page types where it merged
@@ -273,6 +275,10 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         .collect();
     let mut accepted: Vec<(SiteAction, Evidence)> = Vec::new();
     let mut rewriter = SiteRewriter::default();
+    let mut by_cluster: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    for (i, p) in parsed.iter().enumerate() {
+        by_cluster.entry(p.cluster).or_default().push(i as u32);
+    }
     let mut round = start_round(&parsed, &rewriter);
     for round_number in 0..MAX_ROUNDS {
         let mut changed = false;
@@ -304,8 +310,23 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             // contradicts it (the number at the end of a slug may be a page or a year).
             let contradicted = matches!(
                 candidate,
-                SiteAction::QueryValueToPath { .. } | SiteAction::IdInSlug { .. }
+                SiteAction::QueryValueToPath { .. }
+                    | SiteAction::IdInSlug { .. }
+                    | SiteAction::SlugInSegment { .. }
             ) && evidence.negative_groups > 0;
+            if let SiteAction::DefaultDocument { name } = &candidate {
+                evidence.negative_groups +=
+                    document_shown_elsewhere(&parsed, &by_cluster, &rewriter, name, &may_change);
+            }
+            if matches!(candidate, SiteAction::SlugInSegment { .. }) {
+                // A title beside an id is decoration of the item, not of one view of it: the
+                // item's pages and posts (`/threads/a-title.123/page-2`) are page types of their
+                // own that a 20% sample rarely shows merged, yet the evidence on the item's main
+                // page is evidence for them. The page-type coverage guards are therefore waived;
+                // a single merge of different pages anywhere still refuses it (below).
+                evidence.changed_in_evidenced_types = evidence.changed;
+                evidence.largest_unevidenced_type = 0;
+            }
             if !contradicted && evidence.accepts(config) {
                 rewriter = with;
                 if matches!(
@@ -319,6 +340,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         | SiteAction::QueryValueToPath { .. }
                         | SiteAction::SlugBesideId { .. }
                         | SiteAction::IdInSlug { .. }
+                        | SiteAction::SlugInSegment { .. }
                 ) {
                     // Paths changed: page types are recomputed with the outputs.
                     round = start_round(&parsed, &rewriter);
@@ -533,6 +555,11 @@ fn candidates(
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
+        titled_ids(parsed, &outputs)
+            .into_iter()
+            .filter(|(a, _)| !taken(a)),
+    );
+    out.extend(
         segment_aliases(parsed, rewriter, &outputs)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
@@ -619,6 +646,41 @@ fn droppable_segments(
         .collect()
 }
 
+/// Samples that show `name` is not a default document where they are: the sample's path ends
+/// in `/name` and its duplicate cluster holds another page of the same directory under another
+/// name (`/threads/7/latest` beside `/threads/7/page-3`: `latest` opens the last page, which is
+/// the thread itself only when the thread has one page). Dropping `name` would merge such a
+/// sample with the directory's own page, which the cluster says it is not; each counts as a
+/// group of different pages merged. Outputs are those of the accepted actions (`rewriter`).
+fn document_shown_elsewhere(
+    parsed: &[Parsed],
+    by_cluster: &FxHashMap<u64, Vec<u32>>,
+    rewriter: &SiteRewriter,
+    name: &str,
+    samples: &[u32],
+) -> u64 {
+    let path_of = |i: u32| {
+        let p = &parsed[i as usize];
+        rewriter.rewrite_parts(p.url.path(), p.url.query()).0
+    };
+    let mut shown = 0;
+    for &i in samples {
+        let path = path_of(i);
+        let Some(dir) = path.strip_suffix(name).filter(|d| d.ends_with('/')) else {
+            continue;
+        };
+        let members = by_cluster.get(&parsed[i as usize].cluster);
+        let elsewhere = members.into_iter().flatten().any(|&j| {
+            let other = path_of(j);
+            other
+                .strip_prefix(dir)
+                .is_some_and(|last| !last.is_empty() && last != name && !last.contains('/'))
+        });
+        shown += u64::from(elsewhere);
+    }
+    shown
+}
+
 /// Candidates `(times shown, action, samples)` ordered by how often they were shown, most first,
 /// ties by their text so the order does not depend on hashing: the majority form of a site is
 /// tested (and written) first.
@@ -691,6 +753,18 @@ fn slugs_beside_ids(
     ranked
 }
 
+/// A query part as (name, value) when its value could move into the path
+/// ([`SiteAction::QueryValueToPath`]): `n=V` with a path-safe value, or a part without `=` that
+/// reads as a route (name empty).
+fn moved_value(part: &str) -> Option<(&str, &str)> {
+    match part.split_once('=') {
+        Some((name, value)) => {
+            (!name.is_empty() && path_safe_value(value)).then_some((name, value))
+        }
+        None => route_safe_value(part).then_some(("", part)),
+    }
+}
+
 /// Candidates for an id that moves from a query value into the path: inside one duplicate
 /// cluster, a URL `S?…&n=V&…` beside a URL whose path is `P` + `V` (`/w/index.php?title=T` and
 /// `/wiki/T`; `/index.php?q=node/5` and `/node/5`) proposes `(S, n, P)`; a proposal made by at
@@ -708,10 +782,8 @@ fn moved_ids(
         by_cluster.entry(p.cluster).or_default().push(i as u32);
         if let Some(q) = query.as_deref() {
             for part in q.split('&') {
-                if let Some((name, value)) = part.split_once('=') {
-                    if !name.is_empty() && path_safe_value(value) {
-                        carriers.entry((path, name)).or_default().push(i as u32);
-                    }
+                if let Some((name, _)) = moved_value(part) {
+                    carriers.entry((path, name)).or_default().push(i as u32);
                 }
             }
         }
@@ -729,12 +801,9 @@ fn moved_ids(
             let (script, query) = &outputs[a as usize];
             let Some(q) = query.as_deref() else { continue };
             for part in q.split('&') {
-                let Some((name, value)) = part.split_once('=') else {
+                let Some((name, value)) = moved_value(part) else {
                     continue;
                 };
-                if name.is_empty() || !path_safe_value(value) {
-                    continue;
-                }
                 for &b in members {
                     let other: &str = &outputs[b as usize].0;
                     let Some(prefix) = other.strip_suffix(value) else {
@@ -831,6 +900,94 @@ fn ids_in_slugs(
                 },
                 samples,
             ))
+        })
+        .collect();
+    most_shown_first(out)
+}
+
+/// Candidates for an id written with its title in one segment ([`SiteAction::SlugInSegment`]):
+/// inside one duplicate cluster, a URL whose path is `P` + `title.N` + `R` beside a URL whose
+/// path is `P` + `N` + `R` (trailing slashes aside: `/threads/a-title.123/` and `/threads/123`)
+/// proposes `(P, separator, side)`; a proposal made by at least [`MIN_MOVED_ID_VALUES`] distinct
+/// ids is a candidate, the most shown first. `P` is at least one segment (a page type). Each
+/// comes with every sample whose segment after `P` has that shape, so the measure pools the
+/// evidence of the whole page type.
+fn titled_ids(
+    parsed: &[Parsed],
+    outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+) -> Vec<(SiteAction, Vec<u32>)> {
+    let mut by_cluster: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    for (i, p) in parsed.iter().enumerate() {
+        by_cluster.entry(p.cluster).or_default().push(i as u32);
+    }
+    // (prefix, separator, id_first) -> distinct ids shown.
+    let mut proposals: FxHashMap<(&str, char, bool), FxHashSet<&str>> = FxHashMap::default();
+    for members in by_cluster.values() {
+        if members.len() < 2 || members.len() > MAX_MOVED_ID_CLUSTER {
+            continue;
+        }
+        for &a in members {
+            let long: &str = &outputs[a as usize].0;
+            let mut start = 1;
+            for _ in 0..MAX_ALIAS_SEGMENT {
+                let Some(len) = long[start..].find('/') else {
+                    break;
+                };
+                // `long[..=start + len]` is the prefix; the segment after it is tried.
+                let prefix = &long[..=start + len];
+                let rest = &long[prefix.len()..];
+                let (segment, after) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+                for separator in TITLE_SEPARATORS {
+                    for id_first in [false, true] {
+                        let Some(id) = titled_id(segment, separator, id_first) else {
+                            continue;
+                        };
+                        let shown = members.iter().any(|&b| {
+                            let other: &str = &outputs[b as usize].0;
+                            b != a
+                                && other
+                                    .strip_prefix(prefix)
+                                    .and_then(|o| o.strip_prefix(id))
+                                    .is_some_and(|o| {
+                                        o.trim_end_matches('/') == after.trim_end_matches('/')
+                                    })
+                        });
+                        if shown {
+                            proposals
+                                .entry((prefix, separator, id_first))
+                                .or_default()
+                                .insert(id);
+                        }
+                    }
+                }
+                start = prefix.len();
+            }
+        }
+    }
+    let out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
+        .into_iter()
+        .filter(|(_, ids)| ids.len() >= MIN_MOVED_ID_VALUES)
+        .map(|((prefix, separator, id_first), ids)| {
+            let samples = outputs
+                .iter()
+                .enumerate()
+                .filter(|(_, (path, _))| {
+                    path.strip_prefix(prefix).is_some_and(|rest| {
+                        let segment = rest.split('/').next().unwrap_or("");
+                        titled_id(segment, separator, id_first).is_some()
+                    })
+                })
+                .map(|(i, _)| i as u32)
+                .collect();
+            (
+                ids.len(),
+                SiteAction::SlugInSegment {
+                    prefix: prefix.to_owned(),
+                    separator,
+                    id_first,
+                },
+                samples,
+            )
         })
         .collect();
     most_shown_first(out)
@@ -1268,6 +1425,96 @@ mod tests {
         assert_ne!(
             canon("http://w.example/w/index.php?title=Unseen_page&action=history"),
             canon("http://w.example/wiki/Unseen_page"),
+        );
+    }
+
+    #[test]
+    fn titles_beside_ids_and_routes_in_the_query_string_are_learned() {
+        // XenForo: `threads/a-title.N/`, its id-only form, its pages and post links, and the
+        // same routes written as the query string of `index.php`. A 20% sample: a few threads
+        // show two forms, most one; the pages after the first are different pages.
+        let mut s = Vec::new();
+        for id in 0..60u64 {
+            let n = 4000 + 3 * id;
+            let item = format!("threads/some-title-{id}.{n}/");
+            match id % 4 {
+                0 => {
+                    s.push(lu(&format!("http://x.example/{item}"), id));
+                    s.push(lu(&format!("http://x.example/threads/{n}/"), id));
+                }
+                1 => {
+                    s.push(lu(&format!("http://x.example/index.php?{item}"), id));
+                    s.push(lu(&format!("http://x.example/{item}"), id));
+                }
+                2 => {
+                    s.push(lu(&format!("http://x.example/{item}"), id));
+                    s.push(lu(&format!("http://x.example/{item}page-2"), 500 + id));
+                }
+                _ => s.push(lu(&format!("http://x.example/{item}page-3"), 700 + id)),
+            }
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let actions: Vec<&SiteAction> = out.rules.iter().map(|r| &r.action).collect();
+        for want in [
+            SiteAction::SlugInSegment {
+                prefix: "/threads/".into(),
+                separator: '.',
+                id_first: false,
+            },
+            SiteAction::QueryValueToPath {
+                path: "/index.php".into(),
+                name: String::new(),
+                prefix: "/".into(),
+            },
+        ] {
+            assert!(actions.contains(&&want), "{want}: {actions:?}");
+        }
+        let rw = SiteRewriter::new(actions.iter().copied());
+        let canon = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rw.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        // Unseen threads: every form of page 1 is one, page 2 stays apart.
+        let first = canon("http://x.example/threads/unseen-thread.9999/");
+        assert_eq!(canon("http://x.example/threads/9999/"), first);
+        assert_eq!(
+            canon("http://x.example/index.php?threads/unseen-thread.9999/"),
+            first
+        );
+        assert_ne!(
+            canon("http://x.example/threads/unseen-thread.9999/page-2"),
+            first
+        );
+        assert_eq!(
+            canon("http://x.example/threads/other-title.9999/page-2"),
+            canon("http://x.example/threads/unseen-thread.9999/page-2")
+        );
+    }
+
+    #[test]
+    fn a_document_name_that_opens_another_page_of_its_directory_is_not_dropped() {
+        // `latest` opens a thread's last page: the thread itself when it has one page (most
+        // threads), page N otherwise. The sample shows `latest` beside the thread 24 times and
+        // beside a later page of its thread twice: not a default document.
+        let mut s = Vec::new();
+        for id in 0..26u64 {
+            let dir = format!("http://f.example/threads/{}/", 100 + id);
+            if id < 24 {
+                s.push(lu(&dir, id));
+                s.push(lu(&format!("{dir}latest"), id));
+            } else {
+                s.push(lu(&format!("{dir}page-3"), id));
+                s.push(lu(&format!("{dir}latest"), id));
+            }
+        }
+        let out = learn(&s, &LearnConfig::default());
+        assert!(
+            !out.rules.iter().any(|r| matches!(
+                &r.action,
+                SiteAction::DefaultDocument { name } if name == "latest"
+            )),
+            "{:?}",
+            out.rules
         );
     }
 

@@ -400,11 +400,10 @@ impl HostRuleSet {
                     if bad_path(path)
                         || bad_path(prefix)
                         || !prefix.ends_with('/')
-                        || name.is_empty()
                         || name.contains(['&', '=', '#'])
                     {
                         return Err(bad(
-                            "a query value moved to the path needs a path, a parameter name and a prefix ending with /",
+                            "a query value moved to the path needs a path, a parameter name (or none) and a prefix ending with /",
                         ));
                     }
                 }
@@ -421,6 +420,19 @@ impl HostRuleSet {
                     {
                         return Err(bad(
                             "an id in a slug needs a short path starting and ending with /, a depth and a suffix without / ? #",
+                        ));
+                    }
+                }
+                SiteAction::SlugInSegment {
+                    prefix, separator, ..
+                } => {
+                    if !prefix.starts_with('/')
+                        || !prefix.ends_with('/')
+                        || prefix.contains(['?', '#'])
+                        || !site::TITLE_SEPARATORS.contains(separator)
+                    {
+                        return Err(bad(
+                            "a titled id needs a page type prefix starting and ending with / and a separator among . - : _ ~ ,",
                         ));
                     }
                 }

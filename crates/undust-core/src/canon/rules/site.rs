@@ -84,11 +84,14 @@ pub enum SiteAction {
     /// query holds parameter `name` once, with a value that reads the same as path segments
     /// ([`path_safe_value`]), becomes `prefix` followed by the value, without that parameter
     /// (the other parameters stay): MediaWiki's `/w/index.php?title=T` is `/wiki/T`, Drupal's
-    /// `/index.php?q=node/5` is `/node/5` (`prefix` `/`).
+    /// `/index.php?q=node/5` is `/node/5` (`prefix` `/`). With an empty `name` the value is
+    /// the query's one part without `=`, a route written as the query string (XenForo's
+    /// `/index.php?threads/a-title.1/` is `/threads/a-title.1/`, vBulletin's
+    /// `/showthread.php?123-Title` is `/threads/123-Title`); it may end with one `/`.
     QueryValueToPath {
         /// The script path the query form uses (`/index.php`, `/`).
         path: String,
-        /// The parameter holding the id.
+        /// The parameter holding the id; empty for the query's part without a name.
         name: String,
         /// What the value is appended to: starts and ends with `/`.
         prefix: String,
@@ -115,6 +118,20 @@ pub enum SiteAction {
         depth: u16,
         /// What follows the id in the long form's last segment (`.html`, or empty).
         suffix: String,
+    },
+    /// A numeric id written with its title in one path segment loses the title: under a page
+    /// type's literal `prefix`, the next segment `title` + `separator` + `N` (or `N` +
+    /// `separator` + `title` when `id_first`) becomes `N`, the rest of the URL kept. XenForo's
+    /// `/threads/some-title.123/page-2` is `/threads/123/page-2`; vBulletin's
+    /// `/threads/123-Some-Title` is `/threads/123`. The id is all digits, the title holds two
+    /// letters ([`titled_id`]).
+    SlugInSegment {
+        /// Literal segments of the page type: starts and ends with `/`.
+        prefix: String,
+        /// The character between title and id (`.`, `-`, `:`, `_`, `~`, `,`).
+        separator: char,
+        /// Whether the id comes before the title.
+        id_first: bool,
     },
 }
 
@@ -145,7 +162,11 @@ impl fmt::Display for SiteAction {
             } => write!(f, "path_{segment}: {} -> {canonical}", aliases.join(", ")),
             SiteAction::StripTrailingSlash => f.write_str("strip trailing slashes"),
             SiteAction::QueryValueToPath { path, name, prefix } => {
-                write!(f, "{path}?{name}=V -> {prefix}V")
+                if name.is_empty() {
+                    write!(f, "{path}?V -> {prefix}V")
+                } else {
+                    write!(f, "{path}?{name}=V -> {prefix}V")
+                }
             }
             SiteAction::SlugBesideId { prefix, before_id } => {
                 if *before_id {
@@ -161,6 +182,17 @@ impl fmt::Display for SiteAction {
             } => {
                 let dirs = "/*".repeat(usize::from(*depth).saturating_sub(1));
                 write!(f, "{dirs}/slug-N{suffix} -> {short}N")
+            }
+            SiteAction::SlugInSegment {
+                prefix,
+                separator,
+                id_first,
+            } => {
+                if *id_first {
+                    write!(f, "{prefix}N{separator}title -> {prefix}N")
+                } else {
+                    write!(f, "{prefix}title{separator}N -> {prefix}N")
+                }
             }
         }
     }
@@ -204,6 +236,8 @@ pub struct SiteRewriter {
     slugs: Vec<(String, bool)>,
     /// (short, depth, suffix) of [`SiteAction::IdInSlug`].
     ids_in_slugs: Vec<(String, u16, String)>,
+    /// (prefix, separator, id_first) of [`SiteAction::SlugInSegment`].
+    titled_ids: Vec<(String, char, bool)>,
 }
 
 impl SiteRewriter {
@@ -277,6 +311,16 @@ impl SiteRewriter {
                     self.ids_in_slugs.push(entry);
                 }
             }
+            SiteAction::SlugInSegment {
+                prefix,
+                separator,
+                id_first,
+            } => {
+                let entry = (prefix.clone(), *separator, *id_first);
+                if !self.titled_ids.contains(&entry) {
+                    self.titled_ids.push(entry);
+                }
+            }
         }
     }
 
@@ -290,6 +334,7 @@ impl SiteRewriter {
             || !self.query_to_path.is_empty()
             || !self.slugs.is_empty()
             || !self.ids_in_slugs.is_empty()
+            || !self.titled_ids.is_empty()
     }
 
     /// Whether the rewriter does nothing.
@@ -306,6 +351,7 @@ impl SiteRewriter {
             && self.query_to_path.is_empty()
             && self.slugs.is_empty()
             && self.ids_in_slugs.is_empty()
+            && self.titled_ids.is_empty()
     }
 
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
@@ -378,6 +424,12 @@ impl SiteRewriter {
         if !self.dropped_segments.is_empty() {
             if let Some(dropped) = self.drop_segments(&path) {
                 path = Cow::Owned(dropped);
+                changed = true;
+            }
+        }
+        if !self.titled_ids.is_empty() {
+            if let Some(bare) = self.drop_titles(&path) {
+                path = Cow::Owned(bare);
                 changed = true;
             }
         }
@@ -459,15 +511,22 @@ impl SiteRewriter {
             let mut found: Option<(usize, &str)> = None;
             let mut repeated = false;
             for (i, part) in query.split('&').enumerate() {
-                if let Some((n, v)) = part.split_once('=') {
-                    if same_name(n, name) {
-                        repeated |= found.is_some();
-                        found = Some((i, v));
-                    }
+                let named = match part.split_once('=') {
+                    Some((n, v)) => (!name.is_empty() && same_name(n, name)).then_some(v),
+                    None => (name.is_empty() && !part.is_empty()).then_some(part),
+                };
+                if let Some(v) = named {
+                    repeated |= found.is_some();
+                    found = Some((i, v));
                 }
             }
             let Some((at, value)) = found else { continue };
-            if repeated || !path_safe_value(value) {
+            let safe = if name.is_empty() {
+                route_safe_value(value)
+            } else {
+                path_safe_value(value)
+            };
+            if repeated || !safe {
                 continue;
             }
             let rest: Vec<&str> = query
@@ -506,6 +565,25 @@ impl SiteRewriter {
                 if is_id(id) && !slug.is_empty() && !slug.contains('/') {
                     return Some(format!("{prefix}{id}"));
                 }
+            }
+        }
+        None
+    }
+
+    /// The path with the title dropped from an id's segment ([`SiteAction::SlugInSegment`], the
+    /// first that applies), or `None`.
+    fn drop_titles(&self, path: &str) -> Option<String> {
+        for (prefix, separator, id_first) in &self.titled_ids {
+            let Some(rest) = path.strip_prefix(prefix.as_str()) else {
+                continue;
+            };
+            let (segment, after) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            if let Some(id) = titled_id(segment, *separator, *id_first) {
+                let mut out = String::with_capacity(path.len());
+                out.push_str(prefix);
+                out.push_str(id);
+                out.push_str(after);
+                return Some(out);
             }
         }
         None
@@ -635,6 +713,15 @@ pub fn path_safe_value(v: &str) -> bool {
         && v.split('/').all(|s| !s.is_empty() && s != "." && s != "..")
 }
 
+/// Whether a query part without a name reads the same as path segments (a route written as
+/// the query string, [`SiteAction::QueryValueToPath`] with an empty name): as
+/// [`path_safe_value`], with one trailing `/` allowed, and holding a letter (a bare number is a
+/// parameter, not a route).
+pub fn route_safe_value(v: &str) -> bool {
+    let inner = v.strip_suffix('/').unwrap_or(v);
+    path_safe_value(inner) && inner.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
 /// The id at the end of a path's last segment, split as (slug, id, suffix): `some-title-123.html`
 /// is (`some-title`, `123`, `.html`). The suffix is empty or a dot and letters, so the id is the
 /// last number of the segment.
@@ -647,6 +734,29 @@ pub fn slug_id_suffix(last: &str) -> Option<(&str, &str, &str)> {
     let (slug, id) = stem.rsplit_once('-')?;
     (!slug.is_empty() && !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
         .then_some((slug, id, suffix))
+}
+
+/// Characters that join a title and an id in one path segment.
+pub const TITLE_SEPARATORS: [char; 6] = ['.', '-', ':', '_', '~', ','];
+
+/// The id of a segment that writes an id and a title together (`title.123` with `.` as
+/// separator, or `123-title` when `id_first`): the id is all digits (at most 19, so it is a
+/// number) and the title holds at least two letters (a word), so `v1.2` or `2024-05` are not
+/// titled ids.
+pub fn titled_id(segment: &str, separator: char, id_first: bool) -> Option<&str> {
+    let (title, id) = if id_first {
+        let (id, title) = segment.split_once(separator)?;
+        (title, id)
+    } else {
+        segment.rsplit_once(separator)?
+    };
+    let id_ok = !id.is_empty() && id.len() <= 19 && id.bytes().all(|b| b.is_ascii_digit());
+    let letters = title
+        .bytes()
+        .filter(u8::is_ascii_alphabetic)
+        .take(2)
+        .count();
+    (id_ok && letters == 2).then_some(id)
 }
 
 /// A path from its segments (`["a", "b"]` is `/a/b`).
@@ -699,6 +809,58 @@ fn lower_outside_escapes(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn titled_ids_need_a_number_and_a_title_with_a_letter() {
+        assert_eq!(titled_id("some-title.123", '.', false), Some("123"));
+        assert_eq!(titled_id("123-Some-Title", '-', true), Some("123"));
+        assert_eq!(titled_id("2593:an-alias", ':', true), Some("2593"));
+        // Versions, dates and bare numbers are not titled ids.
+        assert_eq!(titled_id("v1.2", '.', false), None);
+        assert_eq!(titled_id("1.2", '.', false), None);
+        assert_eq!(titled_id("2024-05", '-', false), None);
+        assert_eq!(titled_id("some-title.", '.', false), None);
+        assert_eq!(titled_id("title.12345678901234567890", '.', false), None);
+        assert!(route_safe_value("threads/a-title.1/"));
+        assert!(!route_safe_value("123"));
+        assert!(!route_safe_value("a//b"));
+    }
+
+    #[test]
+    fn a_title_beside_an_id_and_a_route_in_the_query_are_rewritten_in_place() {
+        let rw = SiteRewriter::new(&[
+            SiteAction::QueryValueToPath {
+                path: "/forum/index.php".into(),
+                name: String::new(),
+                prefix: "/forum/".into(),
+            },
+            SiteAction::SlugInSegment {
+                prefix: "/forum/threads/".into(),
+                separator: '.',
+                id_first: false,
+            },
+        ]);
+        let canon = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rw.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        assert_eq!(
+            canon("http://f.example/forum/threads/a-title.42/page-2?x=1"),
+            "http://f.example/forum/threads/42/page-2?x=1"
+        );
+        assert_eq!(
+            canon("http://f.example/forum/index.php?threads/a-title.42/&x=1"),
+            "http://f.example/forum/threads/42/?x=1"
+        );
+        // Not under the page type, or not a titled id: unchanged.
+        for u in [
+            "http://f.example/forum/members/a-name.42/",
+            "http://f.example/forum/threads/v1.2/",
+            "http://f.example/forum/index.php?x=1",
+        ] {
+            assert_eq!(canon(u), u);
+        }
+    }
 
     fn rw(actions: &[SiteAction], url: &str) -> String {
         let u = Url::parse(url).unwrap();
