@@ -32,7 +32,7 @@ use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use url::Url;
-use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+use xxhash_rust::xxh3::xxh3_64;
 
 use super::config::LearnConfig;
 use super::LabelledUrl;
@@ -96,6 +96,9 @@ pub(crate) struct SiteOutcome {
     /// The training samples with the rules applied (unparseable ones unchanged); empty when
     /// no rule was accepted.
     pub samples: Vec<LabelledUrl>,
+    /// The training URLs as parsed here (the first `max_samples`, unparseable ones left out,
+    /// in order), so the final verification does not parse them again.
+    pub urls: Vec<Url>,
 }
 
 /// One parsed sample.
@@ -182,10 +185,11 @@ fn page_types(paths: &[&str]) -> Vec<u64> {
         }
     }
     let common = (paths.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
+    let mut h = OutputHasher::new();
     paths
         .iter()
         .map(|path| {
-            let mut h = Xxh3::new();
+            h.clear();
             for (i, seg) in path.split('/').enumerate() {
                 if f64::from(counts[&(i, seg)]) >= common {
                     h.update(seg.as_bytes());
@@ -214,12 +218,13 @@ fn page_shapes(paths: &[&str]) -> Vec<u64> {
         }
     }
     let common = (paths.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
+    let mut h = OutputHasher::new();
     paths
         .iter()
         .map(|path| {
             let depth = path.split('/').count();
             let last = path.rsplit('/').next().unwrap_or("");
-            let mut h = Xxh3::new();
+            h.clear();
             h.update(&(depth as u64).to_le_bytes());
             if f64::from(counts.get(&(depth, last)).copied().unwrap_or(0)) >= common {
                 h.update(b"=");
@@ -233,10 +238,33 @@ fn page_shapes(paths: &[&str]) -> Vec<u64> {
         .collect()
 }
 
+/// The bytes of one output, hashed at once with [`xxh3_64`] (the same value the streaming
+/// `Xxh3` gives for the same bytes): the streaming state costs more to set up than the few
+/// dozen bytes of a path, and every sample is hashed several times per round.
+struct OutputHasher(Vec<u8>);
+
+impl OutputHasher {
+    fn new() -> OutputHasher {
+        OutputHasher(Vec::with_capacity(128))
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
+    fn digest(&self) -> u64 {
+        xxh3_64(&self.0)
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// A hasher fed with the URL's origin under `scheme` (the site rules may change the scheme):
 /// what every output hash here starts with.
-fn origin_hasher(url: &Url, scheme: &str) -> Xxh3 {
-    let mut h = Xxh3::new();
+fn origin_hasher(url: &Url, scheme: &str) -> OutputHasher {
+    let mut h = OutputHasher::new();
     h.update(scheme.as_bytes());
     h.update(url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
     h
@@ -274,9 +302,11 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
     let mut accepted: Vec<(SiteAction, Evidence)> = Vec::new();
     let mut rewriter = SiteRewriter::default();
     let mut round = start_round(&parsed, &rewriter);
+    let clusters = small_clusters(&parsed);
     for round_number in 0..MAX_ROUNDS {
         let mut changed = false;
-        for (candidate, may_change) in candidates(&parsed, &rewriter, &accepted, &round) {
+        for (candidate, may_change) in candidates(&parsed, &rewriter, &accepted, &round, &clusters)
+        {
             // Whether path and query together are case-insensitive is a property of the
             // server that other site rules cannot reveal: tested in the first round only, as
             // it touches every sample with a capital letter.
@@ -358,7 +388,26 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         }
         out
     };
-    SiteOutcome { rules, samples }
+    let urls = parsed.into_iter().map(|p| p.url).collect();
+    SiteOutcome {
+        rules,
+        samples,
+        urls,
+    }
+}
+
+/// The samples of each duplicate cluster that ids moving between shapes are searched in (at
+/// least two samples, at most [`MAX_MOVED_ID_CLUSTER`]): clusters do not change between rounds,
+/// so they are grouped once.
+fn small_clusters(parsed: &[Parsed]) -> Vec<Vec<u32>> {
+    let mut by_cluster: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    for (i, p) in parsed.iter().enumerate() {
+        by_cluster.entry(p.cluster).or_default().push(i as u32);
+    }
+    by_cluster
+        .into_values()
+        .filter(|members| members.len() >= 2 && members.len() <= MAX_MOVED_ID_CLUSTER)
+        .collect()
 }
 
 fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
@@ -397,6 +446,7 @@ fn candidates(
     rewriter: &SiteRewriter,
     accepted: &[(SiteAction, Evidence)],
     round: &Round,
+    clusters: &[Vec<u32>],
 ) -> Vec<(SiteAction, Vec<u32>)> {
     let mut out = Vec::new();
     let mut upper: Vec<u32> = Vec::new();
@@ -406,8 +456,6 @@ fn candidates(
     let mut plain_http: Vec<u32> = Vec::new();
     let mut any_https = false;
     let mut trailing_slash: Vec<u32> = Vec::new();
-    let mut params: FxHashMap<String, Vec<u32>> = FxHashMap::default();
-    let mut documents: FxHashMap<String, (FxHashSet<u64>, Vec<u32>)> = FxHashMap::default();
     let outputs: Vec<(Cow<'_, str>, Option<Cow<'_, str>>)> = parsed
         .iter()
         .map(|p| {
@@ -415,6 +463,9 @@ fn candidates(
             (path, query)
         })
         .collect();
+    // Keyed by text borrowed from the outputs: owned only for the candidates kept.
+    let mut params: FxHashMap<&str, Vec<u32>> = FxHashMap::default();
+    let mut documents: FxHashMap<&str, (FxHashSet<u64>, Vec<u32>)> = FxHashMap::default();
     for (i, (p, (path, query))) in parsed.iter().zip(&outputs).enumerate() {
         let i = i as u32;
         let upper_path = path.bytes().any(|b| b.is_ascii_uppercase());
@@ -438,7 +489,7 @@ fn candidates(
         }
         if let Some((dir, last)) = path.rsplit_once('/') {
             if !last.is_empty() && !last.contains(';') {
-                let entry = documents.entry(last.to_owned()).or_default();
+                let entry = documents.entry(last).or_default();
                 entry.0.insert(hash_parts(&p.url, "", dir, None));
                 entry.1.push(i);
             }
@@ -462,7 +513,7 @@ fn candidates(
                 unsorted.push(i);
             }
             for name in names {
-                params.entry(name.to_owned()).or_default().push(i);
+                params.entry(name).or_default().push(i);
             }
         }
     }
@@ -484,7 +535,7 @@ fn candidates(
     if !upper_anywhere.is_empty() && !taken(&SiteAction::LowercasePathAndQuery) {
         out.push((SiteAction::LowercasePathAndQuery, upper_anywhere));
     }
-    let mut documents: Vec<(String, usize, Vec<u32>)> = documents
+    let mut documents: Vec<(&str, usize, Vec<u32>)> = documents
         .into_iter()
         .map(|(name, (dirs, samples))| (name, dirs.len(), samples))
         .filter(|(_, dirs, _)| *dirs >= MIN_DOCUMENT_DIRECTORIES)
@@ -494,11 +545,13 @@ fn candidates(
         documents
             .into_iter()
             .take(MAX_DOCUMENT_CANDIDATES)
-            .map(|(name, _, samples)| (SiteAction::DefaultDocument { name }, samples))
+            .map(|(name, _, samples)| {
+                let name = name.to_owned();
+                (SiteAction::DefaultDocument { name }, samples)
+            })
             .filter(|(a, _)| !taken(a)),
     );
-    let mut params: Vec<(String, Vec<u32>)> =
-        params.into_iter().filter(|p| p.1.len() >= 2).collect();
+    let mut params: Vec<(&str, Vec<u32>)> = params.into_iter().filter(|p| p.1.len() >= 2).collect();
     params.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
     out.extend(
         params
@@ -510,7 +563,10 @@ fn candidates(
                     matches!(a, SiteAction::IgnoreParam { name: taken, .. } if taken == name)
                 })
             })
-            .map(|(name, samples)| (SiteAction::IgnoreParam { name, beside: None }, samples)),
+            .map(|(name, samples)| {
+                let name = name.to_owned();
+                (SiteAction::IgnoreParam { name, beside: None }, samples)
+            }),
     );
     out.extend(
         droppable_segments(parsed, rewriter, &outputs, round)
@@ -523,12 +579,12 @@ fn candidates(
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        moved_ids(parsed, &outputs)
+        moved_ids(&outputs, clusters)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        ids_in_slugs(parsed, &outputs)
+        ids_in_slugs(&outputs, clusters)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
@@ -557,11 +613,13 @@ fn droppable_segments(
 ) -> Vec<(SiteAction, Vec<u32>)> {
     let mut at: FxHashMap<(u16, &str), Vec<u32>> = FxHashMap::default();
     let mut per_position = [0usize; MAX_ALIAS_SEGMENT];
+    let mut segments: Vec<&str> = Vec::new();
     for (i, (path, _)) in outputs.iter().enumerate() {
         let Some(rest) = path.strip_prefix('/') else {
             continue;
         };
-        let segments: Vec<&str> = rest.split('/').collect();
+        segments.clear();
+        segments.extend(rest.split('/'));
         for count in per_position.iter_mut().take(segments.len()) {
             *count += 1;
         }
@@ -643,20 +701,20 @@ fn slugs_beside_ids(
     /// Distinct ids shown, and the samples with a slug.
     type Shown<'a> = (FxHashSet<&'a str>, Vec<u32>);
     // (prefix, before_id) -> what shows a slug there
-    let mut found: FxHashMap<(String, bool), Shown<'_>> = FxHashMap::default();
+    let mut found: FxHashMap<(&str, bool), Shown<'_>> = FxHashMap::default();
+    let mut segments: Vec<&str> = Vec::new();
     for (i, (path, _)) in outputs.iter().enumerate() {
         let Some(rest) = path.strip_prefix('/') else {
             continue;
         };
-        let segments: Vec<&str> = rest.split('/').take(MAX_ALIAS_SEGMENT + 1).collect();
+        segments.clear();
+        segments.extend(rest.split('/').take(MAX_ALIAS_SEGMENT + 1));
         let literal = segments.iter().take_while(|s| is_slug(s)).count();
+        // `/` and the first `n` segments, each with the `/` that follows it in the path (a
+        // later segment exists wherever a prefix is taken).
         let prefix = |n: usize| {
-            let mut p = String::from("/");
-            for s in &segments[..n] {
-                p.push_str(s);
-                p.push('/');
-            }
-            p
+            let len = 1 + segments[..n].iter().map(|s| s.len() + 1).sum::<usize>();
+            &path[..len]
         };
         // `prefix/N/x`, `x` last (a slug, or the sharer's id of a share link).
         if literal >= 1
@@ -681,7 +739,10 @@ fn slugs_beside_ids(
         .map(|((prefix, before_id), (ids, samples))| {
             (
                 ids.len(),
-                SiteAction::SlugBesideId { prefix, before_id },
+                SiteAction::SlugBesideId {
+                    prefix: prefix.to_owned(),
+                    before_id,
+                },
                 samples,
             )
         })
@@ -698,14 +759,12 @@ fn slugs_beside_ids(
 /// majority form of the site's paths is the one written). Each comes with the samples of path
 /// `S` carrying `n`.
 fn moved_ids(
-    parsed: &[Parsed],
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+    clusters: &[Vec<u32>],
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    let mut by_cluster: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
     // (path, name) -> samples with that path carrying that parameter.
     let mut carriers: FxHashMap<(&str, &str), Vec<u32>> = FxHashMap::default();
-    for (i, (p, (path, query))) in parsed.iter().zip(outputs).enumerate() {
-        by_cluster.entry(p.cluster).or_default().push(i as u32);
+    for (i, (path, query)) in outputs.iter().enumerate() {
         if let Some(q) = query.as_deref() {
             for part in q.split('&') {
                 if let Some((name, value)) = part.split_once('=') {
@@ -721,10 +780,7 @@ fn moved_ids(
     }
     // (path, name, prefix) -> distinct values shown.
     let mut proposals: FxHashMap<(&str, &str, &str), FxHashSet<&str>> = FxHashMap::default();
-    for members in by_cluster.values() {
-        if members.len() < 2 || members.len() > MAX_MOVED_ID_CLUSTER {
-            continue;
-        }
+    for members in clusters {
         for &a in members {
             let (script, query) = &outputs[a as usize];
             let Some(q) = query.as_deref() else { continue };
@@ -775,14 +831,12 @@ fn moved_ids(
 /// a proposal made by at least [`MIN_MOVED_ID_VALUES`] distinct ids is a candidate, the most
 /// shown first. Each comes with the samples of depth `d` whose last segment has that shape.
 fn ids_in_slugs(
-    parsed: &[Parsed],
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+    clusters: &[Vec<u32>],
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    let mut by_cluster: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
     // (depth, suffix) -> samples with a slug ending in an id there.
     let mut shaped: FxHashMap<(usize, &str), Vec<u32>> = FxHashMap::default();
-    for (i, (p, (path, _))) in parsed.iter().zip(outputs).enumerate() {
-        by_cluster.entry(p.cluster).or_default().push(i as u32);
+    for (i, (path, _)) in outputs.iter().enumerate() {
         let depth = path.split('/').count() - 1;
         if let Some((_, _, suffix)) = path.rsplit('/').next().and_then(slug_id_suffix) {
             shaped.entry((depth, suffix)).or_default().push(i as u32);
@@ -793,10 +847,7 @@ fn ids_in_slugs(
     }
     // (short, depth, suffix) -> distinct ids shown.
     let mut proposals: FxHashMap<(&str, usize, &str), FxHashSet<&str>> = FxHashMap::default();
-    for members in by_cluster.values() {
-        if members.len() < 2 || members.len() > MAX_MOVED_ID_CLUSTER {
-            continue;
-        }
+    for members in clusters {
         for &a in members {
             let long: &str = &outputs[a as usize].0;
             let Some((_, id, suffix)) = long.rsplit('/').next().and_then(slug_id_suffix) else {
@@ -857,16 +908,16 @@ fn segment_aliases(
     let mut entries: Vec<(u16, u64, u64, u64, u32)> = Vec::new();
     // A sample and position showing each value, to write the value back out.
     let mut value_at: FxHashMap<(u16, u64), u32> = FxHashMap::default();
+    let mut segments: Vec<&str> = Vec::new();
+    let mut hashes: Vec<u64> = Vec::new();
     for (i, (p, (path, query))) in parsed.iter().zip(outputs).enumerate() {
         let Some(rest) = path.strip_prefix('/') else {
             continue;
         };
-        let segments: Vec<&str> = rest.split('/').collect();
-        let hashes: Vec<u64> = segments
-            .iter()
-            .enumerate()
-            .map(|(pos, v)| seg_hash(pos, v))
-            .collect();
+        segments.clear();
+        segments.extend(rest.split('/'));
+        hashes.clear();
+        hashes.extend(segments.iter().enumerate().map(|(pos, v)| seg_hash(pos, v)));
         let mut base = origin_hasher(&p.url, rewriter.scheme(&p.url));
         base.update(&(segments.len() as u64).to_le_bytes());
         if let Some(q) = query.as_deref() {
