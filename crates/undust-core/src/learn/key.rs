@@ -89,7 +89,8 @@ impl Samples {
                 s.skipped += 1;
                 continue;
             };
-            let mut kv = Vec::new();
+            // Room for a typical URL's keys at once rather than growing through 4, 8, 16.
+            let mut kv = Vec::with_capacity(16);
             if decompose(&url, &mut kv).is_err() {
                 s.skipped += 1;
                 continue;
