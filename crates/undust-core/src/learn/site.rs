@@ -147,7 +147,9 @@ impl Evidence {
 }
 
 /// The samples under the accepted actions: output hashes and the indexes candidates need.
-struct Round {
+struct Round<'a> {
+    /// Path and query of each sample under the accepted actions.
+    outputs: Vec<Output<'a>>,
     hashes: Vec<u64>,
     by_hash: FxHashMap<u64, Vec<u32>>,
     /// Page type of each sample ([`page_types`]).
@@ -156,10 +158,17 @@ struct Round {
     shapes: Vec<u64>,
 }
 
-impl Round {
-    /// Moves samples to their new outputs (an accepted action that leaves paths alone).
-    fn update(&mut self, moved: &[(u32, u64)]) {
+/// A sample's path and query under the accepted actions.
+type Output<'a> = (Cow<'a, str>, Option<Cow<'a, str>>);
+
+impl<'a> Round<'a> {
+    /// Moves samples to their new outputs under `rewriter` (an accepted action that leaves
+    /// paths alone).
+    fn update(&mut self, moved: &[(u32, u64)], parsed: &'a [Parsed], rewriter: &SiteRewriter) {
         for &(u, h) in moved {
+            let url = &parsed[u as usize].url;
+            let (path, query, _) = rewriter.rewrite_parts(url.path(), url.query());
+            self.outputs[u as usize] = (path, query);
             let old = std::mem::replace(&mut self.hashes[u as usize], h);
             if let Some(bucket) = self.by_hash.get_mut(&old) {
                 if let Some(pos) = bucket.iter().position(|&x| x == u) {
@@ -353,7 +362,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     // Paths changed: page types are recomputed with the outputs.
                     round = start_round(&parsed, &rewriter);
                 } else {
-                    round.update(&moved);
+                    round.update(&moved, &parsed, &rewriter);
                 }
                 accepted.push((candidate, evidence));
                 changed = true;
@@ -410,9 +419,9 @@ fn small_clusters(parsed: &[Parsed]) -> Vec<Vec<u32>> {
         .collect()
 }
 
-fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
+fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
     let mut hashes = Vec::with_capacity(parsed.len());
-    let mut paths = Vec::with_capacity(parsed.len());
+    let mut outputs = Vec::with_capacity(parsed.len());
     for p in parsed {
         let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
         hashes.push(hash_parts(
@@ -421,9 +430,9 @@ fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
             &path,
             query.as_deref(),
         ));
-        paths.push(path);
+        outputs.push((path, query));
     }
-    let path_refs: Vec<&str> = paths.iter().map(|p| p.as_ref()).collect();
+    let path_refs: Vec<&str> = outputs.iter().map(|(p, _)| p.as_ref()).collect();
     let types = page_types(&path_refs);
     let shapes = page_shapes(&path_refs);
     let mut by_hash: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
@@ -431,6 +440,7 @@ fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
         by_hash.entry(h).or_default().push(i as u32);
     }
     Round {
+        outputs,
         hashes,
         by_hash,
         types,
@@ -445,7 +455,7 @@ fn candidates(
     parsed: &[Parsed],
     rewriter: &SiteRewriter,
     accepted: &[(SiteAction, Evidence)],
-    round: &Round,
+    round: &Round<'_>,
     clusters: &[Vec<u32>],
 ) -> Vec<(SiteAction, Vec<u32>)> {
     let mut out = Vec::new();
@@ -456,17 +466,11 @@ fn candidates(
     let mut plain_http: Vec<u32> = Vec::new();
     let mut any_https = false;
     let mut trailing_slash: Vec<u32> = Vec::new();
-    let outputs: Vec<(Cow<'_, str>, Option<Cow<'_, str>>)> = parsed
-        .iter()
-        .map(|p| {
-            let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
-            (path, query)
-        })
-        .collect();
+    let outputs = &round.outputs[..];
     // Keyed by text borrowed from the outputs: owned only for the candidates kept.
     let mut params: FxHashMap<&str, Vec<u32>> = FxHashMap::default();
     let mut documents: FxHashMap<&str, (FxHashSet<u64>, Vec<u32>)> = FxHashMap::default();
-    for (i, (p, (path, query))) in parsed.iter().zip(&outputs).enumerate() {
+    for (i, (p, (path, query))) in parsed.iter().zip(outputs).enumerate() {
         let i = i as u32;
         let upper_path = path.bytes().any(|b| b.is_ascii_uppercase());
         if upper_path {
@@ -569,27 +573,27 @@ fn candidates(
             }),
     );
     out.extend(
-        droppable_segments(parsed, rewriter, &outputs, round)
+        droppable_segments(parsed, rewriter, outputs, round)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        slugs_beside_ids(&outputs)
+        slugs_beside_ids(outputs)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        moved_ids(&outputs, clusters)
+        moved_ids(outputs, clusters)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        ids_in_slugs(&outputs, clusters)
+        ids_in_slugs(outputs, clusters)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        segment_aliases(parsed, rewriter, &outputs)
+        segment_aliases(parsed, rewriter, outputs)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
@@ -609,7 +613,7 @@ fn droppable_segments(
     parsed: &[Parsed],
     rewriter: &SiteRewriter,
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
-    round: &Round,
+    round: &Round<'_>,
 ) -> Vec<(SiteAction, Vec<u32>)> {
     let mut at: FxHashMap<(u16, &str), Vec<u32>> = FxHashMap::default();
     let mut per_position = [0usize; MAX_ALIAS_SEGMENT];
@@ -1074,7 +1078,7 @@ fn narrow_param(
     candidate: &SiteAction,
     wide: &Evidence,
     config: &LearnConfig,
-    (parsed, rewriter, round): (&[Parsed], &SiteRewriter, &Round),
+    (parsed, rewriter, round): (&[Parsed], &SiteRewriter, &Round<'_>),
     may_change: &[u32],
 ) -> Option<Tested> {
     let SiteAction::IgnoreParam { name, beside: None } = candidate else {
@@ -1086,9 +1090,8 @@ fn narrow_param(
         return None;
     }
     let names_of = |u: u32| -> Vec<String> {
-        let url = &parsed[u as usize].url;
-        let (_, query, _) = rewriter.rewrite_parts(url.path(), url.query());
-        query
+        round.outputs[u as usize]
+            .1
             .as_deref()
             .unwrap_or("")
             .split('&')
@@ -1141,7 +1144,7 @@ fn narrow_param(
 fn measure(
     parsed: &[Parsed],
     after: &SiteRewriter,
-    round: &Round,
+    round: &Round<'_>,
     may_change: &[u32],
 ) -> (Evidence, Vec<(u32, u64)>) {
     // Samples the candidate changes, by their new output.
