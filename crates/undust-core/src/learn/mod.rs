@@ -807,6 +807,32 @@ mod tests {
             .collect()
     }
 
+    /// The report times the site-rule search apart from the tree it precedes: it is most of
+    /// `tree_us` on real hosts, and a speed figure for "the tree" must not hide it.
+    #[test]
+    fn report_times_the_site_rule_search_within_the_tree_phase() {
+        let samples: Vec<LabelledUrl> = (0..200u64)
+            .flat_map(|page| {
+                (0..2).map(move |copy| {
+                    lu(
+                        format!("http://shop.example/item.php?id={page}&sid=s{page}x{copy}"),
+                        page,
+                    )
+                })
+            })
+            .collect();
+        let out = learn_host("shop.example", &samples, &LearnConfig::default()).unwrap();
+        assert!(out.report.site_rules >= 1, "{:#?}", out.rules);
+        assert!(out.report.site_us > 0, "{:?}", out.report);
+        assert!(out.report.site_us <= out.report.tree_us, "{:?}", out.report);
+        let disabled = LearnConfig {
+            site_rules: false,
+            ..LearnConfig::default()
+        };
+        let out = learn_host("shop.example", &samples, &disabled).unwrap();
+        assert!(out.report.site_us <= out.report.tree_us, "{:?}", out.report);
+    }
+
     /// Figure 3: eight duplicates differing in K3 and K5 (here `x` and `y`), U6 missing.
     #[test]
     fn figure_3_rule_r3_without_u6() {
