@@ -544,7 +544,7 @@ fn candidates(
         .map(|(name, (dirs, samples))| (name, dirs.len(), samples))
         .filter(|(_, dirs, _)| *dirs >= MIN_DOCUMENT_DIRECTORIES)
         .collect();
-    documents.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    documents.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     out.extend(
         documents
             .into_iter()
@@ -556,7 +556,7 @@ fn candidates(
             .filter(|(a, _)| !taken(a)),
     );
     let mut params: Vec<(&str, Vec<u32>)> = params.into_iter().filter(|p| p.1.len() >= 2).collect();
-    params.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    params.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(b.0)));
     out.extend(
         params
             .into_iter()
