@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap;
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::canon::rules::key::{decompose, escape_for, Component, Key};
+use crate::canon::rules::key::{decompose, escape_for, Component, Key, KeyRef};
 use crate::canon::rules::Extract;
 
 /// Interned key id.
@@ -33,6 +33,9 @@ pub(crate) struct Sample {
 pub(crate) struct Samples {
     pub keys: Vec<Key>,
     key_ids: FxHashMap<Key, KeyId>,
+    /// Key ids by [`KeyRef::hash64`]: a key already seen is found from its borrowed form
+    /// without building an owned `Key` (a `String` for every query key of every URL).
+    key_ids_by_hash: FxHashMap<u64, KeyId>,
     pub key_hash: Vec<u64>,
     pub key_comp: Vec<Component>,
     /// Sort rank of each key in URL order (scheme, host, port, path, query).
@@ -76,6 +79,7 @@ impl Samples {
         let mut cluster_ids: FxHashMap<u64, u32> = FxHashMap::default();
         let mut seen: FxHashMap<u64, ()> = FxHashMap::default();
         let mut tmp: Vec<(KeyId, ValId)> = Vec::new();
+        let mut shape_key: Vec<KeyId> = Vec::new();
         for (n, (text, cluster)) in samples.enumerate() {
             if n >= max {
                 s.skipped += 1;
@@ -85,7 +89,8 @@ impl Samples {
                 s.skipped += 1;
                 continue;
             };
-            let mut kv = Vec::new();
+            // Room for a typical URL's keys at once rather than growing through 4, 8, 16.
+            let mut kv = Vec::with_capacity(16);
             if decompose(&url, &mut kv).is_err() {
                 s.skipped += 1;
                 continue;
@@ -93,7 +98,7 @@ impl Samples {
             tmp.clear();
             let mut ident = 0u64;
             for (k, v) in &kv {
-                let kid = s.intern_key(k.to_key());
+                let kid = s.intern_key(*k);
                 let vid = s.intern_value(v);
                 ident = fold(
                     ident,
@@ -106,14 +111,21 @@ impl Samples {
                 s.skipped += 1;
                 continue;
             }
-            let mut shape_key: Vec<KeyId> = tmp.iter().map(|(k, _)| *k).collect();
+            shape_key.clear();
+            shape_key.extend(tmp.iter().map(|(k, _)| *k));
             shape_key.sort_unstable();
-            let next_shape = s.shapes.len() as u32;
-            let shape = *s.shape_ids.entry(shape_key.clone()).or_insert(next_shape);
-            if shape == next_shape {
-                s.shapes.push(shape_key);
-                s.by_shape.push(Vec::new());
-            }
+            // Looked up before inserting: most URLs share a known shape, and the key set is
+            // copied only for a new one.
+            let shape = match s.shape_ids.get(&shape_key) {
+                Some(&shape) => shape,
+                None => {
+                    let shape = s.shapes.len() as u32;
+                    s.shape_ids.insert(shape_key.clone(), shape);
+                    s.shapes.push(shape_key.clone());
+                    s.by_shape.push(Vec::new());
+                    shape
+                }
+            };
             let next_cluster = cluster_ids.len() as u32;
             let cluster = *cluster_ids.entry(cluster).or_insert(next_cluster);
             let id = s.urls.len() as u32;
@@ -152,15 +164,24 @@ impl Samples {
         s
     }
 
-    fn intern_key(&mut self, key: Key) -> KeyId {
-        if let Some(&id) = self.key_ids.get(&key) {
+    fn intern_key(&mut self, key: KeyRef<'_>) -> KeyId {
+        let hash = key.hash64();
+        if let Some(&id) = self.key_ids_by_hash.get(&hash) {
+            if self.keys[id as usize].as_ref() == key {
+                return id;
+            }
+        }
+        // New, or its hash is taken by another key: the owned map decides.
+        let owned = key.to_key();
+        if let Some(&id) = self.key_ids.get(&owned) {
             return id;
         }
         let id = self.keys.len() as KeyId;
-        self.key_hash.push(key.as_ref().hash64());
-        self.key_comp.push(key.component());
-        self.key_ids.insert(key.clone(), id);
-        self.keys.push(key);
+        self.key_hash.push(hash);
+        self.key_comp.push(owned.component());
+        self.key_ids.insert(owned.clone(), id);
+        self.key_ids_by_hash.entry(hash).or_insert(id);
+        self.keys.push(owned);
         id
     }
 

@@ -212,13 +212,16 @@ impl<'a> Proofer<'a> {
         }
         let gen = self.generation;
         let matched: Vec<u32> = self.matching(source, shape).collect();
-        let mut groups: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+        // Matched URLs by output: sorted runs rather than a map of vectors, as most outputs
+        // are one URL's own (the stable sort keeps each run in matching order).
+        let mut outputs: Vec<(u64, u32)> = Vec::with_capacity(matched.len());
         for &u in &matched {
             self.mark[u as usize] = gen;
             if let Some(h) = self.output_hash(u, ops) {
-                groups.entry(h).or_default().push(u);
+                outputs.push((h, u));
             }
         }
+        outputs.sort_by_key(|&(h, _)| h);
         let mut proof = Proof {
             matched: matched.len() as u32,
             keys: merged
@@ -257,15 +260,18 @@ impl<'a> Proofer<'a> {
         let mut positive: FxHashSet<u32> = FxHashSet::default();
         let mut positive_values: Vec<FxHashSet<u64>> = vec![FxHashSet::default(); merged.len()];
         let mut items: Vec<(u32, u32)> = Vec::new();
-        for (h, mut g) in groups {
-            if let Some(&w) = self.by_ident.get(&h) {
-                if self.mark[w as usize] != gen {
-                    g.push(w);
-                }
-            }
-            if g.len() < 2 {
+        for run in outputs.chunk_by(|a, b| a.0 == b.0) {
+            // A training URL outside the matched ones whose own form is this output.
+            let outside = self
+                .by_ident
+                .get(&run[0].0)
+                .copied()
+                .filter(|&w| self.mark[w as usize] != gen);
+            if run.len() + usize::from(outside.is_some()) < 2 {
                 continue;
             }
+            let mut g: Vec<u32> = run.iter().map(|&(_, u)| u).collect();
+            g.extend(outside);
             let n = g.len() as u64;
             let mut clusters: Vec<u32> = g
                 .iter()

@@ -32,7 +32,7 @@ use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use url::Url;
-use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+use xxhash_rust::xxh3::xxh3_64;
 
 use super::config::LearnConfig;
 use super::LabelledUrl;
@@ -98,6 +98,9 @@ pub(crate) struct SiteOutcome {
     /// The training samples with the rules applied (unparseable ones unchanged); empty when
     /// no rule was accepted.
     pub samples: Vec<LabelledUrl>,
+    /// The training URLs as parsed here (the first `max_samples`, unparseable ones left out,
+    /// in order), so the final verification does not parse them again.
+    pub urls: Vec<Url>,
 }
 
 /// One parsed sample.
@@ -146,7 +149,9 @@ impl Evidence {
 }
 
 /// The samples under the accepted actions: output hashes and the indexes candidates need.
-struct Round {
+struct Round<'a> {
+    /// Path and query of each sample under the accepted actions.
+    outputs: Vec<Output<'a>>,
     hashes: Vec<u64>,
     by_hash: FxHashMap<u64, Vec<u32>>,
     /// Page type of each sample ([`page_types`]).
@@ -155,10 +160,17 @@ struct Round {
     shapes: Vec<u64>,
 }
 
-impl Round {
-    /// Moves samples to their new outputs (an accepted action that leaves paths alone).
-    fn update(&mut self, moved: &[(u32, u64)]) {
+/// A sample's path and query under the accepted actions.
+type Output<'a> = (Cow<'a, str>, Option<Cow<'a, str>>);
+
+impl<'a> Round<'a> {
+    /// Moves samples to their new outputs under `rewriter` (an accepted action that leaves
+    /// paths alone).
+    fn update(&mut self, moved: &[(u32, u64)], parsed: &'a [Parsed], rewriter: &SiteRewriter) {
         for &(u, h) in moved {
+            let url = &parsed[u as usize].url;
+            let (path, query, _) = rewriter.rewrite_parts(url.path(), url.query());
+            self.outputs[u as usize] = (path, query);
             let old = std::mem::replace(&mut self.hashes[u as usize], h);
             if let Some(bucket) = self.by_hash.get_mut(&old) {
                 if let Some(pos) = bucket.iter().position(|&x| x == u) {
@@ -184,10 +196,11 @@ fn page_types(paths: &[&str]) -> Vec<u64> {
         }
     }
     let common = (paths.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
+    let mut h = OutputHasher::new();
     paths
         .iter()
         .map(|path| {
-            let mut h = Xxh3::new();
+            h.clear();
             for (i, seg) in path.split('/').enumerate() {
                 if f64::from(counts[&(i, seg)]) >= common {
                     h.update(seg.as_bytes());
@@ -216,12 +229,13 @@ fn page_shapes(paths: &[&str]) -> Vec<u64> {
         }
     }
     let common = (paths.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
+    let mut h = OutputHasher::new();
     paths
         .iter()
         .map(|path| {
             let depth = path.split('/').count();
             let last = path.rsplit('/').next().unwrap_or("");
-            let mut h = Xxh3::new();
+            h.clear();
             h.update(&(depth as u64).to_le_bytes());
             if f64::from(counts.get(&(depth, last)).copied().unwrap_or(0)) >= common {
                 h.update(b"=");
@@ -235,10 +249,33 @@ fn page_shapes(paths: &[&str]) -> Vec<u64> {
         .collect()
 }
 
+/// The bytes of one output, hashed at once with [`xxh3_64`] (the same value the streaming
+/// `Xxh3` gives for the same bytes): the streaming state costs more to set up than the few
+/// dozen bytes of a path, and every sample is hashed several times per round.
+struct OutputHasher(Vec<u8>);
+
+impl OutputHasher {
+    fn new() -> OutputHasher {
+        OutputHasher(Vec::with_capacity(128))
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
+    fn digest(&self) -> u64 {
+        xxh3_64(&self.0)
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// A hasher fed with the URL's origin under `scheme` (the site rules may change the scheme):
 /// what every output hash here starts with.
-fn origin_hasher(url: &Url, scheme: &str) -> Xxh3 {
-    let mut h = Xxh3::new();
+fn origin_hasher(url: &Url, scheme: &str) -> OutputHasher {
+    let mut h = OutputHasher::new();
     h.update(scheme.as_bytes());
     h.update(url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
     h
@@ -280,9 +317,11 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         by_cluster.entry(p.cluster).or_default().push(i as u32);
     }
     let mut round = start_round(&parsed, &rewriter);
+    let clusters = small_clusters(&parsed);
     for round_number in 0..MAX_ROUNDS {
         let mut changed = false;
-        for (candidate, may_change) in candidates(&parsed, &rewriter, &accepted, &round) {
+        for (candidate, may_change) in candidates(&parsed, &rewriter, &accepted, &round, &clusters)
+        {
             // Whether path and query together are case-insensitive is a property of the
             // server that other site rules cannot reveal: tested in the first round only, as
             // it touches every sample with a capital letter.
@@ -315,8 +354,13 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     | SiteAction::SlugInSegment { .. }
             ) && evidence.negative_groups > 0;
             if let SiteAction::DefaultDocument { name } = &candidate {
-                evidence.negative_groups +=
-                    document_shown_elsewhere(&parsed, &by_cluster, &rewriter, name, &may_change);
+                evidence.negative_groups += document_shown_elsewhere(
+                    &parsed,
+                    &by_cluster,
+                    &round.outputs,
+                    name,
+                    &may_change,
+                );
             }
             if matches!(candidate, SiteAction::SlugInSegment { .. }) {
                 // A title beside an id is decoration of the item, not of one view of it: the
@@ -345,7 +389,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     // Paths changed: page types are recomputed with the outputs.
                     round = start_round(&parsed, &rewriter);
                 } else {
-                    round.update(&moved);
+                    round.update(&moved, &parsed, &rewriter);
                 }
                 accepted.push((candidate, evidence));
                 changed = true;
@@ -380,12 +424,31 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         }
         out
     };
-    SiteOutcome { rules, samples }
+    let urls = parsed.into_iter().map(|p| p.url).collect();
+    SiteOutcome {
+        rules,
+        samples,
+        urls,
+    }
 }
 
-fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
+/// The samples of each duplicate cluster that ids moving between shapes are searched in (at
+/// least two samples, at most [`MAX_MOVED_ID_CLUSTER`]): clusters do not change between rounds,
+/// so they are grouped once.
+fn small_clusters(parsed: &[Parsed]) -> Vec<Vec<u32>> {
+    let mut by_cluster: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    for (i, p) in parsed.iter().enumerate() {
+        by_cluster.entry(p.cluster).or_default().push(i as u32);
+    }
+    by_cluster
+        .into_values()
+        .filter(|members| members.len() >= 2 && members.len() <= MAX_MOVED_ID_CLUSTER)
+        .collect()
+}
+
+fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
     let mut hashes = Vec::with_capacity(parsed.len());
-    let mut paths = Vec::with_capacity(parsed.len());
+    let mut outputs = Vec::with_capacity(parsed.len());
     for p in parsed {
         let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
         hashes.push(hash_parts(
@@ -394,9 +457,9 @@ fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
             &path,
             query.as_deref(),
         ));
-        paths.push(path);
+        outputs.push((path, query));
     }
-    let path_refs: Vec<&str> = paths.iter().map(|p| p.as_ref()).collect();
+    let path_refs: Vec<&str> = outputs.iter().map(|(p, _)| p.as_ref()).collect();
     let types = page_types(&path_refs);
     let shapes = page_shapes(&path_refs);
     let mut by_hash: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
@@ -404,6 +467,7 @@ fn start_round(parsed: &[Parsed], rewriter: &SiteRewriter) -> Round {
         by_hash.entry(h).or_default().push(i as u32);
     }
     Round {
+        outputs,
         hashes,
         by_hash,
         types,
@@ -418,7 +482,8 @@ fn candidates(
     parsed: &[Parsed],
     rewriter: &SiteRewriter,
     accepted: &[(SiteAction, Evidence)],
-    round: &Round,
+    round: &Round<'_>,
+    clusters: &[Vec<u32>],
 ) -> Vec<(SiteAction, Vec<u32>)> {
     let mut out = Vec::new();
     let mut upper: Vec<u32> = Vec::new();
@@ -428,16 +493,11 @@ fn candidates(
     let mut plain_http: Vec<u32> = Vec::new();
     let mut any_https = false;
     let mut trailing_slash: Vec<u32> = Vec::new();
-    let mut params: FxHashMap<String, Vec<u32>> = FxHashMap::default();
-    let mut documents: FxHashMap<String, (FxHashSet<u64>, Vec<u32>)> = FxHashMap::default();
-    let outputs: Vec<(Cow<'_, str>, Option<Cow<'_, str>>)> = parsed
-        .iter()
-        .map(|p| {
-            let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
-            (path, query)
-        })
-        .collect();
-    for (i, (p, (path, query))) in parsed.iter().zip(&outputs).enumerate() {
+    let outputs = &round.outputs[..];
+    // Keyed by text borrowed from the outputs: owned only for the candidates kept.
+    let mut params: FxHashMap<&str, Vec<u32>> = FxHashMap::default();
+    let mut documents: FxHashMap<&str, (FxHashSet<u64>, Vec<u32>)> = FxHashMap::default();
+    for (i, (p, (path, query))) in parsed.iter().zip(outputs).enumerate() {
         let i = i as u32;
         let upper_path = path.bytes().any(|b| b.is_ascii_uppercase());
         if upper_path {
@@ -460,7 +520,7 @@ fn candidates(
         }
         if let Some((dir, last)) = path.rsplit_once('/') {
             if !last.is_empty() && !last.contains(';') {
-                let entry = documents.entry(last.to_owned()).or_default();
+                let entry = documents.entry(last).or_default();
                 entry.0.insert(hash_parts(&p.url, "", dir, None));
                 entry.1.push(i);
             }
@@ -484,7 +544,7 @@ fn candidates(
                 unsorted.push(i);
             }
             for name in names {
-                params.entry(name.to_owned()).or_default().push(i);
+                params.entry(name).or_default().push(i);
             }
         }
     }
@@ -506,22 +566,24 @@ fn candidates(
     if !upper_anywhere.is_empty() && !taken(&SiteAction::LowercasePathAndQuery) {
         out.push((SiteAction::LowercasePathAndQuery, upper_anywhere));
     }
-    let mut documents: Vec<(String, usize, Vec<u32>)> = documents
+    let mut documents: Vec<(&str, usize, Vec<u32>)> = documents
         .into_iter()
         .map(|(name, (dirs, samples))| (name, dirs.len(), samples))
         .filter(|(_, dirs, _)| *dirs >= MIN_DOCUMENT_DIRECTORIES)
         .collect();
-    documents.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    documents.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     out.extend(
         documents
             .into_iter()
             .take(MAX_DOCUMENT_CANDIDATES)
-            .map(|(name, _, samples)| (SiteAction::DefaultDocument { name }, samples))
+            .map(|(name, _, samples)| {
+                let name = name.to_owned();
+                (SiteAction::DefaultDocument { name }, samples)
+            })
             .filter(|(a, _)| !taken(a)),
     );
-    let mut params: Vec<(String, Vec<u32>)> =
-        params.into_iter().filter(|p| p.1.len() >= 2).collect();
-    params.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    let mut params: Vec<(&str, Vec<u32>)> = params.into_iter().filter(|p| p.1.len() >= 2).collect();
+    params.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(b.0)));
     out.extend(
         params
             .into_iter()
@@ -532,35 +594,38 @@ fn candidates(
                     matches!(a, SiteAction::IgnoreParam { name: taken, .. } if taken == name)
                 })
             })
-            .map(|(name, samples)| (SiteAction::IgnoreParam { name, beside: None }, samples)),
+            .map(|(name, samples)| {
+                let name = name.to_owned();
+                (SiteAction::IgnoreParam { name, beside: None }, samples)
+            }),
     );
     out.extend(
-        droppable_segments(parsed, rewriter, &outputs, round)
+        droppable_segments(parsed, rewriter, outputs, round)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        slugs_beside_ids(&outputs)
+        slugs_beside_ids(outputs)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        moved_ids(parsed, &outputs)
+        moved_ids(outputs, clusters)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        ids_in_slugs(parsed, &outputs)
+        ids_in_slugs(outputs, clusters)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        titled_ids(parsed, &outputs)
+        titled_ids(outputs, clusters)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        segment_aliases(parsed, rewriter, &outputs)
+        segment_aliases(parsed, rewriter, outputs)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
@@ -580,15 +645,17 @@ fn droppable_segments(
     parsed: &[Parsed],
     rewriter: &SiteRewriter,
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
-    round: &Round,
+    round: &Round<'_>,
 ) -> Vec<(SiteAction, Vec<u32>)> {
     let mut at: FxHashMap<(u16, &str), Vec<u32>> = FxHashMap::default();
     let mut per_position = [0usize; MAX_ALIAS_SEGMENT];
+    let mut segments: Vec<&str> = Vec::new();
     for (i, (path, _)) in outputs.iter().enumerate() {
         let Some(rest) = path.strip_prefix('/') else {
             continue;
         };
-        let segments: Vec<&str> = rest.split('/').collect();
+        segments.clear();
+        segments.extend(rest.split('/'));
         for count in per_position.iter_mut().take(segments.len()) {
             *count += 1;
         }
@@ -651,18 +718,15 @@ fn droppable_segments(
 /// name (`/threads/7/latest` beside `/threads/7/page-3`: `latest` opens the last page, which is
 /// the thread itself only when the thread has one page). Dropping `name` would merge such a
 /// sample with the directory's own page, which the cluster says it is not; each counts as a
-/// group of different pages merged. Outputs are those of the accepted actions (`rewriter`).
+/// group of different pages merged. `outputs` are those of the accepted actions.
 fn document_shown_elsewhere(
     parsed: &[Parsed],
     by_cluster: &FxHashMap<u64, Vec<u32>>,
-    rewriter: &SiteRewriter,
+    outputs: &[Output<'_>],
     name: &str,
     samples: &[u32],
 ) -> u64 {
-    let path_of = |i: u32| {
-        let p = &parsed[i as usize];
-        rewriter.rewrite_parts(p.url.path(), p.url.query()).0
-    };
+    let path_of = |i: u32| &outputs[i as usize].0;
     let mut shown = 0;
     for &i in samples {
         let path = path_of(i);
@@ -705,20 +769,20 @@ fn slugs_beside_ids(
     /// Distinct ids shown, and the samples with a slug.
     type Shown<'a> = (FxHashSet<&'a str>, Vec<u32>);
     // (prefix, before_id) -> what shows a slug there
-    let mut found: FxHashMap<(String, bool), Shown<'_>> = FxHashMap::default();
+    let mut found: FxHashMap<(&str, bool), Shown<'_>> = FxHashMap::default();
+    let mut segments: Vec<&str> = Vec::new();
     for (i, (path, _)) in outputs.iter().enumerate() {
         let Some(rest) = path.strip_prefix('/') else {
             continue;
         };
-        let segments: Vec<&str> = rest.split('/').take(MAX_ALIAS_SEGMENT + 1).collect();
+        segments.clear();
+        segments.extend(rest.split('/').take(MAX_ALIAS_SEGMENT + 1));
         let literal = segments.iter().take_while(|s| is_slug(s)).count();
+        // `/` and the first `n` segments, each with the `/` that follows it in the path (a
+        // later segment exists wherever a prefix is taken).
         let prefix = |n: usize| {
-            let mut p = String::from("/");
-            for s in &segments[..n] {
-                p.push_str(s);
-                p.push('/');
-            }
-            p
+            let len = 1 + segments[..n].iter().map(|s| s.len() + 1).sum::<usize>();
+            &path[..len]
         };
         // `prefix/N/x`, `x` last (a slug, or the sharer's id of a share link).
         if literal >= 1
@@ -743,7 +807,10 @@ fn slugs_beside_ids(
         .map(|((prefix, before_id), (ids, samples))| {
             (
                 ids.len(),
-                SiteAction::SlugBesideId { prefix, before_id },
+                SiteAction::SlugBesideId {
+                    prefix: prefix.to_owned(),
+                    before_id,
+                },
                 samples,
             )
         })
@@ -772,14 +839,12 @@ fn moved_value(part: &str) -> Option<(&str, &str)> {
 /// majority form of the site's paths is the one written). Each comes with the samples of path
 /// `S` carrying `n`.
 fn moved_ids(
-    parsed: &[Parsed],
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+    clusters: &[Vec<u32>],
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    let mut by_cluster: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
     // (path, name) -> samples with that path carrying that parameter.
     let mut carriers: FxHashMap<(&str, &str), Vec<u32>> = FxHashMap::default();
-    for (i, (p, (path, query))) in parsed.iter().zip(outputs).enumerate() {
-        by_cluster.entry(p.cluster).or_default().push(i as u32);
+    for (i, (path, query)) in outputs.iter().enumerate() {
         if let Some(q) = query.as_deref() {
             for part in q.split('&') {
                 if let Some((name, _)) = moved_value(part) {
@@ -793,10 +858,7 @@ fn moved_ids(
     }
     // (path, name, prefix) -> distinct values shown.
     let mut proposals: FxHashMap<(&str, &str, &str), FxHashSet<&str>> = FxHashMap::default();
-    for members in by_cluster.values() {
-        if members.len() < 2 || members.len() > MAX_MOVED_ID_CLUSTER {
-            continue;
-        }
+    for members in clusters {
         for &a in members {
             let (script, query) = &outputs[a as usize];
             let Some(q) = query.as_deref() else { continue };
@@ -844,14 +906,12 @@ fn moved_ids(
 /// a proposal made by at least [`MIN_MOVED_ID_VALUES`] distinct ids is a candidate, the most
 /// shown first. Each comes with the samples of depth `d` whose last segment has that shape.
 fn ids_in_slugs(
-    parsed: &[Parsed],
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+    clusters: &[Vec<u32>],
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    let mut by_cluster: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
     // (depth, suffix) -> samples with a slug ending in an id there.
     let mut shaped: FxHashMap<(usize, &str), Vec<u32>> = FxHashMap::default();
-    for (i, (p, (path, _))) in parsed.iter().zip(outputs).enumerate() {
-        by_cluster.entry(p.cluster).or_default().push(i as u32);
+    for (i, (path, _)) in outputs.iter().enumerate() {
         let depth = path.split('/').count() - 1;
         if let Some((_, _, suffix)) = path.rsplit('/').next().and_then(slug_id_suffix) {
             shaped.entry((depth, suffix)).or_default().push(i as u32);
@@ -862,10 +922,7 @@ fn ids_in_slugs(
     }
     // (short, depth, suffix) -> distinct ids shown.
     let mut proposals: FxHashMap<(&str, usize, &str), FxHashSet<&str>> = FxHashMap::default();
-    for members in by_cluster.values() {
-        if members.len() < 2 || members.len() > MAX_MOVED_ID_CLUSTER {
-            continue;
-        }
+    for members in clusters {
         for &a in members {
             let long: &str = &outputs[a as usize].0;
             let Some((_, id, suffix)) = long.rsplit('/').next().and_then(slug_id_suffix) else {
@@ -913,19 +970,12 @@ fn ids_in_slugs(
 /// comes with every sample whose segment after `P` has that shape, so the measure pools the
 /// evidence of the whole page type.
 fn titled_ids(
-    parsed: &[Parsed],
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+    clusters: &[Vec<u32>],
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    let mut by_cluster: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-    for (i, p) in parsed.iter().enumerate() {
-        by_cluster.entry(p.cluster).or_default().push(i as u32);
-    }
     // (prefix, separator, id_first) -> distinct ids shown.
     let mut proposals: FxHashMap<(&str, char, bool), FxHashSet<&str>> = FxHashMap::default();
-    for members in by_cluster.values() {
-        if members.len() < 2 || members.len() > MAX_MOVED_ID_CLUSTER {
-            continue;
-        }
+    for members in clusters {
         for &a in members {
             let long: &str = &outputs[a as usize].0;
             let mut start = 1;
@@ -1014,16 +1064,16 @@ fn segment_aliases(
     let mut entries: Vec<(u16, u64, u64, u64, u32)> = Vec::new();
     // A sample and position showing each value, to write the value back out.
     let mut value_at: FxHashMap<(u16, u64), u32> = FxHashMap::default();
+    let mut segments: Vec<&str> = Vec::new();
+    let mut hashes: Vec<u64> = Vec::new();
     for (i, (p, (path, query))) in parsed.iter().zip(outputs).enumerate() {
         let Some(rest) = path.strip_prefix('/') else {
             continue;
         };
-        let segments: Vec<&str> = rest.split('/').collect();
-        let hashes: Vec<u64> = segments
-            .iter()
-            .enumerate()
-            .map(|(pos, v)| seg_hash(pos, v))
-            .collect();
+        segments.clear();
+        segments.extend(rest.split('/'));
+        hashes.clear();
+        hashes.extend(segments.iter().enumerate().map(|(pos, v)| seg_hash(pos, v)));
         let mut base = origin_hasher(&p.url, rewriter.scheme(&p.url));
         base.update(&(segments.len() as u64).to_le_bytes());
         if let Some(q) = query.as_deref() {
@@ -1180,7 +1230,7 @@ fn narrow_param(
     candidate: &SiteAction,
     wide: &Evidence,
     config: &LearnConfig,
-    (parsed, rewriter, round): (&[Parsed], &SiteRewriter, &Round),
+    (parsed, rewriter, round): (&[Parsed], &SiteRewriter, &Round<'_>),
     may_change: &[u32],
 ) -> Option<Tested> {
     let SiteAction::IgnoreParam { name, beside: None } = candidate else {
@@ -1192,9 +1242,8 @@ fn narrow_param(
         return None;
     }
     let names_of = |u: u32| -> Vec<String> {
-        let url = &parsed[u as usize].url;
-        let (_, query, _) = rewriter.rewrite_parts(url.path(), url.query());
-        query
+        round.outputs[u as usize]
+            .1
             .as_deref()
             .unwrap_or("")
             .split('&')
@@ -1247,7 +1296,7 @@ fn narrow_param(
 fn measure(
     parsed: &[Parsed],
     after: &SiteRewriter,
-    round: &Round,
+    round: &Round<'_>,
     may_change: &[u32],
 ) -> (Evidence, Vec<(u32, u64)>) {
     // Samples the candidate changes, by their new output.
