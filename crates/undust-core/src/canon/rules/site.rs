@@ -29,6 +29,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::canon::view::UrlView;
+
 /// What a site rule does to every URL of its host.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -311,10 +313,15 @@ impl SiteRewriter {
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
     /// [`SiteAction::UseHttps`] is on (a port would change meaning), its own otherwise.
     pub fn scheme<'a>(&self, url: &'a Url) -> &'a str {
-        if self.use_https && url.scheme() == "http" && url.port().is_none() {
+        self.scheme_of(url.scheme(), url.port().is_some())
+    }
+
+    /// [`SiteRewriter::scheme`] of a URL with scheme `scheme`, with or without an explicit port.
+    pub fn scheme_of<'a>(&self, scheme: &'a str, has_port: bool) -> &'a str {
+        if self.use_https && scheme == "http" && !has_port {
             "https"
         } else {
-            url.scheme()
+            scheme
         }
     }
 
@@ -323,28 +330,10 @@ impl SiteRewriter {
         if self.is_empty() {
             return None;
         }
+        let view = UrlView::of(url)?;
         let scheme = self.scheme(url);
         let (path, query, changed) = self.rewrite_parts(url.path(), url.query());
-        (changed || scheme != url.scheme())
-            .then(|| Self::write(url, scheme, &path, query.as_deref()))
-    }
-
-    /// `url` with its scheme, path and query replaced (the output of [`SiteRewriter::scheme`]
-    /// and [`SiteRewriter::rewrite_parts`]).
-    pub fn write(url: &Url, scheme: &str, path: &str, query: Option<&str>) -> String {
-        let mut out = String::with_capacity(url.as_str().len() + 1);
-        out.push_str(scheme);
-        out.push_str(&url[url::Position::AfterScheme..url::Position::BeforePath]);
-        out.push_str(path);
-        if let Some(q) = query {
-            out.push('?');
-            out.push_str(q);
-        }
-        if let Some(f) = url.fragment() {
-            out.push('#');
-            out.push_str(f);
-        }
-        out
+        (changed || scheme != url.scheme()).then(|| view.text_with(scheme, &path, query.as_deref()))
     }
 
     /// The path and query with every action applied, and whether anything changed. A query
