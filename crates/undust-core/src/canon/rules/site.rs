@@ -579,21 +579,26 @@ impl SiteRewriter {
         self.drop_and_sort(q)
     }
 
+    /// Whether parameter `name` of query `q` is dropped: an ignored parameter, and when it is
+    /// ignored only beside another one, `q` holds that one.
+    fn drops(&self, name: &str, q: &str) -> bool {
+        self.ignored_params.iter().any(|(ignored, beside)| {
+            ignored == name
+                && beside
+                    .as_deref()
+                    .is_none_or(|beside| q.split('&').any(|p| param_name(p) == beside))
+        })
+    }
+
     /// The query without ignored parameters and sorted when asked, `None` when nothing is left.
     fn drop_and_sort<'a>(&self, q: &'a str) -> Option<Cow<'a, str>> {
-        let holds = |key: &str| q.split('&').any(|p| param_name(p) == key);
-        let drops = |name: &str| {
-            self.ignored_params
-                .iter()
-                .any(|(i, beside)| i == name && beside.as_deref().is_none_or(holds))
-        };
         // One pass decides whether anything changes; most queries are left as they are.
         let mut any_dropped = false;
         let mut unsorted = false;
         let mut prev: Option<&str> = None;
         for part in q.split('&') {
             let name = param_name(part);
-            any_dropped = any_dropped || drops(name);
+            any_dropped = any_dropped || self.drops(name, q);
             if self.sort_query {
                 unsorted |= prev.is_some_and(|p| p > name);
                 prev = Some(name);
@@ -602,10 +607,26 @@ impl SiteRewriter {
         if !any_dropped && !unsorted {
             return Some(Cow::Borrowed(q));
         }
-        let mut parts: Vec<&str> = q.split('&').filter(|p| !drops(param_name(p))).collect();
-        if self.sort_query {
-            parts.sort_by(|a, b| param_name(a).cmp(param_name(b)));
+        if !self.sort_query {
+            // The kept parameters written straight into the result, joined by `&` as they were.
+            let mut out = String::with_capacity(q.len());
+            let mut first = true;
+            let mut any_text = false;
+            for part in q.split('&').filter(|p| !self.drops(param_name(p), q)) {
+                if !first {
+                    out.push('&');
+                }
+                first = false;
+                any_text |= !part.is_empty();
+                out.push_str(part);
+            }
+            return any_text.then_some(Cow::Owned(out));
         }
+        let mut parts: Vec<&str> = q
+            .split('&')
+            .filter(|p| !self.drops(param_name(p), q))
+            .collect();
+        parts.sort_by(|a, b| param_name(a).cmp(param_name(b)));
         if parts.iter().all(|p| p.is_empty()) {
             return None;
         }
