@@ -8,24 +8,179 @@
 //! second parse after the site rules, a per-thread key buffer), so this is the check that its
 //! shortcuts change no output. Rules are learned from a generated multi-site crawl; URLs are
 //! that crawl's, with case, parameter, order and slash variations added.
+//!
+//! Mirror folding is checked the same way: the reference folds a URL by replacing its alias
+//! origin and path prefix in the text and parsing the result, and takes the canonical host's
+//! rules (or, for a whole-origin alias of a canonical without rules, the alias host's), where
+//! the engine swaps the parts of a borrowed view. A hand-written host with a lower-casing rule
+//! and a case-keeping one, on mixed-case values, checks that only the rule that says so
+//! lower-cases.
 
 use std::sync::{Arc, OnceLock};
 
 use proptest::prelude::*;
 use undust::canon::engine::HostRules;
+use undust::canon::mirror::MirrorTable;
 use undust::canon::normalize::{StaticConfig, StaticNormalizer};
 use undust::canon::rules::key::escape_for;
-use undust::canon::rules::{decompose, HostRuleSet, KeyRef, Operation, Pattern, SiteRewriter};
+use undust::canon::rules::{
+    decompose, HostRuleSet, KeyRef, MirrorAlias, MirrorSet, MirrorSite, Operation, Pattern, Rule,
+    SiteAction, SiteRewriter, SiteRule,
+};
 use undust::canon::Canonicalizer;
 use undust::corpus::{generate, CorpusConfig};
 use undust::learn::{learn_host, LabelledUrl, LearnConfig};
 use url::Url;
 
-/// Learned rule sets (with site rules and pattern rules) and the crawl's URLs.
+/// Learned rule sets (with site rules and pattern rules) and the crawl's URLs; the same rules
+/// with mirror sets loaded and URLs on their aliases.
 struct Fixture {
     sets: Vec<HostRuleSet>,
     urls: Vec<String>,
     canonicalizer: Canonicalizer,
+    mirror_sets: Vec<MirrorSet>,
+    mirror_urls: Vec<String>,
+    mirrored: Canonicalizer,
+}
+
+/// The host of the hand-written rules with mixed-case values.
+const CASE_HOST: &str = "case.example";
+
+fn op_keep(key: &str, value: &str) -> Operation {
+    Operation::Keep {
+        key: key.parse().expect("key"),
+        value: value.into(),
+    }
+}
+
+fn op_replace(key: &str, from: &str, lowercase: bool) -> Operation {
+    Operation::Replace {
+        key: key.parse().expect("key"),
+        from: from.parse().expect("key"),
+        lowercase,
+        extract: None,
+    }
+}
+
+/// `case.example`: `/item.php?id=V` is `/item/v` (the id lower-cased), `/show.php?name=V` is
+/// `/show?name=V` (the name kept as it is), and `sid` is dropped everywhere.
+fn case_rules() -> HostRuleSet {
+    let host = [
+        op_keep("scheme", "http"),
+        op_keep("auth_0", "case"),
+        op_keep("auth_1", "example"),
+    ];
+    let rule = |id: &str, source: &str, target: &str, ops: &[Operation]| Rule {
+        id: id.into(),
+        source_pattern: source.into(),
+        target_pattern: target.into(),
+        operations: host.iter().chain(ops).cloned().collect(),
+        support: 2,
+        false_positive_rate: 0.0,
+        support_clusters: 1,
+    };
+    HostRuleSet {
+        host: CASE_HOST.into(),
+        version: 1,
+        learned_at_unix_ms: 0,
+        site_rules: vec![SiteRule {
+            id: "case.example#s1".into(),
+            action: SiteAction::IgnoreParam {
+                name: "sid".into(),
+                beside: None,
+            },
+            support: 2,
+            support_clusters: 1,
+            false_positive_rate: 0.0,
+        }],
+        rules: vec![
+            rule(
+                "case.example#1",
+                "http://case.example/item.php?id=*",
+                "http://case.example/item/*",
+                &[
+                    op_keep("path_0", "item"),
+                    op_replace("path_1", "query:id", true),
+                ],
+            ),
+            rule(
+                "case.example#2",
+                "http://case.example/show.php?name=*",
+                "http://case.example/show?name=*",
+                &[
+                    op_keep("path_0", "show"),
+                    op_replace("query:name", "query:name", false),
+                ],
+            ),
+        ],
+    }
+}
+
+/// URLs of `case.example` with mixed-case values.
+fn case_urls() -> Vec<String> {
+    [
+        "http://case.example/item.php?id=AbC",
+        "http://case.example/item.php?id=abc",
+        "http://case.example/item.php?id=A%2FbC&sid=9F",
+        "http://case.example/show.php?name=MiXeD",
+        "http://case.example/show.php?sid=1&name=Q%C3%A9Z",
+        "http://case.example/Show.php?name=MiXeD",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+/// One mirror set per site, three kinds in turn: the site canonical with a whole-origin alias
+/// and a folder alias; a rule-less canonical the site is a whole-origin alias of (so the site's
+/// own rules answer) beside a folder alias; a canonical under a folder that the site and another
+/// origin are aliases of. Returns the sets and URLs on every alias.
+fn mirror_fixture(origins: &[(String, Vec<String>)]) -> (Vec<MirrorSet>, Vec<String>) {
+    let site = |origin: &str, path_prefix: &str| MirrorSite {
+        origin: origin.into(),
+        path_prefix: path_prefix.into(),
+    };
+    let mut sets = Vec::new();
+    let mut urls = Vec::new();
+    for (i, (origin, site_urls)) in origins.iter().enumerate() {
+        let alias = format!("http://alias{i}.example");
+        let folder = format!("/pub/site{i}");
+        let (canonical, aliases) = match i % 3 {
+            0 => (
+                site(origin, ""),
+                vec![site(&alias, ""), site("http://mirror.example.edu", &folder)],
+            ),
+            1 => (
+                site(&format!("https://canonical{i}.example"), ""),
+                vec![site(origin, ""), site("http://mirror.example.edu", &folder)],
+            ),
+            _ => (
+                site("http://archive.example.net", &format!("/sites/site{i}")),
+                vec![site(origin, ""), site(&alias, "")],
+            ),
+        };
+        for url in site_urls {
+            let Some(rest) = url.strip_prefix(origin.as_str()) else {
+                continue;
+            };
+            for a in &aliases {
+                urls.push(format!("{}{}{rest}", a.origin, a.path_prefix));
+            }
+        }
+        sets.push(MirrorSet {
+            id: format!("mirror:{i}"),
+            canonical,
+            aliases: aliases
+                .into_iter()
+                .map(|site| MirrorAlias {
+                    site,
+                    pinned: false,
+                    evidence: None,
+                })
+                .collect(),
+            forbidden: vec![],
+        });
+    }
+    (sets, urls)
 }
 
 fn fixture() -> &'static Fixture {
@@ -36,6 +191,7 @@ fn fixture() -> &'static Fixture {
         let canonicalizer = Canonicalizer::new(normalizer.clone());
         let mut sets = Vec::new();
         let mut urls = Vec::new();
+        let mut origins = Vec::new();
         for site in &corpus.sites {
             let labelled: Vec<LabelledUrl> = site
                 .pages
@@ -55,11 +211,33 @@ fn fixture() -> &'static Fixture {
             canonicalizer.rules().swap(&set.host, Arc::new(compiled));
             sets.push(set);
             urls.extend(site.pages.iter().map(|p| p.url.clone()));
+            let origin = Url::parse(&site.pages[0].url).expect("a crawl URL parses");
+            origins.push((
+                origin.origin().ascii_serialization(),
+                site.pages.iter().map(|p| p.url.clone()).collect(),
+            ));
         }
+        let case = case_rules();
+        let compiled = HostRules::compile(&case).expect("the case rules compile");
+        canonicalizer.rules().swap(&case.host, Arc::new(compiled));
+        sets.push(case);
+        urls.extend(case_urls());
+        let (mirror_sets, mirror_urls) = mirror_fixture(&origins);
+        let mirrored = Canonicalizer::new(normalizer);
+        for set in &sets {
+            let compiled = HostRules::compile(set).expect("rules compile");
+            mirrored.rules().swap(&set.host, Arc::new(compiled));
+        }
+        mirrored.set_mirrors(Arc::new(
+            MirrorTable::compile(&mirror_sets).expect("valid mirror sets"),
+        ));
         Fixture {
             sets,
             urls,
             canonicalizer,
+            mirror_sets,
+            mirror_urls,
+            mirrored,
         }
     })
 }
@@ -296,6 +474,142 @@ fn every_crawl_url_gets_the_reference_canonical_form() {
     }
 }
 
+#[test]
+fn only_the_rule_that_lower_cases_lower_cases_mixed_case_values() {
+    let f = fixture();
+    let canonical = |u: &str| f.canonicalizer.canonicalize(u).expect(u).canonical;
+    assert_eq!(
+        canonical("http://case.example/item.php?id=AbC"),
+        "http://case.example/item/abc"
+    );
+    assert_eq!(
+        canonical("http://case.example/show.php?name=MiXeD"),
+        "http://case.example/show?name=MiXeD"
+    );
+    for url in case_urls() {
+        check(f, &url).unwrap_or_else(|message| panic!("{message}"));
+    }
+}
+
+#[test]
+fn every_url_on_a_mirror_alias_gets_the_reference_canonical_form() {
+    let f = fixture();
+    let mut folded = 0;
+    let mut by_alias_rules = 0;
+    for url in f.mirror_urls.iter().chain(&f.urls) {
+        match check_mirrored(f, url) {
+            Ok(Some(alias_rules)) => {
+                folded += 1;
+                by_alias_rules += usize::from(alias_rules);
+            }
+            Ok(None) => {}
+            Err(message) => panic!("{message}"),
+        }
+    }
+    assert!(folded >= f.mirror_urls.len() / 2, "{folded} folded");
+    assert!(by_alias_rules > 0, "no alias answered with its own rules");
+}
+
+/// The reference fold of a statically normalized URL: its origin and alias prefix replaced by
+/// the canonical site's in the text (the longest alias prefix winning), parsed again; and
+/// whether the path stayed the same (then an alias's own rules may answer).
+fn reference_fold(sets: &[MirrorSet], url: &Url) -> Option<(Url, bool)> {
+    let text = url.as_str();
+    let mut best: Option<(&MirrorSet, &MirrorSite)> = None;
+    for set in sets {
+        for alias in &set.aliases {
+            let site = &alias.site;
+            let Some(rest) = text
+                .strip_prefix(site.origin.as_str())
+                .and_then(|r| r.strip_prefix(site.path_prefix.as_str()))
+            else {
+                continue;
+            };
+            // With no prefix the path follows the origin, so it starts with a slash; a prefix
+            // ends where the path does or at a slash.
+            let at_boundary = if site.path_prefix.is_empty() {
+                rest.starts_with('/')
+            } else {
+                rest.is_empty() || rest.starts_with(['/', '?', '#'])
+            };
+            if at_boundary && best.is_none_or(|(_, b)| b.path_prefix.len() < site.path_prefix.len())
+            {
+                best = Some((set, site));
+            }
+        }
+    }
+    let (set, site) = best?;
+    let rest = &text[site.origin.len() + site.path_prefix.len()..];
+    let slash = if set.canonical.path_prefix.is_empty() && !rest.starts_with('/') {
+        "/"
+    } else {
+        ""
+    };
+    let folded = format!(
+        "{}{}{slash}{rest}",
+        set.canonical.origin, set.canonical.path_prefix
+    );
+    let folded = Url::parse(&folded).expect("a folded URL parses");
+    let same_path = folded.path() == url.path();
+    Some((folded, same_path))
+}
+
+/// Compares the canonicalizer with mirror sets loaded with the reference for one input URL:
+/// `Some(whether the alias host's own rules answered)` when it folded.
+fn check_mirrored(f: &Fixture, input: &str) -> Result<Option<bool>, String> {
+    let Ok(normalized) = f.mirrored.normalize(input) else {
+        return Ok(None);
+    };
+    let set_of = |host: &str| f.sets.iter().find(|s| s.host == host);
+    let (expected, folded) = match reference_fold(&f.mirror_sets, &normalized) {
+        Some((folded, same_path)) => {
+            let canonical = set_of(folded.host_str().unwrap_or_default());
+            let alias = set_of(normalized.host_str().unwrap_or_default());
+            let (rules, alias_rules) = match (canonical, alias) {
+                (Some(set), _) => (Some(set), false),
+                (None, Some(set)) if same_path => (Some(set), true),
+                _ => (None, false),
+            };
+            let expected = rules
+                .and_then(|set| reference(set, &folded))
+                .unwrap_or_else(|| folded.to_string());
+            (expected, Some(alias_rules))
+        }
+        None => {
+            let expected = set_of(normalized.host_str().unwrap_or_default())
+                .and_then(|set| reference(set, &normalized))
+                .unwrap_or_else(|| normalized.to_string());
+            (expected, None)
+        }
+    };
+    let got = f
+        .mirrored
+        .canonicalize(input)
+        .map_err(|e| format!("{input}: {e}"))?;
+    if got.mirrored != folded.is_some() {
+        return Err(format!(
+            "{input}: engine folded {}, reference {}",
+            got.mirrored,
+            folded.is_some()
+        ));
+    }
+    if got.normalized() != normalized.as_str() {
+        return Err(format!(
+            "{input}: engine's normalized URL {:?}, expected {:?}",
+            got.normalized(),
+            normalized.as_str()
+        ));
+    }
+    if got.canonical == expected {
+        Ok(folded)
+    } else {
+        Err(format!(
+            "{input}: engine {:?}, reference {expected:?}",
+            got.canonical
+        ))
+    }
+}
+
 /// Compares the engine with the reference for one input URL.
 fn check(f: &Fixture, input: &str) -> Result<(), String> {
     let Ok(normalized) = f.canonicalizer.normalize(input) else {
@@ -332,6 +646,10 @@ proptest! {
         let f = fixture();
         let url = variant(&f.urls[pick.index(f.urls.len())], changes, salt);
         if let Err(message) = check(f, &url) {
+            prop_assert!(false, "{}", message);
+        }
+        let url = variant(&f.mirror_urls[pick.index(f.mirror_urls.len())], changes, salt);
+        if let Err(message) = check_mirrored(f, &url) {
             prop_assert!(false, "{}", message);
         }
     }

@@ -22,13 +22,14 @@ use std::cell::Cell;
 use url::Url;
 
 use crate::canon::rules::key::{
-    decompose, decompose_parts, escape_for, Key, KeyRef, MAX_KEYS_PER_URL,
+    decompose, decompose_view, escape_for, Key, KeyRef, MAX_KEYS_PER_URL,
 };
 use crate::canon::rules::pattern::{key_name, url_layout, Piece, ValuePattern};
 use crate::canon::rules::{
     Extract, HostRuleSet, Operation, Pattern, Rule, RuleError, SiteAction, SiteRewriter,
     ValidatedRule,
 };
+use crate::canon::view::UrlView;
 
 /// A URL rewritten by the host's site rules, a pattern rule, or both.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -346,18 +347,24 @@ impl HostRules {
     /// Rewrites `url` with the site rules, then the most specific matching pattern rule.
     /// `None` when nothing changes the URL.
     pub fn apply(&self, url: &Url) -> Option<Rewrite> {
+        self.apply_view(&UrlView::of(url)?)
+    }
+
+    /// [`HostRules::apply`] on a URL's parts (the hot path: a URL folded onto its mirror set's
+    /// canonical site is a view, not a parsed URL).
+    pub fn apply_view(&self, url: &UrlView<'_>) -> Option<Rewrite> {
         if self.site.is_empty() {
-            return self.apply_rules(url);
+            return self.apply_rules_to(url, url.scheme, &url.path, url.query);
         }
         // The pattern rules see the rewritten path and query directly: the site actions only
         // lower-case letters, drop a final segment or whole parameters and reorder parameters,
         // so the text stays a serialized URL and needs no second parse.
-        let scheme = self.site.scheme(url);
-        let (path, query, changed) = self.site.rewrite_parts(url.path(), url.query());
+        let scheme = self.site.scheme_of(url.scheme, url.port.is_some());
+        let (path, query, changed) = self.site.rewrite_parts(&url.path, url.query);
         match self.apply_rules_to(url, scheme, &path, query.as_deref()) {
             Some(rw) => Some(self.site_again(rw)),
-            None if changed || scheme != url.scheme() => Some(Rewrite {
-                canonical: SiteRewriter::write(url, scheme, &path, query.as_deref()),
+            None if changed || scheme != url.scheme => Some(Rewrite {
+                canonical: url.text_with(scheme, &path, query.as_deref()),
                 rule_index: None,
             }),
             None => None,
@@ -382,19 +389,15 @@ impl HostRules {
         rw
     }
 
-    /// Rewrites `url` with the most specific matching pattern rule, if any.
+    /// Rewrites `url` with its scheme, path and query replaced by the most specific matching
+    /// pattern rule, if any.
     ///
     /// When the rule's output could be matched by a rule again (a chain the learner did not
     /// concatenate), the output is rewritten again, at most as many times as the longest
     /// chain of the compiled rules; `rule_index` names the first rule.
-    fn apply_rules(&self, url: &Url) -> Option<Rewrite> {
-        self.apply_rules_to(url, url.scheme(), url.path(), url.query())
-    }
-
-    /// [`HostRules::apply_rules`] for `url` with its scheme, path and query replaced.
     fn apply_rules_to(
         &self,
-        url: &Url,
+        url: &UrlView<'_>,
         scheme: &str,
         path: &str,
         query: Option<&str>,
@@ -404,7 +407,7 @@ impl HostRules {
         }
         let mut slots = [0u8; MAX_KEYS_PER_URL];
         let (index, mut canonical) = with_key_values(|kv| {
-            decompose_parts(url, scheme, path, query, kv).ok()?;
+            decompose_view(url, scheme, path, query, kv).ok()?;
             let index = self.find(kv, &mut slots)?;
             Some((index, self.build(index, kv, &slots)?))
         })?;

@@ -8,6 +8,8 @@
 //! - [`mirror`]: mirror sets compiled: alias origins folded onto their canonical site before the
 //!   per-host rules, so one canonical form spans mirrored hosts.
 //! - [`seen`]: the bounded seen-set of canonical forms the frontier already enqueued.
+//! - [`view`]: a normalized URL's parts, borrowed, which mirror folding swaps and the rule
+//!   engine reads, so the canonical text is written once.
 //!
 //! [`Canonicalizer`] joins the first four: the live rule book (one compiled rule set per host,
 //! swapped atomically by relearning) and the static normalizer. The seen-set is separate because
@@ -19,6 +21,7 @@ pub mod normalize;
 pub mod params;
 pub mod rules;
 pub mod seen;
+pub mod view;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -177,9 +180,10 @@ impl Canonicalizer {
     /// Canonicalizes one URL with the rules of its host as found now.
     pub fn canonicalize(&self, input: &str) -> Result<Canonical, InvalidUrl> {
         let url = self.normalizer.normalize(input)?;
-        if let Some(folded) = self.fold(&url) {
-            let rules = self.rules_for_folded(&url, &folded);
-            return Ok(Self::finish_folded(input, url, folded, rules.as_deref()));
+        if self.has_mirrors.load(Ordering::Acquire) {
+            if let Some(canonical) = self.canonicalize_folded(input, &url) {
+                return Ok(canonical);
+            }
         }
         // The shard's read guard is held only while this one URL is rewritten: cheaper than
         // cloning the `Arc`, and a swap waits at most that long.
@@ -189,6 +193,35 @@ impl Canonicalizer {
             url,
             entry.as_deref().map(|rules| &**rules),
         ))
+    }
+
+    /// [`Canonicalizer::canonicalize`] of a URL on a mirror alias: folded as a [`view::UrlView`]
+    /// (no `Url` rewritten) and given the rules [`Canonicalizer::rules_for_folded`] picks, with
+    /// the canonical text written once. `None` when the URL is on no alias.
+    fn canonicalize_folded(&self, input: &str, url: &url::Url) -> Option<Canonical> {
+        let table = self.mirrors.read();
+        let view = view::UrlView::of(url)?;
+        let folded = table.fold_view(&view)?;
+        // As in `rules_for_folded`: the canonical host's rules, else (same paths on both) the
+        // alias host's. The shard guards are held while this one URL is rewritten.
+        let mut entry = self.rules.hosts.get(folded.host);
+        if entry.is_none() && view.path == folded.path {
+            entry = self.rules.hosts.get(view.host);
+        }
+        let rewrite = entry.as_deref().and_then(|rules| rules.apply_view(&folded));
+        let (canonical, rule_index) = match rewrite {
+            Some(rewrite) => (rewrite.canonical, rewrite.rule_index),
+            None => (folded.to_text(), None),
+        };
+        let normalized = url.as_str();
+        Some(Canonical {
+            canonical,
+            changed_static: normalized != input,
+            normalized: Some(normalized.to_owned()),
+            learned: true,
+            rule_index,
+            mirrored: true,
+        })
     }
 
     /// Static normalization alone (the first half of [`Canonicalizer::canonicalize`]).

@@ -27,6 +27,8 @@ use std::str::FromStr;
 use thiserror::Error;
 use url::Url;
 
+use crate::canon::view::UrlView;
+
 /// Most keys one URL may have. URLs beyond this are neither learned from nor rewritten: the bound
 /// keeps every per-URL step linear and small.
 pub const MAX_KEYS_PER_URL: usize = 64;
@@ -339,20 +341,21 @@ pub fn decompose<'a>(
     url: &'a Url,
     out: &mut Vec<(KeyRef<'a>, &'a str)>,
 ) -> Result<(), DecomposeError> {
-    decompose_parts(url, url.scheme(), url.path(), url.query(), out)
+    let view = UrlView::of(url).ok_or(DecomposeError::NoHost)?;
+    decompose_view(&view, url.scheme(), url.path(), url.query(), out)
 }
 
-/// [`decompose`] of `url` with its scheme, path and query replaced by `scheme`, `path` and
-/// `query` (serialized text, as a rewrite of the URL's own parts produced them).
-pub fn decompose_parts<'a>(
-    url: &'a Url,
+/// [`decompose`] of a URL's parts with its scheme, path and query replaced by `scheme`, `path`
+/// and `query` (serialized text, as a rewrite of the URL's own parts produced them).
+pub fn decompose_view<'a>(
+    url: &UrlView<'a>,
     scheme: &'a str,
     path: &'a str,
     query: Option<&'a str>,
     out: &mut Vec<(KeyRef<'a>, &'a str)>,
 ) -> Result<(), DecomposeError> {
     out.clear();
-    let host = url.host_str().ok_or(DecomposeError::NoHost)?;
+    let host = url.host;
     let push = |out: &mut Vec<(KeyRef<'a>, &'a str)>, k: KeyRef<'a>, v: &'a str| {
         if out.len() >= MAX_KEYS_PER_URL {
             return Err(DecomposeError::TooManyKeys);
@@ -361,17 +364,15 @@ pub fn decompose_parts<'a>(
         Ok(())
     };
     push(out, KeyRef::Scheme, scheme)?;
-    match url.host() {
-        Some(url::Host::Domain(_)) => {
-            for (i, label) in host.split('.').enumerate() {
-                let i = u16::try_from(i).map_err(|_| DecomposeError::TooManyKeys)?;
-                push(out, KeyRef::Auth(i), label)?;
-            }
+    if url.host_is_domain {
+        for (i, label) in host.split('.').enumerate() {
+            let i = u16::try_from(i).map_err(|_| DecomposeError::TooManyKeys)?;
+            push(out, KeyRef::Auth(i), label)?;
         }
-        _ => push(out, KeyRef::Auth(0), host)?,
+    } else {
+        push(out, KeyRef::Auth(0), host)?;
     }
-    if url.port().is_some() {
-        let port = &url[url::Position::BeforePort..url::Position::AfterPort];
+    if let Some(port) = url.port {
         push(out, KeyRef::Port, port)?;
     }
     let path = path.strip_prefix('/').unwrap_or(path);

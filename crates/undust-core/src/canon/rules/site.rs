@@ -29,6 +29,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::canon::view::UrlView;
+
 /// What a site rule does to every URL of its host.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -357,10 +359,15 @@ impl SiteRewriter {
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
     /// [`SiteAction::UseHttps`] is on (a port would change meaning), its own otherwise.
     pub fn scheme<'a>(&self, url: &'a Url) -> &'a str {
-        if self.use_https && url.scheme() == "http" && url.port().is_none() {
+        self.scheme_of(url.scheme(), url.port().is_some())
+    }
+
+    /// [`SiteRewriter::scheme`] of a URL with scheme `scheme`, with or without an explicit port.
+    pub fn scheme_of<'a>(&self, scheme: &'a str, has_port: bool) -> &'a str {
+        if self.use_https && scheme == "http" && !has_port {
             "https"
         } else {
-            url.scheme()
+            scheme
         }
     }
 
@@ -369,28 +376,10 @@ impl SiteRewriter {
         if self.is_empty() {
             return None;
         }
+        let view = UrlView::of(url)?;
         let scheme = self.scheme(url);
         let (path, query, changed) = self.rewrite_parts(url.path(), url.query());
-        (changed || scheme != url.scheme())
-            .then(|| Self::write(url, scheme, &path, query.as_deref()))
-    }
-
-    /// `url` with its scheme, path and query replaced (the output of [`SiteRewriter::scheme`]
-    /// and [`SiteRewriter::rewrite_parts`]).
-    pub fn write(url: &Url, scheme: &str, path: &str, query: Option<&str>) -> String {
-        let mut out = String::with_capacity(url.as_str().len() + 1);
-        out.push_str(scheme);
-        out.push_str(&url[url::Position::AfterScheme..url::Position::BeforePath]);
-        out.push_str(path);
-        if let Some(q) = query {
-            out.push('?');
-            out.push_str(q);
-        }
-        if let Some(f) = url.fragment() {
-            out.push('#');
-            out.push_str(f);
-        }
-        out
+        (changed || scheme != url.scheme()).then(|| view.text_with(scheme, &path, query.as_deref()))
     }
 
     /// The path and query with every action applied, and whether anything changed. A query
@@ -668,21 +657,26 @@ impl SiteRewriter {
         self.drop_and_sort(q)
     }
 
+    /// Whether parameter `name` of query `q` is dropped: an ignored parameter, and when it is
+    /// ignored only beside another one, `q` holds that one.
+    fn drops(&self, name: &str, q: &str) -> bool {
+        self.ignored_params.iter().any(|(ignored, beside)| {
+            ignored == name
+                && beside
+                    .as_deref()
+                    .is_none_or(|beside| q.split('&').any(|p| param_name(p) == beside))
+        })
+    }
+
     /// The query without ignored parameters and sorted when asked, `None` when nothing is left.
     fn drop_and_sort<'a>(&self, q: &'a str) -> Option<Cow<'a, str>> {
-        let holds = |key: &str| q.split('&').any(|p| param_name(p) == key);
-        let drops = |name: &str| {
-            self.ignored_params
-                .iter()
-                .any(|(i, beside)| i == name && beside.as_deref().is_none_or(holds))
-        };
         // One pass decides whether anything changes; most queries are left as they are.
         let mut any_dropped = false;
         let mut unsorted = false;
         let mut prev: Option<&str> = None;
         for part in q.split('&') {
             let name = param_name(part);
-            any_dropped = any_dropped || drops(name);
+            any_dropped = any_dropped || self.drops(name, q);
             if self.sort_query {
                 unsorted |= prev.is_some_and(|p| p > name);
                 prev = Some(name);
@@ -691,10 +685,26 @@ impl SiteRewriter {
         if !any_dropped && !unsorted {
             return Some(Cow::Borrowed(q));
         }
-        let mut parts: Vec<&str> = q.split('&').filter(|p| !drops(param_name(p))).collect();
-        if self.sort_query {
-            parts.sort_by(|a, b| param_name(a).cmp(param_name(b)));
+        if !self.sort_query {
+            // The kept parameters written straight into the result, joined by `&` as they were.
+            let mut out = String::with_capacity(q.len());
+            let mut first = true;
+            let mut any_text = false;
+            for part in q.split('&').filter(|p| !self.drops(param_name(p), q)) {
+                if !first {
+                    out.push('&');
+                }
+                first = false;
+                any_text |= !part.is_empty();
+                out.push_str(part);
+            }
+            return any_text.then_some(Cow::Owned(out));
         }
+        let mut parts: Vec<&str> = q
+            .split('&')
+            .filter(|p| !self.drops(param_name(p), q))
+            .collect();
+        parts.sort_by(|a, b| param_name(a).cmp(param_name(b)));
         if parts.iter().all(|p| p.is_empty()) {
             return None;
         }
