@@ -29,16 +29,26 @@
 //!   arrive again. The paths Canonicalize added are not stored: they come back with the traffic.
 //!
 //! Per origin the summaries' own bounds apply ([`crate::mirrors::SummaryLimits`]).
+//!
+//! In a fleet, the hosts whose marks a relearn replaced are remembered until the next detection
+//! pass shares their summaries with the other sidecars ([`crate::fleet::summaries`]), and a pass
+//! runs on this sidecar's summaries joined with the fleet's it fetched
+//! ([`MirrorWatch::detect_with`]): a copy of the local summaries is taken under the lock, so
+//! ingest and Canonicalize wait only for the copy, and the pass holds the copy plus the fetched
+//! summaries for as long as it runs.
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use url::Url;
 
 use crate::content::Fingerprint;
-use crate::mirrors::{detect, ContentMark, Detection, HostSummaries, MirrorConfig, PageLinks};
+use crate::mirrors::{
+    detect, ContentMark, Detection, HostSummaries, HostSummary, MirrorConfig, OriginSignature,
+    PageLinks,
+};
 use crate::pipeline::EvidencePage;
 
 /// Most URLs of one Canonicalize batch observed into the summaries.
@@ -61,6 +71,9 @@ pub struct MirrorWatch {
     /// Out-links of watched hosts' fetched pages: host → page URL (as its sample records it)
     /// → links. Locked after `summaries` when both are held.
     links: Mutex<FxHashMap<String, FxHashMap<String, PageLinks>>>,
+    /// Hosts whose content marks a relearn replaced since their summaries were last shared with
+    /// the fleet (bounded by the summarized hosts: a forgotten host leaves it).
+    unshared: Mutex<FxHashSet<String>>,
 }
 
 /// The spread sample of one Canonicalize batch's URLs (statically normalized) kept for the
@@ -189,6 +202,7 @@ impl MirrorWatch {
         if !links.is_empty() {
             all.insert(host.to_owned(), links);
         }
+        self.unshared.lock().insert(host.to_owned());
     }
 
     /// Drops a host the sampler no longer keeps.
@@ -197,6 +211,58 @@ impl MirrorWatch {
         summaries.remove_host(host);
         self.origins.store(summaries.len(), Ordering::Relaxed);
         self.links.lock().remove(host);
+        self.unshared.lock().remove(host);
+    }
+
+    /// The summaries of the hosts whose marks changed since they were last shared (forgetting
+    /// that they changed: a caller whose share fails gives the hosts back with
+    /// [`MirrorWatch::unshared_again`]), and the origins of every other host summarized here.
+    pub fn take_unshared(&self) -> (Vec<HostSummary>, Vec<String>) {
+        let summaries = self.summaries.lock();
+        let hosts = std::mem::take(&mut *self.unshared.lock());
+        let mut changed = Vec::new();
+        let mut held = Vec::new();
+        for summary in summaries.hosts() {
+            if hosts.contains(&summary.host) {
+                changed.push(summary.clone());
+            } else {
+                held.push(summary.origin.clone());
+            }
+        }
+        (changed, held)
+    }
+
+    /// Hosts whose summaries a failed share did not send: shared with the next pass's.
+    pub fn unshared_again(&self, hosts: impl IntoIterator<Item = String>) {
+        let summaries = self.summaries.lock();
+        let mut unshared = self.unshared.lock();
+        unshared.extend(hosts.into_iter().filter(|host| summaries.has_host(host)));
+    }
+
+    /// Signatures of every origin summarized here (`k` sketch entries each).
+    pub fn signatures(&self, k: usize) -> Vec<OriginSignature> {
+        let summaries = self.summaries.lock();
+        summaries
+            .hosts()
+            .iter()
+            .map(|summary| OriginSignature::of(summary, k))
+            .collect()
+    }
+
+    /// Runs detection on this sidecar's summaries joined with `fleet`'s (other sidecars'
+    /// summaries; those of an origin summarized here are left out, the local one is newer for
+    /// this sidecar). Blocking; the local summaries are copied under the lock, then released.
+    pub fn detect_with(&self, fleet: Vec<HostSummary>, config: &MirrorConfig) -> Detection {
+        if fleet.is_empty() {
+            return self.detect(config);
+        }
+        let mut union = self.summaries.lock().clone();
+        for summary in fleet {
+            if union.get(&summary.origin).is_none() {
+                union.insert(summary);
+            }
+        }
+        detect(&union, config)
     }
 
     /// Runs detection on the summaries as they are. Blocking; holds the summaries meanwhile
