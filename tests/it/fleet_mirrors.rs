@@ -3,14 +3,16 @@
 //! page of it, then folds alias URLs to the same canonical forms as A and reports them seen when
 //! A recorded their canonical site's pages; B's own (empty) detection passes withdraw nothing; an
 //! operator's forbid asked on B is obeyed by A after its next poll and survives A's relearns.
-//! The table itself is fenced: a paused publisher cannot overwrite a newer one.
+//! The table itself is fenced: a paused publisher cannot overwrite a newer one. And a mirror pair
+//! whose two hosts were sampled on different sidecars is found (the shared host summaries), while
+//! hard negatives split the same way stay apart.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
 use undust::canon::rules::MirrorSet;
 use undust::config::Knobs;
-use undust::corpus::{generate_mirrors, MirrorCorpusConfig};
+use undust::corpus::{generate_mirrors, MirrorCorpus, MirrorCorpusConfig};
 use undust::pb::{Decision, MirrorDecision};
 
 use crate::fleet::{fleet_knobs, Redis};
@@ -249,4 +251,131 @@ async fn a_paused_mirror_publisher_cannot_overwrite_a_newer_table() {
         .await
         .expect("redis");
     assert_eq!(again, MirrorsOutcome::Published { version: 5 });
+}
+
+/// The host of an origin (`scheme://host`).
+fn host_of(origin: &str) -> &str {
+    origin.split_once("://").map_or(origin, |(_, host)| host)
+}
+
+/// The origin a site (`scheme://host[:port][/prefix]`) belongs to.
+fn origin_of_site(site: &str) -> String {
+    let url = url::Url::parse(site).expect("site URL");
+    url.origin().ascii_serialization()
+}
+
+/// Whether `a` and `b` are folded into one set by `sets` (same canonical origin, or one the
+/// other's canonical).
+fn folded_together(sets: &[MirrorSet], a: &str, b: &str) -> bool {
+    let root = |origin: &str| {
+        sets.iter()
+            .find(|s| {
+                s.canonical.origin == origin || s.aliases.iter().any(|x| x.site.origin == origin)
+            })
+            .map(|s| s.canonical.origin.clone())
+    };
+    matches!((root(a), root(b)), (Some(x), Some(y)) if x == y)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn mirrors_whose_hosts_are_sampled_on_different_sidecars_fold_and_negatives_split_the_same_way_stay_apart(
+) {
+    let Some(redis) = Redis::start() else { return };
+    let one = TestServer::start_with(None, knobs(&redis)).await;
+    let two = TestServer::start_with(None, knobs(&redis)).await;
+    let corpus = generate_mirrors(&MirrorCorpusConfig::new(11, 4, 40));
+    // A frontier shards by host: each group's primary host (`www.{name}.com`, over https and
+    // http) goes to sidecar one, every other host of the group (its bare host, other TLD,
+    // mirrors, the sibling blog, the redirector) to sidecar two; the shop-software sites
+    // alternate.
+    let primary_hosts: HashSet<String> = corpus
+        .hosts
+        .iter()
+        .map(|h| host_of(&h.origin).to_owned())
+        .filter(|host| host.starts_with("www.") && host.ends_with(".com"))
+        .collect();
+    let mut shops = 0;
+    let mut on_one = HashSet::new();
+    for host in &corpus.hosts {
+        let name = host_of(&host.origin);
+        let first = if name.starts_with("shop.") {
+            shops += 1;
+            shops % 2 == 1
+        } else {
+            primary_hosts.contains(name)
+        };
+        if first {
+            on_one.insert(host.origin.clone());
+        }
+    }
+    let part = |first: bool| MirrorCorpus {
+        hosts: corpus
+            .hosts
+            .iter()
+            .filter(|h| on_one.contains(&h.origin) == first)
+            .cloned()
+            .collect(),
+        ..MirrorCorpus::default()
+    };
+    ingest(&one, &part(true)).await;
+    ingest(&two, &part(false)).await;
+    let split = |(a, b): &(String, String)| on_one.contains(a) != on_one.contains(b);
+    // Full mirrors of a primary on the other sidecar: its bare host (same IP, same template).
+    let split_mirrors: Vec<(String, String)> = corpus
+        .mirror_pairs
+        .iter()
+        .filter(|pair| split(pair))
+        .filter(|(a, b)| {
+            let bare = |x: &str, y: &str| {
+                host_of(y).strip_prefix("www.") == Some(host_of(x)) && x.starts_with("http://")
+            };
+            bare(a, b) || bare(b, a)
+        })
+        .cloned()
+        .collect();
+    let split_negatives = corpus.negative_pairs.iter().filter(|p| split(p)).count();
+    assert!(
+        split_mirrors.len() >= 4 && split_negatives >= 4,
+        "the split leaves {} mirror pairs and {split_negatives} hard negatives across sidecars",
+        split_mirrors.len()
+    );
+
+    let (mut admin_one, mut admin_two) = (one.admin().await, two.admin().await);
+    // Each relearn ends with a detection pass on the fleet's book; a pair goes live on its
+    // second consecutive confirmation.
+    for _ in 0..2 {
+        relearn(&mut admin_one, "", true).await;
+        relearn(&mut admin_two, "", true).await;
+    }
+    let all_folded = |live: &[MirrorSet]| {
+        split_mirrors
+            .iter()
+            .all(|(a, b)| folded_together(live, a, b))
+    };
+    let on_two = wait_live(
+        &mut admin_two,
+        "sidecar two folds every split mirror pair",
+        all_folded,
+    )
+    .await;
+    let on_one = wait_live(
+        &mut admin_one,
+        "sidecar one serves the same sets",
+        |live| pairs(live) == pairs(&on_two),
+    )
+    .await;
+    assert!(all_folded(&on_one));
+    // Nothing live joins origins that are not mirrors: the hard negatives (sibling blogs on the
+    // primary's IP, redirectors, shop-software sites on one IP) split across sidecars included.
+    for (alias, canonical) in pairs(&on_one) {
+        let (alias, canonical) = (origin_of_site(&alias), origin_of_site(&canonical));
+        let pair = (alias.clone().min(canonical.clone()), alias.max(canonical));
+        assert!(
+            corpus.mirror_pairs.contains(&pair),
+            "{pair:?} is folded but is not a mirror pair (hard negative: {})",
+            corpus.negative_pairs.contains(&pair)
+        );
+    }
+    one.stop().await;
+    two.stop().await;
 }
