@@ -404,4 +404,61 @@ mod tests {
         watch.forget_host("a.org");
         assert!(watch.links.lock().is_empty());
     }
+
+    #[test]
+    fn relearned_hosts_wait_to_be_shared_until_taken_and_a_failed_share_gives_them_back() {
+        let watch = MirrorWatch::default();
+        let one = "http://a.org/1.html";
+        watch.observe_fetch(&url(one), None);
+        watch.observe_fetch(&url("http://b.org/1.html"), None);
+        let (changed, held) = watch.take_unshared();
+        assert!(changed.is_empty(), "no relearn yet");
+        assert_eq!(held.len(), 2);
+        watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
+        let (changed, held) = watch.take_unshared();
+        let origins: Vec<&str> = changed.iter().map(|s| s.origin.as_str()).collect();
+        assert_eq!((origins, held), (vec!["http://a.org"], vec!["http://b.org".to_owned()]));
+        assert_eq!(changed[0].pages.len(), 1, "shared with its marks");
+        assert!(watch.take_unshared().0.is_empty(), "taken once");
+        watch.unshared_again(["a.org".to_owned(), "gone.org".to_owned()]);
+        assert_eq!(watch.take_unshared().0.len(), 1, "a host not summarized is not given back");
+        watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
+        watch.forget_host("a.org");
+        assert!(watch.take_unshared().0.is_empty(), "a forgotten host is not shared");
+    }
+
+    #[test]
+    fn detection_joins_the_fleets_summaries_and_keeps_the_local_one_of_an_origin() {
+        let watch = MirrorWatch::default();
+        let here: Vec<String> = (0..8)
+            .map(|i| format!("http://www.site.org/p{i}.html"))
+            .collect();
+        // Distinct contents, far apart in simhash distance.
+        let content = |i: usize| print(1 + (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        for at in &here {
+            watch.observe_fetch(&url(at), None);
+        }
+        let samples: Vec<EvidencePage> = here.iter().map(|at| page(at)).collect();
+        let prints: Vec<(Option<String>, Fingerprint)> = here
+            .iter()
+            .enumerate()
+            .map(|(i, at)| (Some(at.clone()), content(i)))
+            .collect();
+        watch.observe_marks("www.site.org", &samples, &prints);
+        let mut fleet = HostSummaries::default();
+        for i in 0..8 {
+            let there = url(&format!("http://site.org/p{i}.html"));
+            fleet.observe_page(&there, ContentMark::from_fingerprint(&content(i)), []);
+        }
+        // Another sidecar's copy of an origin summarized here is left out.
+        fleet.observe_url(&url("http://www.site.org/elsewhere"));
+        let config = MirrorConfig::default();
+        assert!(watch.detect(&config).sets.is_empty(), "one site alone");
+        let detection = watch.detect_with(fleet.hosts().to_vec(), &config);
+        assert_eq!(detection.sets.len(), 1, "{:?}", detection.confirmed);
+        let local = watch.summaries.lock();
+        assert_eq!(local.len(), 1, "the local summaries are unchanged");
+        let site = local.get("http://www.site.org").unwrap();
+        assert!(!site.paths.contains("/elsewhere"));
+    }
 }

@@ -379,3 +379,185 @@ async fn mirrors_whose_hosts_are_sampled_on_different_sidecars_fold_and_negative
     one.stop().await;
     two.stop().await;
 }
+
+/// Used memory of a Redis, from `INFO memory`.
+async fn redis_used_memory(url: &str) -> u64 {
+    let client = redis::Client::open(url).expect("redis url");
+    let mut connection = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("redis");
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query_async(&mut connection)
+        .await
+        .expect("INFO");
+    info.lines()
+        .find_map(|line| line.strip_prefix("used_memory:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("used_memory")
+}
+
+/// The figures of BENCHMARKS.md "Mirror detection at scale", fleet: 20,000 origins shared through
+/// a real Redis (2,000 of them halves of 1,000 mirror pairs whose halves differ in name and
+/// address, so only the path and content sketches can propose them), then what a pass does:
+/// read every signature, propose pairs, fetch the proposed origins' full summaries.
+/// `cargo test --test it fleet_summaries_at_scale -- --ignored --nocapture`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement (BENCHMARKS.md), run by hand: about a minute"]
+async fn fleet_summaries_at_scale_measured() {
+    use std::time::Instant;
+    use undust::fleet::{Fleet, FleetConfig, SharedOrigin};
+    use undust::mirrors::signature::DEFAULT_SKETCH;
+    use undust::mirrors::{propose, ContentMark, HostSummary, OriginSignature, ProposeParams};
+
+    const ORIGINS: usize = 20_000;
+    const PAIRS: usize = 1_000;
+    let Some(redis) = Redis::start() else { return };
+    let fleet = Fleet::new(
+        FleetConfig {
+            url: redis.url(),
+            lease_ttl: Duration::from_secs(30),
+            rules_poll: Duration::from_millis(500),
+            call_timeout: undust::fleet::DEFAULT_CALL_TIMEOUT,
+            evidence_per_host: 100,
+            evidence_max_hosts: ORIGINS,
+        },
+        &undust::config::ServeConfig::from_knobs(Knobs::default())
+            .expect("defaults")
+            .seen_set,
+    )
+    .expect("fleet");
+    fleet.establish().await.expect("connect");
+    // A deterministic generator (xorshift), so runs compare.
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut site = |next: &mut dyn FnMut() -> u64| -> Vec<(String, u64)> {
+        (0..40)
+            .map(|i| {
+                let (a, b) = (next() % 2_000, next() % 2_000);
+                (format!("/w{a}/w{b}-{i}.html"), next())
+            })
+            .collect()
+    };
+    let summary = |name: &str, ip: u64, paths: &[(String, u64)]| {
+        let mut h = HostSummary::new(&format!("http://{name}"), name);
+        h.ip = Some(std::net::IpAddr::V4(std::net::Ipv4Addr::from(ip as u32)));
+        h.urls_seen = paths.len() as u64;
+        for (i, (path, content)) in paths.iter().enumerate() {
+            h.paths.insert(path.clone());
+            if i % 4 == 0 {
+                let page = h.pages.entry(path.clone()).or_default();
+                page.marks.push(ContentMark {
+                    exact: *content,
+                    simhash: Some(*content),
+                    strong: true,
+                });
+                page.links = (0..20).map(|j| content ^ j).collect();
+            }
+        }
+        h
+    };
+    let mut summaries = Vec::with_capacity(ORIGINS);
+    for p in 0..PAIRS {
+        let paths = site(&mut next);
+        summaries.push(summary(&format!("www.site{p}.com"), next(), &paths));
+        summaries.push(summary(
+            &format!("copy{p}.example.net"),
+            next(),
+            &paths[..paths.len() * 8 / 10],
+        ));
+    }
+    while summaries.len() < ORIGINS {
+        let paths = site(&mut next);
+        let n = summaries.len();
+        summaries.push(summary(&format!("www.other{n}.org"), next(), &paths));
+    }
+    let before = redis_used_memory(&redis.url()).await;
+    let started = Instant::now();
+    let shared: Vec<SharedOrigin> = summaries
+        .iter()
+        .map(|s| SharedOrigin {
+            origin: s.origin.clone(),
+            signature: postcard::to_stdvec(&OriginSignature::of(s, DEFAULT_SKETCH)).expect("encode"),
+            summary: postcard::to_stdvec(s).expect("encode"),
+        })
+        .collect();
+    let encoded = started.elapsed();
+    let signature_bytes: usize = shared.iter().map(|s| s.signature.len()).sum();
+    let summary_bytes: usize = shared.iter().map(|s| s.summary.len()).sum();
+    let started = Instant::now();
+    fleet
+        .summaries
+        .share(&shared, &[], Duration::from_secs(3_600))
+        .await
+        .expect("share");
+    let share_time = started.elapsed();
+    let after = redis_used_memory(&redis.url()).await;
+
+    // A pass on a sidecar holding none of them (every origin is another sidecar's).
+    let started = Instant::now();
+    let raw = fleet.summaries.signatures(ORIGINS * 2).await.expect("scan");
+    let scanned = started.elapsed();
+    let started = Instant::now();
+    let signatures: Vec<OriginSignature> = raw
+        .iter()
+        .map(|(_, bytes)| postcard::from_bytes(bytes).expect("decode"))
+        .collect();
+    let proposed = propose(&signatures, |_| true, &ProposeParams::default());
+    let proposing = started.elapsed();
+    let name = |i: u32| signatures[i as usize].host.as_str();
+    let true_pairs = proposed
+        .iter()
+        .filter(|p| {
+            let (a, b) = (name(p.a), name(p.b));
+            let number = |h: &str| {
+                h.strip_prefix("www.site")
+                    .or_else(|| h.strip_prefix("copy"))
+                    .and_then(|h| h.split('.').next())
+                    .map(str::to_owned)
+            };
+            number(a).is_some() && number(a) == number(b) && a != b
+        })
+        .count();
+    let mut wanted: Vec<String> = Vec::new();
+    let mut taken = HashSet::new();
+    for p in &proposed {
+        for i in [p.a, p.b] {
+            if taken.insert(i) {
+                wanted.push(signatures[i as usize].origin.clone());
+            }
+        }
+    }
+    wanted.truncate(2_000);
+    let started = Instant::now();
+    let fetched = fleet
+        .summaries
+        .summaries(&wanted, 256 << 20)
+        .await
+        .expect("fetch");
+    let fetching = started.elapsed();
+    let fetched_bytes: usize = fetched.iter().map(|(_, b)| b.len()).sum();
+    eprintln!(
+        "fleet summaries at scale: {ORIGINS} origins; encoded in {encoded:?}: signatures {:.0} B/origin, \
+         full summaries {:.0} B/origin; shared in {share_time:?}; Redis used memory +{:.0} B/origin; \
+         pass: {} signatures scanned in {scanned:?} ({} HSCAN calls at most), decoded and {} pairs \
+         proposed in {proposing:?} ({true_pairs} of {PAIRS} true pairs among them); {} full summaries \
+         ({fetched_bytes} B) fetched in {fetching:?} ({} HMGET calls)",
+        signature_bytes as f64 / ORIGINS as f64,
+        summary_bytes as f64 / ORIGINS as f64,
+        (after.saturating_sub(before)) as f64 / ORIGINS as f64,
+        raw.len(),
+        ORIGINS / undust::fleet::summaries::SCAN_COUNT + 2,
+        proposed.len(),
+        fetched.len(),
+        wanted.len().div_ceil(undust::fleet::summaries::FETCH_CHUNK),
+    );
+    assert_eq!(raw.len(), ORIGINS);
+    assert!(true_pairs as f64 >= 0.9 * PAIRS as f64, "{true_pairs} of {PAIRS}");
+}
