@@ -48,7 +48,7 @@ use super::FleetError;
 pub const ORIGINS_PER_SAMPLED_HOST: usize = 2;
 
 /// Most bytes of summaries sent in one script call (at least one summary is).
-pub const SHARE_CHUNK_BYTES: usize = 1 << 20;
+pub const SHARE_CHUNK_BYTES: usize = 256 << 10;
 
 /// Signatures asked per `HSCAN` (a hint to Redis, which may answer a few more).
 pub const SCAN_COUNT: usize = 500;
