@@ -184,7 +184,9 @@ impl SharedSummaries {
             }
             let gone: u64 = self
                 .link
-                .call(|mut connection| async move { invocation.invoke_async(&mut connection).await })
+                .call(
+                    |mut connection| async move { invocation.invoke_async(&mut connection).await },
+                )
                 .await?;
             evicted += gone;
             rest = after;

@@ -417,14 +417,24 @@ mod tests {
         watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
         let (changed, held) = watch.take_unshared();
         let origins: Vec<&str> = changed.iter().map(|s| s.origin.as_str()).collect();
-        assert_eq!((origins, held), (vec!["http://a.org"], vec!["http://b.org".to_owned()]));
+        assert_eq!(
+            (origins, held),
+            (vec!["http://a.org"], vec!["http://b.org".to_owned()])
+        );
         assert_eq!(changed[0].pages.len(), 1, "shared with its marks");
         assert!(watch.take_unshared().0.is_empty(), "taken once");
         watch.unshared_again(["a.org".to_owned(), "gone.org".to_owned()]);
-        assert_eq!(watch.take_unshared().0.len(), 1, "a host not summarized is not given back");
+        assert_eq!(
+            watch.take_unshared().0.len(),
+            1,
+            "a host not summarized is not given back"
+        );
         watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
         watch.forget_host("a.org");
-        assert!(watch.take_unshared().0.is_empty(), "a forgotten host is not shared");
+        assert!(
+            watch.take_unshared().0.is_empty(),
+            "a forgotten host is not shared"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Mirror sets across a fleet (issues 12 and 15): two sidecars on one real Redis. The mirror-group
 //! corpus is ingested through sidecar A only and relearned there; sidecar B, which never saw a
 //! page of it, then folds alias URLs to the same canonical forms as A and reports them seen when
-//! A recorded their canonical site's pages; B's own (empty) detection passes withdraw nothing; an
+//! A recorded their canonical site's pages; B's own detection passes (on A's shared summaries, B
+//! samples none of these hosts) withdraw nothing; an
 //! operator's forbid asked on B is obeyed by A after its next poll and survives A's relearns.
 //! The table itself is fenced: a paused publisher cannot overwrite a newer one. And a mirror pair
 //! whose two hosts were sampled on different sidecars is found (the shared host summaries), while
@@ -87,7 +88,8 @@ async fn one_mirror_table_for_the_fleet_folds_alike_and_obeys_an_operator_anywhe
     })
     .await;
 
-    // B summarizes none of these hosts: its passes neither confirm nor withdraw A's pairs.
+    // B samples none of these hosts: its passes, on the summaries A shared, withdraw none of
+    // A's pairs.
     let passes = mirrors(&mut admin_b).await.passes;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while mirrors(&mut admin_b).await.passes < passes + 3 {
@@ -358,11 +360,9 @@ async fn mirrors_whose_hosts_are_sampled_on_different_sidecars_fold_and_negative
         all_folded,
     )
     .await;
-    let on_one = wait_live(
-        &mut admin_one,
-        "sidecar one serves the same sets",
-        |live| pairs(live) == pairs(&on_two),
-    )
+    let on_one = wait_live(&mut admin_one, "sidecar one serves the same sets", |live| {
+        pairs(live) == pairs(&on_two)
+    })
     .await;
     assert!(all_folded(&on_one));
     // Nothing live joins origins that are not mirrors: the hard negatives (sibling blogs on the
@@ -484,7 +484,8 @@ async fn fleet_summaries_at_scale_measured() {
         .iter()
         .map(|s| SharedOrigin {
             origin: s.origin.clone(),
-            signature: postcard::to_stdvec(&OriginSignature::of(s, DEFAULT_SKETCH)).expect("encode"),
+            signature: postcard::to_stdvec(&OriginSignature::of(s, DEFAULT_SKETCH))
+                .expect("encode"),
             summary: postcard::to_stdvec(s).expect("encode"),
         })
         .collect();
@@ -559,5 +560,8 @@ async fn fleet_summaries_at_scale_measured() {
         wanted.len().div_ceil(undust::fleet::summaries::FETCH_CHUNK),
     );
     assert_eq!(raw.len(), ORIGINS);
-    assert!(true_pairs as f64 >= 0.9 * PAIRS as f64, "{true_pairs} of {PAIRS}");
+    assert!(
+        true_pairs as f64 >= 0.9 * PAIRS as f64,
+        "{true_pairs} of {PAIRS}"
+    );
 }

@@ -6,8 +6,10 @@
 //!   pass, and refreshes the age of the others it holds ([`crate::fleet::summaries`]); then it
 //!   takes the mirror lease ([`crate::fleet::MIRRORS_LEASE`]); a sidecar that finds it held skips
 //!   the rest of its pass (the holder's table arrives at the next poll).
-//! - Under the lease it reads the fleet's signatures, proposes pairs from them joined with its
-//!   own ([`crate::mirrors::propose`]: at least one origin of each pair summarized by another
+//! - Under the lease it reads the fleet's signatures. When the other sidecars' origins are at
+//!   most [`FLEET_SUMMARIES_PER_PASS`], it fetches all of their full summaries (the pass then
+//!   sees what one sidecar holding every host would). Beyond that it proposes pairs from the
+//!   signatures joined with its own ([`crate::mirrors::propose`]: at least one origin of each pair summarized by another
 //!   sidecar), and fetches the full summaries of the proposed origins, the origins of the book's
 //!   pairs first, at most [`FLEET_SUMMARIES_PER_PASS`] and [`FLEET_SUMMARY_BYTES_PER_PASS`] of
 //!   them. Detection then runs on the union of its own summaries and those
@@ -130,7 +132,10 @@ impl Learning {
         let mut shared = Vec::with_capacity(changed.len());
         for summary in &changed {
             let signature = OriginSignature::of(summary, DEFAULT_SKETCH);
-            match (postcard::to_stdvec(&signature), postcard::to_stdvec(summary)) {
+            match (
+                postcard::to_stdvec(&signature),
+                postcard::to_stdvec(summary),
+            ) {
                 (Ok(signature), Ok(encoded)) => shared.push(SharedOrigin {
                     origin: summary.origin.clone(),
                     signature,
@@ -199,9 +204,10 @@ impl Learning {
         Ok(out)
     }
 
-    /// Origins held by other sidecars whose full summaries this pass wants: those of the book's
-    /// pairs, then those of the pairs their signatures propose with this sidecar's or each
-    /// other's, at most [`FLEET_SUMMARIES_PER_PASS`]. Blocking (linear in the signatures).
+    /// Origins held by other sidecars whose full summaries this pass wants: all of them when
+    /// they are at most [`FLEET_SUMMARIES_PER_PASS`]; else those of the book's pairs, then those
+    /// of the pairs their signatures propose with this sidecar's or each other's, at most
+    /// [`FLEET_SUMMARIES_PER_PASS`]. Blocking (linear in the signatures).
     fn origins_to_fetch(&self, shared: Vec<(String, Vec<u8>)>) -> Vec<String> {
         let mut signatures = self.sidecar.mirrors.signatures(DEFAULT_SKETCH);
         let local = signatures.len();
@@ -234,6 +240,15 @@ impl Learning {
                     }
                 }
             }
+        }
+        if signatures.len() - local <= FLEET_SUMMARIES_PER_PASS {
+            // Every origin of the fleet fits one pass: all of them, so the pass sees what one
+            // sidecar holding every host would, and passes on different sidecars agree.
+            order.extend((local..signatures.len()).filter(|i| !taken.contains(i)));
+            return order
+                .into_iter()
+                .map(|i| signatures[i].origin.clone())
+                .collect();
         }
         for pair in propose(&signatures, |i| i >= local, &ProposeParams::default()) {
             for i in [pair.a as usize, pair.b as usize] {
