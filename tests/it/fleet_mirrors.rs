@@ -544,6 +544,43 @@ async fn fleet_summaries_at_scale_measured() {
         .expect("fetch");
     let fetching = started.elapsed();
     let fetched_bytes: usize = fetched.iter().map(|(_, b)| b.len()).sum();
+    // The baseline: reading every origin's full summary instead (what a pass without
+    // signatures would load), the same way (HSCAN, 500 a call).
+    let started = Instant::now();
+    let client = redis::Client::open(redis.url()).expect("redis url");
+    let mut connection = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("redis");
+    let (mut cursor, mut all_bytes, mut calls) = (0u64, 0usize, 0usize);
+    loop {
+        let (next, page): (u64, Vec<(String, Vec<u8>)>) = redis::cmd("HSCAN")
+            .arg("undust:ms:full")
+            .arg(cursor)
+            .arg("COUNT")
+            .arg(500)
+            .query_async(&mut connection)
+            .await
+            .expect("HSCAN");
+        calls += 1;
+        all_bytes += page.iter().map(|(_, b)| b.len()).sum::<usize>();
+        let _decoded: Vec<HostSummary> = page
+            .iter()
+            .map(|(_, b)| postcard::from_bytes(b).expect("decode"))
+            .collect();
+        if next == 0 || calls > ORIGINS {
+            break;
+        }
+        cursor = next;
+    }
+    let everything = started.elapsed();
+    let two_stage = scanned + proposing + fetching;
+    eprintln!(
+        "fleet summaries at scale: two-stage read {two_stage:?} ({} B) vs every full summary \
+         {everything:?} ({all_bytes} B, {calls} HSCAN calls): ratio {:.2}",
+        signature_bytes + fetched_bytes,
+        two_stage.as_secs_f64() / everything.as_secs_f64()
+    );
     eprintln!(
         "fleet summaries at scale: {ORIGINS} origins; encoded in {encoded:?}: signatures {:.0} B/origin, \
          full summaries {:.0} B/origin; shared in {share_time:?}; Redis used memory +{:.0} B/origin; \

@@ -26,7 +26,7 @@ use std::net::IpAddr;
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::xxh3_64;
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 use super::summary::HostSummary;
 
@@ -82,16 +82,23 @@ impl OriginSignature {
         // Distinct seeds keep a path hash from colliding with a content hash or a label.
         const PATH: u64 = 0x9e37_79b9_7f4a_7c15;
         const CONTENT: u64 = 0xc2b2_ae3d_27d4_eb4f;
+        const SEED_IP: u64 = 1;
+        const SEED_HOST: u64 = 2;
+        const SEED_LABEL: u64 = 3;
         let mut keys = Vec::with_capacity(self.paths.len() + self.contents.len() + 6);
         if let Some(ip) = self.ip {
-            keys.push(xxh3_64(format!("ip {ip}").as_bytes()));
+            let octets = match ip {
+                IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+                IpAddr::V6(v6) => v6.octets(),
+            };
+            keys.push(xxh3_64_with_seed(&octets, SEED_IP));
         }
         let host = self.host.strip_prefix("www.").unwrap_or(&self.host);
-        keys.push(xxh3_64(format!("host {host}").as_bytes()));
+        keys.push(xxh3_64_with_seed(host.as_bytes(), SEED_HOST));
         let labels: Vec<&str> = host.split('.').filter(|l| !l.is_empty()).collect();
         if labels.len() > 1 {
             for label in &labels[..labels.len() - 1] {
-                keys.push(xxh3_64(format!("label {label}").as_bytes()));
+                keys.push(xxh3_64_with_seed(label.as_bytes(), SEED_LABEL));
             }
         }
         keys.extend(self.paths.iter().map(|h| h ^ PATH));
@@ -135,38 +142,42 @@ pub fn propose(
     wanted: impl Fn(usize) -> bool,
     params: &ProposeParams,
 ) -> Vec<ProposedPair> {
-    let keys: Vec<Vec<u64>> = signatures.iter().map(OriginSignature::keys).collect();
-    let mut holders: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-    for (i, keys) in keys.iter().enumerate() {
-        for &key in keys {
-            holders.entry(key).or_default().push(i as u32);
-        }
-    }
-    let mut best: FxHashMap<(u32, u32), u32> = FxHashMap::default();
-    let mut votes: FxHashMap<u32, u32> = FxHashMap::default();
-    for (i, own) in keys.iter().enumerate() {
-        if !wanted(i) {
+    // Sorting (key, origin) postings groups each key's holders without a map of vectors: most
+    // keys (path and content hashes) are held by one origin, and a vector each would dominate.
+    let mut postings: Vec<(u64, u32)> = signatures
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| s.keys().into_iter().map(move |key| (key, i as u32)))
+        .collect();
+    postings.sort_unstable();
+    // (wanted origin, partner) once per shared key.
+    let mut shared: Vec<(u32, u32)> = Vec::new();
+    for group in postings.chunk_by(|x, y| x.0 == y.0) {
+        if group.len() < 2 || group.len() > params.max_key_origins {
             continue;
         }
-        votes.clear();
-        for key in own {
-            let Some(others) = holders.get(key) else {
-                continue;
-            };
-            if others.len() > params.max_key_origins {
+        for &(_, i) in group {
+            if !wanted(i as usize) {
                 continue;
             }
-            for &j in others {
-                if j as usize != i {
-                    *votes.entry(j).or_default() += 1;
-                }
-            }
+            shared.extend(group.iter().filter(|&&(_, j)| j != i).map(|&(_, j)| (i, j)));
         }
-        let mut partners: Vec<(u32, u32)> = votes.iter().map(|(&j, &n)| (j, n)).collect();
+    }
+    drop(postings);
+    shared.sort_unstable();
+    let mut best: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+    let mut partners: Vec<(u32, u32)> = Vec::new();
+    for of_one in shared.chunk_by(|x, y| x.0 == y.0) {
+        let i = of_one[0].0;
+        partners.clear();
+        partners.extend(
+            of_one
+                .chunk_by(|x, y| x.1 == y.1)
+                .map(|run| (run[0].1, run.len() as u32)),
+        );
         partners.sort_unstable_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
         partners.truncate(params.partners_per_origin);
-        for (j, n) in partners {
-            let i = i as u32;
+        for &(j, n) in &partners {
             let slot = best.entry((i.min(j), i.max(j))).or_default();
             *slot = (*slot).max(n);
         }
