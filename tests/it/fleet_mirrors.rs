@@ -437,7 +437,7 @@ async fn fleet_summaries_at_scale_measured() {
         state ^= state << 17;
         state
     };
-    let mut site = |next: &mut dyn FnMut() -> u64| -> Vec<(String, u64)> {
+    let site = |next: &mut dyn FnMut() -> u64| -> Vec<(String, u64)> {
         (0..40)
             .map(|i| {
                 let (a, b) = (next() % 2_000, next() % 2_000);
