@@ -9,15 +9,16 @@
 //! - Under the lease it reads the fleet's signatures. When the other sidecars' origins are at
 //!   most [`FLEET_SUMMARIES_PER_PASS`], it fetches all of their full summaries (the pass then
 //!   sees what one sidecar holding every host would). Beyond that it proposes pairs from the
-//!   signatures joined with its own ([`crate::mirrors::propose`]: at least one origin of each pair summarized by another
-//!   sidecar), and fetches the full summaries of the proposed origins, the origins of the book's
+//!   signatures joined with its own ([`crate::mirrors::propose`]: at least one origin of each
+//!   pair summarized by another sidecar), and fetches the full summaries of the proposed
+//!   origins, the origins of the book's
 //!   pairs first, at most [`FLEET_SUMMARIES_PER_PASS`] and [`FLEET_SUMMARY_BYTES_PER_PASS`] of
 //!   them. Detection then runs on the union of its own summaries and those
 //!   ([`crate::service::mirrors::MirrorWatch::detect_with`]), so a mirror pair whose two hosts
 //!   are sampled on two sidecars is found. Memory of a pass, besides the local summaries: the
-//!   fleet's signatures (≤ ~350 bytes each, plus an inverted index of their keys: ~35 MB at
-//!   100,000 origins), a copy of the local summaries, and the fetched summaries (at most
-//!   [`FLEET_SUMMARY_BYTES_PER_PASS`] encoded).
+//!   fleet's signatures (≤ ~350 bytes each, plus their keys sorted once, 16 bytes per key and
+//!   about 40 keys per origin: ~64 MB at 100,000 origins), a copy of the local summaries, and the
+//!   fetched summaries (at most [`FLEET_SUMMARY_BYTES_PER_PASS`] encoded).
 //! - It reads the fleet's book when newer than its own, counts its detection into it, and
 //!   publishes the result ([`crate::fleet::mirrors`]) under the lease's fencing token. A pair
 //!   the pass does not summarize both sites of (here or fetched) is neither confirmed nor
