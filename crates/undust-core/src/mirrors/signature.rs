@@ -18,8 +18,9 @@
 //! [`propose`] pairs origins that share a key, skipping keys held by more than
 //! [`ProposeParams::max_key_origins`] origins (a shared-hosting address, a stock page, a common
 //! label: the paper's document-frequency restriction), and keeps each origin's best
-//! [`ProposeParams::partners_per_origin`] partners by shared keys, so its work and output are
-//! linear in the number of origins. Content then confirms, on full summaries fetched only for the
+//! [`ProposeParams::partners_per_origin`] partners by shared keys: one sort of the keys
+//! (`n log n` in the origins), at most `max_key_origins` partners listed per key of a wanted
+//! origin, and an output linear in the origins. Content then confirms, on full summaries fetched only for the
 //! origins of proposed pairs.
 
 use std::net::IpAddr;
