@@ -131,6 +131,12 @@ pub const FLEET_MIRRORS_RECEIVED: &str = "undust_fleet_mirrors_received_total";
 /// from Redis by the per-host or host bound; `dropped`: lost from the full local queue while Redis
 /// was unreachable).
 pub const FLEET_EVIDENCE: &str = "undust_fleet_evidence_total";
+/// Mirror host summaries shared with the fleet, by origin. Label `outcome` (`shared`: written to
+/// Redis; `evicted`: dropped from Redis by the age or origin bound; `fetched`: another sidecar's
+/// full summary read by a detection pass; `undecodable`: a shared summary or signature that did
+/// not decode, skipped; `unavailable`: a share or read that failed, the pass ran on this
+/// sidecar's summaries only).
+pub const FLEET_SUMMARIES: &str = "undust_fleet_mirror_summaries_total";
 
 /// Registers help text and units, once per process.
 fn describe() {
@@ -365,6 +371,12 @@ fn describe() {
         FLEET_EVIDENCE,
         Unit::Count,
         "Samples shared with the fleet (label outcome: shared, evicted, dropped)."
+    );
+    describe_counter!(
+        FLEET_SUMMARIES,
+        Unit::Count,
+        "Mirror host summaries shared with the fleet, by origin (label outcome: shared, evicted, \
+         fetched, undecodable, unavailable)."
     );
 }
 

@@ -19,6 +19,8 @@
 //! - [`mirrors`]: the fleet's one mirror table (mirror sets, pair streaks, the operator's pins and
 //!   forbids), published under a fencing token and polled by every sidecar, so every sidecar
 //!   folds the same aliases to the same canonical site.
+//! - [`summaries`]: every sidecar's mirror host summaries (signature and full form, bounded,
+//!   aged out), so the detection pass finds pairs whose hosts are summarized on two sidecars.
 //!
 //! # Keys in Redis
 //!
@@ -26,7 +28,8 @@
 //! `undust:s:<bucket>:c|p` (seen-set generations), `undust:fence` (the fencing token counter),
 //! `undust:lease:<host>`, `undust:rules:<host>`, `undust:rules:epoch`, `undust:rules:log`, the
 //! shared evidence `undust:ev:p:<host>`, `undust:ev:o:<host>`, `undust:ev:hosts`, `undust:ev:seq`,
-//! and the mirror table `undust:mirrors` with its lease `undust:lease:@mirrors`.
+//! the mirror table `undust:mirrors` with its lease `undust:lease:@mirrors`, and the shared
+//! host summaries `undust:ms:sig`, `undust:ms:full`, `undust:ms:age`.
 //!
 //! # Client
 //!
@@ -43,6 +46,7 @@ pub mod link;
 pub mod mirrors;
 pub mod rules;
 pub mod seen;
+pub mod summaries;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,6 +59,7 @@ pub use link::Link;
 pub use mirrors::{MirrorBoard, MirrorsOutcome, PublishedMirrors, MIRRORS_LEASE};
 pub use rules::{PublishOutcome, PublishedRules, RuleBoard};
 pub use seen::SharedSeen;
+pub use summaries::{SharedOrigin, SharedSummaries};
 
 use crate::canon::seen::SeenSetConfig;
 use crate::telemetry;
@@ -126,6 +131,7 @@ pub struct Fleet {
     pub rules: RuleBoard,
     pub mirrors: MirrorBoard,
     pub evidence: SharedEvidence,
+    pub summaries: SharedSummaries,
 }
 
 impl Fleet {
@@ -142,6 +148,12 @@ impl Fleet {
             config.evidence_per_host,
             config.evidence_max_hosts,
         );
+        let summaries = SharedSummaries::new(
+            Arc::clone(&link),
+            config
+                .evidence_max_hosts
+                .saturating_mul(summaries::ORIGINS_PER_SAMPLED_HOST),
+        );
         Ok(Fleet {
             config,
             link,
@@ -150,6 +162,7 @@ impl Fleet {
             rules,
             mirrors,
             evidence,
+            summaries,
         })
     }
 }

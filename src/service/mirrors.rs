@@ -29,16 +29,26 @@
 //!   arrive again. The paths Canonicalize added are not stored: they come back with the traffic.
 //!
 //! Per origin the summaries' own bounds apply ([`crate::mirrors::SummaryLimits`]).
+//!
+//! In a fleet, the hosts whose marks a relearn replaced are remembered until the next detection
+//! pass shares their summaries with the other sidecars ([`crate::fleet::summaries`]), and a pass
+//! runs on this sidecar's summaries joined with the fleet's it fetched
+//! ([`MirrorWatch::detect_with`]): a copy of the local summaries is taken under the lock, so
+//! ingest and Canonicalize wait only for the copy, and the pass holds the copy plus the fetched
+//! summaries for as long as it runs.
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use url::Url;
 
 use crate::content::Fingerprint;
-use crate::mirrors::{detect, ContentMark, Detection, HostSummaries, MirrorConfig, PageLinks};
+use crate::mirrors::{
+    detect, ContentMark, Detection, HostSummaries, HostSummary, MirrorConfig, OriginSignature,
+    PageLinks,
+};
 use crate::pipeline::EvidencePage;
 
 /// Most URLs of one Canonicalize batch observed into the summaries.
@@ -61,6 +71,9 @@ pub struct MirrorWatch {
     /// Out-links of watched hosts' fetched pages: host → page URL (as its sample records it)
     /// → links. Locked after `summaries` when both are held.
     links: Mutex<FxHashMap<String, FxHashMap<String, PageLinks>>>,
+    /// Hosts whose content marks a relearn replaced since their summaries were last shared with
+    /// the fleet (bounded by the summarized hosts: a forgotten host leaves it).
+    unshared: Mutex<FxHashSet<String>>,
 }
 
 /// The spread sample of one Canonicalize batch's URLs (statically normalized) kept for the
@@ -189,6 +202,7 @@ impl MirrorWatch {
         if !links.is_empty() {
             all.insert(host.to_owned(), links);
         }
+        self.unshared.lock().insert(host.to_owned());
     }
 
     /// Drops a host the sampler no longer keeps.
@@ -197,6 +211,58 @@ impl MirrorWatch {
         summaries.remove_host(host);
         self.origins.store(summaries.len(), Ordering::Relaxed);
         self.links.lock().remove(host);
+        self.unshared.lock().remove(host);
+    }
+
+    /// The summaries of the hosts whose marks changed since they were last shared (forgetting
+    /// that they changed: a caller whose share fails gives the hosts back with
+    /// [`MirrorWatch::unshared_again`]), and the origins of every other host summarized here.
+    pub fn take_unshared(&self) -> (Vec<HostSummary>, Vec<String>) {
+        let summaries = self.summaries.lock();
+        let hosts = std::mem::take(&mut *self.unshared.lock());
+        let mut changed = Vec::new();
+        let mut held = Vec::new();
+        for summary in summaries.hosts() {
+            if hosts.contains(&summary.host) {
+                changed.push(summary.clone());
+            } else {
+                held.push(summary.origin.clone());
+            }
+        }
+        (changed, held)
+    }
+
+    /// Hosts whose summaries a failed share did not send: shared with the next pass's.
+    pub fn unshared_again(&self, hosts: impl IntoIterator<Item = String>) {
+        let summaries = self.summaries.lock();
+        let mut unshared = self.unshared.lock();
+        unshared.extend(hosts.into_iter().filter(|host| summaries.has_host(host)));
+    }
+
+    /// Signatures of every origin summarized here (`k` sketch entries each).
+    pub fn signatures(&self, k: usize) -> Vec<OriginSignature> {
+        let summaries = self.summaries.lock();
+        summaries
+            .hosts()
+            .iter()
+            .map(|summary| OriginSignature::of(summary, k))
+            .collect()
+    }
+
+    /// Runs detection on this sidecar's summaries joined with `fleet`'s (other sidecars'
+    /// summaries; those of an origin summarized here are left out, the local one is newer for
+    /// this sidecar). Blocking; the local summaries are copied under the lock, then released.
+    pub fn detect_with(&self, fleet: Vec<HostSummary>, config: &MirrorConfig) -> Detection {
+        if fleet.is_empty() {
+            return self.detect(config);
+        }
+        let mut union = self.summaries.lock().clone();
+        for summary in fleet {
+            if union.get(&summary.origin).is_none() {
+                union.insert(summary);
+            }
+        }
+        detect(&union, config)
     }
 
     /// Runs detection on the summaries as they are. Blocking; holds the summaries meanwhile
@@ -337,5 +403,72 @@ mod tests {
         assert_eq!(watch.links.lock()["a.org"].len(), LINKED_PAGES_PER_HOST);
         watch.forget_host("a.org");
         assert!(watch.links.lock().is_empty());
+    }
+
+    #[test]
+    fn relearned_hosts_wait_to_be_shared_until_taken_and_a_failed_share_gives_them_back() {
+        let watch = MirrorWatch::default();
+        let one = "http://a.org/1.html";
+        watch.observe_fetch(&url(one), None);
+        watch.observe_fetch(&url("http://b.org/1.html"), None);
+        let (changed, held) = watch.take_unshared();
+        assert!(changed.is_empty(), "no relearn yet");
+        assert_eq!(held.len(), 2);
+        watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
+        let (changed, held) = watch.take_unshared();
+        let origins: Vec<&str> = changed.iter().map(|s| s.origin.as_str()).collect();
+        assert_eq!(
+            (origins, held),
+            (vec!["http://a.org"], vec!["http://b.org".to_owned()])
+        );
+        assert_eq!(changed[0].pages.len(), 1, "shared with its marks");
+        assert!(watch.take_unshared().0.is_empty(), "taken once");
+        watch.unshared_again(["a.org".to_owned(), "gone.org".to_owned()]);
+        assert_eq!(
+            watch.take_unshared().0.len(),
+            1,
+            "a host not summarized is not given back"
+        );
+        watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
+        watch.forget_host("a.org");
+        assert!(
+            watch.take_unshared().0.is_empty(),
+            "a forgotten host is not shared"
+        );
+    }
+
+    #[test]
+    fn detection_joins_the_fleets_summaries_and_keeps_the_local_one_of_an_origin() {
+        let watch = MirrorWatch::default();
+        let here: Vec<String> = (0..8)
+            .map(|i| format!("http://www.site.org/p{i}.html"))
+            .collect();
+        // Distinct contents, far apart in simhash distance.
+        let content = |i: usize| print(1 + (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        for at in &here {
+            watch.observe_fetch(&url(at), None);
+        }
+        let samples: Vec<EvidencePage> = here.iter().map(|at| page(at)).collect();
+        let prints: Vec<(Option<String>, Fingerprint)> = here
+            .iter()
+            .enumerate()
+            .map(|(i, at)| (Some(at.clone()), content(i)))
+            .collect();
+        watch.observe_marks("www.site.org", &samples, &prints);
+        let mut fleet = HostSummaries::default();
+        for i in 0..8 {
+            let there = url(&format!("http://site.org/p{i}.html"));
+            fleet.observe_page(&there, ContentMark::from_fingerprint(&content(i)), []);
+        }
+        // Another sidecar's copy of an origin summarized here is left out.
+        fleet.observe_url(&url("http://www.site.org/elsewhere"));
+        let config = MirrorConfig::default();
+        assert!(watch.detect(&config).sets.is_empty(), "one site alone");
+        let detection = watch.detect_with(fleet.hosts().to_vec(), &config);
+        assert_eq!(detection.sets.len(), 1, "{:?}", detection.confirmed);
+        let local = watch.summaries.lock();
+        assert_eq!(local.len(), 1, "the local summaries are unchanged");
+        let site = local.get("http://www.site.org").unwrap();
+        assert!(!site.paths.contains("/elsewhere"));
     }
 }

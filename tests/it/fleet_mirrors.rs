@@ -1,16 +1,19 @@
 //! Mirror sets across a fleet (issues 12 and 15): two sidecars on one real Redis. The mirror-group
 //! corpus is ingested through sidecar A only and relearned there; sidecar B, which never saw a
 //! page of it, then folds alias URLs to the same canonical forms as A and reports them seen when
-//! A recorded their canonical site's pages; B's own (empty) detection passes withdraw nothing; an
+//! A recorded their canonical site's pages; B's own detection passes (on A's shared summaries, B
+//! samples none of these hosts) withdraw nothing; an
 //! operator's forbid asked on B is obeyed by A after its next poll and survives A's relearns.
-//! The table itself is fenced: a paused publisher cannot overwrite a newer one.
+//! The table itself is fenced: a paused publisher cannot overwrite a newer one. And a mirror pair
+//! whose two hosts were sampled on different sidecars is found (the shared host summaries), while
+//! hard negatives split the same way stay apart.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
 use undust::canon::rules::MirrorSet;
 use undust::config::Knobs;
-use undust::corpus::{generate_mirrors, MirrorCorpusConfig};
+use undust::corpus::{generate_mirrors, MirrorCorpus, MirrorCorpusConfig};
 use undust::pb::{Decision, MirrorDecision};
 
 use crate::fleet::{fleet_knobs, Redis};
@@ -85,7 +88,8 @@ async fn one_mirror_table_for_the_fleet_folds_alike_and_obeys_an_operator_anywhe
     })
     .await;
 
-    // B summarizes none of these hosts: its passes neither confirm nor withdraw A's pairs.
+    // B samples none of these hosts: its passes, on the summaries A shared, withdraw none of
+    // A's pairs.
     let passes = mirrors(&mut admin_b).await.passes;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while mirrors(&mut admin_b).await.passes < passes + 3 {
@@ -249,4 +253,352 @@ async fn a_paused_mirror_publisher_cannot_overwrite_a_newer_table() {
         .await
         .expect("redis");
     assert_eq!(again, MirrorsOutcome::Published { version: 5 });
+}
+
+/// The host of an origin (`scheme://host`).
+fn host_of(origin: &str) -> &str {
+    origin.split_once("://").map_or(origin, |(_, host)| host)
+}
+
+/// The origin a site (`scheme://host[:port][/prefix]`) belongs to.
+fn origin_of_site(site: &str) -> String {
+    let url = url::Url::parse(site).expect("site URL");
+    url.origin().ascii_serialization()
+}
+
+/// Whether `a` and `b` are folded into one set by `sets` (same canonical origin, or one the
+/// other's canonical).
+fn folded_together(sets: &[MirrorSet], a: &str, b: &str) -> bool {
+    let root = |origin: &str| {
+        sets.iter()
+            .find(|s| {
+                s.canonical.origin == origin || s.aliases.iter().any(|x| x.site.origin == origin)
+            })
+            .map(|s| s.canonical.origin.clone())
+    };
+    matches!((root(a), root(b)), (Some(x), Some(y)) if x == y)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn mirrors_whose_hosts_are_sampled_on_different_sidecars_fold_and_negatives_split_the_same_way_stay_apart(
+) {
+    let Some(redis) = Redis::start() else { return };
+    let one = TestServer::start_with(None, knobs(&redis)).await;
+    let two = TestServer::start_with(None, knobs(&redis)).await;
+    let corpus = generate_mirrors(&MirrorCorpusConfig::new(11, 4, 40));
+    // A frontier shards by host: each group's primary host (`www.{name}.com`, over https and
+    // http) goes to sidecar one, every other host of the group (its bare host, other TLD,
+    // mirrors, the sibling blog, the redirector) to sidecar two; the shop-software sites
+    // alternate.
+    let primary_hosts: HashSet<String> = corpus
+        .hosts
+        .iter()
+        .map(|h| host_of(&h.origin).to_owned())
+        .filter(|host| host.starts_with("www.") && host.ends_with(".com"))
+        .collect();
+    let mut shops = 0;
+    let mut on_one = HashSet::new();
+    for host in &corpus.hosts {
+        let name = host_of(&host.origin);
+        let first = if name.starts_with("shop.") {
+            shops += 1;
+            shops % 2 == 1
+        } else {
+            primary_hosts.contains(name)
+        };
+        if first {
+            on_one.insert(host.origin.clone());
+        }
+    }
+    let part = |first: bool| MirrorCorpus {
+        hosts: corpus
+            .hosts
+            .iter()
+            .filter(|h| on_one.contains(&h.origin) == first)
+            .cloned()
+            .collect(),
+        ..MirrorCorpus::default()
+    };
+    ingest(&one, &part(true)).await;
+    ingest(&two, &part(false)).await;
+    let split = |(a, b): &(String, String)| on_one.contains(a) != on_one.contains(b);
+    // Full mirrors of a primary on the other sidecar: its bare host (same IP, same template).
+    let split_mirrors: Vec<(String, String)> = corpus
+        .mirror_pairs
+        .iter()
+        .filter(|pair| split(pair))
+        .filter(|(a, b)| {
+            let bare = |x: &str, y: &str| {
+                host_of(y).strip_prefix("www.") == Some(host_of(x)) && x.starts_with("http://")
+            };
+            bare(a, b) || bare(b, a)
+        })
+        .cloned()
+        .collect();
+    let split_negatives = corpus.negative_pairs.iter().filter(|p| split(p)).count();
+    assert!(
+        split_mirrors.len() >= 4 && split_negatives >= 4,
+        "the split leaves {} mirror pairs and {split_negatives} hard negatives across sidecars",
+        split_mirrors.len()
+    );
+
+    let (mut admin_one, mut admin_two) = (one.admin().await, two.admin().await);
+    // Each relearn ends with a detection pass on the fleet's book; a pair goes live on its
+    // second consecutive confirmation.
+    for _ in 0..2 {
+        relearn(&mut admin_one, "", true).await;
+        relearn(&mut admin_two, "", true).await;
+    }
+    let all_folded = |live: &[MirrorSet]| {
+        split_mirrors
+            .iter()
+            .all(|(a, b)| folded_together(live, a, b))
+    };
+    let on_two = wait_live(
+        &mut admin_two,
+        "sidecar two folds every split mirror pair",
+        all_folded,
+    )
+    .await;
+    let on_one = wait_live(&mut admin_one, "sidecar one serves the same sets", |live| {
+        pairs(live) == pairs(&on_two)
+    })
+    .await;
+    assert!(all_folded(&on_one));
+    // Nothing live joins origins that are not mirrors: the hard negatives (sibling blogs on the
+    // primary's IP, redirectors, shop-software sites on one IP) split across sidecars included.
+    for (alias, canonical) in pairs(&on_one) {
+        let (alias, canonical) = (origin_of_site(&alias), origin_of_site(&canonical));
+        let pair = (alias.clone().min(canonical.clone()), alias.max(canonical));
+        assert!(
+            corpus.mirror_pairs.contains(&pair),
+            "{pair:?} is folded but is not a mirror pair (hard negative: {})",
+            corpus.negative_pairs.contains(&pair)
+        );
+    }
+    one.stop().await;
+    two.stop().await;
+}
+
+/// Used memory of a Redis, from `INFO memory`.
+async fn redis_used_memory(url: &str) -> u64 {
+    let client = redis::Client::open(url).expect("redis url");
+    let mut connection = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("redis");
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query_async(&mut connection)
+        .await
+        .expect("INFO");
+    info.lines()
+        .find_map(|line| line.strip_prefix("used_memory:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("used_memory")
+}
+
+/// The figures of BENCHMARKS.md "Mirror detection at scale", fleet: 20,000 origins shared through
+/// a real Redis (2,000 of them halves of 1,000 mirror pairs whose halves differ in name and
+/// address, so only the path and content sketches can propose them), then what a pass does:
+/// read every signature, propose pairs, fetch the proposed origins' full summaries.
+/// `cargo test --test it fleet_summaries_at_scale -- --ignored --nocapture`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement (BENCHMARKS.md), run by hand: about a minute"]
+async fn fleet_summaries_at_scale_measured() {
+    use std::time::Instant;
+    use undust::fleet::{Fleet, FleetConfig, SharedOrigin};
+    use undust::mirrors::signature::DEFAULT_SKETCH;
+    use undust::mirrors::{propose, ContentMark, HostSummary, OriginSignature, ProposeParams};
+
+    const ORIGINS: usize = 20_000;
+    const PAIRS: usize = 1_000;
+    let Some(redis) = Redis::start() else { return };
+    let fleet = Fleet::new(
+        FleetConfig {
+            url: redis.url(),
+            lease_ttl: Duration::from_secs(30),
+            rules_poll: Duration::from_millis(500),
+            call_timeout: undust::fleet::DEFAULT_CALL_TIMEOUT,
+            evidence_per_host: 100,
+            evidence_max_hosts: ORIGINS,
+        },
+        &undust::config::ServeConfig::from_knobs(Knobs::default())
+            .expect("defaults")
+            .seen_set,
+    )
+    .expect("fleet");
+    fleet.establish().await.expect("connect");
+    // A deterministic generator (xorshift), so runs compare.
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let site = |next: &mut dyn FnMut() -> u64| -> Vec<(String, u64)> {
+        (0..40)
+            .map(|i| {
+                let (a, b) = (next() % 2_000, next() % 2_000);
+                (format!("/w{a}/w{b}-{i}.html"), next())
+            })
+            .collect()
+    };
+    let summary = |name: &str, ip: u64, paths: &[(String, u64)]| {
+        let mut h = HostSummary::new(&format!("http://{name}"), name);
+        h.ip = Some(std::net::IpAddr::V4(std::net::Ipv4Addr::from(ip as u32)));
+        h.urls_seen = paths.len() as u64;
+        for (i, (path, content)) in paths.iter().enumerate() {
+            h.paths.insert(path.clone());
+            if i % 4 == 0 {
+                let page = h.pages.entry(path.clone()).or_default();
+                page.marks.push(ContentMark {
+                    exact: *content,
+                    simhash: Some(*content),
+                    strong: true,
+                });
+                page.links = (0..20).map(|j| content ^ j).collect();
+            }
+        }
+        h
+    };
+    let mut summaries = Vec::with_capacity(ORIGINS);
+    for p in 0..PAIRS {
+        let paths = site(&mut next);
+        summaries.push(summary(&format!("www.site{p}.com"), next(), &paths));
+        summaries.push(summary(
+            &format!("copy{p}.example.net"),
+            next(),
+            &paths[..paths.len() * 8 / 10],
+        ));
+    }
+    while summaries.len() < ORIGINS {
+        let paths = site(&mut next);
+        let n = summaries.len();
+        summaries.push(summary(&format!("www.other{n}.org"), next(), &paths));
+    }
+    let before = redis_used_memory(&redis.url()).await;
+    let started = Instant::now();
+    let shared: Vec<SharedOrigin> = summaries
+        .iter()
+        .map(|s| SharedOrigin {
+            origin: s.origin.clone(),
+            signature: postcard::to_stdvec(&OriginSignature::of(s, DEFAULT_SKETCH))
+                .expect("encode"),
+            summary: postcard::to_stdvec(s).expect("encode"),
+        })
+        .collect();
+    let encoded = started.elapsed();
+    let signature_bytes: usize = shared.iter().map(|s| s.signature.len()).sum();
+    let summary_bytes: usize = shared.iter().map(|s| s.summary.len()).sum();
+    let started = Instant::now();
+    fleet
+        .summaries
+        .share(&shared, &[], Duration::from_secs(3_600))
+        .await
+        .expect("share");
+    let share_time = started.elapsed();
+    let after = redis_used_memory(&redis.url()).await;
+
+    // A pass on a sidecar holding none of them (every origin is another sidecar's).
+    let started = Instant::now();
+    let raw = fleet.summaries.signatures(ORIGINS * 2).await.expect("scan");
+    let scanned = started.elapsed();
+    let started = Instant::now();
+    let signatures: Vec<OriginSignature> = raw
+        .iter()
+        .map(|(_, bytes)| postcard::from_bytes(bytes).expect("decode"))
+        .collect();
+    let proposed = propose(&signatures, |_| true, &ProposeParams::default());
+    let proposing = started.elapsed();
+    let name = |i: u32| signatures[i as usize].host.as_str();
+    let true_pairs = proposed
+        .iter()
+        .filter(|p| {
+            let (a, b) = (name(p.a), name(p.b));
+            let number = |h: &str| {
+                h.strip_prefix("www.site")
+                    .or_else(|| h.strip_prefix("copy"))
+                    .and_then(|h| h.split('.').next())
+                    .map(str::to_owned)
+            };
+            number(a).is_some() && number(a) == number(b) && a != b
+        })
+        .count();
+    let mut wanted: Vec<String> = Vec::new();
+    let mut taken = HashSet::new();
+    for p in &proposed {
+        for i in [p.a, p.b] {
+            if taken.insert(i) {
+                wanted.push(signatures[i as usize].origin.clone());
+            }
+        }
+    }
+    wanted.truncate(2_000);
+    let started = Instant::now();
+    let fetched = fleet
+        .summaries
+        .summaries(&wanted, 256 << 20)
+        .await
+        .expect("fetch");
+    let fetching = started.elapsed();
+    let fetched_bytes: usize = fetched.iter().map(|(_, b)| b.len()).sum();
+    // The baseline: reading every origin's full summary instead (what a pass without
+    // signatures would load), the same way (HSCAN, 500 a call).
+    let started = Instant::now();
+    let client = redis::Client::open(redis.url()).expect("redis url");
+    let mut connection = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("redis");
+    let (mut cursor, mut all_bytes, mut calls) = (0u64, 0usize, 0usize);
+    loop {
+        let (next, page): (u64, Vec<(String, Vec<u8>)>) = redis::cmd("HSCAN")
+            .arg("undust:ms:full")
+            .arg(cursor)
+            .arg("COUNT")
+            .arg(500)
+            .query_async(&mut connection)
+            .await
+            .expect("HSCAN");
+        calls += 1;
+        all_bytes += page.iter().map(|(_, b)| b.len()).sum::<usize>();
+        let _decoded: Vec<HostSummary> = page
+            .iter()
+            .map(|(_, b)| postcard::from_bytes(b).expect("decode"))
+            .collect();
+        if next == 0 || calls > ORIGINS {
+            break;
+        }
+        cursor = next;
+    }
+    let everything = started.elapsed();
+    let two_stage = scanned + proposing + fetching;
+    eprintln!(
+        "fleet summaries at scale: two-stage read {two_stage:?} ({} B) vs every full summary \
+         {everything:?} ({all_bytes} B, {calls} HSCAN calls): ratio {:.2}",
+        signature_bytes + fetched_bytes,
+        two_stage.as_secs_f64() / everything.as_secs_f64()
+    );
+    eprintln!(
+        "fleet summaries at scale: {ORIGINS} origins; encoded in {encoded:?}: signatures {:.0} B/origin, \
+         full summaries {:.0} B/origin; shared in {share_time:?}; Redis used memory +{:.0} B/origin; \
+         pass: {} signatures scanned in {scanned:?} ({} HSCAN calls at most), decoded and {} pairs \
+         proposed in {proposing:?} ({true_pairs} of {PAIRS} true pairs among them); {} full summaries \
+         ({fetched_bytes} B) fetched in {fetching:?} ({} HMGET calls)",
+        signature_bytes as f64 / ORIGINS as f64,
+        summary_bytes as f64 / ORIGINS as f64,
+        (after.saturating_sub(before)) as f64 / ORIGINS as f64,
+        raw.len(),
+        ORIGINS / undust::fleet::summaries::SCAN_COUNT + 2,
+        proposed.len(),
+        fetched.len(),
+        wanted.len().div_ceil(undust::fleet::summaries::FETCH_CHUNK),
+    );
+    assert_eq!(raw.len(), ORIGINS);
+    assert!(
+        true_pairs as f64 >= 0.9 * PAIRS as f64,
+        "{true_pairs} of {PAIRS}"
+    );
 }

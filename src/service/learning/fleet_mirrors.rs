@@ -2,20 +2,42 @@
 //! same aliases to the same canonical site and the shared seen-set holds one form of a mirrored
 //! page.
 //!
-//! - A detection pass takes the mirror lease ([`crate::fleet::MIRRORS_LEASE`]); a sidecar that
-//!   finds it held skips its pass (the holder's table arrives at the next poll). Under the lease
-//!   it reads the fleet's book when newer than its own, counts its own detection into it, and
+//! - A detection pass first shares the summaries of the hosts a relearn changed since the last
+//!   pass, and refreshes the age of the others it holds ([`crate::fleet::summaries`]); then it
+//!   takes the mirror lease ([`crate::fleet::MIRRORS_LEASE`]); a sidecar that finds it held skips
+//!   the rest of its pass (the holder's table arrives at the next poll).
+//! - Under the lease it reads the fleet's signatures. When the other sidecars' origins are at
+//!   most [`FLEET_SUMMARIES_PER_PASS`], it fetches all of their full summaries (the pass then
+//!   sees what one sidecar holding every host would). Beyond that it proposes pairs from the
+//!   signatures joined with its own ([`crate::mirrors::propose`]: at least one origin of each
+//!   pair summarized by another sidecar), and fetches the full summaries of the proposed
+//!   origins, the origins of the book's
+//!   pairs first, at most [`FLEET_SUMMARIES_PER_PASS`] and [`FLEET_SUMMARY_BYTES_PER_PASS`] of
+//!   them. Detection then runs on the union of its own summaries and those
+//!   ([`crate::service::mirrors::MirrorWatch::detect_with`]), so a mirror pair whose two hosts
+//!   are sampled on two sidecars is found. Memory of a pass, besides the local summaries: the
+//!   fleet's signatures (≤ ~350 bytes each, plus their keys sorted once, 16 bytes per key and
+//!   about 40 keys per origin: ~64 MB at 100,000 origins), a copy of the local summaries, and the
+//!   fetched summaries (at most [`FLEET_SUMMARY_BYTES_PER_PASS`] encoded).
+//! - It reads the fleet's book when newer than its own, counts its detection into it, and
 //!   publishes the result ([`crate::fleet::mirrors`]) under the lease's fencing token. A pair
-//!   this sidecar does not summarize both sites of is neither confirmed nor missed by its pass
-//!   ([`Learning::pass_on`]), so a sidecar that never saw a host's pages cannot withdraw what
-//!   another sidecar found, and two sidecars' passes on one pair's evidence count as consecutive.
+//!   the pass does not summarize both sites of (here or fetched) is neither confirmed nor
+//!   missed by it ([`Learning::pass_on`]), so a sidecar that never saw a host's pages cannot
+//!   withdraw what another sidecar found, and two sidecars' passes on one pair's evidence count
+//!   as consecutive.
+//! - The fleet's summaries unreadable (Redis slow or gone after the lease was taken): the pass
+//!   runs on this sidecar's summaries only (logged, counted as `unavailable` in
+//!   `undust_fleet_mirror_summaries_total`); a share that failed is sent again with the next
+//!   pass's.
 //! - An operator's pin, forbid or clear, asked on any sidecar, is recorded the same way (waiting
 //!   a bounded time for a pass that holds the lease), so it is part of what every sidecar follows
 //!   and survives a relearn on any of them.
 //! - Every sidecar polls the fleet's table every `--fleet-rules-poll-ms` and puts a newer one live
 //!   whole (stored first, as a local pass's book is).
 //! - Redis unreachable: passes and decisions fail (logged, or refused to the operator), and the
-//!   last table stays live; Canonicalize never waits on any of this.
+//!   last table stays live; Canonicalize never waits on any of this. Shared summaries of a host
+//!   that left every sidecar's sample are refreshed by none and age out after
+//!   [`SUMMARY_AGE_INTERVALS`] relearn intervals (at least [`SUMMARY_MIN_AGE`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,9 +45,15 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tonic::Status;
 
+use rustc_hash::{FxHashMap, FxHashSet};
+
 use super::mirrors::MirrorBook;
 use super::Learning;
-use crate::fleet::{Fleet, Lease, MirrorsOutcome, PublishedMirrors, MIRRORS_LEASE};
+use crate::fleet::{
+    Fleet, FleetError, Lease, MirrorsOutcome, PublishedMirrors, SharedOrigin, MIRRORS_LEASE,
+};
+use crate::mirrors::signature::DEFAULT_SKETCH;
+use crate::mirrors::{propose, HostSummary, OriginSignature, ProposeParams};
 use crate::pb::{DecideMirrorRequest, ListMirrorsResponse};
 use crate::telemetry;
 
@@ -34,6 +62,20 @@ const DECISION_LEASE_WAIT: Duration = Duration::from_secs(5);
 
 /// Wait between attempts to take the mirror lease for a decision.
 const DECISION_LEASE_RETRY: Duration = Duration::from_millis(50);
+
+/// Most full summaries of other sidecars one detection pass fetches.
+pub const FLEET_SUMMARIES_PER_PASS: usize = 2_000;
+
+/// Most bytes (encoded) of other sidecars' full summaries one detection pass fetches.
+pub const FLEET_SUMMARY_BYTES_PER_PASS: usize = 256 << 20;
+
+/// Relearn intervals after which a shared summary no sidecar refreshed ages out: every sidecar
+/// refreshes those it holds at each pass, at least once per interval, so a few missed passes
+/// (a sidecar restarting, Redis away) do not drop them.
+pub const SUMMARY_AGE_INTERVALS: u32 = 4;
+
+/// Shortest age bound, for sidecars that relearn every few seconds.
+pub const SUMMARY_MIN_AGE: Duration = Duration::from_secs(600);
 
 /// The book a fleet publication carries (the version is the board's, set on receipt).
 fn decode(published: &PublishedMirrors) -> Result<MirrorBook, serde_json::Error> {
@@ -48,6 +90,7 @@ impl Learning {
         self: &Arc<Self>,
         fleet: &Arc<Fleet>,
     ) -> Result<(), Status> {
+        self.share_summaries(fleet).await;
         let lease = match fleet.leases.acquire(MIRRORS_LEASE).await {
             Ok(Some(lease)) => lease,
             Ok(None) => {
@@ -62,15 +105,167 @@ impl Learning {
                 )))
             }
         };
+        let fetched = match self.fleet_summaries(fleet).await {
+            Ok(fetched) => fetched,
+            Err(err) => {
+                tracing::warn!(%err, "the fleet's host summaries could not be read; this mirror pass runs on this sidecar's summaries only");
+                metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "unavailable")
+                    .increment(1);
+                Vec::new()
+            }
+        };
         let outcome = self
-            .change_fleet_book(fleet, &lease, |learning, base| {
-                Ok(learning.pass_on(base, true))
+            .change_fleet_book(fleet, &lease, move |learning, base| {
+                Ok(learning.pass_on(base, true, fetched))
             })
             .await;
         if let Err(err) = fleet.leases.release(&lease).await {
             tracing::debug!(%err, "the mirror lease was not released; it expires by itself");
         }
         outcome
+    }
+
+    /// Shares the summaries of the hosts a relearn changed and refreshes the others (see the
+    /// module docs); on failure the changed hosts wait for the next pass.
+    async fn share_summaries(&self, fleet: &Arc<Fleet>) {
+        let watch = &self.sidecar.mirrors;
+        let (changed, held) = watch.take_unshared();
+        let mut shared = Vec::with_capacity(changed.len());
+        for summary in &changed {
+            let signature = OriginSignature::of(summary, DEFAULT_SKETCH);
+            match (
+                postcard::to_stdvec(&signature),
+                postcard::to_stdvec(summary),
+            ) {
+                (Ok(signature), Ok(encoded)) => shared.push(SharedOrigin {
+                    origin: summary.origin.clone(),
+                    signature,
+                    summary: encoded,
+                }),
+                (Err(err), _) | (_, Err(err)) => {
+                    tracing::error!(origin = %summary.origin, %err, "a host summary does not encode; not shared");
+                }
+            }
+        }
+        let max_age = self
+            .sidecar
+            .config
+            .learning
+            .relearn_interval
+            .saturating_mul(SUMMARY_AGE_INTERVALS)
+            .max(SUMMARY_MIN_AGE);
+        match fleet.summaries.share(&shared, &held, max_age).await {
+            Ok(evicted) => {
+                metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "shared")
+                    .increment(shared.len() as u64);
+                metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "evicted")
+                    .increment(evicted);
+            }
+            Err(err) => {
+                tracing::debug!(%err, hosts = changed.len(), "host summaries not shared with the fleet; the next pass shares them");
+                metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "unavailable")
+                    .increment(1);
+                watch.unshared_again(changed.into_iter().map(|summary| summary.host));
+            }
+        }
+    }
+
+    /// The full summaries of other sidecars' origins this pass compares (see the module docs).
+    async fn fleet_summaries(
+        self: &Arc<Self>,
+        fleet: &Arc<Fleet>,
+    ) -> Result<Vec<HostSummary>, FleetError> {
+        let signatures = fleet
+            .summaries
+            .signatures(fleet.summaries.max_origins())
+            .await?;
+        let learning = Arc::clone(self);
+        let wanted = tokio::task::spawn_blocking(move || learning.origins_to_fetch(signatures))
+            .await
+            .map_err(|err| FleetError::Protocol(format!("proposing pairs panicked: {err}")))?;
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let raw = fleet
+            .summaries
+            .summaries(&wanted, FLEET_SUMMARY_BYTES_PER_PASS)
+            .await?;
+        let mut out = Vec::with_capacity(raw.len());
+        for (origin, bytes) in raw {
+            match postcard::from_bytes::<HostSummary>(&bytes) {
+                Ok(summary) if summary.origin == origin => out.push(summary),
+                _ => {
+                    metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "undecodable")
+                        .increment(1);
+                }
+            }
+        }
+        metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "fetched")
+            .increment(out.len() as u64);
+        Ok(out)
+    }
+
+    /// Origins held by other sidecars whose full summaries this pass wants: all of them when
+    /// they are at most [`FLEET_SUMMARIES_PER_PASS`]; else those of the book's pairs, then those
+    /// of the pairs their signatures propose with this sidecar's or each other's, at most
+    /// [`FLEET_SUMMARIES_PER_PASS`]. Blocking (linear in the signatures).
+    fn origins_to_fetch(&self, shared: Vec<(String, Vec<u8>)>) -> Vec<String> {
+        let mut signatures = self.sidecar.mirrors.signatures(DEFAULT_SKETCH);
+        let local = signatures.len();
+        let held: FxHashSet<String> = signatures.iter().map(|s| s.origin.clone()).collect();
+        for (origin, bytes) in shared {
+            if held.contains(&origin) {
+                continue;
+            }
+            match postcard::from_bytes::<OriginSignature>(&bytes) {
+                Ok(signature) if signature.origin == origin => signatures.push(signature),
+                _ => {
+                    metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "undecodable")
+                        .increment(1);
+                }
+            }
+        }
+        let elsewhere: FxHashMap<&str, usize> = signatures[local..]
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.origin.as_str(), local + i))
+            .collect();
+        let mut order: Vec<usize> = Vec::new();
+        let mut taken: FxHashSet<usize> = FxHashSet::default();
+        {
+            let book = self.mirror_book.lock();
+            for origin in book.tracked_origins() {
+                if let Some(&i) = elsewhere.get(origin) {
+                    if taken.insert(i) {
+                        order.push(i);
+                    }
+                }
+            }
+        }
+        if signatures.len() - local <= FLEET_SUMMARIES_PER_PASS {
+            // Every origin of the fleet fits one pass: all of them, so the pass sees what one
+            // sidecar holding every host would, and passes on different sidecars agree.
+            order.extend((local..signatures.len()).filter(|i| !taken.contains(i)));
+            return order
+                .into_iter()
+                .map(|i| signatures[i].origin.clone())
+                .collect();
+        }
+        for pair in propose(&signatures, |i| i >= local, &ProposeParams::default()) {
+            for i in [pair.a as usize, pair.b as usize] {
+                if i >= local && taken.insert(i) {
+                    order.push(i);
+                }
+            }
+            if order.len() >= FLEET_SUMMARIES_PER_PASS {
+                break;
+            }
+        }
+        order.truncate(FLEET_SUMMARIES_PER_PASS);
+        order
+            .into_iter()
+            .map(|i| signatures[i].origin.clone())
+            .collect()
     }
 
     /// The DecideMirror call, on the fleet's book with `--fleet`, else on this sidecar's.

@@ -32,7 +32,7 @@ use crate::canon::mirror::MirrorTable;
 use crate::canon::rules::mirror::{origin_of, validate_mirror_sets, validate_site};
 use crate::canon::rules::{MirrorAlias, MirrorEvidence, MirrorSet, MirrorSite};
 use crate::mirrors::sets::apply_decisions;
-use crate::mirrors::{MirrorConfig, Technique};
+use crate::mirrors::{HostSummary, MirrorConfig, Technique};
 use crate::pb::{
     DecideMirrorRequest, ListMirrorsResponse, MirrorCandidate, MirrorDecision, MirrorFold,
 };
@@ -124,6 +124,13 @@ impl MirrorBook {
         });
         out.id = format!("mirror:{}", out.canonical.display());
         out
+    }
+
+    /// The origins of the pairs the book tracks (live or on probation).
+    pub(super) fn tracked_origins(&self) -> impl Iterator<Item = &str> {
+        self.tracked
+            .values()
+            .flat_map(|t| [t.alias.origin.as_str(), t.canonical.origin.as_str()])
     }
 
     /// Counts one detection pass's sets into the pairs' streaks.
@@ -334,19 +341,30 @@ impl Learning {
     /// One detection pass (see the module docs). Blocking.
     pub(super) fn mirror_pass(&self) -> Result<(), String> {
         let _one = self.mirror_pass.lock();
-        let book = self.pass_on(self.mirror_book.lock().clone(), false);
+        let book = self.pass_on(self.mirror_book.lock().clone(), false, Vec::new());
         self.commit_book(book)
     }
 
-    /// `book` after one detection pass on this sidecar's summaries. With `covering_only`, pairs
-    /// this sidecar does not summarize both sites of are left as they are (in a fleet, another
-    /// sidecar may hold their evidence). Blocking.
-    pub(super) fn pass_on(&self, mut book: MirrorBook, covering_only: bool) -> MirrorBook {
+    /// `book` after one detection pass on this sidecar's summaries joined with `fleet` (other
+    /// sidecars' summaries this pass fetched, see [`super::fleet_mirrors`]). With
+    /// `covering_only`, pairs the pass does not summarize both sites of (neither here nor in
+    /// `fleet`) are left as they are: another sidecar may hold their evidence. Blocking.
+    pub(super) fn pass_on(
+        &self,
+        mut book: MirrorBook,
+        covering_only: bool,
+        fleet: Vec<HostSummary>,
+    ) -> MirrorBook {
         let started = std::time::Instant::now();
-        let detection = self.sidecar.mirrors.detect(&sidecar_detection());
+        let fetched: std::collections::HashSet<String> =
+            fleet.iter().map(|s| s.origin.clone()).collect();
+        let detection = self
+            .sidecar
+            .mirrors
+            .detect_with(fleet, &sidecar_detection());
         let watch = &self.sidecar.mirrors;
         book.observe_pass_covering(&detection.sets, |site| {
-            !covering_only || watch.has_origin(&site.origin)
+            !covering_only || fetched.contains(&site.origin) || watch.has_origin(&site.origin)
         });
         book.live = book.resolve();
         metrics::counter!(telemetry::MIRROR_PASSES).increment(1);

@@ -35,6 +35,13 @@
 //! as they are whenever relearning runs, and [`sets::apply_decisions`] keeps an operator's pinned
 //! and forbidden aliases across runs.
 //!
+//! # Across a fleet
+//!
+//! Sidecars of a fleet summarize different hosts. [`signature`] cuts a summary down to what
+//! proposes pairs (address, host name, sketches of paths and contents), so a pass proposes pairs
+//! across the fleet's origins from signatures and confirms them on the full summaries of the
+//! proposed origins only.
+//!
 //! # Corner cases the paper leaves open
 //!
 //! - Origins, not hosts, are the unit: `http://x.org` and `https://x.org` are a pair like any
@@ -52,6 +59,7 @@ pub mod ip;
 pub mod measure;
 pub mod paths;
 pub mod sets;
+pub mod signature;
 pub mod summary;
 pub mod terms;
 
@@ -63,6 +71,7 @@ use serde::{Deserialize, Serialize};
 pub use confirm::{Alignment, ConfirmConfig, PairEvidence};
 pub use connectivity::ConnParams;
 pub use sets::ConfirmedPair;
+pub use signature::{propose, OriginSignature, ProposeParams, ProposedPair};
 pub use summary::{ContentMark, HostSummaries, HostSummary, PageLinks, SummaryLimits};
 pub use terms::TermParams;
 

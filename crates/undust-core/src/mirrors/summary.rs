@@ -13,13 +13,14 @@
 use std::net::IpAddr;
 
 use rustc_hash::{FxHashMap, FxHashSet};
+use serde::{Deserialize, Serialize};
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::content::{fingerprint_host_linked, ContentConfig, Fingerprint, PageAnalysis, Strength};
 
 /// What one fetched page's content is, for comparing pages across hosts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ContentMark {
     /// Exact hash of the content (template-stripped content, or a payload digest).
     pub exact: u64,
@@ -108,7 +109,7 @@ impl Default for SummaryLimits {
 }
 
 /// One sampled fetched page.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageSummary {
     /// Content marks of the captures of this path (usually one).
     pub marks: Vec<ContentMark>,
@@ -167,8 +168,9 @@ impl PageLinks {
     }
 }
 
-/// What mirror detection knows about one origin.
-#[derive(Clone, Debug)]
+/// What mirror detection knows about one origin. Serializable, so sidecars of a fleet share
+/// the summaries they hold (bounded as they are: by [`SummaryLimits`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HostSummary {
     /// `scheme://host[:port]`, as [`origin_of`] writes it.
     pub origin: String,
