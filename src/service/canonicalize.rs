@@ -159,8 +159,9 @@ impl CanonicalizerService {
         CanonicalizerService { sidecar }
     }
 
-    /// Answers one batch and makes what it recorded durable before the answer goes out (see [`crate::service::durable`]). `rpc` labels the latency metric;
-    /// past `deadline` the rest of the batch is not processed.
+    /// Answers one batch and makes what it recorded durable before the answer goes out (see
+    /// [`crate::service::durable`]). `rpc` labels the latency metric; past `deadline` the rest of
+    /// the batch is not processed.
     pub async fn answer_durably(
         &self,
         request: CanonicalizeRequest,
