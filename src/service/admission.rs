@@ -11,9 +11,9 @@
 //!   raise; HTTP/2 flow control then holds the sender at its window, so a refused body costs the
 //!   server at most that window.
 //! - The request body's bytes are counted as its frames arrive. A frame that would take the bytes
-//!   held by all calls past the bound fails the call with RESOURCE_EXHAUSTED (tonic surfaces a
-//!   [`Status`] that a body returns as the call's status), unless the call holds the only bytes: one
-//!   call is always admitted alone, whatever its size (`--max-message-bytes` bounds it).
+//!   held by all calls past the bound fails the call with RESOURCE_EXHAUSTED (tonic answers a
+//!   [`Status`] a body fails with as the call's status), unless the call holds the only bytes:
+//!   one call is always admitted alone, whatever its size (`--max-message-bytes` bounds it).
 //! - A call's slot and bytes are given back when the last of its parts is dropped: its request
 //!   body, the handler's future, its response body, and the [`Admitted`] handle the handler may
 //!   keep. A caller that cancels or times out has its stream reset, which drops them all. A
