@@ -63,9 +63,9 @@ pub const DEFAULT_SAMPLE_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
 /// CPU-bound, so a few per core keep the cores busy; beyond that requests only queue and hold
 /// memory (128 clients with 32 MB batches took 4.1 GiB and 46 s per answer without a limit).
 pub const DEFAULT_CANONICALIZE_MAX_IN_FLIGHT: usize = 32;
-/// URL bytes of the Canonicalize requests answered at once; a request that would exceed it is
-/// refused with RESOURCE_EXHAUSTED (one request is always admitted when none is in flight). An
-/// answer holds about 4 times its request's URL bytes while it is built.
+/// Request bytes the Canonicalize calls in flight hold, counted as they arrive; a call that would
+/// exceed it is refused with RESOURCE_EXHAUSTED (one call is always admitted alone). An answer
+/// holds about 4 times its request's URL bytes while it is built.
 pub const DEFAULT_CANONICALIZE_MAX_IN_FLIGHT_BYTES: u64 = 128 * 1024 * 1024;
 /// Bytes of Canonicalize answers kept for retries under the same `request_id` (see
 /// `service::replay`): 64 MiB hold about 300,000 answered URLs, a minute of a busy frontier.
@@ -191,12 +191,16 @@ pub struct Knobs {
     /// Largest page body ingest accepts, in bytes [default: 8388608].
     #[arg(long, env = "UNDUST_INGEST_MAX_BODY_BYTES")]
     pub ingest_max_body_bytes: Option<usize>,
-    /// Canonicalize requests answered at once; more are refused with RESOURCE_EXHAUSTED
+    /// Canonicalize calls in flight at once (a CanonicalizeStream is one call for its life); a
+    /// call beyond it is refused with RESOURCE_EXHAUSTED as soon as its headers arrive, before
+    /// its batch is read, and nothing of it is recorded: clients retry with backoff
     /// [default: 32].
     #[arg(long, env = "UNDUST_CANONICALIZE_MAX_IN_FLIGHT")]
     pub canonicalize_max_in_flight: Option<usize>,
-    /// URL bytes of the Canonicalize requests answered at once; beyond it requests are refused
-    /// with RESOURCE_EXHAUSTED [default: 134217728].
+    /// Request bytes the Canonicalize calls in flight may hold, counted as they arrive; a call
+    /// whose bytes would pass it while others hold some is refused with RESOURCE_EXHAUSTED
+    /// (nothing of it is recorded: clients retry with backoff). One call alone is always
+    /// admitted, up to --max-message-bytes [default: 134217728].
     #[arg(long, env = "UNDUST_CANONICALIZE_MAX_IN_FLIGHT_BYTES")]
     pub canonicalize_max_in_flight_bytes: Option<u64>,
     /// Bytes of Canonicalize answers kept so that a batch retried under the same request_id gets

@@ -39,6 +39,14 @@ pub const CANONICALIZE_REPLAYED: &str = "undust_canonicalize_replayed_total";
 pub const CANONICALIZE_BATCH_SIZE: &str = "undust_canonicalize_batch_urls";
 /// Requests refused as a whole (batch too large). Label `reason`.
 pub const REQUESTS_REFUSED: &str = "undust_requests_refused_total";
+/// Canonicalize calls admitted and not yet ended (see `service::admission`).
+pub const CANONICALIZE_IN_FLIGHT: &str = "undust_canonicalize_in_flight";
+/// Request bytes the admitted Canonicalize calls hold against
+/// `--canonicalize-max-in-flight-bytes`.
+pub const CANONICALIZE_IN_FLIGHT_BYTES: &str = "undust_canonicalize_in_flight_bytes";
+/// URLs of Canonicalize batches left unprocessed because their caller had gone: its deadline
+/// passed or it cancelled.
+pub const CANONICALIZE_URLS_ABANDONED: &str = "undust_canonicalize_urls_abandoned_total";
 /// Canonical forms held by the seen-set.
 pub const SEEN_SET_ENTRIES: &str = "undust_seen_set_entries";
 /// Generations (exact mode) or layers (bloom mode) the seen-set dropped to stay in its bound.
@@ -185,6 +193,21 @@ fn describe() {
         REQUESTS_REFUSED,
         Unit::Count,
         "Requests refused as a whole (label reason)."
+    );
+    describe_gauge!(
+        CANONICALIZE_IN_FLIGHT,
+        Unit::Count,
+        "Canonicalize calls admitted and not yet ended."
+    );
+    describe_gauge!(
+        CANONICALIZE_IN_FLIGHT_BYTES,
+        Unit::Bytes,
+        "Request bytes held by admitted Canonicalize calls."
+    );
+    describe_counter!(
+        CANONICALIZE_URLS_ABANDONED,
+        Unit::Count,
+        "URLs of Canonicalize batches left unprocessed because their caller's deadline passed or it cancelled."
     );
     describe_gauge!(
         SEEN_SET_ENTRIES,

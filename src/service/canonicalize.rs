@@ -4,12 +4,14 @@
 //! version answers every URL of the host in the batch. Counters are summed per batch and published
 //! once, to keep atomic traffic off the per-URL path.
 //!
-//! Work is bounded: at most `--canonicalize-max-in-flight` requests holding at most
-//! `--canonicalize-max-in-flight-bytes` URL bytes are answered at once; beyond that a request is
-//! refused at once with RESOURCE_EXHAUSTED (a queue would only hold memory and make every answer
-//! late). A batch is answered in chunks of [`CHUNK_URLS`]: between chunks the caller's deadline
-//! (`grpc-timeout`) is checked and the task yields, so a caller that timed out or cancelled (its
-//! future is dropped) stops costing work at the next chunk.
+//! Work is bounded before it reaches this service: [`crate::service::admission`] admits at most
+//! `--canonicalize-max-in-flight` calls holding at most `--canonicalize-max-in-flight-bytes`
+//! request bytes when their headers arrive, and refuses the others with RESOURCE_EXHAUSTED before
+//! their bodies are read (a queue would only hold memory and make every answer late). A batch is
+//! answered in chunks of [`CHUNK_URLS`]: between chunks the caller's deadline (`grpc-timeout`) is
+//! checked and the task yields, so a caller that timed out or cancelled (its future is dropped)
+//! stops costing work at the next chunk; the URLs it left are counted in
+//! `undust_canonicalize_urls_abandoned_total`, and none of its batch is recorded.
 //!
 //! Mirror sets fold a URL of an alias site onto its canonical site before the rules, which are
 //! then the canonical host's (looked up once per batch too); the answer's `enqueue_url` stays
@@ -23,8 +25,9 @@
 //! Requests are decoded leniently ([`crate::pb::lenient`]): a URL that is not UTF-8 is answered
 //! INVALID with the offset of its first bad byte, and the rest of the batch is answered as usual.
 
+use prost::Message;
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -33,6 +36,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status, Streaming};
 
+use super::admission::Admitted;
 use super::state::{HostCounters, Sidecar};
 use crate::canon::engine::HostRules;
 use crate::canon::seen::{key_of, Seen};
@@ -49,23 +53,27 @@ const STREAM_BUFFER: usize = 8;
 /// millisecond of work.
 const CHUNK_URLS: usize = 1_000;
 
-/// Requests and URL bytes being answered now, shared by every clone of the service.
-#[derive(Default)]
-struct InFlight {
-    requests: AtomicUsize,
-    bytes: AtomicU64,
+/// How far a batch got; when dropped before [`Progress::finish`] (its caller's deadline passed,
+/// or the caller cancelled and the answer's future was dropped), the URLs not yet canonicalized
+/// are counted as abandoned.
+struct Progress {
+    urls: usize,
+    canonicalized: usize,
+    finished: bool,
 }
 
-/// One admitted request; gives its share back when dropped.
-struct Admitted {
-    in_flight: Arc<InFlight>,
-    bytes: u64,
+impl Progress {
+    fn finish(mut self) {
+        self.finished = true;
+    }
 }
 
-impl Drop for Admitted {
+impl Drop for Progress {
     fn drop(&mut self) {
-        self.in_flight.requests.fetch_sub(1, Ordering::AcqRel);
-        self.in_flight.bytes.fetch_sub(self.bytes, Ordering::AcqRel);
+        if !self.finished {
+            metrics::counter!(telemetry::CANONICALIZE_URLS_ABANDONED)
+                .increment(self.urls.saturating_sub(self.canonicalized) as u64);
+        }
     }
 }
 
@@ -142,46 +150,18 @@ impl Answered {
 #[derive(Clone)]
 pub struct CanonicalizerService {
     sidecar: Arc<Sidecar>,
-    in_flight: Arc<InFlight>,
 }
 
 impl CanonicalizerService {
+    /// The service; serve it behind [`crate::service::admission::Admitting`], which bounds the
+    /// work in flight.
     pub fn new(sidecar: Arc<Sidecar>) -> Self {
-        CanonicalizerService {
-            sidecar,
-            in_flight: Arc::default(),
-        }
+        CanonicalizerService { sidecar }
     }
 
-    /// Admits a request of `urls`, or refuses it when the in-flight bounds are reached.
-    fn admit(&self, urls: &[Vec<u8>]) -> Result<Admitted, Status> {
-        let config = &self.sidecar.config;
-        let bytes: u64 = urls.iter().map(|url| url.len() as u64).sum();
-        let requests = self.in_flight.requests.fetch_add(1, Ordering::AcqRel) + 1;
-        let before = self.in_flight.bytes.fetch_add(bytes, Ordering::AcqRel);
-        let admitted = Admitted {
-            in_flight: Arc::clone(&self.in_flight),
-            bytes,
-        };
-        let max_requests = config.canonicalize_max_in_flight;
-        let max_bytes = config.canonicalize_max_in_flight_bytes;
-        // One request is always admitted alone, whatever its size (--max-message-bytes bounds it).
-        if requests > max_requests || (before > 0 && before + bytes > max_bytes) {
-            metrics::counter!(telemetry::REQUESTS_REFUSED, "reason" => "overloaded").increment(1);
-            return Err(Status::resource_exhausted(format!(
-                "canonicalize is saturated ({} requests with {before} URL bytes in flight; limits \
-                 {max_requests} requests, {max_bytes} bytes: --canonicalize-max-in-flight, \
-                 --canonicalize-max-in-flight-bytes); no URL of this batch was recorded, retry it \
-                 with backoff",
-                requests - 1
-            )));
-        }
-        Ok(admitted)
-    }
-
-    /// Answers one batch, within the in-flight bounds, and makes what it recorded durable before
-    /// the answer goes out (see [`crate::service::durable`]). `rpc` labels the latency metric;
-    /// past `deadline` the rest of the batch is not processed.
+    /// Answers one batch and makes what it recorded durable before the answer goes out (see
+    /// [`crate::service::durable`]). `rpc` labels the latency metric; past `deadline` the rest of
+    /// the batch is not processed.
     pub async fn answer_durably(
         &self,
         request: CanonicalizeRequest,
@@ -193,10 +173,7 @@ impl CanonicalizerService {
         let (response, recorded_in) = self
             .sidecar
             .replay
-            .answer(request, |request| async move {
-                let _admitted = self.admit(&request.urls)?;
-                self.answer(request, deadline).await
-            })
+            .answer(request, |request| self.answer(request, deadline))
             .await?;
         if let Some(drain) = recorded_in {
             self.sidecar.durable.wait(drain).await?;
@@ -286,9 +263,15 @@ impl CanonicalizerService {
         // Valid URLs wait here, by position in `results`, until the seen-set answered them all
         // (with a fleet, in one round trip to Redis for the whole batch).
         let mut answered: Vec<Answered> = Vec::with_capacity(request.urls.len());
+        let mut progress = Progress {
+            urls: request.urls.len(),
+            canonicalized: 0,
+            finished: false,
+        };
 
         for (index, input) in request.urls.iter().enumerate() {
             if index % CHUNK_URLS == 0 {
+                progress.canonicalized = index;
                 if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                     metrics::counter!(telemetry::REQUESTS_REFUSED, "reason" => "deadline")
                         .increment(1);
@@ -413,6 +396,7 @@ impl CanonicalizerService {
             });
         }
 
+        progress.canonicalized = progress.urls;
         // A caller already gone must not have its URLs recorded: it would retry and be told they
         // are duplicates of answers it never received.
         if record && deadline.is_some_and(|deadline| Instant::now() >= deadline) {
@@ -484,6 +468,7 @@ impl CanonicalizerService {
         metrics::counter!(telemetry::DUPLICATES_SUPPRESSED).increment(suppressed);
         metrics::counter!(telemetry::ESTIMATED_BYTES_SAVED).increment(bytes_saved);
         metrics::histogram!(telemetry::CANONICALIZE_BATCH_SIZE).record(count as f64);
+        progress.finish();
         Ok((
             CanonicalizeResponse {
                 results,
@@ -513,6 +498,7 @@ impl CanonicalizerRpc for CanonicalizerService {
         request: Request<Streaming<CanonicalizeRequest>>,
     ) -> Result<Response<Self::CanonicalizeStreamStream>, Status> {
         let deadline = deadline_of(&request);
+        let admitted = request.extensions().get::<Admitted>().cloned();
         let mut inbound = request.into_inner();
         let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
         let service = self.clone();
@@ -520,7 +506,15 @@ impl CanonicalizerRpc for CanonicalizerService {
             while let Some(next) = inbound.next().await {
                 // A refused batch ends the stream with its status, like a unary call would.
                 let answer = match next {
-                    Ok(request) => service.answer_durably(request, "stream", deadline).await,
+                    Ok(request) => {
+                        let encoded_len = request.encoded_len();
+                        let answer = service.answer_durably(request, "stream", deadline).await;
+                        // The stream holds the batches it is answering, not all it sent.
+                        if let Some(admitted) = &admitted {
+                            admitted.release(encoded_len);
+                        }
+                        answer
+                    }
                     Err(status) => Err(status),
                 };
                 let failed = answer.is_err();

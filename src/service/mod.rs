@@ -2,7 +2,8 @@
 //!
 //! - [`server`]: [`run`] binds nothing itself; it restores state, serves, and drains on shutdown.
 //! - [`canonicalize`]: the frontier's hot path (`Canonicalize`, `CanonicalizeStream`);
-//!   [`durable`]: when its answers may be sent (after what they recorded is on disk).
+//!   [`admission`]: its in-flight bounds, applied when a call's headers arrive, before its body is
+//!   read; [`durable`]: when its answers may be sent (after what they recorded is on disk).
 //! - [`ingest`]: fetched pages in (`ObservePages`), validated, analysed, sampled, acknowledged once
 //!   durable.
 //! - [`learning`]: per-host samples and template models, the relearn scheduler and jobs, rule
@@ -14,6 +15,7 @@
 //! - [`state`]: what the services share; [`rules_pb`]: rules as protobuf messages.
 
 pub mod admin;
+pub mod admission;
 pub mod auth;
 pub mod canonicalize;
 pub mod durable;

@@ -22,6 +22,7 @@ use tonic::transport::Server;
 use tonic_health::ServingStatus;
 
 use super::admin::AdminService;
+use super::admission::{Admission, Admitting};
 use super::auth::Tokens;
 use super::canonicalize::CanonicalizerService;
 use super::ingest::IngestService;
@@ -158,6 +159,14 @@ pub async fn run(
     let canonicalizer = tonic::service::interceptor::InterceptedService::new(
         canonicalizer,
         super::canonicalize::stamp_arrival,
+    );
+    // Admission sees a call's headers before tonic reads its body.
+    let canonicalizer = Admitting::new(
+        canonicalizer,
+        Admission::new(
+            config.canonicalize_max_in_flight,
+            config.canonicalize_max_in_flight_bytes,
+        ),
     );
     let ingest = IngestServer::new(
         IngestService::new(Arc::clone(&sidecar), Arc::clone(&learning)).with_drain(stop.clone()),

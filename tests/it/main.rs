@@ -20,6 +20,7 @@ mod real_crawls;
 mod real_pages;
 mod rule_engine;
 mod serve_admin;
+mod serve_admission;
 mod serve_bad_bytes;
 mod serve_canonicalize;
 mod serve_ingest;
