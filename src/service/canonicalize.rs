@@ -508,7 +508,13 @@ impl CanonicalizerRpc for CanonicalizerService {
                 let answer = match next {
                     Ok(request) => {
                         let encoded_len = request.encoded_len();
-                        let answer = service.answer_durably(request, "stream", deadline).await;
+                        // A caller that has gone (its answers are no longer read) drops the batch
+                        // being answered, as a unary caller's reset does: the rest of its URLs
+                        // are counted abandoned and nothing more of it is recorded.
+                        let answer = tokio::select! {
+                            answer = service.answer_durably(request, "stream", deadline) => answer,
+                            () = sender.closed() => break,
+                        };
                         // The stream holds the batches it is answering, not all it sent.
                         if let Some(admitted) = &admitted {
                             admitted.release(encoded_len);

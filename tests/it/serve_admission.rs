@@ -353,3 +353,76 @@ async fn urls_of_a_caller_whose_deadline_passed_are_counted_abandoned_and_not_re
     assert_eq!(recorded, 0, "URLs of a caller that had gone were recorded");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_whose_caller_leaves_mid_batch_stops_costing_work() {
+    const URLS: usize = 300_000;
+    let server = TestServer::start_with(
+        None,
+        Knobs {
+            max_batch: Some(URLS),
+            ..Knobs::default()
+        },
+    )
+    .await;
+    let mut client = connect(server.addr).await;
+    let request = batch("stream-gone", URLS);
+    let framed = frame(&request);
+    let ready = client.clone().ready().await.expect("stream available");
+    client = ready;
+    let (call, mut body) = client
+        .send_request(
+            http::Request::builder()
+                .method("POST")
+                .uri(format!(
+                    "http://{}/undust.v1.Canonicalizer/CanonicalizeStream",
+                    server.addr
+                ))
+                .header("content-type", "application/grpc")
+                .header("te", "trailers")
+                .body(())
+                .expect("request"),
+            false,
+        )
+        .expect("send headers");
+    let before = metric(&server, "undust_canonicalize_urls_abandoned_total").await;
+    // One batch, the stream left open: the caller then leaves once the server holds the whole
+    // batch, i.e. while it is answering it.
+    body.send_data(framed.clone(), false)
+        .expect("send the batch");
+    let mut received = false;
+    for _ in 0..200 {
+        if metric(&server, "undust_canonicalize_in_flight_bytes").await >= framed.len() as f64 - 5.0
+        {
+            received = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(received, "the server never held the whole batch");
+    body.send_reset(h2::Reason::CANCEL);
+    drop(call);
+    let mut abandoned = 0.0;
+    for _ in 0..200 {
+        abandoned = metric(&server, "undust_canonicalize_urls_abandoned_total").await - before;
+        if abandoned > 0.0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(
+        abandoned >= (URLS / 2) as f64,
+        "most URLs of the batch whose caller left counted abandoned: {abandoned} of {URLS}"
+    );
+    // Its slot and bytes came back.
+    let mut held = f64::MAX;
+    for _ in 0..100 {
+        held = metric(&server, "undust_canonicalize_in_flight_bytes").await;
+        if held == 0.0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(held, 0.0, "bytes still held after the caller left");
+    server.stop().await;
+}
