@@ -10,14 +10,10 @@
 //!   reading its body, by a trailers-only response with RESOURCE_EXHAUSTED that names the flag to
 //!   raise; HTTP/2 flow control then holds the sender at its window, so a refused body costs the
 //!   server at most that window.
-//! - Each batch's bytes are reserved whole when its gRPC message header arrives (the header
-//!   carries the message's length), before the message itself is read. A batch that would take the
-//!   bytes held by all calls past the bound fails its call at once with RESOURCE_EXHAUSTED (tonic
-//!   answers a [`Status`] a body fails with as the call's status), unless the call holds the only
-//!   bytes: one call is always admitted alone, whatever its size (`--max-message-bytes` bounds
-//!   it). Reserving whole batches, not frames as they arrive, matters under contention: counted
-//!   frame by frame, 128 callers uploading 32 MB batches at once each got part-way, failed one
-//!   another past the bound, and one batch in 30 s was answered.
+//! - The request body's bytes are counted as its frames arrive. A frame that would take the bytes
+//!   held by all calls past the bound fails the call with RESOURCE_EXHAUSTED (tonic answers a
+//!   [`Status`] a body fails with as the call's status), unless the call holds the only bytes:
+//!   one call is always admitted alone, whatever its size (`--max-message-bytes` bounds it).
 //! - A call's slot and bytes are given back when the last of its parts is dropped: its request
 //!   body, the handler's future, its response body, and the [`Admitted`] handle the handler may
 //!   keep. A caller that cancels or times out has its stream reset, which drops them all. A
@@ -196,7 +192,10 @@ where
         };
         let (mut parts, body) = request.into_parts();
         parts.extensions.insert(Admitted(Arc::clone(&ticket)));
-        let body = Body::new(Counted::new(body, Arc::clone(&ticket)));
+        let body = Body::new(Counted {
+            inner: body,
+            ticket: Arc::clone(&ticket),
+        });
         let response = self.inner.call(Request::from_parts(parts, body));
         Box::pin(async move {
             let response = response.await?;
@@ -211,56 +210,10 @@ where
     }
 }
 
-/// A request body whose batches count against the bound when their message headers arrive.
+/// A request body whose bytes count against the bound as they arrive.
 struct Counted {
     inner: Body,
     ticket: Arc<Ticket>,
-    /// The message header being read (compressed flag, length), possibly split across frames.
-    header: [u8; GRPC_FRAME_HEADER as usize],
-    header_read: usize,
-    /// Bytes of the current message not yet arrived (already reserved with its header).
-    message_left: u64,
-}
-
-impl Counted {
-    fn new(inner: Body, ticket: Arc<Ticket>) -> Counted {
-        Counted {
-            inner,
-            ticket,
-            header: [0; GRPC_FRAME_HEADER as usize],
-            header_read: 0,
-            message_left: 0,
-        }
-    }
-
-    /// Walks a data frame through the gRPC framing, reserving each message whose header
-    /// completes in it: header and length at once.
-    fn reserve(&mut self, mut data: &[u8]) -> Result<(), Status> {
-        while !data.is_empty() {
-            if self.message_left > 0 {
-                let skip = self.message_left.min(data.len() as u64);
-                self.message_left -= skip;
-                data = &data[skip as usize..];
-                continue;
-            }
-            let take = (self.header.len() - self.header_read).min(data.len());
-            self.header[self.header_read..self.header_read + take].copy_from_slice(&data[..take]);
-            self.header_read += take;
-            data = &data[take..];
-            if self.header_read == self.header.len() {
-                self.header_read = 0;
-                let length = u32::from_be_bytes([
-                    self.header[1],
-                    self.header[2],
-                    self.header[3],
-                    self.header[4],
-                ]);
-                self.ticket.hold(GRPC_FRAME_HEADER + u64::from(length))?;
-                self.message_left = u64::from(length);
-            }
-        }
-        Ok(())
-    }
 }
 
 impl HttpBody for Counted {
@@ -274,8 +227,7 @@ impl HttpBody for Counted {
         let polled = Pin::new(&mut self.inner).poll_frame(cx);
         if let Poll::Ready(Some(Ok(frame))) = &polled {
             if let Some(data) = frame.data_ref() {
-                let data = data.clone();
-                if let Err(status) = self.reserve(&data) {
+                if let Err(status) = self.ticket.hold(data.len() as u64) {
                     return Poll::Ready(Some(Err(status)));
                 }
             }
