@@ -146,6 +146,31 @@ async fn metric(server: &TestServer, name: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// A server that takes batches of `urls` URLs, the other bounds at their defaults.
+async fn server_for_batches_of(urls: usize) -> TestServer {
+    TestServer::start_with(
+        None,
+        Knobs {
+            max_batch: Some(urls),
+            ..Knobs::default()
+        },
+    )
+    .await
+}
+
+/// URLs counted abandoned since the counter read `before`, waiting up to a second for the first.
+async fn abandoned_since(server: &TestServer, before: f64) -> f64 {
+    let mut abandoned = 0.0;
+    for _ in 0..20 {
+        abandoned = metric(server, "undust_canonicalize_urls_abandoned_total").await - before;
+        if abandoned > 0.0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    abandoned
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_beyond_the_in_flight_limit_is_refused_before_its_body_is_read() {
     let server = TestServer::start_with(
@@ -281,14 +306,7 @@ async fn request_bytes_count_as_they_arrive_and_a_call_past_the_byte_bound_is_re
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn urls_of_a_caller_whose_deadline_passed_are_counted_abandoned_and_not_recorded() {
     const URLS: usize = 300_000;
-    let server = TestServer::start_with(
-        None,
-        Knobs {
-            max_batch: Some(URLS),
-            ..Knobs::default()
-        },
-    )
-    .await;
+    let server = server_for_batches_of(URLS).await;
     let mut client = connect(server.addr).await;
     // The deadline counts from the headers' arrival. It must pass while the batch is being
     // canonicalized, after its 21 MB were received and decoded: as that time depends on the
@@ -314,14 +332,7 @@ async fn urls_of_a_caller_whose_deadline_passed_are_counted_abandoned_and_not_re
             status.code,
             status.message
         );
-        let mut abandoned = 0.0;
-        for _ in 0..20 {
-            abandoned = metric(&server, "undust_canonicalize_urls_abandoned_total").await - before;
-            if abandoned > 0.0 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let abandoned = abandoned_since(&server, before).await;
         if abandoned > 0.0 {
             landed = Some((request, abandoned));
             break;
@@ -357,14 +368,7 @@ async fn urls_of_a_caller_whose_deadline_passed_are_counted_abandoned_and_not_re
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_whose_caller_leaves_mid_batch_stops_costing_work() {
     const URLS: usize = 300_000;
-    let server = TestServer::start_with(
-        None,
-        Knobs {
-            max_batch: Some(URLS),
-            ..Knobs::default()
-        },
-    )
-    .await;
+    let server = server_for_batches_of(URLS).await;
     let mut client = connect(server.addr).await;
     // One batch, the stream left open; the caller then leaves. It must leave while the server
     // is answering the batch, after its 21 MB arrived and were decoded: as that time depends on
@@ -396,13 +400,7 @@ async fn a_stream_whose_caller_leaves_mid_batch_stops_costing_work() {
         tokio::time::sleep(Duration::from_millis(wait_ms)).await;
         body.send_reset(h2::Reason::CANCEL);
         drop(call);
-        for _ in 0..40 {
-            abandoned = metric(&server, "undust_canonicalize_urls_abandoned_total").await - before;
-            if abandoned > 0.0 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        abandoned = abandoned_since(&server, before).await;
         if abandoned > 0.0 {
             break;
         }
