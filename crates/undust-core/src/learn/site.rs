@@ -312,10 +312,6 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         .collect();
     let mut accepted: Vec<(SiteAction, Evidence)> = Vec::new();
     let mut rewriter = SiteRewriter::default();
-    let mut by_cluster: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-    for (i, p) in parsed.iter().enumerate() {
-        by_cluster.entry(p.cluster).or_default().push(i as u32);
-    }
     let mut round = start_round(&parsed, &rewriter);
     let clusters = small_clusters(&parsed);
     for round_number in 0..MAX_ROUNDS {
@@ -354,13 +350,8 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     | SiteAction::SlugInSegment { .. }
             ) && evidence.negative_groups > 0;
             if let SiteAction::DefaultDocument { name } = &candidate {
-                evidence.negative_groups += document_shown_elsewhere(
-                    &parsed,
-                    &by_cluster,
-                    &round.outputs,
-                    name,
-                    &may_change,
-                );
+                evidence.negative_groups +=
+                    document_shown_elsewhere(&parsed, &clusters, &round.outputs, name, &may_change);
             }
             if matches!(candidate, SiteAction::SlugInSegment { .. }) {
                 // A title beside an id is decoration of the item, not of one view of it: the
@@ -432,19 +423,21 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
     }
 }
 
-/// The samples of each duplicate cluster that ids moving between shapes are searched in (at
-/// least two samples, at most [`MAX_MOVED_ID_CLUSTER`]): clusters do not change between rounds,
-/// so they are grouped once.
-fn small_clusters(parsed: &[Parsed]) -> Vec<Vec<u32>> {
-    let mut by_cluster: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+/// The samples of each duplicate cluster, by cluster, that pairs of one page's addresses are
+/// searched in (at least two samples, at most [`MAX_MOVED_ID_CLUSTER`]: pairing is quadratic in
+/// a cluster's size, and a real page has a handful of addresses). Clusters do not change between
+/// rounds, so they are grouped once.
+fn small_clusters(parsed: &[Parsed]) -> SmallClusters {
+    let mut by_cluster: SmallClusters = FxHashMap::default();
     for (i, p) in parsed.iter().enumerate() {
         by_cluster.entry(p.cluster).or_default().push(i as u32);
     }
+    by_cluster.retain(|_, members| members.len() >= 2 && members.len() <= MAX_MOVED_ID_CLUSTER);
     by_cluster
-        .into_values()
-        .filter(|members| members.len() >= 2 && members.len() <= MAX_MOVED_ID_CLUSTER)
-        .collect()
 }
+
+/// Sample indexes of the small duplicate clusters, by cluster ([`small_clusters`]).
+type SmallClusters = FxHashMap<u64, Vec<u32>>;
 
 fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
     let mut hashes = Vec::with_capacity(parsed.len());
@@ -483,7 +476,7 @@ fn candidates(
     rewriter: &SiteRewriter,
     accepted: &[(SiteAction, Evidence)],
     round: &Round<'_>,
-    clusters: &[Vec<u32>],
+    clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
     let mut out = Vec::new();
     let mut upper: Vec<u32> = Vec::new();
@@ -718,10 +711,11 @@ fn droppable_segments(
 /// name (`/threads/7/latest` beside `/threads/7/page-3`: `latest` opens the last page, which is
 /// the thread itself only when the thread has one page). Dropping `name` would merge such a
 /// sample with the directory's own page, which the cluster says it is not; each counts as a
-/// group of different pages merged. `outputs` are those of the accepted actions.
+/// group of different pages merged. Only small clusters are searched ([`small_clusters`]), so
+/// the cost stays linear in the samples. `outputs` are those of the accepted actions.
 fn document_shown_elsewhere(
     parsed: &[Parsed],
-    by_cluster: &FxHashMap<u64, Vec<u32>>,
+    clusters: &SmallClusters,
     outputs: &[Output<'_>],
     name: &str,
     samples: &[u32],
@@ -733,7 +727,7 @@ fn document_shown_elsewhere(
         let Some(dir) = path.strip_suffix(name).filter(|d| d.ends_with('/')) else {
             continue;
         };
-        let members = by_cluster.get(&parsed[i as usize].cluster);
+        let members = clusters.get(&parsed[i as usize].cluster);
         let elsewhere = members.into_iter().flatten().any(|&j| {
             let other = path_of(j);
             other
@@ -840,7 +834,7 @@ fn moved_value(part: &str) -> Option<(&str, &str)> {
 /// `S` carrying `n`.
 fn moved_ids(
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
-    clusters: &[Vec<u32>],
+    clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
     // (path, name) -> samples with that path carrying that parameter.
     let mut carriers: FxHashMap<(&str, &str), Vec<u32>> = FxHashMap::default();
@@ -858,7 +852,7 @@ fn moved_ids(
     }
     // (path, name, prefix) -> distinct values shown.
     let mut proposals: FxHashMap<(&str, &str, &str), FxHashSet<&str>> = FxHashMap::default();
-    for members in clusters {
+    for members in clusters.values() {
         for &a in members {
             let (script, query) = &outputs[a as usize];
             let Some(q) = query.as_deref() else { continue };
@@ -907,7 +901,7 @@ fn moved_ids(
 /// shown first. Each comes with the samples of depth `d` whose last segment has that shape.
 fn ids_in_slugs(
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
-    clusters: &[Vec<u32>],
+    clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
     // (depth, suffix) -> samples with a slug ending in an id there.
     let mut shaped: FxHashMap<(usize, &str), Vec<u32>> = FxHashMap::default();
@@ -922,7 +916,7 @@ fn ids_in_slugs(
     }
     // (short, depth, suffix) -> distinct ids shown.
     let mut proposals: FxHashMap<(&str, usize, &str), FxHashSet<&str>> = FxHashMap::default();
-    for members in clusters {
+    for members in clusters.values() {
         for &a in members {
             let long: &str = &outputs[a as usize].0;
             let Some((_, id, suffix)) = long.rsplit('/').next().and_then(slug_id_suffix) else {
@@ -971,11 +965,11 @@ fn ids_in_slugs(
 /// evidence of the whole page type.
 fn titled_ids(
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
-    clusters: &[Vec<u32>],
+    clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
     // (prefix, separator, id_first) -> distinct ids shown.
     let mut proposals: FxHashMap<(&str, char, bool), FxHashSet<&str>> = FxHashMap::default();
-    for members in clusters {
+    for members in clusters.values() {
         for &a in members {
             let long: &str = &outputs[a as usize].0;
             let mut start = 1;
