@@ -90,6 +90,9 @@ pub const DEFAULT_FLEET_RULES_POLL_MS: u64 = 500;
 /// Samples each host keeps in the fleet's shared evidence (the newest; see `fleet::evidence`).
 pub use crate::fleet::evidence::DEFAULT_EVIDENCE_PER_HOST as DEFAULT_FLEET_EVIDENCE_PER_HOST;
 
+/// Full host summaries of other sidecars one fleet mirror pass fetches at most.
+pub use crate::service::learning::FLEET_SUMMARIES_PER_PASS as DEFAULT_FLEET_MIRROR_SUMMARIES_PER_PASS;
+
 /// The raw knobs of `undust serve`: command-line flags (with `UNDUST_*` environment variables) and,
 /// with the same names, the keys of the TOML configuration file. Every field is optional; unset
 /// fields fall through to the next layer and finally to the `DEFAULT_*` constants.
@@ -230,6 +233,11 @@ pub struct Knobs {
     /// hosts keeping them are bounded by --sample-max-hosts [default: 2000].
     #[arg(long, env = "UNDUST_FLEET_EVIDENCE_PER_HOST")]
     pub fleet_evidence_per_host: Option<usize>,
+    /// Most full host summaries of other sidecars one mirror detection pass fetches from Redis; a
+    /// fleet with more origins proposes pairs from their signatures and fetches only those
+    /// [default: 2000].
+    #[arg(long, env = "UNDUST_FLEET_MIRROR_SUMMARIES_PER_PASS")]
+    pub fleet_mirror_summaries_per_pass: Option<usize>,
 }
 
 /// Fills every unset field of `$self` from `$lower`.
@@ -253,6 +261,7 @@ impl Knobs {
             ingest_max_body_bytes, refuse_damaged_store, canonicalize_max_in_flight,
             canonicalize_max_in_flight_bytes, ingest_idle_timeout_secs, replay_cache_bytes,
             fleet, fleet_lease_secs, fleet_rules_poll_ms, fleet_evidence_per_host,
+            fleet_mirror_summaries_per_pass,
         )
     }
 
@@ -499,6 +508,15 @@ impl ServeConfig {
                 format!("{fleet_evidence_per_host} is not in 10..=1000000"),
             ));
         }
+        let fleet_mirror_summaries_per_pass = knobs
+            .fleet_mirror_summaries_per_pass
+            .unwrap_or(DEFAULT_FLEET_MIRROR_SUMMARIES_PER_PASS);
+        if !(1..=1_000_000).contains(&fleet_mirror_summaries_per_pass) {
+            return Err(invalid(
+                "fleet-mirror-summaries-per-pass",
+                format!("{fleet_mirror_summaries_per_pass} is not in 1..=1000000"),
+            ));
+        }
         let fleet = match knobs.fleet {
             Some(url) => {
                 crate::fleet::validate_url(&url)
@@ -510,6 +528,7 @@ impl ServeConfig {
                     call_timeout: crate::fleet::DEFAULT_CALL_TIMEOUT,
                     evidence_per_host: fleet_evidence_per_host,
                     evidence_max_hosts: sample_max_hosts,
+                    mirror_summaries_per_pass: fleet_mirror_summaries_per_pass,
                 })
             }
             None => None,

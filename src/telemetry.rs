@@ -143,7 +143,8 @@ pub const FLEET_EVIDENCE: &str = "undust_fleet_evidence_total";
 /// Redis; `evicted`: dropped from Redis by the age or origin bound; `fetched`: another sidecar's
 /// full summary read by a detection pass; `undecodable`: a shared summary or signature that did
 /// not decode, skipped; `unavailable`: a share or read that failed, the pass ran on this
-/// sidecar's summaries only).
+/// sidecar's summaries only; `lost`: a summary this sidecar had shared that Redis no longer held,
+/// shared again).
 pub const FLEET_SUMMARIES: &str = "undust_fleet_mirror_summaries_total";
 
 /// Registers help text and units, once per process.
@@ -399,7 +400,7 @@ fn describe() {
         FLEET_SUMMARIES,
         Unit::Count,
         "Mirror host summaries shared with the fleet, by origin (label outcome: shared, evicted, \
-         fetched, undecodable, unavailable)."
+         fetched, undecodable, unavailable, lost)."
     );
 }
 

@@ -59,7 +59,7 @@ pub use link::Link;
 pub use mirrors::{MirrorBoard, MirrorsOutcome, PublishedMirrors, MIRRORS_LEASE};
 pub use rules::{PublishOutcome, PublishedRules, RuleBoard};
 pub use seen::SharedSeen;
-pub use summaries::{SharedOrigin, SharedSummaries};
+pub use summaries::{Shared, SharedOrigin, SharedSummaries};
 
 use crate::canon::seen::SeenSetConfig;
 use crate::telemetry;
@@ -85,6 +85,8 @@ pub struct FleetConfig {
     pub evidence_per_host: usize,
     /// Hosts that keep samples in Redis (those sampled last).
     pub evidence_max_hosts: usize,
+    /// Most full host summaries of other sidecars one mirror detection pass fetches.
+    pub mirror_summaries_per_pass: usize,
 }
 
 /// Why the fleet URL was refused.

@@ -62,7 +62,9 @@ const MAX_STALE_PER_CALL: usize = 1_000;
 
 /// KEYS: signatures hash, summaries hash, age index. ARGV: max origins, now (ms), oldest kept
 /// (ms), most stale evicted, number of shared origins `n`, then `n` triples `origin, signature,
-/// summary`, then origins held still (only refreshed). Returns the origins evicted.
+/// summary`, then origins held still (only refreshed). Returns `{evicted, {missing...}}`: how many
+/// origins were evicted, and the held origins Redis has no summary of (it restarted empty, was
+/// flushed, or failed over to a replica that lost them), which the caller must share again.
 const SHARE_SCRIPT: &str = r"
 local max_origins = tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
@@ -75,9 +77,12 @@ for i = 6, last, 3 do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 2])
   redis.call('ZADD', KEYS[3], now, ARGV[i])
 end
+local missing = {}
 for i = last + 1, #ARGV do
   if redis.call('HEXISTS', KEYS[2], ARGV[i]) == 1 then
     redis.call('ZADD', KEYS[3], now, ARGV[i])
+  else
+    missing[#missing + 1] = ARGV[i]
   end
 end
 local evicted = 0
@@ -97,7 +102,7 @@ if over > 0 then
     evicted = evicted + 1
   end
 end
-return evicted
+return {evicted, missing}
 ";
 
 // Under [`super::KEY_PREFIX`], as every key of the fleet.
@@ -111,6 +116,15 @@ pub struct SharedOrigin {
     pub origin: String,
     pub signature: Vec<u8>,
     pub summary: Vec<u8>,
+}
+
+/// What a [`SharedSummaries::share`] did besides writing.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Shared {
+    /// Origins evicted (aged out or past the bound).
+    pub evicted: u64,
+    /// Origins passed as held whose summaries Redis no longer has: to be shared again whole.
+    pub missing: Vec<String>,
 }
 
 /// The fleet's host summaries, as one sidecar writes and reads them.
@@ -142,17 +156,16 @@ impl SharedSummaries {
 
     /// Writes `shared` (origins whose summaries changed), refreshes `held` (origins this sidecar
     /// still summarizes, unchanged), and evicts origins not refreshed within `max_age` and past
-    /// the bound. Returns the origins evicted. On failure, what was not sent is the caller's to
-    /// send again.
+    /// the bound. On failure, what was not sent is the caller's to send again.
     pub async fn share(
         &self,
         shared: &[SharedOrigin],
         held: &[String],
         max_age: Duration,
-    ) -> Result<u64, FleetError> {
+    ) -> Result<Shared, FleetError> {
         let now = now_ms();
         let oldest = now.saturating_sub(max_age.as_millis() as u64);
-        let mut evicted = 0;
+        let mut outcome = Shared::default();
         let mut rest = shared;
         // Refreshes go with the first call; an empty share still refreshes and evicts.
         let mut held = Some(held);
@@ -182,16 +195,17 @@ impl SharedSummaries {
             for origin in held.take().unwrap_or_default() {
                 invocation.arg(origin);
             }
-            let gone: u64 = self
+            let (evicted, missing): (u64, Vec<String>) = self
                 .link
                 .call(
                     |mut connection| async move { invocation.invoke_async(&mut connection).await },
                 )
                 .await?;
-            evicted += gone;
+            outcome.evicted += evicted;
+            outcome.missing.extend(missing);
             rest = after;
         }
-        Ok(evicted)
+        Ok(outcome)
     }
 
     /// Every signature the fleet holds, `(origin, signature)`, at most `max` of them (one

@@ -239,6 +239,19 @@ impl MirrorWatch {
         unshared.extend(hosts.into_iter().filter(|host| summaries.has_host(host)));
     }
 
+    /// Hosts of `origins` (summarized here) whose summaries the fleet lost: shared again, whole,
+    /// with the next share.
+    pub fn origins_unshared_again(&self, origins: &[String]) {
+        let summaries = self.summaries.lock();
+        let mut unshared = self.unshared.lock();
+        unshared.extend(
+            origins
+                .iter()
+                .filter_map(|origin| summaries.get(origin))
+                .map(|summary| summary.host.clone()),
+        );
+    }
+
     /// Signatures of every origin summarized here (`k` sketch entries each).
     pub fn signatures(&self, k: usize) -> Vec<OriginSignature> {
         let summaries = self.summaries.lock();

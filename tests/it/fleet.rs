@@ -411,6 +411,7 @@ async fn a_paused_learner_whose_lease_expired_cannot_overwrite_newer_rules() {
         call_timeout: undust::fleet::DEFAULT_CALL_TIMEOUT,
         evidence_per_host: 100,
         evidence_max_hosts: 100,
+        mirror_summaries_per_pass: undust::config::DEFAULT_FLEET_MIRROR_SUMMARIES_PER_PASS,
     };
     let seen = undust::config::ServeConfig::from_knobs(Knobs::default())
         .expect("defaults")
@@ -532,6 +533,7 @@ async fn the_shared_seen_set_costs_at_most_16_bytes_per_url_in_redis() {
             call_timeout: Duration::from_secs(5),
             evidence_per_host: 100,
             evidence_max_hosts: 100,
+            mirror_summaries_per_pass: undust::config::DEFAULT_FLEET_MIRROR_SUMMARIES_PER_PASS,
         },
         &seen_config,
     )
@@ -1007,6 +1009,7 @@ async fn shared_evidence_keeps_the_newest_samples_per_host_and_the_hosts_sampled
             call_timeout: undust::fleet::DEFAULT_CALL_TIMEOUT,
             evidence_per_host: 10,
             evidence_max_hosts: 2,
+            mirror_summaries_per_pass: undust::config::DEFAULT_FLEET_MIRROR_SUMMARIES_PER_PASS,
         },
         &seen,
     )

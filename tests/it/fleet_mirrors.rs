@@ -199,6 +199,7 @@ async fn a_paused_mirror_publisher_cannot_overwrite_a_newer_table() {
         call_timeout: undust::fleet::DEFAULT_CALL_TIMEOUT,
         evidence_per_host: 100,
         evidence_max_hosts: 100,
+        mirror_summaries_per_pass: undust::config::DEFAULT_FLEET_MIRROR_SUMMARIES_PER_PASS,
     };
     let seen = undust::config::ServeConfig::from_knobs(Knobs::default())
         .expect("defaults")
@@ -279,17 +280,16 @@ fn folded_together(sets: &[MirrorSet], a: &str, b: &str) -> bool {
     matches!((root(a), root(b)), (Some(x), Some(y)) if x == y)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn mirrors_whose_hosts_are_sampled_on_different_sidecars_fold_and_negatives_split_the_same_way_stay_apart(
-) {
-    let Some(redis) = Redis::start() else { return };
-    let one = TestServer::start_with(None, knobs(&redis)).await;
-    let two = TestServer::start_with(None, knobs(&redis)).await;
-    let corpus = generate_mirrors(&MirrorCorpusConfig::new(11, 4, 40));
-    // A frontier shards by host: each group's primary host (`www.{name}.com`, over https and
-    // http) goes to sidecar one, every other host of the group (its bare host, other TLD,
-    // mirrors, the sibling blog, the redirector) to sidecar two; the shop-software sites
-    // alternate.
+/// The mirror-group corpus the split-fleet tests share (deterministic).
+fn split_corpus() -> MirrorCorpus {
+    generate_mirrors(&MirrorCorpusConfig::new(11, 4, 40))
+}
+
+/// The origins a frontier sharding by host would send to sidecar one: each group's primary host
+/// (`www.{name}.com`, over https and http); every other host of a group (its bare host, other
+/// TLD, mirrors, the sibling blog, the redirector) goes to sidecar two; the shop-software sites
+/// alternate.
+fn sidecar_one_origins(corpus: &MirrorCorpus) -> HashSet<String> {
     let primary_hosts: HashSet<String> = corpus
         .hosts
         .iter()
@@ -310,74 +310,235 @@ async fn mirrors_whose_hosts_are_sampled_on_different_sidecars_fold_and_negative
             on_one.insert(host.origin.clone());
         }
     }
-    let part = |first: bool| MirrorCorpus {
-        hosts: corpus
-            .hosts
-            .iter()
-            .filter(|h| on_one.contains(&h.origin) == first)
-            .cloned()
-            .collect(),
-        ..MirrorCorpus::default()
-    };
-    ingest(&one, &part(true)).await;
-    ingest(&two, &part(false)).await;
-    let split = |(a, b): &(String, String)| on_one.contains(a) != on_one.contains(b);
-    // Full mirrors of a primary on the other sidecar: its bare host (same IP, same template).
-    let split_mirrors: Vec<(String, String)> = corpus
-        .mirror_pairs
-        .iter()
-        .filter(|pair| split(pair))
-        .filter(|(a, b)| {
-            let bare = |x: &str, y: &str| {
-                host_of(y).strip_prefix("www.") == Some(host_of(x)) && x.starts_with("http://")
-            };
-            bare(a, b) || bare(b, a)
-        })
-        .cloned()
-        .collect();
-    let split_negatives = corpus.negative_pairs.iter().filter(|p| split(p)).count();
-    assert!(
-        split_mirrors.len() >= 4 && split_negatives >= 4,
-        "the split leaves {} mirror pairs and {split_negatives} hard negatives across sidecars",
-        split_mirrors.len()
-    );
+    on_one
+}
 
-    let (mut admin_one, mut admin_two) = (one.admin().await, two.admin().await);
-    // Each relearn ends with a detection pass on the fleet's book; a pair goes live on its
-    // second consecutive confirmation.
-    for _ in 0..2 {
-        relearn(&mut admin_one, "", true).await;
-        relearn(&mut admin_two, "", true).await;
-    }
-    let all_folded = |live: &[MirrorSet]| {
-        split_mirrors
+/// [`split_corpus`] sharded across two fleet sidecars by [`sidecar_one_origins`].
+struct SplitFleet {
+    one: TestServer,
+    two: TestServer,
+    corpus: MirrorCorpus,
+    /// Full mirrors of a primary sampled on the other sidecar: its bare host (same IP, same
+    /// template).
+    split_mirrors: Vec<(String, String)>,
+}
+
+impl SplitFleet {
+    /// Starts both sidecars with `knobs` and ingests each one's part of the corpus.
+    async fn start(knobs: Knobs) -> SplitFleet {
+        let one = TestServer::start_with(None, knobs.clone()).await;
+        let two = TestServer::start_with(None, knobs).await;
+        let corpus = split_corpus();
+        let on_one = sidecar_one_origins(&corpus);
+        let part = |first: bool| MirrorCorpus {
+            hosts: corpus
+                .hosts
+                .iter()
+                .filter(|h| on_one.contains(&h.origin) == first)
+                .cloned()
+                .collect(),
+            ..MirrorCorpus::default()
+        };
+        ingest(&one, &part(true)).await;
+        ingest(&two, &part(false)).await;
+        let split = |(a, b): &(String, String)| on_one.contains(a) != on_one.contains(b);
+        let split_mirrors: Vec<(String, String)> = corpus
+            .mirror_pairs
             .iter()
-            .all(|(a, b)| folded_together(live, a, b))
-    };
-    let on_two = wait_live(
-        &mut admin_two,
-        "sidecar two folds every split mirror pair",
-        all_folded,
-    )
-    .await;
-    let on_one = wait_live(&mut admin_one, "sidecar one serves the same sets", |live| {
-        pairs(live) == pairs(&on_two)
+            .filter(|pair| split(pair))
+            .filter(|(a, b)| {
+                let bare = |x: &str, y: &str| {
+                    host_of(y).strip_prefix("www.") == Some(host_of(x)) && x.starts_with("http://")
+                };
+                bare(a, b) || bare(b, a)
+            })
+            .cloned()
+            .collect();
+        let split_negatives = corpus.negative_pairs.iter().filter(|p| split(p)).count();
+        assert!(
+            split_mirrors.len() >= 4 && split_negatives >= 4,
+            "the split leaves {} mirror pairs and {split_negatives} hard negatives across sidecars",
+            split_mirrors.len()
+        );
+        SplitFleet {
+            one,
+            two,
+            corpus,
+            split_mirrors,
+        }
+    }
+
+    /// Relearns both sidecars `rounds` times (each relearn ends with a detection pass on the
+    /// fleet's book; a pair goes live on its second consecutive confirmation) and checks what
+    /// goes live: every split mirror pair folded, the same sets on both sidecars, and nothing
+    /// that joins origins that are not mirrors. Returns the live sets.
+    async fn fold_split_mirrors(&self, rounds: usize) -> Vec<MirrorSet> {
+        let (mut admin_one, mut admin_two) = (self.one.admin().await, self.two.admin().await);
+        for _ in 0..rounds {
+            relearn(&mut admin_one, "", true).await;
+            relearn(&mut admin_two, "", true).await;
+        }
+        let all_folded = |live: &[MirrorSet]| {
+            self.split_mirrors
+                .iter()
+                .all(|(a, b)| folded_together(live, a, b))
+        };
+        let on_two = wait_live(
+            &mut admin_two,
+            "sidecar two folds every split mirror pair",
+            all_folded,
+        )
+        .await;
+        let on_one = wait_live(&mut admin_one, "sidecar one serves the same sets", |live| {
+            pairs(live) == pairs(&on_two)
+        })
+        .await;
+        assert!(all_folded(&on_one));
+        self.assert_only_mirrors_folded(&on_one);
+        on_one
+    }
+
+    /// Nothing live joins origins that are not mirrors: the hard negatives (sibling blogs on the
+    /// primary's IP, redirectors, shop-software sites on one IP) split across sidecars included.
+    fn assert_only_mirrors_folded(&self, live: &[MirrorSet]) {
+        for (alias, canonical) in pairs(live) {
+            let (alias, canonical) = (origin_of_site(&alias), origin_of_site(&canonical));
+            let pair = (alias.clone().min(canonical.clone()), alias.max(canonical));
+            assert!(
+                self.corpus.mirror_pairs.contains(&pair),
+                "{pair:?} is folded but is not a mirror pair (hard negative: {})",
+                self.corpus.negative_pairs.contains(&pair)
+            );
+        }
+    }
+
+    async fn stop(self) {
+        self.one.stop().await;
+        self.two.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn mirrors_whose_hosts_are_sampled_on_different_sidecars_fold_and_negatives_split_the_same_way_stay_apart(
+) {
+    let Some(redis) = Redis::start() else { return };
+    let fleet = SplitFleet::start(knobs(&redis)).await;
+    fleet.fold_split_mirrors(2).await;
+    fleet.stop().await;
+}
+
+/// A fleet holding more origins than one pass fetches: a pass proposes pairs from the fleet's
+/// signatures and fetches only the proposed origins' full summaries (here at most half of either
+/// sidecar's origins, fewer than the proposals), and still finds every split mirror pair and no
+/// negative: proposals beyond one pass's budget get their turn in the next passes (before that
+/// rotation, the same best-ranked origins were fetched every pass and some pairs never were).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_fleet_larger_than_one_pass_fetches_finds_split_mirrors_through_proposed_pairs() {
+    let Some(redis) = Redis::start() else { return };
+    let corpus = split_corpus();
+    let one = sidecar_one_origins(&corpus).len();
+    let two = corpus.hosts.len() - one;
+    let per_pass = one.min(two) / 2;
+    assert!(
+        per_pass >= 2,
+        "{per_pass} summaries per pass for {one} and {two} origins"
+    );
+    let fleet = SplitFleet::start(Knobs {
+        fleet_mirror_summaries_per_pass: Some(per_pass),
+        ..knobs(&redis)
     })
     .await;
-    assert!(all_folded(&on_one));
-    // Nothing live joins origins that are not mirrors: the hard negatives (sibling blogs on the
-    // primary's IP, redirectors, shop-software sites on one IP) split across sidecars included.
-    for (alias, canonical) in pairs(&on_one) {
-        let (alias, canonical) = (origin_of_site(&alias), origin_of_site(&canonical));
-        let pair = (alias.clone().min(canonical.clone()), alias.max(canonical));
+    // Enough passes for every origin of the larger side to be fetched twice in turn.
+    fleet
+        .fold_split_mirrors(2 * one.max(two).div_ceil(per_pass) + 1)
+        .await;
+    fleet.stop().await;
+}
+
+/// How many origins' full summaries the fleet's Redis holds.
+fn summaries_in(redis: &Redis) -> usize {
+    redis::cmd("HLEN")
+        .arg("undust:ms:full")
+        .query(&mut redis.connection())
+        .expect("HLEN")
+}
+
+/// Redis going away leaves the live mirror sets folding on both sidecars (passes fail,
+/// Canonicalize does not wait on them); a Redis that comes back without the summaries it held
+/// (flushed here, as after a failover to a replica that lost them) is given them again by the
+/// sidecars' next periodic passes, with no host relearned, and the live sets do not change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn mirror_sets_outlive_redis_going_away_and_summaries_it_lost_are_shared_again() {
+    let Some(mut redis) = Redis::start() else {
+        return;
+    };
+    // A detection pass every second; no host relearns by itself (the threshold of new samples
+    // is never reached), so nothing but the pass itself can share summaries again.
+    let fleet = SplitFleet::start(Knobs {
+        relearn_interval_secs: Some(1),
+        ..knobs(&redis)
+    })
+    .await;
+    let live = fleet.fold_split_mirrors(2).await;
+    let shared = summaries_in(&redis);
+    assert!(
+        shared >= 2 * fleet.split_mirrors.len(),
+        "{shared} summaries shared"
+    );
+    let urls: Vec<String> = fleet
+        .corpus
+        .hosts
+        .iter()
+        .flat_map(|host| host.pages.iter().map(|page| page.url.clone()))
+        .collect();
+    let canonical_forms = |results: Vec<undust::pb::CanonicalizeResult>| -> Vec<String> {
+        results.into_iter().map(|r| r.canonical).collect()
+    };
+    let mut client = fleet.two.canonicalizer().await;
+    let before = canonical_forms(canonicalize_all(&mut client, &urls, true).await);
+
+    redis.kill();
+    // Passes fail meanwhile (two or three of them on each sidecar).
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let during = canonical_forms(canonicalize_all(&mut client, &urls, true).await);
+    assert!(
+        during == before,
+        "with Redis gone, the live mirror sets fold as before"
+    );
+
+    redis.restart();
+    let () = redis::cmd("FLUSHALL")
+        .query(&mut redis.connection())
+        .expect("FLUSHALL");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let now = summaries_in(&redis);
+        if now == shared {
+            break;
+        }
         assert!(
-            corpus.mirror_pairs.contains(&pair),
-            "{pair:?} is folded but is not a mirror pair (hard negative: {})",
-            corpus.negative_pairs.contains(&pair)
+            tokio::time::Instant::now() < deadline,
+            "within 20 s of Redis losing them, the sidecars share their {shared} summaries \
+             again (it holds {now})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A few more passes on the restored summaries: the live sets stay as they were, everywhere.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    for server in [&fleet.one, &fleet.two] {
+        let mut admin = server.admin().await;
+        assert_eq!(
+            pairs(&live_sets(&mirrors(&mut admin).await)),
+            pairs(&live),
+            "the live mirror sets did not change"
         );
     }
-    one.stop().await;
-    two.stop().await;
+    let after = canonical_forms(canonicalize_all(&mut client, &urls, true).await);
+    assert!(
+        after == before,
+        "after Redis came back, URLs fold as before"
+    );
+    fleet.stop().await;
 }
 
 /// Used memory of a Redis, from `INFO memory`.
@@ -402,7 +563,8 @@ async fn redis_used_memory(url: &str) -> u64 {
 /// a real Redis (2,000 of them halves of 1,000 mirror pairs whose halves differ in name and
 /// address, so only the path and content sketches can propose them), then what a pass does:
 /// read every signature, propose pairs, fetch the proposed origins' full summaries.
-/// `cargo test --test it fleet_summaries_at_scale -- --ignored --nocapture`
+/// `cargo test --test it fleet_summaries_at_scale -- --ignored --nocapture`; with
+/// `UNDUST_FLEET_ORIGINS=100000`, 100,000 origins and 5,000 pairs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement (BENCHMARKS.md), run by hand: about a minute"]
 async fn fleet_summaries_at_scale_measured() {
@@ -411,8 +573,12 @@ async fn fleet_summaries_at_scale_measured() {
     use undust::mirrors::signature::DEFAULT_SKETCH;
     use undust::mirrors::{propose, ContentMark, HostSummary, OriginSignature, ProposeParams};
 
-    const ORIGINS: usize = 20_000;
-    const PAIRS: usize = 1_000;
+    // 20,000 by default; `UNDUST_FLEET_origins=100000` for the figure at 100,000 origins.
+    let origins_wanted: usize = std::env::var("UNDUST_FLEET_origins")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20_000);
+    let (origins, pairs) = (origins_wanted.max(2_000), origins_wanted.max(2_000) / 20);
     let Some(redis) = Redis::start() else { return };
     let fleet = Fleet::new(
         FleetConfig {
@@ -421,7 +587,8 @@ async fn fleet_summaries_at_scale_measured() {
             rules_poll: Duration::from_millis(500),
             call_timeout: undust::fleet::DEFAULT_CALL_TIMEOUT,
             evidence_per_host: 100,
-            evidence_max_hosts: ORIGINS,
+            evidence_max_hosts: origins,
+            mirror_summaries_per_pass: undust::config::DEFAULT_FLEET_MIRROR_SUMMARIES_PER_PASS,
         },
         &undust::config::ServeConfig::from_knobs(Knobs::default())
             .expect("defaults")
@@ -463,8 +630,8 @@ async fn fleet_summaries_at_scale_measured() {
         }
         h
     };
-    let mut summaries = Vec::with_capacity(ORIGINS);
-    for p in 0..PAIRS {
+    let mut summaries = Vec::with_capacity(origins);
+    for p in 0..pairs {
         let paths = site(&mut next);
         summaries.push(summary(&format!("www.site{p}.com"), next(), &paths));
         summaries.push(summary(
@@ -473,7 +640,7 @@ async fn fleet_summaries_at_scale_measured() {
             &paths[..paths.len() * 8 / 10],
         ));
     }
-    while summaries.len() < ORIGINS {
+    while summaries.len() < origins {
         let paths = site(&mut next);
         let n = summaries.len();
         summaries.push(summary(&format!("www.other{n}.org"), next(), &paths));
@@ -503,7 +670,7 @@ async fn fleet_summaries_at_scale_measured() {
 
     // A pass on a sidecar holding none of them (every origin is another sidecar's).
     let started = Instant::now();
-    let raw = fleet.summaries.signatures(ORIGINS * 2).await.expect("scan");
+    let raw = fleet.summaries.signatures(origins * 2).await.expect("scan");
     let scanned = started.elapsed();
     let started = Instant::now();
     let signatures: Vec<OriginSignature> = raw
@@ -568,7 +735,7 @@ async fn fleet_summaries_at_scale_measured() {
             .iter()
             .map(|(_, b)| postcard::from_bytes(b).expect("decode"))
             .collect();
-        if next == 0 || calls > ORIGINS {
+        if next == 0 || calls > origins {
             break;
         }
         cursor = next;
@@ -582,23 +749,23 @@ async fn fleet_summaries_at_scale_measured() {
         two_stage.as_secs_f64() / everything.as_secs_f64()
     );
     eprintln!(
-        "fleet summaries at scale: {ORIGINS} origins; encoded in {encoded:?}: signatures {:.0} B/origin, \
+        "fleet summaries at scale: {origins} origins; encoded in {encoded:?}: signatures {:.0} B/origin, \
          full summaries {:.0} B/origin; shared in {share_time:?}; Redis used memory +{:.0} B/origin; \
          pass: {} signatures scanned in {scanned:?} ({} HSCAN calls at most), decoded and {} pairs \
-         proposed in {proposing:?} ({true_pairs} of {PAIRS} true pairs among them); {} full summaries \
+         proposed in {proposing:?} ({true_pairs} of {pairs} true pairs among them); {} full summaries \
          ({fetched_bytes} B) fetched in {fetching:?} ({} HMGET calls)",
-        signature_bytes as f64 / ORIGINS as f64,
-        summary_bytes as f64 / ORIGINS as f64,
-        (after.saturating_sub(before)) as f64 / ORIGINS as f64,
+        signature_bytes as f64 / origins as f64,
+        summary_bytes as f64 / origins as f64,
+        (after.saturating_sub(before)) as f64 / origins as f64,
         raw.len(),
-        ORIGINS / undust::fleet::summaries::SCAN_COUNT + 2,
+        origins / undust::fleet::summaries::SCAN_COUNT + 2,
         proposed.len(),
         fetched.len(),
         wanted.len().div_ceil(undust::fleet::summaries::FETCH_CHUNK),
     );
-    assert_eq!(raw.len(), ORIGINS);
+    assert_eq!(raw.len(), origins);
     assert!(
-        true_pairs as f64 >= 0.9 * PAIRS as f64,
-        "{true_pairs} of {PAIRS}"
+        true_pairs as f64 >= 0.9 * pairs as f64,
+        "{true_pairs} of {pairs}"
     );
 }

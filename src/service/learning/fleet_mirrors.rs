@@ -7,13 +7,15 @@
 //!   takes the mirror lease ([`crate::fleet::MIRRORS_LEASE`]); a sidecar that finds it held skips
 //!   the rest of its pass (the holder's table arrives at the next poll).
 //! - Under the lease it reads the fleet's signatures. When the other sidecars' origins are at
-//!   most [`FLEET_SUMMARIES_PER_PASS`], it fetches all of their full summaries (the pass then
+//!   most `--fleet-mirror-summaries-per-pass` (default [`FLEET_SUMMARIES_PER_PASS`]), it fetches
+//!   all of their full summaries (the pass then
 //!   sees what one sidecar holding every host would). Beyond that it proposes pairs from the
 //!   signatures joined with its own ([`crate::mirrors::propose`]: at least one origin of each
 //!   pair summarized by another sidecar), and fetches the full summaries of the proposed
-//!   origins, the origins of the book's
-//!   pairs first, at most [`FLEET_SUMMARIES_PER_PASS`] and [`FLEET_SUMMARY_BYTES_PER_PASS`] of
-//!   them. Detection then runs on the union of its own summaries and those
+//!   origins and of the book's pairs, at most that many and [`FLEET_SUMMARY_BYTES_PER_PASS`]
+//!   of them, in turn ([`FetchRotation`]: those no pass fetched yet first, then those fetched
+//!   longest ago), so when they outnumber a pass's budget every pair still gets its turn
+//!   within a few passes instead of the same best-ranked origins being fetched every time. Detection then runs on the union of its own summaries and those
 //!   ([`crate::service::mirrors::MirrorWatch::detect_with`]), so a mirror pair whose two hosts
 //!   are sampled on two sidecars is found. Memory of a pass, besides the local summaries: the
 //!   fleet's signatures (≤ ~350 bytes each, plus their keys sorted once, 16 bytes per key and
@@ -63,7 +65,8 @@ const DECISION_LEASE_WAIT: Duration = Duration::from_secs(5);
 /// Wait between attempts to take the mirror lease for a decision.
 const DECISION_LEASE_RETRY: Duration = Duration::from_millis(50);
 
-/// Most full summaries of other sidecars one detection pass fetches.
+/// Most full summaries of other sidecars one detection pass fetches, unless
+/// `--fleet-mirror-summaries-per-pass` says otherwise.
 pub const FLEET_SUMMARIES_PER_PASS: usize = 2_000;
 
 /// Most bytes (encoded) of other sidecars' full summaries one detection pass fetches.
@@ -77,11 +80,67 @@ pub const SUMMARY_AGE_INTERVALS: u32 = 4;
 /// Shortest age bound, for sidecars that relearn every few seconds.
 pub const SUMMARY_MIN_AGE: Duration = Duration::from_secs(600);
 
+/// When recent passes fetched each proposed origin of other sidecars (a pass counter), so a pass
+/// whose proposals exceed its budget takes those never or longest ago fetched first. Holds only
+/// the origins the last pass proposed or tracked: bounded by the fleet's origins.
+#[derive(Debug, Default)]
+pub(super) struct FetchRotation {
+    passes: u64,
+    last_fetched: FxHashMap<String, u64>,
+}
+
+impl FetchRotation {
+    /// Orders `proposed` (origin indices in priority order) for this pass: never fetched first,
+    /// then fetched longest ago, the priority order kept within each (a stable sort).
+    fn order<'a>(&self, proposed: &mut [usize], origin: impl Fn(usize) -> &'a str) {
+        proposed.sort_by_key(|&i| self.last_fetched.get(origin(i)).copied().unwrap_or(0));
+    }
+
+    /// Records a pass: `fetched` were fetched now; of the rest, only `candidates` stay
+    /// remembered.
+    fn record<'a>(
+        &mut self,
+        fetched: impl IntoIterator<Item = &'a str>,
+        candidates: &FxHashSet<&str>,
+    ) {
+        self.passes += 1;
+        let pass = self.passes;
+        self.last_fetched
+            .retain(|origin, _| candidates.contains(origin.as_str()));
+        for origin in fetched {
+            self.last_fetched.insert(origin.to_owned(), pass);
+        }
+    }
+}
+
 /// The book a fleet publication carries (the version is the board's, set on receipt).
 fn decode(published: &PublishedMirrors) -> Result<MirrorBook, serde_json::Error> {
     let mut book: MirrorBook = serde_json::from_slice(&published.body)?;
     book.fleet_version = published.version;
     Ok(book)
+}
+
+/// The signatures and full summaries of `changed`, encoded for the fleet (a summary that does not
+/// encode is logged and left out).
+fn encode_for_sharing(changed: &[HostSummary]) -> Vec<SharedOrigin> {
+    let mut shared = Vec::with_capacity(changed.len());
+    for summary in changed {
+        let signature = OriginSignature::of(summary, DEFAULT_SKETCH);
+        match (
+            postcard::to_stdvec(&signature),
+            postcard::to_stdvec(summary),
+        ) {
+            (Ok(signature), Ok(encoded)) => shared.push(SharedOrigin {
+                origin: summary.origin.clone(),
+                signature,
+                summary: encoded,
+            }),
+            (Err(err), _) | (_, Err(err)) => {
+                tracing::error!(origin = %summary.origin, %err, "a host summary does not encode; not shared");
+            }
+        }
+    }
+    shared
 }
 
 impl Learning {
@@ -126,27 +185,12 @@ impl Learning {
     }
 
     /// Shares the summaries of the hosts a relearn changed and refreshes the others (see the
-    /// module docs); on failure the changed hosts wait for the next pass.
+    /// module docs); on failure the changed hosts wait for the next pass. Held origins Redis
+    /// turns out to have lost (restarted empty, flushed, failed over) are shared again whole at
+    /// once, so a fleet's summaries heal in one pass rather than waiting for the hosts' marks
+    /// to change.
     async fn share_summaries(&self, fleet: &Arc<Fleet>) {
         let watch = &self.sidecar.mirrors;
-        let (changed, held) = watch.take_unshared();
-        let mut shared = Vec::with_capacity(changed.len());
-        for summary in &changed {
-            let signature = OriginSignature::of(summary, DEFAULT_SKETCH);
-            match (
-                postcard::to_stdvec(&signature),
-                postcard::to_stdvec(summary),
-            ) {
-                (Ok(signature), Ok(encoded)) => shared.push(SharedOrigin {
-                    origin: summary.origin.clone(),
-                    signature,
-                    summary: encoded,
-                }),
-                (Err(err), _) | (_, Err(err)) => {
-                    tracing::error!(origin = %summary.origin, %err, "a host summary does not encode; not shared");
-                }
-            }
-        }
         let max_age = self
             .sidecar
             .config
@@ -154,18 +198,35 @@ impl Learning {
             .relearn_interval
             .saturating_mul(SUMMARY_AGE_INTERVALS)
             .max(SUMMARY_MIN_AGE);
-        match fleet.summaries.share(&shared, &held, max_age).await {
-            Ok(evicted) => {
-                metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "shared")
-                    .increment(shared.len() as u64);
-                metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "evicted")
-                    .increment(evicted);
-            }
-            Err(err) => {
-                tracing::debug!(%err, hosts = changed.len(), "host summaries not shared with the fleet; the next pass shares them");
-                metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "unavailable")
-                    .increment(1);
-                watch.unshared_again(changed.into_iter().map(|summary| summary.host));
+        // The second round only re-sends what the first found lost; it holds nothing back, so
+        // it finds nothing missing and the loop ends.
+        for _round in 0..2 {
+            let (changed, held) = watch.take_unshared();
+            let shared = encode_for_sharing(&changed);
+            match fleet.summaries.share(&shared, &held, max_age).await {
+                Ok(outcome) => {
+                    metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "shared")
+                        .increment(shared.len() as u64);
+                    metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "evicted")
+                        .increment(outcome.evicted);
+                    if outcome.missing.is_empty() {
+                        return;
+                    }
+                    tracing::info!(
+                        origins = outcome.missing.len(),
+                        "Redis no longer holds some of this sidecar's shared host summaries (restarted empty, flushed or failed over); sharing them again"
+                    );
+                    metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "lost")
+                        .increment(outcome.missing.len() as u64);
+                    watch.origins_unshared_again(&outcome.missing);
+                }
+                Err(err) => {
+                    tracing::debug!(%err, hosts = changed.len(), "host summaries not shared with the fleet; the next pass shares them");
+                    metrics::counter!(telemetry::FLEET_SUMMARIES, "outcome" => "unavailable")
+                        .increment(1);
+                    watch.unshared_again(changed.into_iter().map(|summary| summary.host));
+                    return;
+                }
             }
         }
     }
@@ -180,9 +241,11 @@ impl Learning {
             .signatures(fleet.summaries.max_origins())
             .await?;
         let learning = Arc::clone(self);
-        let wanted = tokio::task::spawn_blocking(move || learning.origins_to_fetch(signatures))
-            .await
-            .map_err(|err| FleetError::Protocol(format!("proposing pairs panicked: {err}")))?;
+        let per_pass = fleet.config.mirror_summaries_per_pass;
+        let wanted =
+            tokio::task::spawn_blocking(move || learning.origins_to_fetch(signatures, per_pass))
+                .await
+                .map_err(|err| FleetError::Protocol(format!("proposing pairs panicked: {err}")))?;
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
@@ -206,10 +269,10 @@ impl Learning {
     }
 
     /// Origins held by other sidecars whose full summaries this pass wants: all of them when
-    /// they are at most [`FLEET_SUMMARIES_PER_PASS`]; else those of the book's pairs, then those
-    /// of the pairs their signatures propose with this sidecar's or each other's, at most
-    /// [`FLEET_SUMMARIES_PER_PASS`]. Blocking (linear in the signatures).
-    fn origins_to_fetch(&self, shared: Vec<(String, Vec<u8>)>) -> Vec<String> {
+    /// they are at most `per_pass`; else those of the book's pairs and of the pairs their
+    /// signatures propose with this sidecar's or each other's, in [`FetchRotation`] order, at
+    /// most `per_pass`. Blocking (linear in the signatures).
+    fn origins_to_fetch(&self, shared: Vec<(String, Vec<u8>)>, per_pass: usize) -> Vec<String> {
         let mut signatures = self.sidecar.mirrors.signatures(DEFAULT_SKETCH);
         let local = signatures.len();
         let held: FxHashSet<String> = signatures.iter().map(|s| s.origin.clone()).collect();
@@ -242,7 +305,7 @@ impl Learning {
                 }
             }
         }
-        if signatures.len() - local <= FLEET_SUMMARIES_PER_PASS {
+        if signatures.len() - local <= per_pass {
             // Every origin of the fleet fits one pass: all of them, so the pass sees what one
             // sidecar holding every host would, and passes on different sidecars agree.
             order.extend((local..signatures.len()).filter(|i| !taken.contains(i)));
@@ -251,17 +314,31 @@ impl Learning {
                 .map(|i| signatures[i].origin.clone())
                 .collect();
         }
+        let mut proposed: Vec<usize> = Vec::new();
         for pair in propose(&signatures, |i| i >= local, &ProposeParams::default()) {
             for i in [pair.a as usize, pair.b as usize] {
                 if i >= local && taken.insert(i) {
-                    order.push(i);
+                    proposed.push(i);
                 }
             }
-            if order.len() >= FLEET_SUMMARIES_PER_PASS {
-                break;
-            }
         }
-        order.truncate(FLEET_SUMMARIES_PER_PASS);
+        // The book's origins and the proposals share the budget in one rotation (the book's
+        // first among equals): a pair not covered by a pass is neither confirmed nor missed, so
+        // the book's pairs lose nothing by waiting their turn, while giving them the whole
+        // budget every pass would starve the proposals once the book tracks more origins
+        // than one pass fetches.
+        order.extend(proposed);
+        let mut rotation = self.fleet_fetches.lock();
+        let candidates: FxHashSet<&str> = order
+            .iter()
+            .map(|&i| signatures[i].origin.as_str())
+            .collect();
+        rotation.order(&mut order, |i| signatures[i].origin.as_str());
+        order.truncate(per_pass);
+        rotation.record(
+            order.iter().map(|&i| signatures[i].origin.as_str()),
+            &candidates,
+        );
         order
             .into_iter()
             .map(|i| signatures[i].origin.clone())
@@ -424,5 +501,34 @@ impl Learning {
                 Err(err) => tracing::error!(%err, "adopting the fleet's mirror table panicked"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Proposals beyond a pass's budget get their turn: each pass takes those never fetched,
+    /// then those fetched longest ago, in proposal order within each.
+    #[test]
+    fn a_budget_smaller_than_the_proposals_rotates_through_them() {
+        let origins = ["a", "b", "c", "d", "e"];
+        let mut rotation = FetchRotation::default();
+        let pass = |rotation: &mut FetchRotation, budget: usize| -> Vec<&str> {
+            let mut proposed: Vec<usize> = (0..origins.len()).collect();
+            rotation.order(&mut proposed, |i| origins[i]);
+            proposed.truncate(budget);
+            let candidates: FxHashSet<&str> = origins.iter().copied().collect();
+            rotation.record(proposed.iter().map(|&i| origins[i]), &candidates);
+            proposed.into_iter().map(|i| origins[i]).collect()
+        };
+        assert_eq!(pass(&mut rotation, 2), ["a", "b"]);
+        assert_eq!(pass(&mut rotation, 2), ["c", "d"]);
+        assert_eq!(pass(&mut rotation, 2), ["e", "a"]);
+        assert_eq!(pass(&mut rotation, 2), ["b", "c"]);
+        // An origin no longer proposed is forgotten.
+        let only: FxHashSet<&str> = ["a"].into_iter().collect();
+        rotation.record(std::iter::empty(), &only);
+        assert_eq!(rotation.last_fetched.len(), 1);
     }
 }

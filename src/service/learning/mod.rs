@@ -53,6 +53,7 @@ use crate::pipeline::{AcceptPolicy, GatePolicy};
 use crate::store::{SampleBatch, Store, StoreError};
 use crate::telemetry;
 
+pub use fleet_mirrors::FLEET_SUMMARIES_PER_PASS;
 pub use samples::HostLearningSummary;
 pub use seen_log::SEEN_FLUSH_INTERVAL;
 
@@ -118,6 +119,8 @@ pub struct Learning {
     mirror_book: Mutex<mirrors::MirrorBook>,
     /// Held by a detection pass or an operator's decision: one change of the book at a time.
     mirror_pass: Mutex<()>,
+    /// In a fleet: when recent passes fetched other sidecars' origins ([`fleet_mirrors`]).
+    fleet_fetches: Mutex<fleet_mirrors::FetchRotation>,
 }
 
 impl Learning {
@@ -151,6 +154,7 @@ impl Learning {
             next_job_id: AtomicU64::new(1),
             mirror_book: Mutex::default(),
             mirror_pass: Mutex::new(()),
+            fleet_fetches: Mutex::default(),
             sidecar,
             store,
         });
