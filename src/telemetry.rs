@@ -446,6 +446,12 @@ pub fn install() -> Option<PrometheusHandle> {
             };
             if handle.is_some() {
                 describe();
+                // Counters the dashboard plots that stay at zero in a healthy sidecar: registered
+                // at zero, so their panels show 0 rather than no data and `rate()` has a first
+                // sample to count from.
+                for name in [URLS_FOLDED, CANONICALIZE_URLS_ABANDONED] {
+                    metrics::counter!(name).increment(0);
+                }
             }
             handle
         })

@@ -84,6 +84,9 @@ pub async fn run(
     let (health, health_service) = tonic_health::server::health_reporter();
     set_health(&health, ServingStatus::NotServing).await;
 
+    // The recorder first: what restoring the store and the learning state records (damage
+    // counted, mirror and rule gauges) must reach /metrics, not a recorder-less void.
+    let metrics_handle = telemetry::install();
     let normalizer = StaticNormalizer::new(config.static_config.clone())?;
     crate::store::create_private_dir(&config.data_dir).map_err(|err| {
         crate::store::StoreError::Io {
@@ -213,7 +216,7 @@ pub async fn run(
             guarded(listeners.admin, "admin", stopped(stop.clone())),
             stopped(stop.clone()),
         );
-    let metrics_task = match (listeners.metrics, telemetry::install()) {
+    let metrics_task = match (listeners.metrics, metrics_handle) {
         (Some(listener), Some(handle)) => {
             tracing::info!(addr = ?listener.local_addr().ok(), "metrics listening");
             Some(tokio::spawn(telemetry::serve(

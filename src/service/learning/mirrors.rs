@@ -296,6 +296,8 @@ fn parse_site(field: &str, text: &str) -> Result<MirrorSite, Status> {
 impl Learning {
     /// Restores the stored mirror book and puts its sets live.
     pub(super) fn restore_mirrors(&self) -> Result<(), StoreError> {
+        // The gauges say "none" until a stored book says otherwise.
+        self.publish_mirror_gauges();
         let Some(bytes) = self.store.load_mirrors()? else {
             return Ok(());
         };
