@@ -905,10 +905,11 @@ fn tuning_families_quality() {
 }
 
 /// Measured share of the best achievable compression on the first six held-out families
-/// (micro): 0.83 with ids moving from a query value into the path and slugs beside ids (0.659
-/// before them; 0.669 before the page-type guards, which gave up Q&A rules that merged tag
-/// listings: fpr 0.00093 -> 0). A floor against regressions.
-const HELD_OUT_SHARE_FLOOR: f64 = 0.82;
+/// (micro): 0.849 with a slug before an id dropped from the item's views too (0.835 before, at
+/// stop 21; 0.659 before ids moving from a query value into the path and slugs beside ids;
+/// 0.669 before the page-type guards, which gave up Q&A rules that merged tag listings: fpr
+/// 0.00093 -> 0). A floor against regressions.
+const HELD_OUT_SHARE_FLOOR: f64 = 0.84;
 /// The families added to the held-out set later (DokuWiki, Joomla), each with the share it had
 /// when first measured, before any learner change that followed: a floor per family.
 const LATER_HELD_OUT_FLOORS: [(&str, f64); 2] = [("dokuwiki", 0.99), ("joomla", 0.47)];
@@ -945,10 +946,11 @@ fn held_out_families_keep_the_guarantees() {
 
 /// Generality, the target: on families never used to choose a constant, learning with
 /// the defaults reaches 90% of the best achievable compression (micro) and 75% in every family.
-/// Not met yet (80% micro; Drupal 70%, Discourse 68%, Joomla 48%): Drupal's path aliases
+/// Not met yet (80% micro; Drupal 70%, Discourse 77%, Joomla 48%): Drupal's path aliases
 /// (`/articles/title` ≡ `/node/5`) and Joomla 4's id-less routes are beyond URL rules, and
-/// Discourse's slug is not dropped. Run with `cargo test --test it -- --ignored held_out` to
-/// see where it stands.
+/// Discourse's post links open the page holding the post, known only from the thread's length
+/// (QUALITY.md, stop 22). Run with `cargo test --test it -- --ignored held_out` to see where it
+/// stands.
 #[test]
 #[ignore = "generality target not met yet: 80% of best on the held-out families (QUALITY.md)"]
 fn held_out_families_reach_the_generality_target() {

@@ -12,7 +12,8 @@
 //!   default document `d` or trailing slashes, drop a path segment such as `/print/`, treat
 //!   interchangeable segment values (`/mirror1/`, `/mirror2/`) as one, sort the query, use
 //!   https, move an id between shapes (a query value into the path, the number ending a slug
-//!   to the site's short link), drop a slug beside an id;
+//!   to the site's short link), drop a slug beside an id, strip a file extension a page is
+//!   also reachable without;
 //! - with the accepted actions `A` applied, a candidate `X` *merges* two samples when they
 //!   differ under `A` and are identical under `A ∪ X`. Each group of samples made identical is
 //!   positive when it merges samples of one cluster, negative when it merges different clusters;
@@ -37,7 +38,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::config::LearnConfig;
 use super::LabelledUrl;
 use crate::canon::rules::site::{
-    path_safe_value, route_safe_value, slug_id_suffix, titled_id, TITLE_SEPARATORS,
+    is_extension, path_safe_value, route_safe_value, slug_id_suffix, titled_id, TITLE_SEPARATORS,
 };
 use crate::canon::rules::{SiteAction, SiteRewriter, SiteRule};
 
@@ -348,17 +349,31 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 SiteAction::QueryValueToPath { .. }
                     | SiteAction::IdInSlug { .. }
                     | SiteAction::SlugInSegment { .. }
+                    | SiteAction::SlugBesideId {
+                        before_id: true,
+                        ..
+                    }
+                    | SiteAction::StripExtension { .. }
             ) && evidence.negative_groups > 0;
             if let SiteAction::DefaultDocument { name } = &candidate {
                 evidence.negative_groups +=
                     document_shown_elsewhere(&parsed, &clusters, &round.outputs, name, &may_change);
             }
-            if matches!(candidate, SiteAction::SlugInSegment { .. }) {
+            if matches!(
+                candidate,
+                SiteAction::SlugInSegment { .. }
+                    | SiteAction::SlugBesideId {
+                        before_id: true,
+                        ..
+                    }
+            ) {
                 // A title beside an id is decoration of the item, not of one view of it: the
-                // item's pages and posts (`/threads/a-title.123/page-2`) are page types of their
-                // own that a 20% sample rarely shows merged, yet the evidence on the item's main
-                // page is evidence for them. The page-type coverage guards are therefore waived;
-                // a single merge of different pages anywhere still refuses it (below).
+                // item's pages and posts (`/threads/a-title.123/page-2`, `/t/a-title/123/4`)
+                // are page types of their own that a 20% sample rarely shows merged, yet the
+                // evidence on the item's main page is evidence for them. The page-type coverage
+                // guards are therefore waived; a single merge of different pages anywhere still
+                // refuses it (above). A slug after the id (`/questions/5/x`) is the last segment
+                // and has no views below it, so it keeps the guards.
                 evidence.changed_in_evidenced_types = evidence.changed;
                 evidence.largest_unevidenced_type = 0;
             }
@@ -376,6 +391,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         | SiteAction::SlugBesideId { .. }
                         | SiteAction::IdInSlug { .. }
                         | SiteAction::SlugInSegment { .. }
+                        | SiteAction::StripExtension { .. }
                 ) {
                     // Paths changed: page types are recomputed with the outputs.
                     round = start_round(&parsed, &rewriter);
@@ -614,6 +630,11 @@ fn candidates(
     );
     out.extend(
         titled_ids(outputs, clusters)
+            .into_iter()
+            .filter(|(a, _)| !taken(a)),
+    );
+    out.extend(
+        extensions_shown(outputs, clusters)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
@@ -1029,6 +1050,73 @@ fn titled_ids(
                     prefix: prefix.to_owned(),
                     separator,
                     id_first,
+                },
+                samples,
+            )
+        })
+        .collect();
+    most_shown_first(out)
+}
+
+/// The extension of a path's last segment when stripping it is a candidate
+/// ([`SiteAction::StripExtension`]): the stem and the extension (with its dot), the stem
+/// non-empty and not itself ending with the extension.
+fn extension_of(path: &str) -> Option<(&str, &str)> {
+    let last = &path[path.rfind('/')? + 1..];
+    let dot = last.rfind('.')?;
+    let (stem, ext) = last.split_at(dot);
+    (!stem.is_empty() && !stem.ends_with(ext) && is_extension(ext))
+        .then(|| (&path[..path.len() - ext.len()], ext))
+}
+
+/// Candidates for a page reachable with and without its file extension
+/// ([`SiteAction::StripExtension`]): inside one duplicate cluster, a URL whose path is `P` +
+/// `.ext` beside a URL whose path is `P` or `P/` (the folder form), the query equal, proposes
+/// `.ext`; a proposal made by at least [`MIN_MOVED_ID_VALUES`] distinct paths is a candidate,
+/// the most shown first. Each comes with every sample whose last segment has that extension,
+/// so the measure pools the evidence of every page type that carries it.
+fn extensions_shown(
+    outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+    clusters: &SmallClusters,
+) -> Vec<(SiteAction, Vec<u32>)> {
+    // extension -> distinct stems shown without it.
+    let mut proposals: FxHashMap<&str, FxHashSet<&str>> = FxHashMap::default();
+    for members in clusters.values() {
+        for &a in members {
+            let (long, query) = &outputs[a as usize];
+            let Some((stem, ext)) = extension_of(long) else {
+                continue;
+            };
+            let shown = members.iter().any(|&b| {
+                let (other, other_query) = &outputs[b as usize];
+                b != a
+                    && other_query == query
+                    && other
+                        .strip_prefix(stem)
+                        .is_some_and(|rest| rest.is_empty() || rest == "/")
+            });
+            if shown {
+                proposals.entry(ext).or_default().insert(stem);
+            }
+        }
+    }
+    if proposals.is_empty() {
+        return Vec::new();
+    }
+    let out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
+        .into_iter()
+        .filter(|(_, stems)| stems.len() >= MIN_MOVED_ID_VALUES)
+        .map(|(ext, stems)| {
+            let samples = outputs
+                .iter()
+                .enumerate()
+                .filter(|(_, (path, _))| extension_of(path).is_some_and(|(_, e)| e == ext))
+                .map(|(i, _)| i as u32)
+                .collect();
+            (
+                stems.len(),
+                SiteAction::StripExtension {
+                    extension: ext.to_owned(),
                 },
                 samples,
             )
@@ -1634,6 +1722,77 @@ mod tests {
     }
 
     #[test]
+    fn a_slug_before_an_id_is_dropped_from_the_views_below_it() {
+        // A recipe site: `/recipes/{slug}/{id}` and its short form `/recipes/{id}`, with the
+        // item's reviews and print view below it (`/recipes/{slug}/{id}/reviews`), which the
+        // sample shows more often than the item itself and never merged. The slug goes from
+        // every view; the views stay apart from the item and from one another.
+        let mut s = Vec::new();
+        for id in 0..60u64 {
+            let n = 300 + 3 * id;
+            let slug = format!("lemon-tart-{}", ["easy", "quick", "vegan"][id as usize % 3]);
+            s.push(lu(&format!("http://r.example/recipes/{slug}/{n}"), id));
+            if id % 3 == 0 {
+                s.push(lu(&format!("http://r.example/recipes/{n}"), id));
+            }
+            for (k, view) in ["reviews", "print", "photos"].iter().enumerate() {
+                s.push(lu(
+                    &format!("http://r.example/recipes/{slug}/{n}/{view}"),
+                    1000 * (k as u64 + 1) + id,
+                ));
+            }
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let slug = SiteAction::SlugBesideId {
+            prefix: "/recipes/".into(),
+            before_id: true,
+        };
+        assert!(
+            out.rules.iter().any(|r| r.action == slug),
+            "{:?}",
+            out.rules
+        );
+        let rw = SiteRewriter::new([&slug]);
+        let canon = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rw.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        assert_eq!(
+            canon("http://r.example/recipes/unseen-dish/77/reviews"),
+            "http://r.example/recipes/77/reviews"
+        );
+        assert_ne!(
+            canon("http://r.example/recipes/unseen-dish/77/reviews"),
+            canon("http://r.example/recipes/unseen-dish/77")
+        );
+    }
+
+    #[test]
+    fn a_slug_before_a_number_contradicted_once_is_kept() {
+        // `/shop/{name}/{n}` is `/shop/{n}` for 300 products, but one sample shows a name with
+        // a number that is another product's (`n` counts within a seller's catalogue there):
+        // one merge of different pages refuses dropping the segment before the number, though
+        // it is under the 1% thresholds.
+        let mut s = Vec::new();
+        for id in 0..300u64 {
+            s.push(lu(
+                &format!("http://c.example/shop/product-{id}-name/{id}"),
+                id,
+            ));
+            s.push(lu(&format!("http://c.example/shop/{id}"), id));
+        }
+        s.push(lu("http://c.example/shop/games-corner/1", 900));
+        let out = learn(&s, &LearnConfig::default());
+        assert!(
+            !out.rules
+                .iter()
+                .any(|r| matches!(r.action, SiteAction::SlugBesideId { .. })),
+            "{:?}",
+            out.rules
+        );
+    }
+
+    #[test]
     fn an_id_contradicted_by_one_cluster_does_not_move() {
         // The mapping holds for 150 values, under the per-key negative rate and the fpr
         // threshold, but one merge of different pages contradicts it: no site-wide move.
@@ -1743,6 +1902,84 @@ mod tests {
             !out.rules
                 .iter()
                 .any(|r| matches!(r.action, SiteAction::IdInSlug { .. })),
+            "{:?}",
+            out.rules
+        );
+    }
+
+    #[test]
+    fn a_page_reachable_without_its_extension_loses_it_where_the_samples_agree() {
+        // A static site generator's output served by a server that also tries `$uri.html`
+        // (and `$uri/`): the sample shows both forms of a few pages, the others once each.
+        // The stripped form covers pages never seen without the extension, keeps the query
+        // (`?v=` versions are other pages) and leaves other extensions alone.
+        let mut s = Vec::new();
+        for id in 0..40u64 {
+            let section = ["guide", "reference", "howto"][id as usize % 3];
+            s.push(lu(
+                &format!("https://d.example/{section}/topic{id}.html"),
+                id,
+            ));
+            if id % 5 == 0 {
+                s.push(lu(&format!("https://d.example/{section}/topic{id}"), id));
+            }
+            if id % 7 == 0 {
+                s.push(lu(&format!("https://d.example/{section}/topic{id}/"), id));
+            }
+            s.push(lu(
+                &format!("https://d.example/{section}/topic{id}.html?v=2"),
+                100 + id,
+            ));
+            s.push(lu(
+                &format!("https://d.example/data/table{id}.json"),
+                200 + id,
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let strip = SiteAction::StripExtension {
+            extension: ".html".into(),
+        };
+        assert!(
+            out.rules.iter().any(|r| r.action == strip),
+            "{:?}",
+            out.rules
+        );
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        let rewrite = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rewriter.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        assert_eq!(
+            rewrite("https://d.example/howto/never-seen.html"),
+            rewrite("https://d.example/howto/never-seen")
+        );
+        assert_ne!(
+            rewrite("https://d.example/guide/topic3.html?v=2"),
+            rewrite("https://d.example/guide/topic3.html")
+        );
+        assert_eq!(
+            rewrite("https://d.example/data/table3.json"),
+            "https://d.example/data/table3.json"
+        );
+    }
+
+    #[test]
+    fn an_extension_that_tells_pages_apart_is_kept() {
+        // Most pages are reachable without `.html`, but one is not the page of its stem (an
+        // export `/report.html` beside the report's application page `/report`): one merge of
+        // different pages refuses the rule, though the thresholds would let it pass.
+        let mut s = Vec::new();
+        for id in 0..300u64 {
+            s.push(lu(&format!("https://e.example/docs/page{id}.html"), id));
+            s.push(lu(&format!("https://e.example/docs/page{id}"), id));
+        }
+        s.push(lu("https://e.example/app/report.html", 500));
+        s.push(lu("https://e.example/app/report", 501));
+        let out = learn(&s, &LearnConfig::default());
+        assert!(
+            !out.rules
+                .iter()
+                .any(|r| matches!(r.action, SiteAction::StripExtension { .. })),
             "{:?}",
             out.rules
         );

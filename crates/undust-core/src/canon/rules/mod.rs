@@ -436,6 +436,13 @@ impl HostRuleSet {
                         ));
                     }
                 }
+                SiteAction::StripExtension { extension } => {
+                    if !site::is_extension(extension) {
+                        return Err(bad(
+                            "an extension is a dot followed by one to eight letters or digits, one a letter",
+                        ));
+                    }
+                }
                 SiteAction::SlugBesideId { prefix, .. } => {
                     if !prefix.starts_with('/')
                         || !prefix.ends_with('/')

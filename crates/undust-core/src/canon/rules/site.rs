@@ -20,8 +20,8 @@
 //! Every action is idempotent, and [`SiteRewriter::rewrite`] applies them in a fixed order
 //! (scheme, a query value moved into the path, lower-case the path (and the query), segment
 //! aliases, dropped segments, slugs beside ids, ids ending slugs to short links, strip a
-//! default document, strip trailing slashes, drop parameters, sort the query), so the result
-//! does not depend on the order of the rules in the file.
+//! default document, strip a file extension, strip trailing slashes, drop parameters, sort the
+//! query), so the result does not depend on the order of the rules in the file.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -135,6 +135,15 @@ pub enum SiteAction {
         /// Whether the id comes before the title.
         id_first: bool,
     },
+    /// A page reachable with and without its file extension: a last path segment `stem` +
+    /// `extension` becomes `stem` (`/guide/install.html` is `/guide/install`; Joomla's "Add
+    /// Suffix to URL", static site generators served by a server that tries `$uri.html`). The
+    /// stem must be non-empty and must not itself end with the extension, so the result is a
+    /// fixpoint. Applied after default documents, so `index.html` still names one.
+    StripExtension {
+        /// The extension with its dot (`.html`).
+        extension: String,
+    },
 }
 
 impl fmt::Display for SiteAction {
@@ -196,6 +205,9 @@ impl fmt::Display for SiteAction {
                     write!(f, "{prefix}title{separator}N -> {prefix}N")
                 }
             }
+            SiteAction::StripExtension { extension } => {
+                write!(f, "strip the extension {extension}")
+            }
         }
     }
 }
@@ -240,6 +252,8 @@ pub struct SiteRewriter {
     ids_in_slugs: Vec<(String, u16, String)>,
     /// (prefix, separator, id_first) of [`SiteAction::SlugInSegment`].
     titled_ids: Vec<(String, char, bool)>,
+    /// Extensions of [`SiteAction::StripExtension`], with their dot.
+    extensions: Vec<String>,
 }
 
 impl SiteRewriter {
@@ -323,6 +337,11 @@ impl SiteRewriter {
                     self.titled_ids.push(entry);
                 }
             }
+            SiteAction::StripExtension { extension } => {
+                if !self.extensions.contains(extension) {
+                    self.extensions.push(extension.clone());
+                }
+            }
         }
     }
 
@@ -337,6 +356,7 @@ impl SiteRewriter {
             || !self.slugs.is_empty()
             || !self.ids_in_slugs.is_empty()
             || !self.titled_ids.is_empty()
+            || !self.extensions.is_empty()
     }
 
     /// Whether the rewriter does nothing.
@@ -354,6 +374,7 @@ impl SiteRewriter {
             && self.slugs.is_empty()
             && self.ids_in_slugs.is_empty()
             && self.titled_ids.is_empty()
+            && self.extensions.is_empty()
     }
 
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
@@ -448,6 +469,16 @@ impl SiteRewriter {
                     };
                 }
             }
+        }
+        if let Some(stem) = self.stem(&path) {
+            changed = true;
+            path = match path {
+                Cow::Borrowed(p) => Cow::Borrowed(&p[..stem]),
+                Cow::Owned(mut p) => {
+                    p.truncate(stem);
+                    Cow::Owned(p)
+                }
+            };
         }
         if self.strip_trailing_slash && path.len() > 1 && path.ends_with('/') {
             changed = true;
@@ -576,6 +607,16 @@ impl SiteRewriter {
             }
         }
         None
+    }
+
+    /// The length of `path` without the extension of its last segment
+    /// ([`SiteAction::StripExtension`], the first that applies), or `None`.
+    fn stem(&self, path: &str) -> Option<usize> {
+        let last = &path[path.rfind('/')? + 1..];
+        self.extensions.iter().find_map(|ext| {
+            let stem = last.strip_suffix(ext.as_str())?;
+            (!stem.is_empty() && !stem.ends_with(ext.as_str())).then(|| path.len() - ext.len())
+        })
     }
 
     /// The short path of an id at the end of a slug ([`SiteAction::IdInSlug`], the first that
@@ -746,6 +787,17 @@ pub fn slug_id_suffix(last: &str) -> Option<(&str, &str, &str)> {
         .then_some((slug, id, suffix))
 }
 
+/// Whether `ext` is a file extension a page may be reachable without
+/// ([`SiteAction::StripExtension`]): a dot and one to eight ASCII letters or digits, at least one
+/// a letter (`.html`, `.php5`; not `.2`, which is a version or a decimal).
+pub fn is_extension(ext: &str) -> bool {
+    ext.strip_prefix('.').is_some_and(|e| {
+        (1..=8).contains(&e.len())
+            && e.bytes().all(|b| b.is_ascii_alphanumeric())
+            && e.bytes().any(|b| b.is_ascii_alphabetic())
+    })
+}
+
 /// Characters that join a title and an id in one path segment.
 pub const TITLE_SEPARATORS: [char; 6] = ['.', '-', ':', '_', '~', ','];
 
@@ -870,6 +922,40 @@ mod tests {
         ] {
             assert_eq!(canon(u), u);
         }
+    }
+
+    #[test]
+    fn an_extension_is_stripped_from_the_last_segment_only() {
+        let strip = [
+            SiteAction::DefaultDocument {
+                name: "index.html".into(),
+            },
+            SiteAction::StripExtension {
+                extension: ".html".into(),
+            },
+        ];
+        assert_rewrites(
+            &strip,
+            "http://d.example/guide/install.html?v=2",
+            "http://d.example/guide/install?v=2",
+        );
+        // The default document is stripped first; other extensions, an empty stem, a
+        // doubled extension and directories named like files stay as they are.
+        assert_rewrites(
+            &strip,
+            "http://d.example/guide/index.html",
+            "http://d.example/guide/",
+        );
+        for u in [
+            "http://d.example/guide/install.htm",
+            "http://d.example/guide/.html",
+            "http://d.example/guide/a.html.html",
+            "http://d.example/a.html/b",
+        ] {
+            assert_eq!(rw(&strip, u), u);
+        }
+        assert!(is_extension(".html") && is_extension(".php5"));
+        assert!(!is_extension(".2") && !is_extension("html") && !is_extension(".a-b"));
     }
 
     fn rw(actions: &[SiteAction], url: &str) -> String {
