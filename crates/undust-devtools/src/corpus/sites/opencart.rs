@@ -50,33 +50,53 @@ pub(super) struct OpenCart {
     /// URLs, a category by its own id only.
     rules: [usize; 5],
     listed: HashSet<usize>,
+    brands_listed: HashSet<usize>,
     next_product: u64,
     used: HashSet<String>,
 }
 
 impl OpenCart {
     pub(super) fn new(em: &mut Emitter, rng: &mut ChaCha8Rng, base: &str) -> Self {
+        // SEO keywords are unique across products, categories and brands (OpenCart refuses a
+        // keyword already in use), so one path segment names one thing.
+        let mut used: HashSet<String> = HashSet::new();
+        let mut unique = |rng: &mut ChaCha8Rng, keyword: String| {
+            let mut keyword = keyword;
+            while !used.insert(keyword.clone()) {
+                keyword = format!("{keyword}-{}", rng.random_range(2..100));
+            }
+            keyword
+        };
         let mut categories: Vec<Category> = Vec::new();
         let mut next_id = rng.random_range(17..40);
         for _ in 0..rng.random_range(3..=7) {
             let top = categories.len();
             categories.push(Category {
                 id: next_id,
-                keyword: slug(rng, 1..=1),
+                keyword: {
+                    let k = slug(rng, 1..=1);
+                    unique(rng, k)
+                },
                 parent: None,
             });
             next_id += 1;
             for _ in 0..rng.random_range(0..=3) {
                 categories.push(Category {
                     id: next_id,
-                    keyword: format!("{}-{}", word(rng), word(rng)),
+                    keyword: {
+                        let k = format!("{}-{}", word(rng), word(rng));
+                        unique(rng, k)
+                    },
                     parent: Some(top),
                 });
                 next_id += rng.random_range(1..4);
             }
         }
         let brands = (0..rng.random_range(3..=10))
-            .map(|i| (5 + i * 2, slug(rng, 1..=1)))
+            .map(|i| {
+                let k = slug(rng, 1..=1);
+                (5 + i * 2, unique(rng, k))
+            })
             .collect();
         let mut shop = OpenCart {
             base: base.to_string(),
@@ -85,8 +105,9 @@ impl OpenCart {
             brands,
             rules: [0; 5],
             listed: HashSet::new(),
+            brands_listed: HashSet::new(),
             next_product: rng.random_range(28..5_000),
-            used: HashSet::new(),
+            used,
         };
         let product = shop.route("product/product").q("product_id", "{id}");
         let canon = if shop.seo {
@@ -331,8 +352,9 @@ impl Section for OpenCart {
             }
             return;
         }
-        if rng.random_bool(0.05) {
-            let (id, keyword) = &self.brands[rng.random_range(0..self.brands.len())];
+        let b = rng.random_range(0..self.brands.len());
+        if rng.random_bool(0.05) && self.brands_listed.insert(b) {
+            let (id, keyword) = &self.brands[b];
             let info = self
                 .route("product/manufacturer/info")
                 .q("manufacturer_id", id.to_string());
@@ -348,7 +370,6 @@ impl Section for OpenCart {
             return;
         }
         let (id, keyword) = self.new_product(rng);
-        let b = rng.random_range(0..self.brands.len());
         let query = word(rng).to_string();
         let product = em.content(
             rng,
