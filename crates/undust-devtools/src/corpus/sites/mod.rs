@@ -699,9 +699,34 @@ pub(super) mod family_tests {
                 );
             }
             assert!(site.clusters().values().any(|urls| urls.len() > 1));
+            // No family makes the order of query parameters meaningful: two URLs that differ
+            // only by it are one content (a generator that emits one page twice breaks this).
+            let mut by_sorted: HashMap<String, u64> = HashMap::new();
+            for p in &site.pages {
+                let id = by_sorted
+                    .entry(sorted_query(&p.url))
+                    .or_insert(p.content_id);
+                assert_eq!(
+                    *id, p.content_id,
+                    "{} is another content in another order",
+                    p.url
+                );
+            }
             sites.push(site);
         }
         sites
+    }
+
+    /// `url` with its query parameters sorted.
+    fn sorted_query(url: &str) -> String {
+        match url.split_once('?') {
+            Some((head, query)) => {
+                let mut pairs: Vec<&str> = query.split('&').collect();
+                pairs.sort_unstable();
+                format!("{head}?{}", pairs.join("&"))
+            }
+            None => url.to_string(),
+        }
     }
 
     /// URL → content id of a site.
