@@ -718,14 +718,14 @@ const FAMILY_SEEDS: [u64; 3] = [41, 42, 43];
 /// Learns on each generated site of `kinds` (one per seed in [`FAMILY_SEEDS`]) exactly as
 /// `corpus_run` does (defaults, static normalization, 20% of the clusters for training) and
 /// returns the per-family rows (pooled over seeds), the corpus-wide micro totals, and the
-/// hard negatives merged.
+/// hard negatives merged per family.
 fn family_run(
     kinds: &[undust::corpus::SiteKind],
     label: &str,
 ) -> (
     Vec<undust::learn::eval::FamilyRow>,
     undust::learn::eval::Metrics,
-    usize,
+    BTreeMap<&'static str, usize>,
 ) {
     use undust::canon::normalize::{StaticConfig, StaticNormalizer};
     use undust::corpus::{generate, CorpusConfig};
@@ -738,7 +738,7 @@ fn family_run(
     };
     let mut per_host = Vec::new();
     let mut families = Vec::new();
-    let mut merged = 0;
+    let mut merged: BTreeMap<&'static str, usize> = BTreeMap::new();
     let verbose = std::env::var("LEARN_DEBUG").is_ok();
     for seed in FAMILY_SEEDS {
         let corpus = generate(
@@ -776,7 +776,7 @@ fn family_run(
             let mut merged_here = Vec::new();
             for (a, b) in &site.hard_negatives {
                 if canonicalize(&engine, &stat(a)) == canonicalize(&engine, &stat(b)) {
-                    merged += 1;
+                    *merged.entry(site.kind.name()).or_default() += 1;
                     merged_here.push((a, b));
                 }
             }
@@ -803,6 +803,22 @@ fn family_run(
                         .entry(p.content_id)
                         .or_default()
                         .insert(canonicalize(&engine, &stat(&p.url)));
+                }
+                // Which of the site's documented DUST forms the rules reach (by its examples).
+                for e in &site.expected {
+                    let reached = e
+                        .examples
+                        .iter()
+                        .filter(|(a, b)| {
+                            canonicalize(&engine, &stat(a)) == canonicalize(&engine, &stat(b))
+                        })
+                        .count();
+                    eprintln!(
+                        "    expected {}/{}: {}",
+                        reached,
+                        e.examples.len(),
+                        e.description
+                    );
                 }
                 for f in forms.values().filter(|f| f.len() > 1).take(3) {
                     eprintln!("    unmerged: {f:?}");
@@ -880,7 +896,10 @@ const LATER_TUNING_FLOORS: [(&str, f64); 1] = [("xenforo", 0.50)];
 #[test]
 fn tuning_families_quality() {
     let (rows, total, merged) = family_run(&undust::corpus::SiteKind::TUNING_FAMILIES, "tuning");
-    assert_eq!(merged, 0, "hard negatives merged on the tuning families");
+    assert!(
+        merged.is_empty(),
+        "hard negatives merged on the tuning families: {merged:?}"
+    );
     let mut first_seven = undust::learn::eval::Metrics::default();
     for r in &rows {
         match LATER_TUNING_FLOORS.iter().find(|(f, _)| *f == r.family) {
@@ -910,21 +929,63 @@ fn tuning_families_quality() {
 /// 0.669 before the page-type guards, which gave up Q&A rules that merged tag listings: fpr
 /// 0.00093 -> 0). A floor against regressions.
 const HELD_OUT_SHARE_FLOOR: f64 = 0.84;
-/// The families added to the held-out set later (DokuWiki, Joomla), each with the share it had
-/// when first measured, before any learner change that followed: a floor per family.
-const LATER_HELD_OUT_FLOORS: [(&str, f64); 2] = [("dokuwiki", 0.99), ("joomla", 0.47)];
+/// The families added to the held-out set later, each with the share it had when first
+/// measured, before any learner change that followed: a floor per family. DokuWiki and Joomla
+/// at stop 20; Bugzilla, OpenCart and Plone at stop 22.
+const LATER_HELD_OUT_FLOORS: [(&str, f64); 5] = [
+    ("dokuwiki", 0.99),
+    ("joomla", 0.47),
+    ("bugzilla", 0.96),
+    ("opencart", 0.83),
+    ("plone", 0.81),
+];
 
-/// On the held-out families the guarantees hold: no hard negative merged, false-positive rate
-/// at most 0.1% of support pairs (micro; measured 0), and today's shares as floors.
+/// Held-out families on which the learner does not keep the no-false-merge guarantee yet, with
+/// why. Their false merges are asserted away in
+/// `held_out_families_reach_the_generality_target` (ignored until met), not here, so that this
+/// test keeps guarding every other family; each stays listed until the learner is fixed.
+/// Both stop 22, measured at their first run: OpenCart (fpr 0.0030): `manufacturer_id` is
+/// dropped site-wide, being context on product pages, while it names the brand on
+/// `route=product/manufacturer/info`; Plone (fpr 0.043): `/folder/doc` ≡ `/folder/doc/view` is
+/// learned for a folder and also applied to its files, whose bare URL is the file and `/view`
+/// an HTML page about it.
+const GUARANTEES_NOT_MET_YET: [&str; 2] = ["opencart", "plone"];
+
+/// On the held-out families the guarantees hold: no hard negative merged and a false-positive
+/// rate of 0 on every family (measured 0 on each; the ceiling is 0.1% of support
+/// pairs, micro), except the families of [`GUARANTEES_NOT_MET_YET`]; and today's shares as
+/// floors.
 #[test]
 fn held_out_families_keep_the_guarantees() {
-    let (rows, total, merged) =
-        family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");
-    assert_eq!(merged, 0, "hard negatives merged on the held-out families");
+    let held_out = undust::corpus::SiteKind::HELD_OUT_FAMILIES;
+    for family in GUARANTEES_NOT_MET_YET {
+        assert!(
+            held_out.iter().any(|k| k.name() == family),
+            "{family} is not held out"
+        );
+    }
+    let (rows, _, merged) = family_run(&held_out, "held-out");
+    let guarded = |family: &str| !GUARANTEES_NOT_MET_YET.contains(&family);
+    let merged_guarded: Vec<_> = merged.iter().filter(|(f, _)| guarded(f)).collect();
     assert!(
-        total.false_positive_rate() <= 0.001,
+        merged_guarded.is_empty(),
+        "hard negatives merged on the held-out families: {merged_guarded:?}"
+    );
+    let mut guarded_total = undust::learn::eval::Metrics::default();
+    for r in rows.iter().filter(|r| guarded(&r.family)) {
+        guarded_total.add(&r.total);
+        // Each family on its own: a bad family must not hide behind the others' support pairs.
+        assert!(
+            r.total.false_positive_rate() == 0.0,
+            "{}: fpr {:.5}",
+            r.family,
+            r.total.false_positive_rate()
+        );
+    }
+    assert!(
+        guarded_total.false_positive_rate() <= 0.001,
         "fpr {:.5}",
-        total.false_positive_rate()
+        guarded_total.false_positive_rate()
     );
     let mut first_six = undust::learn::eval::Metrics::default();
     for r in &rows {
@@ -945,16 +1006,29 @@ fn held_out_families_keep_the_guarantees() {
 }
 
 /// Generality, the target: on families never used to choose a constant, learning with
-/// the defaults reaches 90% of the best achievable compression (micro) and 75% in every family.
-/// Not met yet (80% micro; Drupal 70%, Discourse 77%, Joomla 48%): Drupal's path aliases
+/// the defaults reaches 90% of the best achievable compression (micro) and 75% in every family,
+/// with no hard negative merged and a false-positive rate of at most 0.1% in every family.
+/// Not met yet (82% micro over eleven families; Drupal 70%, Discourse 77%, Joomla 48%;
+/// OpenCart drops `manufacturer_id` on brand pages, Plone merges files with their view pages):
+/// Drupal's path aliases
 /// (`/articles/title` ≡ `/node/5`) and Joomla 4's id-less routes are beyond URL rules, and
 /// Discourse's post links open the page holding the post, known only from the thread's length
 /// (QUALITY.md, stop 22). Run with `cargo test --test it -- --ignored held_out` to see where it
 /// stands.
 #[test]
-#[ignore = "generality target not met yet: 80% of best on the held-out families (QUALITY.md)"]
+#[ignore = "generality target not met yet: 82% of best on the held-out families (QUALITY.md)"]
 fn held_out_families_reach_the_generality_target() {
-    let (rows, total, _) = family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");
+    let (rows, total, merged) =
+        family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");
+    for r in &rows {
+        assert!(
+            r.total.false_positive_rate() <= 0.001,
+            "{}: fpr {:.5}",
+            r.family,
+            r.total.false_positive_rate()
+        );
+    }
+    assert!(merged.is_empty(), "hard negatives merged: {merged:?}");
     let share = total.compression_rate() / total.best_compression_rate();
     assert!(
         share >= 0.90,
@@ -1024,7 +1098,14 @@ fn eval_cli_reports_per_family() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = generate(
         &CorpusConfig::new(5, 1)
-            .with_kinds(&[SiteKind::Drupal, SiteKind::QAndA, SiteKind::Sphinx])
+            .with_kinds(&[
+                SiteKind::Drupal,
+                SiteKind::QAndA,
+                SiteKind::Sphinx,
+                SiteKind::Bugzilla,
+                SiteKind::OpenCart,
+                SiteKind::Plone,
+            ])
             .with_pages(300, 300),
     );
     let clusters = dir.path().join("clusters.jsonl");
@@ -1033,7 +1114,7 @@ fn eval_cli_reports_per_family() {
     let mut fam = std::fs::File::create(&families).unwrap();
     writeln!(fam, "# host\tfamily").unwrap();
     for site in &corpus.sites {
-        // Two hosts of one family pool into one row; the third host is left unnamed.
+        // Every family's host is named but Sphinx's, which is left unnamed.
         if site.kind != SiteKind::Sphinx {
             writeln!(fam, "{}\t{}", site.host, site.kind).unwrap();
         }
@@ -1056,7 +1137,12 @@ fn eval_cli_reports_per_family() {
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{text}");
     assert!(text.contains("tree + graph by family:"), "{text}");
-    for family in ["drupal", "q-and-a", "other"] {
+    if std::env::var("LEARN_DEBUG").is_ok() {
+        eprintln!("{text}");
+    }
+    for family in [
+        "drupal", "q-and-a", "bugzilla", "opencart", "plone", "other",
+    ] {
         assert!(
             text.lines()
                 .any(|l| l.starts_with(family) && l.contains('%')),

@@ -76,7 +76,7 @@ pub enum CorpusError {
     #[error("serializing a page failed: {0}")]
     Json(#[from] serde_json::Error),
     /// A site kind name that is not one of [`SiteKind::name`].
-    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo)")]
+    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone)")]
     UnknownKind(String),
 }
 
@@ -138,6 +138,17 @@ pub enum SiteKind {
     /// XenForo 2: `threads/title.N/` ≡ `threads/N/` ≡ `index.php?threads/title.N/`, a post's
     /// link ≡ the page it is on; later pages, sort orders and members distinct.
     XenForo,
+    /// Bugzilla: `show_bug.cgi?id=N` ≡ `/N` ≡ print format ≡ with the search's `list_id`;
+    /// the XML export, activity log, attachments and search sort orders distinct.
+    Bugzilla,
+    /// OpenCart: `index.php?route=product/product&product_id=N` with or without its breadcrumb
+    /// context (`path`, `manufacturer_id`, `search`) ≡ SEO keyword paths; category pages, sorts
+    /// and page sizes distinct.
+    OpenCart,
+    /// Plone: `/folder/page` ≡ `/page/view` ≡ `/page/document_view`, acquired paths and
+    /// `resolveuid`; folder display views, batches, a file versus its `/view` page and
+    /// translations distinct.
+    Plone,
 }
 
 impl SiteKind {
@@ -153,7 +164,7 @@ impl SiteKind {
     ];
 
     /// The families modelled on the URL schemes of real web software, one site kind each.
-    pub const FAMILIES: [SiteKind; 16] = [
+    pub const FAMILIES: [SiteKind; 19] = [
         SiteKind::MediaWiki,
         SiteKind::WordPress,
         SiteKind::Drupal,
@@ -170,6 +181,9 @@ impl SiteKind {
         SiteKind::DokuWiki,
         SiteKind::Joomla,
         SiteKind::XenForo,
+        SiteKind::Bugzilla,
+        SiteKind::OpenCart,
+        SiteKind::Plone,
     ];
 
     /// Families the learner's constants may be tuned on.
@@ -188,7 +202,7 @@ impl SiteKind {
     /// figures say how well the learner generalizes to software it was not tuned on. Each
     /// exercises a capability a tuning family also needs, in another shape (ids moving between
     /// path and query, default views spelled out, irrelevant sort keys, slug-less aliases).
-    pub const HELD_OUT_FAMILIES: [SiteKind; 8] = [
+    pub const HELD_OUT_FAMILIES: [SiteKind; 11] = [
         SiteKind::Drupal,
         SiteKind::Discourse,
         SiteKind::VBulletin,
@@ -197,6 +211,9 @@ impl SiteKind {
         SiteKind::EventCalendar,
         SiteKind::DokuWiki,
         SiteKind::Joomla,
+        SiteKind::Bugzilla,
+        SiteKind::OpenCart,
+        SiteKind::Plone,
     ];
 
     /// Whether this kind is one of [`SiteKind::FAMILIES`].
@@ -224,6 +241,9 @@ impl SiteKind {
             SiteKind::DokuWiki => "dokuwiki",
             SiteKind::Joomla => "joomla",
             SiteKind::XenForo => "xenforo",
+            SiteKind::Bugzilla => "bugzilla",
+            SiteKind::OpenCart => "opencart",
+            SiteKind::Plone => "plone",
             SiteKind::Forum => "forum",
             SiteKind::Shop => "shop",
             SiteKind::News => "news",

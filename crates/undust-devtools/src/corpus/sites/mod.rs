@@ -8,6 +8,7 @@
 
 mod aspnet;
 mod boards;
+mod bugzilla;
 mod calendar;
 mod case;
 mod docs;
@@ -18,6 +19,8 @@ mod joomla;
 mod listing;
 mod mediawiki;
 mod news;
+mod opencart;
+mod plone;
 mod qa;
 mod renderings;
 mod shop;
@@ -246,6 +249,9 @@ fn make_section(
             SiteKind::DokuWiki => Box::new(dokuwiki::DokuWiki::new(em, rng, base)),
             SiteKind::Joomla => Box::new(joomla::Joomla::new(em, rng, base)),
             SiteKind::XenForo => Box::new(xenforo::XenForo::new(em, rng, base)),
+            SiteKind::Bugzilla => Box::new(bugzilla::Bugzilla::new(em, rng, base)),
+            SiteKind::OpenCart => Box::new(opencart::OpenCart::new(em, rng, base)),
+            SiteKind::Plone => Box::new(plone::Plone::new(em, rng, base)),
             // The hand-made kinds are not families; they never reach here.
             _ => Box::new(News::new(em, rng, base)),
         },
@@ -272,7 +278,9 @@ fn make_host(
         SiteKind::Discourse | SiteKind::PhpBb | SiteKind::VBulletin | SiteKind::XenForo => {
             &["forum.", "discuss.", "community.", "www."]
         }
-        SiteKind::Storefront => &["shop.", "store.", "www.", ""],
+        SiteKind::Storefront | SiteKind::OpenCart => &["shop.", "store.", "www.", ""],
+        SiteKind::Bugzilla => &["bugzilla.", "bugs.", "issues."],
+        SiteKind::Plone => &["www.", "intranet.", "portal.", ""],
         SiteKind::AspNet => &["www.", "portal.", "intranet."],
         SiteKind::DirectoryListing => &["ftp.", "mirror.", "download."],
         SiteKind::Sphinx => &["docs.", "developer."],
@@ -616,5 +624,116 @@ fn make_template(rng: &mut ChaCha8Rng, pages: &[super::SyntheticPage], host: &st
         ),
         rotating,
         class_prefix: format!("{}{}", &word(rng)[..3], rng.random_range(0..10)),
+    }
+}
+
+/// Checks every family generator needs, shared by the families' own tests.
+#[cfg(test)]
+pub(super) mod family_tests {
+    use std::collections::HashMap;
+
+    use undust_core::canon::normalize::{StaticConfig, StaticNormalizer};
+
+    use crate::corpus::{generate, render_html, CorpusConfig, Site, SiteKind};
+
+    /// Seeds the family tests generate with: several layouts each.
+    const SEEDS: [u64; 4] = [3, 11, 29, 71];
+
+    /// The main content of a rendered page (what a content clusterer compares).
+    fn main_of(html: &str) -> &str {
+        let start = html.find("<main").unwrap_or(0);
+        let end = html.find("</main>").unwrap_or(html.len());
+        &html[start..end]
+    }
+
+    /// Generates `kind` on several seeds and checks what every family must hold: the same seed
+    /// gives the same site; every URL is on the site and parses; each expected rule's examples
+    /// are one content; hard negatives exist and render different main content; some content
+    /// has several URLs. Returns the sites for the family's own checks.
+    pub(crate) fn check_family(kind: SiteKind) -> Vec<Site> {
+        let normalizer = StaticNormalizer::new(StaticConfig::default()).expect("default config");
+        let mut sites = Vec::new();
+        for seed in SEEDS {
+            let config = CorpusConfig::new(seed, 1)
+                .with_kinds(&[kind])
+                .with_pages(800, 800);
+            let site = generate(&config).sites.remove(0);
+            let again = generate(&config).sites.remove(0);
+            let urls = |s: &Site| s.pages.iter().map(|p| p.url.clone()).collect::<Vec<_>>();
+            assert_eq!(urls(&site), urls(&again), "{kind}: not deterministic");
+            assert_eq!(site.kind, kind);
+            let origin = format!("://{}/", site.host);
+            for p in &site.pages {
+                assert!(p.url.contains(&origin), "{} is off the site", p.url);
+                assert!(
+                    normalizer.normalize(&p.url).is_ok(),
+                    "{} does not parse",
+                    p.url
+                );
+            }
+            let index = site.content_index();
+            assert!(
+                site.expected.len() >= 2,
+                "{}: {:?}",
+                site.variant,
+                site.expected
+            );
+            for e in &site.expected {
+                for (a, b) in &e.examples {
+                    assert_eq!(index[a.as_str()], index[b.as_str()], "{a} {b}");
+                }
+            }
+            assert!(
+                !site.hard_negatives.is_empty(),
+                "{}: no negatives",
+                site.variant
+            );
+            let by_url: HashMap<&str, _> = site.pages.iter().map(|p| (p.url.as_str(), p)).collect();
+            for (a, b) in &site.hard_negatives {
+                assert_ne!(index[a.as_str()], index[b.as_str()], "{a} {b}");
+                let (pa, pb) = (by_url[a.as_str()], by_url[b.as_str()]);
+                assert_ne!(
+                    main_of(&render_html(&site, pa)),
+                    main_of(&render_html(&site, pb)),
+                    "{a} and {b} render the same main content"
+                );
+            }
+            assert!(site.clusters().values().any(|urls| urls.len() > 1));
+            // No family makes the order of query parameters meaningful: two URLs that differ
+            // only by it are one content (a generator that emits one page twice breaks this).
+            let mut by_sorted: HashMap<String, u64> = HashMap::new();
+            for p in &site.pages {
+                let id = by_sorted
+                    .entry(sorted_query(&p.url))
+                    .or_insert(p.content_id);
+                assert_eq!(
+                    *id, p.content_id,
+                    "{} is another content in another order",
+                    p.url
+                );
+            }
+            sites.push(site);
+        }
+        sites
+    }
+
+    /// `url` with its query parameters sorted.
+    fn sorted_query(url: &str) -> String {
+        match url.split_once('?') {
+            Some((head, query)) => {
+                let mut pairs: Vec<&str> = query.split('&').collect();
+                pairs.sort_unstable();
+                format!("{head}?{}", pairs.join("&"))
+            }
+            None => url.to_string(),
+        }
+    }
+
+    /// URL → content id of a site.
+    pub(crate) fn ids_of(site: &Site) -> HashMap<String, u64> {
+        site.pages
+            .iter()
+            .map(|p| (p.url.clone(), p.content_id))
+            .collect()
     }
 }
