@@ -272,28 +272,88 @@ impl OutputHasher {
     }
 }
 
-/// A hasher fed with the URL's origin under `scheme` (the site rules may change the scheme):
-/// what every output hash here starts with.
-fn origin_hasher(url: &Url, scheme: &str) -> OutputHasher {
-    let mut h = OutputHasher::new();
-    h.update(scheme.as_bytes());
-    h.update(url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
-    h
+impl OutputHasher {
+    /// Clears the buffer and feeds it the URL's origin under `scheme` (the site rules may
+    /// change the scheme): what every output hash here starts with. The buffer is reused, as
+    /// loops over every sample hash one output each.
+    fn start_origin(&mut self, url: &Url, scheme: &str) {
+        self.clear();
+        self.update(scheme.as_bytes());
+        self.update(url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
+    }
+
+    /// The hash of an output: origin under `scheme`, path, and `?query` when there is one.
+    fn output(&mut self, url: &Url, scheme: &str, path: &str, query: Option<&str>) -> u64 {
+        self.start_origin(url, scheme);
+        self.update(path.as_bytes());
+        if let Some(q) = query {
+            self.update(b"?");
+            self.update(q.as_bytes());
+        }
+        self.digest()
+    }
 }
 
 fn hash_parts(url: &Url, scheme: &str, path: &str, query: Option<&str>) -> u64 {
-    let mut h = origin_hasher(url, scheme);
-    h.update(path.as_bytes());
-    if let Some(q) = query {
-        h.update(b"?");
-        h.update(q.as_bytes());
-    }
-    h.digest()
+    OutputHasher::new().output(url, scheme, path, query)
 }
 
-fn output_hash(rw: &SiteRewriter, url: &Url) -> u64 {
-    let (path, query, _) = rw.rewrite_parts(url.path(), url.query());
-    hash_parts(url, rw.scheme(url), &path, query.as_deref())
+/// The query parameter a candidate drops, and the one it must stand beside, when the candidate
+/// only drops a parameter that no accepted action drops: its outputs then follow from the
+/// outputs under the accepted actions ([`query_without`]).
+fn dropped_param<'c>(
+    candidate: &'c SiteAction,
+    accepted: &[(SiteAction, Evidence)],
+) -> Option<(&'c str, Option<&'c str>)> {
+    let SiteAction::IgnoreParam { name, beside } = candidate else {
+        return None;
+    };
+    let dropped_already = accepted
+        .iter()
+        .any(|(a, _)| matches!(a, SiteAction::IgnoreParam { name: taken, .. } if taken == name));
+    (!dropped_already).then_some((name.as_str(), beside.as_deref()))
+}
+
+/// The query a sample gets when parameter `name` (beside `beside`) is dropped in addition to
+/// the accepted actions, computed from `query`, its query under the accepted actions, without
+/// rewriting the URL again; `None` when that cannot be told from `query` (the `beside`
+/// parameter is not in it: an accepted action may have dropped it after the test).
+///
+/// Why this is the rewriter's answer: [`SiteRewriter`] moves query values into the path first
+/// (looking at no ignored parameter), then filters the (lower-cased) query's parts by name,
+/// deciding `beside` on the query before filtering, then sorts them stably by name; filtering
+/// one more name commutes with the other filters and with a stable sort. The kept parts are
+/// `query` split at `&` (a part holds no `&`). A query that keeps no part with text is `None`,
+/// and an output that dropped nothing is the input query as it was, which here means: when
+/// `query` holds no part named `name`, nothing more is dropped (no accepted action drops
+/// `name`, [`dropped_param`]) and the output is `query` unchanged.
+fn query_without<'q>(
+    query: Option<&'q str>,
+    name: &str,
+    beside: Option<&str>,
+) -> Option<Option<Cow<'q, str>>> {
+    let Some(q) = query else {
+        return Some(None);
+    };
+    let named = |part: &str, n: &str| part.split_once('=').map_or(part, |(p, _)| p) == n;
+    if !q.split('&').any(|part| named(part, name)) {
+        return Some(Some(Cow::Borrowed(q)));
+    }
+    if let Some(b) = beside {
+        if !q.split('&').any(|part| named(part, b)) {
+            return None;
+        }
+    }
+    let mut out = String::with_capacity(q.len());
+    let mut any_text = false;
+    for (i, part) in q.split('&').filter(|p| !named(p, name)).enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        any_text |= !part.is_empty();
+        out.push_str(part);
+    }
+    Some(any_text.then_some(Cow::Owned(out)))
 }
 
 /// Finds the site rules of one host's samples (already statically normalized).
@@ -326,7 +386,9 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             }
             let mut with = rewriter.clone();
             with.add(&candidate);
-            let (mut evidence, mut moved) = measure(&parsed, &with, &round, &may_change);
+            let dropped = dropped_param(&candidate, &accepted);
+            let derivable = dropped.is_some();
+            let (mut evidence, mut moved) = measure(&parsed, &with, &round, &may_change, dropped);
             let mut candidate = candidate;
             // A parameter shown irrelevant only next to another one is dropped only there.
             if let Some((scoped, scoped_with, scoped_evidence, scoped_moved)) = narrow_param(
@@ -335,6 +397,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 config,
                 (&parsed, &rewriter, &round),
                 &may_change,
+                derivable,
             ) {
                 candidate = scoped;
                 with = scoped_with;
@@ -489,7 +552,9 @@ fn candidates(
     let outputs = &round.outputs[..];
     // Keyed by text borrowed from the outputs: owned only for the candidates kept.
     let mut params: FxHashMap<&str, Vec<u32>> = FxHashMap::default();
-    let mut documents: FxHashMap<&str, (FxHashSet<u64>, Vec<u32>)> = FxHashMap::default();
+    // Samples per final segment: a name in fewer samples than a default document needs
+    // directories is not one, so only the others get their directories hashed (below).
+    let mut last_segments: FxHashMap<&str, usize> = FxHashMap::default();
     for (i, (p, (path, query))) in parsed.iter().zip(outputs).enumerate() {
         let i = i as u32;
         let upper_path = path.bytes().any(|b| b.is_ascii_uppercase());
@@ -511,11 +576,9 @@ fn candidates(
         if path.len() > 1 && path.ends_with('/') {
             trailing_slash.push(i);
         }
-        if let Some((dir, last)) = path.rsplit_once('/') {
+        if let Some((_, last)) = path.rsplit_once('/') {
             if !last.is_empty() && !last.contains(';') {
-                let entry = documents.entry(last).or_default();
-                entry.0.insert(hash_parts(&p.url, "", dir, None));
-                entry.1.push(i);
+                *last_segments.entry(last).or_default() += 1;
             }
         }
         if let Some(q) = query.as_deref() {
@@ -538,6 +601,20 @@ fn candidates(
             }
             for name in names {
                 params.entry(name).or_default().push(i);
+            }
+        }
+    }
+    let mut documents: FxHashMap<&str, (FxHashSet<u64>, Vec<u32>)> = FxHashMap::default();
+    let mut hasher = OutputHasher::new();
+    for (i, (p, (path, _))) in parsed.iter().zip(outputs).enumerate() {
+        if let Some((dir, last)) = path.rsplit_once('/') {
+            if last_segments
+                .get(last)
+                .is_some_and(|&n| n >= MIN_DOCUMENT_DIRECTORIES)
+            {
+                let entry = documents.entry(last).or_default();
+                entry.0.insert(hasher.output(&p.url, "", dir, None));
+                entry.1.push(i as u32);
             }
         }
     }
@@ -640,43 +717,60 @@ fn droppable_segments(
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
     round: &Round<'_>,
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    let mut at: FxHashMap<(u16, &str), Vec<u32>> = FxHashMap::default();
+    // Counted first, and the samples listed in a second pass for the values that qualify: most
+    // values (identifiers) appear once, and a list each would cost more than the count.
+    let mut at: FxHashMap<(u16, &str), usize> = FxHashMap::default();
     let mut per_position = [0usize; MAX_ALIAS_SEGMENT];
     let mut segments: Vec<&str> = Vec::new();
-    for (i, (path, _)) in outputs.iter().enumerate() {
-        let Some(rest) = path.strip_prefix('/') else {
-            continue;
-        };
+    /// Splits `path` into `segments`; returns how many of them, from the first, are inner
+    /// segments that `at` counts.
+    fn inner_segments<'p>(path: &'p str, segments: &mut Vec<&'p str>) -> usize {
         segments.clear();
+        let Some(rest) = path.strip_prefix('/') else {
+            return 0;
+        };
         segments.extend(rest.split('/'));
+        segments.len().saturating_sub(1).min(MAX_ALIAS_SEGMENT)
+    }
+    for (path, _) in outputs {
+        let inner = inner_segments(path, &mut segments);
         for count in per_position.iter_mut().take(segments.len()) {
             *count += 1;
         }
-        let inner = segments.len().saturating_sub(1).min(MAX_ALIAS_SEGMENT);
         for (pos, value) in segments.iter().enumerate().take(inner) {
             if !value.is_empty() && !value.contains(';') {
-                at.entry((pos as u16, value)).or_default().push(i as u32);
+                *at.entry((pos as u16, value)).or_default() += 1;
             }
         }
     }
-    let mut found: Vec<((u16, &str), Vec<u32>)> = at
-        .into_iter()
-        .filter(|((pos, _), samples)| {
-            samples.len() >= MIN_DOCUMENT_DIRECTORIES
-                && samples.len() * 2 <= per_position[usize::from(*pos)]
-        })
-        .collect();
+    at.retain(|(pos, _), samples| {
+        *samples >= MIN_DOCUMENT_DIRECTORIES && *samples * 2 <= per_position[usize::from(*pos)]
+    });
+    let mut listed: FxHashMap<(u16, &str), Vec<u32>> = FxHashMap::default();
+    if !at.is_empty() {
+        for (i, (path, _)) in outputs.iter().enumerate() {
+            let inner = inner_segments(path, &mut segments);
+            for (pos, value) in segments.iter().enumerate().take(inner) {
+                let key = (pos as u16, *value);
+                if at.contains_key(&key) {
+                    listed.entry(key).or_default().push(i as u32);
+                }
+            }
+        }
+    }
+    let mut found: Vec<((u16, &str), Vec<u32>)> = listed.into_iter().collect();
     found.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
     // Dropping the segment can only show evidence if some sample without it exists: look for
     // one by hash before measuring (most candidates, such as a top-level section, have none).
-    let has_partner = |pos: u16, samples: &[u32]| {
+    let mut h = OutputHasher::new();
+    let mut has_partner = |pos: u16, samples: &[u32]| {
         samples.iter().any(|&i| {
             let p = &parsed[i as usize];
             let (path, query) = &outputs[i as usize];
             let Some(rest) = path.strip_prefix('/') else {
                 return false;
             };
-            let mut h = origin_hasher(&p.url, rewriter.scheme(&p.url));
+            h.start_origin(&p.url, rewriter.scheme(&p.url));
             for (j, seg) in rest.split('/').enumerate() {
                 if j != usize::from(pos) {
                     h.update(b"/");
@@ -836,27 +930,28 @@ fn moved_ids(
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
     clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    // (path, name) -> samples with that path carrying that parameter.
-    let mut carriers: FxHashMap<(&str, &str), Vec<u32>> = FxHashMap::default();
-    for (i, (path, query)) in outputs.iter().enumerate() {
-        if let Some(q) = query.as_deref() {
-            for part in q.split('&') {
-                if let Some((name, _)) = moved_value(part) {
-                    carriers.entry((path, name)).or_default().push(i as u32);
-                }
-            }
-        }
-    }
-    if carriers.is_empty() {
-        return Vec::new();
-    }
     // (path, name, prefix) -> distinct values shown.
     let mut proposals: FxHashMap<(&str, &str, &str), FxHashSet<&str>> = FxHashMap::default();
+    // Whether another member's path ends in `/` + `value`: looked at before the value is
+    // checked ([`moved_value`] costs more, and most values end no other path).
+    let ends_another = |members: &[u32], a: u32, value: &str| {
+        members.iter().any(|&b| {
+            b != a
+                && outputs[b as usize]
+                    .0
+                    .strip_suffix(value)
+                    .is_some_and(|prefix| prefix.ends_with('/'))
+        })
+    };
     for members in clusters.values() {
         for &a in members {
             let (script, query) = &outputs[a as usize];
             let Some(q) = query.as_deref() else { continue };
             for part in q.split('&') {
+                let raw = part.split_once('=').map_or(part, |(_, v)| v);
+                if !ends_another(members, a, raw) {
+                    continue;
+                }
                 let Some((name, value)) = moved_value(part) else {
                     continue;
                 };
@@ -875,9 +970,31 @@ fn moved_ids(
             }
         }
     }
-    let out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
+    let proposals: Vec<((&str, &str, &str), FxHashSet<&str>)> = proposals
         .into_iter()
         .filter(|(_, values)| values.len() >= MIN_MOVED_ID_VALUES)
+        .collect();
+    if proposals.is_empty() {
+        return Vec::new();
+    }
+    // (path, name) -> samples with that path carrying that parameter, for the proposals only.
+    let wanted: FxHashSet<(&str, &str)> = proposals
+        .iter()
+        .map(|((script, name, _), _)| (*script, *name))
+        .collect();
+    let mut carriers: FxHashMap<(&str, &str), Vec<u32>> = FxHashMap::default();
+    for (i, (path, query)) in outputs.iter().enumerate() {
+        if let Some(q) = query.as_deref() {
+            for part in q.split('&') {
+                let name = part.split_once('=').map_or("", |(n, _)| n);
+                if wanted.contains(&(path.as_ref(), name)) && moved_value(part).is_some() {
+                    carriers.entry((path, name)).or_default().push(i as u32);
+                }
+            }
+        }
+    }
+    let out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
+        .into_iter()
         .filter_map(|((script, name, prefix), values)| {
             let samples = carriers.get(&(script, name))?.clone();
             Some((
@@ -906,8 +1023,8 @@ fn ids_in_slugs(
     // (depth, suffix) -> samples with a slug ending in an id there.
     let mut shaped: FxHashMap<(usize, &str), Vec<u32>> = FxHashMap::default();
     for (i, (path, _)) in outputs.iter().enumerate() {
-        let depth = path.split('/').count() - 1;
         if let Some((_, _, suffix)) = path.rsplit('/').next().and_then(slug_id_suffix) {
+            let depth = path.split('/').count() - 1;
             shaped.entry((depth, suffix)).or_default().push(i as u32);
         }
     }
@@ -981,7 +1098,13 @@ fn titled_ids(
                 let prefix = &long[..=start + len];
                 let rest = &long[prefix.len()..];
                 let (segment, after) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-                for separator in TITLE_SEPARATORS {
+                // A titled id holds a digit: most segments (words, slugs) are passed at once.
+                let separators = if segment.bytes().any(|b| b.is_ascii_digit()) {
+                    &TITLE_SEPARATORS[..]
+                } else {
+                    &[]
+                };
+                for &separator in separators {
                     for id_first in [false, true] {
                         let Some(id) = titled_id(segment, separator, id_first) else {
                             continue;
@@ -1048,8 +1171,9 @@ fn segment_aliases(
 ) -> Vec<(SiteAction, Vec<u32>)> {
     // Position-dependent, removable hash of one segment: the URL's hash without segment `pos` is
     // the sum over the others, so each position costs O(1) once the sum is known.
-    let seg_hash = |pos: usize, value: &str| -> u64 {
-        let mut z = xxh3_64(value.as_bytes()) ^ (pos as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    // Of the value's own hash (`xxh3_64` of its bytes), which the entries keep too.
+    let seg_hash = |pos: usize, value_hash: u64| -> u64 {
+        let mut z = value_hash ^ (pos as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
@@ -1059,16 +1183,25 @@ fn segment_aliases(
     // A sample and position showing each value, to write the value back out.
     let mut value_at: FxHashMap<(u16, u64), u32> = FxHashMap::default();
     let mut segments: Vec<&str> = Vec::new();
+    let mut value_hashes: Vec<u64> = Vec::new();
     let mut hashes: Vec<u64> = Vec::new();
+    let mut base = OutputHasher::new();
     for (i, (p, (path, query))) in parsed.iter().zip(outputs).enumerate() {
         let Some(rest) = path.strip_prefix('/') else {
             continue;
         };
         segments.clear();
         segments.extend(rest.split('/'));
+        value_hashes.clear();
+        value_hashes.extend(segments.iter().map(|v| xxh3_64(v.as_bytes())));
         hashes.clear();
-        hashes.extend(segments.iter().enumerate().map(|(pos, v)| seg_hash(pos, v)));
-        let mut base = origin_hasher(&p.url, rewriter.scheme(&p.url));
+        hashes.extend(
+            value_hashes
+                .iter()
+                .enumerate()
+                .map(|(pos, &vh)| seg_hash(pos, vh)),
+        );
+        base.start_origin(&p.url, rewriter.scheme(&p.url));
         base.update(&(segments.len() as u64).to_le_bytes());
         if let Some(q) = query.as_deref() {
             base.update(b"?");
@@ -1082,7 +1215,7 @@ fn segment_aliases(
                 continue;
             }
             let pos16 = pos as u16;
-            let vh = xxh3_64(value.as_bytes());
+            let vh = value_hashes[pos];
             value_at.entry((pos16, vh)).or_insert(i as u32);
             entries.push((
                 pos16,
@@ -1226,6 +1359,7 @@ fn narrow_param(
     config: &LearnConfig,
     (parsed, rewriter, round): (&[Parsed], &SiteRewriter, &Round<'_>),
     may_change: &[u32],
+    derivable: bool,
 ) -> Option<Tested> {
     let SiteAction::IgnoreParam { name, beside: None } = candidate else {
         return None;
@@ -1279,26 +1413,43 @@ fn narrow_param(
     };
     let mut with = rewriter.clone();
     with.add(&scoped);
-    let (evidence, moved) = measure(parsed, &with, round, &narrowed);
+    // The same parameter, which no accepted action drops: derived from the outputs too.
+    let dropped = derivable.then(|| dropped_param(&scoped, &[])).flatten();
+    let (evidence, moved) = measure(parsed, &with, round, &narrowed, dropped);
     evidence
         .accepts(config)
         .then_some((scoped, with, evidence, moved))
 }
 
 /// Evidence for adding one action to the accepted ones (`round`), giving `after`; `may_change`
-/// lists the samples the action can change.
+/// lists the samples the action can change; `dropped` is the action's parameter when it only
+/// drops one ([`dropped_param`]).
 fn measure(
     parsed: &[Parsed],
     after: &SiteRewriter,
     round: &Round<'_>,
     may_change: &[u32],
+    dropped: Option<(&str, Option<&str>)>,
 ) -> (Evidence, Vec<(u32, u64)>) {
     // Samples the candidate changes, by their new output.
     let mut touched: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
     let mut is_touched: FxHashSet<u32> = FxHashSet::default();
     let mut moved = Vec::new();
+    let mut hasher = OutputHasher::new();
     for &i in may_change {
-        let h = output_hash(after, &parsed[i as usize].url);
+        let url = &parsed[i as usize].url;
+        let (path, query) = &round.outputs[i as usize];
+        // A dropped parameter is dropped from the output under the accepted actions; any other
+        // candidate rewrites the URL again with every action.
+        let h = match dropped
+            .and_then(|(name, beside)| query_without(query.as_deref(), name, beside))
+        {
+            Some(query) => hasher.output(url, after.scheme(url), path, query.as_deref()),
+            None => {
+                let (path, query, _) = after.rewrite_parts(url.path(), url.query());
+                hasher.output(url, after.scheme(url), &path, query.as_deref())
+            }
+        };
         if h != round.hashes[i as usize] {
             touched.entry(h).or_default().push(i);
             is_touched.insert(i);
