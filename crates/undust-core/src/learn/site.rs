@@ -101,6 +101,9 @@ pub(crate) struct SiteOutcome {
     /// The training URLs as parsed here (the first `max_samples`, unparseable ones left out,
     /// in order), so the final verification does not parse them again.
     pub urls: Vec<Url>,
+    /// For each of the first `max_samples` training samples, the index in `urls` of its parsed
+    /// URL when the rules leave it as it is, so interning does not parse it again.
+    pub unchanged: Vec<Option<u32>>,
 }
 
 /// One parsed sample.
@@ -153,7 +156,7 @@ struct Round<'a> {
     /// Path and query of each sample under the accepted actions.
     outputs: Vec<Output<'a>>,
     hashes: Vec<u64>,
-    by_hash: FxHashMap<u64, Vec<u32>>,
+    by_hash: ByHash,
     /// Page type of each sample ([`page_types`]).
     types: Vec<u64>,
     /// Shape of each sample ([`page_shapes`]): page types of one shape pool their evidence.
@@ -162,6 +165,74 @@ struct Round<'a> {
 
 /// A sample's path and query under the accepted actions.
 type Output<'a> = (Cow<'a, str>, Option<Cow<'a, str>>);
+
+/// The samples of each output hash, as chains through one array: a map of vectors would
+/// allocate a vector for nearly every sample, as most outputs are distinct.
+struct ByHash {
+    /// The first sample of each hash.
+    first: FxHashMap<u64, u32>,
+    /// The next sample with the same hash, or [`ByHash::END`].
+    next: Vec<u32>,
+}
+
+impl ByHash {
+    const END: u32 = u32::MAX;
+
+    fn new(hashes: &[u64]) -> ByHash {
+        let mut by = ByHash {
+            first: FxHashMap::default(),
+            next: vec![ByHash::END; hashes.len()],
+        };
+        by.first.reserve(hashes.len());
+        for (i, &h) in hashes.iter().enumerate() {
+            by.insert(i as u32, h);
+        }
+        by
+    }
+
+    fn contains(&self, h: u64) -> bool {
+        self.first.contains_key(&h)
+    }
+
+    /// The samples with hash `h`, in no particular order.
+    fn samples(&self, h: u64) -> impl Iterator<Item = u32> + '_ {
+        let mut at = self.first.get(&h).copied().unwrap_or(ByHash::END);
+        std::iter::from_fn(move || {
+            (at != ByHash::END).then(|| {
+                let u = at;
+                at = self.next[u as usize];
+                u
+            })
+        })
+    }
+
+    fn insert(&mut self, u: u32, h: u64) {
+        let before = self.first.insert(h, u).unwrap_or(ByHash::END);
+        self.next[u as usize] = before;
+    }
+
+    fn remove(&mut self, u: u32, h: u64) {
+        let Some(&head) = self.first.get(&h) else {
+            return;
+        };
+        if head == u {
+            match self.next[u as usize] {
+                ByHash::END => self.first.remove(&h),
+                next => self.first.insert(h, next),
+            };
+        } else {
+            let mut at = head;
+            while self.next[at as usize] != ByHash::END {
+                if self.next[at as usize] == u {
+                    self.next[at as usize] = self.next[u as usize];
+                    break;
+                }
+                at = self.next[at as usize];
+            }
+        }
+        self.next[u as usize] = ByHash::END;
+    }
+}
 
 impl<'a> Round<'a> {
     /// Moves samples to their new outputs under `rewriter` (an accepted action that leaves
@@ -172,15 +243,8 @@ impl<'a> Round<'a> {
             let (path, query, _) = rewriter.rewrite_parts(url.path(), url.query());
             self.outputs[u as usize] = (path, query);
             let old = std::mem::replace(&mut self.hashes[u as usize], h);
-            if let Some(bucket) = self.by_hash.get_mut(&old) {
-                if let Some(pos) = bucket.iter().position(|&x| x == u) {
-                    bucket.swap_remove(pos);
-                }
-                if bucket.is_empty() {
-                    self.by_hash.remove(&old);
-                }
-            }
-            self.by_hash.entry(h).or_default().push(u);
+            self.by_hash.remove(u, old);
+            self.by_hash.insert(u, h);
         }
     }
 }
@@ -189,20 +253,32 @@ impl<'a> Round<'a> {
 /// position (a directory or script name) replaced by a wildcard, so `/viewforum.php` and
 /// `/viewtopic.php` are two types and `/threads/<slug>` is one.
 fn page_types(paths: &[&str]) -> Vec<u64> {
-    let mut counts: FxHashMap<(usize, &str), u32> = FxHashMap::default();
+    // Each (position, segment) gets a slot when first seen, and each path keeps the slots of its
+    // segments in order, so the second pass reads the counts without hashing segments again.
+    let mut slot_of: FxHashMap<(usize, &str), u32> = FxHashMap::default();
+    let mut counts: Vec<u32> = Vec::new();
+    let mut slots: Vec<u32> = Vec::with_capacity(paths.len() * 4);
     for path in paths {
         for (i, seg) in path.split('/').enumerate() {
-            *counts.entry((i, seg)).or_default() += 1;
+            let next = counts.len() as u32;
+            let slot = *slot_of.entry((i, seg)).or_insert(next);
+            if slot == next {
+                counts.push(0);
+            }
+            counts[slot as usize] += 1;
+            slots.push(slot);
         }
     }
     let common = (paths.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
     let mut h = OutputHasher::new();
+    let mut slots = slots.into_iter();
     paths
         .iter()
         .map(|path| {
             h.clear();
-            for (i, seg) in path.split('/').enumerate() {
-                if f64::from(counts[&(i, seg)]) >= common {
+            // `zip` takes a slot only after a segment: each path takes exactly its own.
+            for (seg, slot) in path.split('/').zip(&mut slots) {
+                if f64::from(counts[slot as usize]) >= common {
                     h.update(seg.as_bytes());
                 } else {
                     h.update(b"\0*");
@@ -221,23 +297,29 @@ fn page_types(paths: &[&str]) -> Vec<u64> {
 /// shape counts for the others (the paper's point of pooling evidence over a node's clusters),
 /// while a different script stays a page type of its own.
 fn page_shapes(paths: &[&str]) -> Vec<u64> {
-    let mut counts: FxHashMap<(usize, &str), u32> = FxHashMap::default();
+    // (depth, last segment) of each path and its count, by slot as in [`page_types`].
+    let mut slot_of: FxHashMap<(usize, &str), u32> = FxHashMap::default();
+    let mut counts: Vec<u32> = Vec::new();
+    let mut shapes: Vec<(usize, &str, u32)> = Vec::with_capacity(paths.len());
     for path in paths {
         let depth = path.split('/').count();
-        if let Some(last) = path.rsplit('/').next() {
-            *counts.entry((depth, last)).or_default() += 1;
+        let last = path.rsplit('/').next().unwrap_or("");
+        let next = counts.len() as u32;
+        let slot = *slot_of.entry((depth, last)).or_insert(next);
+        if slot == next {
+            counts.push(0);
         }
+        counts[slot as usize] += 1;
+        shapes.push((depth, last, slot));
     }
     let common = (paths.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
     let mut h = OutputHasher::new();
-    paths
-        .iter()
-        .map(|path| {
-            let depth = path.split('/').count();
-            let last = path.rsplit('/').next().unwrap_or("");
+    shapes
+        .into_iter()
+        .map(|(depth, last, slot)| {
             h.clear();
             h.update(&(depth as u64).to_le_bytes());
-            if f64::from(counts.get(&(depth, last)).copied().unwrap_or(0)) >= common {
+            if f64::from(counts[slot as usize]) >= common {
                 h.update(b"=");
                 h.update(last.as_bytes());
             } else {
@@ -292,10 +374,6 @@ impl OutputHasher {
         }
         self.digest()
     }
-}
-
-fn hash_parts(url: &Url, scheme: &str, path: &str, query: Option<&str>) -> u64 {
-    OutputHasher::new().output(url, scheme, path, query)
 }
 
 /// The query parameter a candidate drops, and the one it must stand beside, when the candidate
@@ -467,13 +545,18 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             },
         })
         .collect::<Vec<_>>();
+    let mut unchanged = vec![None; samples.len().min(config.max_samples)];
     let samples = if rules.is_empty() {
+        for (j, p) in parsed.iter().enumerate() {
+            unchanged[p.index] = Some(j as u32);
+        }
         Vec::new()
     } else {
         let mut out = samples.to_vec();
-        for p in &parsed {
-            if let Some(url) = rewriter.rewrite(&p.url) {
-                out[p.index].url = url;
+        for (j, p) in parsed.iter().enumerate() {
+            match rewriter.rewrite(&p.url) {
+                Some(url) => out[p.index].url = url,
+                None => unchanged[p.index] = Some(j as u32),
             }
         }
         out
@@ -483,6 +566,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         rules,
         samples,
         urls,
+        unchanged,
     }
 }
 
@@ -505,23 +589,16 @@ type SmallClusters = FxHashMap<u64, Vec<u32>>;
 fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
     let mut hashes = Vec::with_capacity(parsed.len());
     let mut outputs = Vec::with_capacity(parsed.len());
+    let mut hasher = OutputHasher::new();
     for p in parsed {
         let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
-        hashes.push(hash_parts(
-            &p.url,
-            rewriter.scheme(&p.url),
-            &path,
-            query.as_deref(),
-        ));
+        hashes.push(hasher.output(&p.url, rewriter.scheme(&p.url), &path, query.as_deref()));
         outputs.push((path, query));
     }
     let path_refs: Vec<&str> = outputs.iter().map(|(p, _)| p.as_ref()).collect();
     let types = page_types(&path_refs);
     let shapes = page_shapes(&path_refs);
-    let mut by_hash: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-    for (i, &h) in hashes.iter().enumerate() {
-        by_hash.entry(h).or_default().push(i as u32);
-    }
+    let by_hash = ByHash::new(&hashes);
     Round {
         outputs,
         hashes,
@@ -781,7 +858,7 @@ fn droppable_segments(
                 h.update(b"?");
                 h.update(q.as_bytes());
             }
-            round.by_hash.contains_key(&h.digest())
+            round.by_hash.contains(h.digest())
         })
     };
     found
@@ -1470,11 +1547,13 @@ fn measure(
                 .iter()
                 .map(|&u| (round.hashes[u as usize], parsed[u as usize].cluster)),
         );
-        if let Some(stay) = round.by_hash.get(h) {
+        {
             members.extend(
-                stay.iter()
+                round
+                    .by_hash
+                    .samples(*h)
                     .filter(|u| !is_touched.contains(u))
-                    .map(|&u| (round.hashes[u as usize], parsed[u as usize].cluster)),
+                    .map(|u| (round.hashes[u as usize], parsed[u as usize].cluster)),
             );
         }
         let negative_before = e.negative_groups;
@@ -2183,5 +2262,117 @@ mod tests {
         }
         let out = learn(&s, &LearnConfig::default());
         assert!(out.rules.is_empty(), "{:?}", out.rules);
+    }
+
+    /// The measure of a dropped parameter derives its outputs from the outputs under the
+    /// accepted actions ([`query_without`]) instead of rewriting each URL again: the two must
+    /// agree whatever else the rewriter does (moved ids, other dropped parameters, lower-cased
+    /// queries, sorting, empty parts and queries).
+    #[test]
+    fn a_dropped_parameter_is_derived_from_the_outputs_as_the_rewriter_would_write_it() {
+        let ignore = |name: &str, beside: Option<&str>| SiteAction::IgnoreParam {
+            name: name.into(),
+            beside: beside.map(Into::into),
+        };
+        let moved = SiteAction::QueryValueToPath {
+            path: "/index.php".into(),
+            name: "title".into(),
+            prefix: "/wiki/".into(),
+        };
+        let accepted_sets: Vec<Vec<SiteAction>> = vec![
+            vec![],
+            vec![ignore("sid", None)],
+            vec![ignore("x", Some("t"))],
+            vec![ignore("t", None), ignore("x", Some("t"))],
+            vec![SiteAction::SortQuery],
+            vec![SiteAction::LowercasePathAndQuery, ignore("sid", None)],
+            vec![moved.clone(), SiteAction::SortQuery],
+            vec![moved, ignore("sid", None), SiteAction::StripTrailingSlash],
+        ];
+        let candidates = [
+            ignore("ref", None),
+            ignore("ref", Some("t")),
+            ignore("title", None),
+            ignore("a", Some("b")),
+        ];
+        let queries = [
+            None,
+            Some(""),
+            Some("ref=1"),
+            Some("ref"),
+            Some("a=1&ref=2"),
+            Some("ref=1&ref=2"),
+            Some("&ref=1&"),
+            Some("b=2&a=1&ref=3"),
+            Some("t=1&ref=2&x=3"),
+            Some("x=3&ref=2&t=1"),
+            Some("REF=1&T=2&Sid=4"),
+            Some("title=Foo&ref=2"),
+            Some("title=Foo&sid=1"),
+            Some("=x&ref&a"),
+            Some("a&&b=1"),
+            Some("sid=1&ref=2"),
+        ];
+        let mut derived = 0;
+        for accepted in &accepted_sets {
+            let before = SiteRewriter::new(accepted);
+            for candidate in &candidates {
+                let Some((name, beside)) = dropped_param(
+                    candidate,
+                    &accepted
+                        .iter()
+                        .map(|a| (a.clone(), Evidence::default()))
+                        .collect::<Vec<_>>(),
+                ) else {
+                    continue;
+                };
+                let mut after = before.clone();
+                after.add(candidate);
+                for path in ["/index.php", "/Dir/page/"] {
+                    for query in queries {
+                        let (cur_path, cur_query, _) = before.rewrite_parts(path, query);
+                        let (want_path, want_query, _) = after.rewrite_parts(path, query);
+                        let Some(got) = query_without(cur_query.as_deref(), name, beside) else {
+                            assert!(beside.is_some(), "{candidate:?} {path}?{query:?}");
+                            continue;
+                        };
+                        derived += 1;
+                        assert_eq!(
+                            (cur_path.as_ref(), got.as_deref()),
+                            (want_path.as_ref(), want_query.as_deref()),
+                            "accepted {accepted:?}, candidate {candidate:?}, {path}?{query:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(derived > 300, "{derived}");
+    }
+
+    /// The samples of each output hash are chains through one array; removing a sample from
+    /// the head, the middle or the end of a chain leaves the others.
+    #[test]
+    fn samples_by_hash_follow_insertions_and_removals() {
+        let mut by = ByHash::new(&[7, 9, 7, 7, 9]);
+        let of = |by: &ByHash, h: u64| {
+            let mut v: Vec<u32> = by.samples(h).collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(of(&by, 7), [0, 2, 3]);
+        assert_eq!(of(&by, 9), [1, 4]);
+        assert!(!by.contains(8));
+        by.remove(2, 7);
+        assert_eq!(of(&by, 7), [0, 3]);
+        by.remove(3, 7);
+        by.insert(3, 8);
+        assert_eq!(of(&by, 7), [0]);
+        assert_eq!(of(&by, 8), [3]);
+        by.remove(0, 7);
+        assert!(!by.contains(7));
+        assert!(of(&by, 7).is_empty());
+        by.remove(1, 9);
+        by.remove(1, 9);
+        assert_eq!(of(&by, 9), [4]);
     }
 }
