@@ -1047,7 +1047,7 @@ fn moved_ids(
             }
         }
     }
-    let proposals: Vec<((&str, &str, &str), FxHashSet<&str>)> = proposals
+    let proposals: Vec<_> = proposals
         .into_iter()
         .filter(|(_, values)| values.len() >= MIN_MOVED_ID_VALUES)
         .collect();
