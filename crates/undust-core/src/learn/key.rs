@@ -59,6 +59,14 @@ pub(crate) struct Samples {
     pub skipped: usize,
 }
 
+/// A training URL as [`Samples::build_parsed`] receives it.
+pub(crate) enum Parsing<'a> {
+    /// Parsed already, from the sample's text.
+    Parsed(&'a Url),
+    /// The text, to parse.
+    Text(&'a str),
+}
+
 /// Order-dependent fold of pair hashes: equal sequences give equal hashes.
 #[inline]
 pub(crate) fn fold(acc: u64, pair: u64) -> u64 {
@@ -74,7 +82,20 @@ pub(crate) fn pair_hash(key_hash: u64, value_hash: u64) -> u64 {
 
 impl Samples {
     /// Interns `(url, cluster)` samples; URLs are parsed with the WHATWG parser.
+    #[cfg(test)]
     pub fn build<'a>(samples: impl Iterator<Item = (&'a str, u64)>, max: usize) -> Samples {
+        Samples::build_parsed(
+            samples.map(|(text, cluster)| (Parsing::Text(text), cluster)),
+            max,
+        )
+    }
+
+    /// Interns `(url, cluster)` samples, some of them parsed already (by the site-rule search),
+    /// the others parsed here: a URL is parsed once per learning run where it can be.
+    pub fn build_parsed<'a>(
+        samples: impl Iterator<Item = (Parsing<'a>, u64)>,
+        max: usize,
+    ) -> Samples {
         let mut s = Samples::default();
         let mut cluster_ids: FxHashMap<u64, u32> = FxHashMap::default();
         let mut seen: FxHashMap<u64, ()> = FxHashMap::default();
@@ -85,13 +106,23 @@ impl Samples {
                 s.skipped += 1;
                 continue;
             }
-            let Ok(url) = Url::parse(text) else {
-                s.skipped += 1;
-                continue;
+            let parsed;
+            let url = match text {
+                Parsing::Parsed(url) => url,
+                Parsing::Text(text) => match Url::parse(text) {
+                    Ok(url) => {
+                        parsed = url;
+                        &parsed
+                    }
+                    Err(_) => {
+                        s.skipped += 1;
+                        continue;
+                    }
+                },
             };
             // Room for a typical URL's keys at once rather than growing through 4, 8, 16.
             let mut kv = Vec::with_capacity(16);
-            if decompose(&url, &mut kv).is_err() {
+            if decompose(url, &mut kv).is_err() {
                 s.skipped += 1;
                 continue;
             }

@@ -39,7 +39,7 @@ pub use config::*;
 
 use crate::canon::engine::HostRules;
 use crate::canon::rules::{HostRuleSet, Operation, Pattern, Rule, ValuePattern};
-use key::{KeyId, Samples};
+use key::{KeyId, Parsing, Samples};
 use operations::{Candidate, Op};
 use proofing::{Proof, Proofer};
 use select::{Hierarchy, RuleEdge};
@@ -311,14 +311,18 @@ pub fn learn_host(
     let site = if config.site_rules {
         site::learn(samples, config)
     } else {
+        let mut unchanged = Vec::with_capacity(samples.len().min(config.max_samples));
+        let mut urls = Vec::with_capacity(unchanged.capacity());
+        for s in samples.iter().take(config.max_samples) {
+            let url = Url::parse(&s.url).ok();
+            unchanged.push(url.is_some().then_some(urls.len() as u32));
+            urls.extend(url);
+        }
         site::SiteOutcome {
             rules: Vec::new(),
             samples: Vec::new(),
-            urls: samples
-                .iter()
-                .take(config.max_samples)
-                .filter_map(|s| Url::parse(&s.url).ok())
-                .collect(),
+            urls,
+            unchanged,
         }
     };
     let site_us = t0.elapsed().as_micros() as u64;
@@ -327,8 +331,15 @@ pub fn learn_host(
     } else {
         &site.samples[..]
     };
-    let data = Samples::build(
-        tree_samples.iter().map(|s| (s.url.as_str(), s.cluster)),
+    // Samples the site rules left as they were are interned from the URLs parsed already.
+    let data = Samples::build_parsed(
+        tree_samples.iter().enumerate().map(|(i, s)| {
+            let parsing = match site.unchanged.get(i).copied().flatten() {
+                Some(j) => Parsing::Parsed(&site.urls[j as usize]),
+                None => Parsing::Text(&s.url),
+            };
+            (parsing, s.cluster)
+        }),
         config.max_samples,
     );
     let tree = Tree::build(&data, config);

@@ -102,6 +102,9 @@ pub(crate) struct SiteOutcome {
     /// The training URLs as parsed here (the first `max_samples`, unparseable ones left out,
     /// in order), so the final verification does not parse them again.
     pub urls: Vec<Url>,
+    /// For each of the first `max_samples` training samples, the index in `urls` of its parsed
+    /// URL when the rules leave it as it is, so interning does not parse it again.
+    pub unchanged: Vec<Option<u32>>,
 }
 
 /// One parsed sample.
@@ -154,7 +157,7 @@ struct Round<'a> {
     /// Path and query of each sample under the accepted actions.
     outputs: Vec<Output<'a>>,
     hashes: Vec<u64>,
-    by_hash: FxHashMap<u64, Vec<u32>>,
+    by_hash: ByHash,
     /// Page type of each sample ([`page_types`]).
     types: Vec<u64>,
     /// Shape of each sample ([`page_shapes`]): page types of one shape pool their evidence.
@@ -163,6 +166,74 @@ struct Round<'a> {
 
 /// A sample's path and query under the accepted actions.
 type Output<'a> = (Cow<'a, str>, Option<Cow<'a, str>>);
+
+/// The samples of each output hash, as chains through one array: a map of vectors would
+/// allocate a vector for nearly every sample, as most outputs are distinct.
+struct ByHash {
+    /// The first sample of each hash.
+    first: FxHashMap<u64, u32>,
+    /// The next sample with the same hash, or [`ByHash::END`].
+    next: Vec<u32>,
+}
+
+impl ByHash {
+    const END: u32 = u32::MAX;
+
+    fn new(hashes: &[u64]) -> ByHash {
+        let mut by = ByHash {
+            first: FxHashMap::default(),
+            next: vec![ByHash::END; hashes.len()],
+        };
+        by.first.reserve(hashes.len());
+        for (i, &h) in hashes.iter().enumerate() {
+            by.insert(i as u32, h);
+        }
+        by
+    }
+
+    fn contains(&self, h: u64) -> bool {
+        self.first.contains_key(&h)
+    }
+
+    /// The samples with hash `h`, in no particular order.
+    fn samples(&self, h: u64) -> impl Iterator<Item = u32> + '_ {
+        let mut at = self.first.get(&h).copied().unwrap_or(ByHash::END);
+        std::iter::from_fn(move || {
+            (at != ByHash::END).then(|| {
+                let u = at;
+                at = self.next[u as usize];
+                u
+            })
+        })
+    }
+
+    fn insert(&mut self, u: u32, h: u64) {
+        let before = self.first.insert(h, u).unwrap_or(ByHash::END);
+        self.next[u as usize] = before;
+    }
+
+    fn remove(&mut self, u: u32, h: u64) {
+        let Some(&head) = self.first.get(&h) else {
+            return;
+        };
+        if head == u {
+            match self.next[u as usize] {
+                ByHash::END => self.first.remove(&h),
+                next => self.first.insert(h, next),
+            };
+        } else {
+            let mut at = head;
+            while self.next[at as usize] != ByHash::END {
+                if self.next[at as usize] == u {
+                    self.next[at as usize] = self.next[u as usize];
+                    break;
+                }
+                at = self.next[at as usize];
+            }
+        }
+        self.next[u as usize] = ByHash::END;
+    }
+}
 
 impl<'a> Round<'a> {
     /// Moves samples to their new outputs under `rewriter` (an accepted action that leaves
@@ -173,15 +244,8 @@ impl<'a> Round<'a> {
             let (path, query, _) = rewriter.rewrite_parts(url.path(), url.query());
             self.outputs[u as usize] = (path, query);
             let old = std::mem::replace(&mut self.hashes[u as usize], h);
-            if let Some(bucket) = self.by_hash.get_mut(&old) {
-                if let Some(pos) = bucket.iter().position(|&x| x == u) {
-                    bucket.swap_remove(pos);
-                }
-                if bucket.is_empty() {
-                    self.by_hash.remove(&old);
-                }
-            }
-            self.by_hash.entry(h).or_default().push(u);
+            self.by_hash.remove(u, old);
+            self.by_hash.insert(u, h);
         }
     }
 }
@@ -190,20 +254,32 @@ impl<'a> Round<'a> {
 /// position (a directory or script name) replaced by a wildcard, so `/viewforum.php` and
 /// `/viewtopic.php` are two types and `/threads/<slug>` is one.
 fn page_types(paths: &[&str]) -> Vec<u64> {
-    let mut counts: FxHashMap<(usize, &str), u32> = FxHashMap::default();
+    // Each (position, segment) gets a slot when first seen, and each path keeps the slots of its
+    // segments in order, so the second pass reads the counts without hashing segments again.
+    let mut slot_of: FxHashMap<(usize, &str), u32> = FxHashMap::default();
+    let mut counts: Vec<u32> = Vec::new();
+    let mut slots: Vec<u32> = Vec::with_capacity(paths.len() * 4);
     for path in paths {
         for (i, seg) in path.split('/').enumerate() {
-            *counts.entry((i, seg)).or_default() += 1;
+            let next = counts.len() as u32;
+            let slot = *slot_of.entry((i, seg)).or_insert(next);
+            if slot == next {
+                counts.push(0);
+            }
+            counts[slot as usize] += 1;
+            slots.push(slot);
         }
     }
     let common = (paths.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
     let mut h = OutputHasher::new();
+    let mut slots = slots.into_iter();
     paths
         .iter()
         .map(|path| {
             h.clear();
-            for (i, seg) in path.split('/').enumerate() {
-                if f64::from(counts[&(i, seg)]) >= common {
+            // `zip` takes a slot only after a segment: each path takes exactly its own.
+            for (seg, slot) in path.split('/').zip(&mut slots) {
+                if f64::from(counts[slot as usize]) >= common {
                     h.update(seg.as_bytes());
                 } else {
                     h.update(b"\0*");
@@ -222,23 +298,29 @@ fn page_types(paths: &[&str]) -> Vec<u64> {
 /// shape counts for the others (the paper's point of pooling evidence over a node's clusters),
 /// while a different script stays a page type of its own.
 fn page_shapes(paths: &[&str]) -> Vec<u64> {
-    let mut counts: FxHashMap<(usize, &str), u32> = FxHashMap::default();
+    // (depth, last segment) of each path and its count, by slot as in [`page_types`].
+    let mut slot_of: FxHashMap<(usize, &str), u32> = FxHashMap::default();
+    let mut counts: Vec<u32> = Vec::new();
+    let mut shapes: Vec<(usize, &str, u32)> = Vec::with_capacity(paths.len());
     for path in paths {
         let depth = path.split('/').count();
-        if let Some(last) = path.rsplit('/').next() {
-            *counts.entry((depth, last)).or_default() += 1;
+        let last = path.rsplit('/').next().unwrap_or("");
+        let next = counts.len() as u32;
+        let slot = *slot_of.entry((depth, last)).or_insert(next);
+        if slot == next {
+            counts.push(0);
         }
+        counts[slot as usize] += 1;
+        shapes.push((depth, last, slot));
     }
     let common = (paths.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
     let mut h = OutputHasher::new();
-    paths
-        .iter()
-        .map(|path| {
-            let depth = path.split('/').count();
-            let last = path.rsplit('/').next().unwrap_or("");
+    shapes
+        .into_iter()
+        .map(|(depth, last, slot)| {
             h.clear();
             h.update(&(depth as u64).to_le_bytes());
-            if f64::from(counts.get(&(depth, last)).copied().unwrap_or(0)) >= common {
+            if f64::from(counts[slot as usize]) >= common {
                 h.update(b"=");
                 h.update(last.as_bytes());
             } else {
@@ -273,28 +355,84 @@ impl OutputHasher {
     }
 }
 
-/// A hasher fed with the URL's origin under `scheme` (the site rules may change the scheme):
-/// what every output hash here starts with.
-fn origin_hasher(url: &Url, scheme: &str) -> OutputHasher {
-    let mut h = OutputHasher::new();
-    h.update(scheme.as_bytes());
-    h.update(url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
-    h
-}
-
-fn hash_parts(url: &Url, scheme: &str, path: &str, query: Option<&str>) -> u64 {
-    let mut h = origin_hasher(url, scheme);
-    h.update(path.as_bytes());
-    if let Some(q) = query {
-        h.update(b"?");
-        h.update(q.as_bytes());
+impl OutputHasher {
+    /// Clears the buffer and feeds it the URL's origin under `scheme` (the site rules may
+    /// change the scheme): what every output hash here starts with. The buffer is reused, as
+    /// loops over every sample hash one output each.
+    fn start_origin(&mut self, url: &Url, scheme: &str) {
+        self.clear();
+        self.update(scheme.as_bytes());
+        self.update(url[url::Position::AfterScheme..url::Position::BeforePath].as_bytes());
     }
-    h.digest()
+
+    /// The hash of an output: origin under `scheme`, path, and `?query` when there is one.
+    fn output(&mut self, url: &Url, scheme: &str, path: &str, query: Option<&str>) -> u64 {
+        self.start_origin(url, scheme);
+        self.update(path.as_bytes());
+        if let Some(q) = query {
+            self.update(b"?");
+            self.update(q.as_bytes());
+        }
+        self.digest()
+    }
 }
 
-fn output_hash(rw: &SiteRewriter, url: &Url) -> u64 {
-    let (path, query, _) = rw.rewrite_parts(url.path(), url.query());
-    hash_parts(url, rw.scheme(url), &path, query.as_deref())
+/// The query parameter a candidate drops, and the one it must stand beside, when the candidate
+/// only drops a parameter that no accepted action drops: its outputs then follow from the
+/// outputs under the accepted actions ([`query_without`]).
+fn dropped_param<'c>(
+    candidate: &'c SiteAction,
+    accepted: &[(SiteAction, Evidence)],
+) -> Option<(&'c str, Option<&'c str>)> {
+    let SiteAction::IgnoreParam { name, beside } = candidate else {
+        return None;
+    };
+    let dropped_already = accepted
+        .iter()
+        .any(|(a, _)| matches!(a, SiteAction::IgnoreParam { name: taken, .. } if taken == name));
+    (!dropped_already).then_some((name.as_str(), beside.as_deref()))
+}
+
+/// The query a sample gets when parameter `name` (beside `beside`) is dropped in addition to
+/// the accepted actions, computed from `query`, its query under the accepted actions, without
+/// rewriting the URL again; `None` when that cannot be told from `query` (the `beside`
+/// parameter is not in it: an accepted action may have dropped it after the test).
+///
+/// Why this is the rewriter's answer: [`SiteRewriter`] moves query values into the path first
+/// (looking at no ignored parameter), then filters the (lower-cased) query's parts by name,
+/// deciding `beside` on the query before filtering, then sorts them stably by name; filtering
+/// one more name commutes with the other filters and with a stable sort. The kept parts are
+/// `query` split at `&` (a part holds no `&`). A query that keeps no part with text is `None`,
+/// and an output that dropped nothing is the input query as it was, which here means: when
+/// `query` holds no part named `name`, nothing more is dropped (no accepted action drops
+/// `name`, [`dropped_param`]) and the output is `query` unchanged.
+fn query_without<'q>(
+    query: Option<&'q str>,
+    name: &str,
+    beside: Option<&str>,
+) -> Option<Option<Cow<'q, str>>> {
+    let Some(q) = query else {
+        return Some(None);
+    };
+    let named = |part: &str, n: &str| part.split_once('=').map_or(part, |(p, _)| p) == n;
+    if !q.split('&').any(|part| named(part, name)) {
+        return Some(Some(Cow::Borrowed(q)));
+    }
+    if let Some(b) = beside {
+        if !q.split('&').any(|part| named(part, b)) {
+            return None;
+        }
+    }
+    let mut out = String::with_capacity(q.len());
+    let mut any_text = false;
+    for (i, part) in q.split('&').filter(|p| !named(p, name)).enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        any_text |= !part.is_empty();
+        out.push_str(part);
+    }
+    Some(any_text.then_some(Cow::Owned(out)))
 }
 
 /// Finds the site rules of one host's samples (already statically normalized).
@@ -327,7 +465,9 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             }
             let mut with = rewriter.clone();
             with.add(&candidate);
-            let (mut evidence, mut moved) = measure(&parsed, &with, &round, &may_change);
+            let dropped = dropped_param(&candidate, &accepted);
+            let derivable = dropped.is_some();
+            let (mut evidence, mut moved) = measure(&parsed, &with, &round, &may_change, dropped);
             let mut candidate = candidate;
             // A parameter shown irrelevant only next to another one is dropped only there.
             if let Some((scoped, scoped_with, scoped_evidence, scoped_moved)) = narrow_param(
@@ -336,6 +476,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 config,
                 (&parsed, &rewriter, &round),
                 &may_change,
+                derivable,
             ) {
                 candidate = scoped;
                 with = scoped_with;
@@ -420,13 +561,18 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             },
         })
         .collect::<Vec<_>>();
+    let mut unchanged = vec![None; samples.len().min(config.max_samples)];
     let samples = if rules.is_empty() {
+        for (j, p) in parsed.iter().enumerate() {
+            unchanged[p.index] = Some(j as u32);
+        }
         Vec::new()
     } else {
         let mut out = samples.to_vec();
-        for p in &parsed {
-            if let Some(url) = rewriter.rewrite(&p.url) {
-                out[p.index].url = url;
+        for (j, p) in parsed.iter().enumerate() {
+            match rewriter.rewrite(&p.url) {
+                Some(url) => out[p.index].url = url,
+                None => unchanged[p.index] = Some(j as u32),
             }
         }
         out
@@ -436,6 +582,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         rules,
         samples,
         urls,
+        unchanged,
     }
 }
 
@@ -458,23 +605,16 @@ type SmallClusters = FxHashMap<u64, Vec<u32>>;
 fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
     let mut hashes = Vec::with_capacity(parsed.len());
     let mut outputs = Vec::with_capacity(parsed.len());
+    let mut hasher = OutputHasher::new();
     for p in parsed {
         let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
-        hashes.push(hash_parts(
-            &p.url,
-            rewriter.scheme(&p.url),
-            &path,
-            query.as_deref(),
-        ));
+        hashes.push(hasher.output(&p.url, rewriter.scheme(&p.url), &path, query.as_deref()));
         outputs.push((path, query));
     }
     let path_refs: Vec<&str> = outputs.iter().map(|(p, _)| p.as_ref()).collect();
     let types = page_types(&path_refs);
     let shapes = page_shapes(&path_refs);
-    let mut by_hash: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-    for (i, &h) in hashes.iter().enumerate() {
-        by_hash.entry(h).or_default().push(i as u32);
-    }
+    let by_hash = ByHash::new(&hashes);
     Round {
         outputs,
         hashes,
@@ -505,7 +645,9 @@ fn candidates(
     let outputs = &round.outputs[..];
     // Keyed by text borrowed from the outputs: owned only for the candidates kept.
     let mut params: FxHashMap<&str, Vec<u32>> = FxHashMap::default();
-    let mut documents: FxHashMap<&str, (FxHashSet<u64>, Vec<u32>)> = FxHashMap::default();
+    // Samples per final segment: a name in fewer samples than a default document needs
+    // directories is not one, so only the others get their directories hashed (below).
+    let mut last_segments: FxHashMap<&str, usize> = FxHashMap::default();
     for (i, (p, (path, query))) in parsed.iter().zip(outputs).enumerate() {
         let i = i as u32;
         let upper_path = path.bytes().any(|b| b.is_ascii_uppercase());
@@ -527,11 +669,9 @@ fn candidates(
         if path.len() > 1 && path.ends_with('/') {
             trailing_slash.push(i);
         }
-        if let Some((dir, last)) = path.rsplit_once('/') {
+        if let Some((_, last)) = path.rsplit_once('/') {
             if !last.is_empty() && !last.contains(';') {
-                let entry = documents.entry(last).or_default();
-                entry.0.insert(hash_parts(&p.url, "", dir, None));
-                entry.1.push(i);
+                *last_segments.entry(last).or_default() += 1;
             }
         }
         if let Some(q) = query.as_deref() {
@@ -554,6 +694,20 @@ fn candidates(
             }
             for name in names {
                 params.entry(name).or_default().push(i);
+            }
+        }
+    }
+    let mut documents: FxHashMap<&str, (FxHashSet<u64>, Vec<u32>)> = FxHashMap::default();
+    let mut hasher = OutputHasher::new();
+    for (i, (p, (path, _))) in parsed.iter().zip(outputs).enumerate() {
+        if let Some((dir, last)) = path.rsplit_once('/') {
+            if last_segments
+                .get(last)
+                .is_some_and(|&n| n >= MIN_DOCUMENT_DIRECTORIES)
+            {
+                let entry = documents.entry(last).or_default();
+                entry.0.insert(hasher.output(&p.url, "", dir, None));
+                entry.1.push(i as u32);
             }
         }
     }
@@ -661,43 +815,60 @@ fn droppable_segments(
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
     round: &Round<'_>,
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    let mut at: FxHashMap<(u16, &str), Vec<u32>> = FxHashMap::default();
+    // Counted first, and the samples listed in a second pass for the values that qualify: most
+    // values (identifiers) appear once, and a list each would cost more than the count.
+    let mut at: FxHashMap<(u16, &str), usize> = FxHashMap::default();
     let mut per_position = [0usize; MAX_ALIAS_SEGMENT];
     let mut segments: Vec<&str> = Vec::new();
-    for (i, (path, _)) in outputs.iter().enumerate() {
-        let Some(rest) = path.strip_prefix('/') else {
-            continue;
-        };
+    /// Splits `path` into `segments`; returns how many of them, from the first, are inner
+    /// segments that `at` counts.
+    fn inner_segments<'p>(path: &'p str, segments: &mut Vec<&'p str>) -> usize {
         segments.clear();
+        let Some(rest) = path.strip_prefix('/') else {
+            return 0;
+        };
         segments.extend(rest.split('/'));
+        segments.len().saturating_sub(1).min(MAX_ALIAS_SEGMENT)
+    }
+    for (path, _) in outputs {
+        let inner = inner_segments(path, &mut segments);
         for count in per_position.iter_mut().take(segments.len()) {
             *count += 1;
         }
-        let inner = segments.len().saturating_sub(1).min(MAX_ALIAS_SEGMENT);
         for (pos, value) in segments.iter().enumerate().take(inner) {
             if !value.is_empty() && !value.contains(';') {
-                at.entry((pos as u16, value)).or_default().push(i as u32);
+                *at.entry((pos as u16, value)).or_default() += 1;
             }
         }
     }
-    let mut found: Vec<((u16, &str), Vec<u32>)> = at
-        .into_iter()
-        .filter(|((pos, _), samples)| {
-            samples.len() >= MIN_DOCUMENT_DIRECTORIES
-                && samples.len() * 2 <= per_position[usize::from(*pos)]
-        })
-        .collect();
+    at.retain(|(pos, _), samples| {
+        *samples >= MIN_DOCUMENT_DIRECTORIES && *samples * 2 <= per_position[usize::from(*pos)]
+    });
+    let mut listed: FxHashMap<(u16, &str), Vec<u32>> = FxHashMap::default();
+    if !at.is_empty() {
+        for (i, (path, _)) in outputs.iter().enumerate() {
+            let inner = inner_segments(path, &mut segments);
+            for (pos, value) in segments.iter().enumerate().take(inner) {
+                let key = (pos as u16, *value);
+                if at.contains_key(&key) {
+                    listed.entry(key).or_default().push(i as u32);
+                }
+            }
+        }
+    }
+    let mut found: Vec<((u16, &str), Vec<u32>)> = listed.into_iter().collect();
     found.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
     // Dropping the segment can only show evidence if some sample without it exists: look for
     // one by hash before measuring (most candidates, such as a top-level section, have none).
-    let has_partner = |pos: u16, samples: &[u32]| {
+    let mut h = OutputHasher::new();
+    let mut has_partner = |pos: u16, samples: &[u32]| {
         samples.iter().any(|&i| {
             let p = &parsed[i as usize];
             let (path, query) = &outputs[i as usize];
             let Some(rest) = path.strip_prefix('/') else {
                 return false;
             };
-            let mut h = origin_hasher(&p.url, rewriter.scheme(&p.url));
+            h.start_origin(&p.url, rewriter.scheme(&p.url));
             for (j, seg) in rest.split('/').enumerate() {
                 if j != usize::from(pos) {
                     h.update(b"/");
@@ -708,7 +879,7 @@ fn droppable_segments(
                 h.update(b"?");
                 h.update(q.as_bytes());
             }
-            round.by_hash.contains_key(&h.digest())
+            round.by_hash.contains(h.digest())
         })
     };
     found
@@ -857,27 +1028,28 @@ fn moved_ids(
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
     clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    // (path, name) -> samples with that path carrying that parameter.
-    let mut carriers: FxHashMap<(&str, &str), Vec<u32>> = FxHashMap::default();
-    for (i, (path, query)) in outputs.iter().enumerate() {
-        if let Some(q) = query.as_deref() {
-            for part in q.split('&') {
-                if let Some((name, _)) = moved_value(part) {
-                    carriers.entry((path, name)).or_default().push(i as u32);
-                }
-            }
-        }
-    }
-    if carriers.is_empty() {
-        return Vec::new();
-    }
     // (path, name, prefix) -> distinct values shown.
     let mut proposals: FxHashMap<(&str, &str, &str), FxHashSet<&str>> = FxHashMap::default();
+    // Whether another member's path ends in `/` + `value`: looked at before the value is
+    // checked ([`moved_value`] costs more, and most values end no other path).
+    let ends_another = |members: &[u32], a: u32, value: &str| {
+        members.iter().any(|&b| {
+            b != a
+                && outputs[b as usize]
+                    .0
+                    .strip_suffix(value)
+                    .is_some_and(|prefix| prefix.ends_with('/'))
+        })
+    };
     for members in clusters.values() {
         for &a in members {
             let (script, query) = &outputs[a as usize];
             let Some(q) = query.as_deref() else { continue };
             for part in q.split('&') {
+                let raw = part.split_once('=').map_or(part, |(_, v)| v);
+                if !ends_another(members, a, raw) {
+                    continue;
+                }
                 let Some((name, value)) = moved_value(part) else {
                     continue;
                 };
@@ -896,9 +1068,31 @@ fn moved_ids(
             }
         }
     }
-    let out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
+    let proposals: Vec<_> = proposals
         .into_iter()
         .filter(|(_, values)| values.len() >= MIN_MOVED_ID_VALUES)
+        .collect();
+    if proposals.is_empty() {
+        return Vec::new();
+    }
+    // (path, name) -> samples with that path carrying that parameter, for the proposals only.
+    let wanted: FxHashSet<(&str, &str)> = proposals
+        .iter()
+        .map(|((script, name, _), _)| (*script, *name))
+        .collect();
+    let mut carriers: FxHashMap<(&str, &str), Vec<u32>> = FxHashMap::default();
+    for (i, (path, query)) in outputs.iter().enumerate() {
+        if let Some(q) = query.as_deref() {
+            for part in q.split('&') {
+                let name = part.split_once('=').map_or("", |(n, _)| n);
+                if wanted.contains(&(path.as_ref(), name)) && moved_value(part).is_some() {
+                    carriers.entry((path, name)).or_default().push(i as u32);
+                }
+            }
+        }
+    }
+    let out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
+        .into_iter()
         .filter_map(|((script, name, prefix), values)| {
             let samples = carriers.get(&(script, name))?.clone();
             Some((
@@ -927,8 +1121,8 @@ fn ids_in_slugs(
     // (depth, suffix) -> samples with a slug ending in an id there.
     let mut shaped: FxHashMap<(usize, &str), Vec<u32>> = FxHashMap::default();
     for (i, (path, _)) in outputs.iter().enumerate() {
-        let depth = path.split('/').count() - 1;
         if let Some((_, _, suffix)) = path.rsplit('/').next().and_then(slug_id_suffix) {
+            let depth = path.split('/').count() - 1;
             shaped.entry((depth, suffix)).or_default().push(i as u32);
         }
     }
@@ -1002,7 +1196,13 @@ fn titled_ids(
                 let prefix = &long[..=start + len];
                 let rest = &long[prefix.len()..];
                 let (segment, after) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-                for separator in TITLE_SEPARATORS {
+                // A titled id holds a digit: most segments (words, slugs) are passed at once.
+                let separators = if segment.bytes().any(|b| b.is_ascii_digit()) {
+                    &TITLE_SEPARATORS[..]
+                } else {
+                    &[]
+                };
+                for &separator in separators {
                     for id_first in [false, true] {
                         let Some(id) = titled_id(segment, separator, id_first) else {
                             continue;
@@ -1136,8 +1336,9 @@ fn segment_aliases(
 ) -> Vec<(SiteAction, Vec<u32>)> {
     // Position-dependent, removable hash of one segment: the URL's hash without segment `pos` is
     // the sum over the others, so each position costs O(1) once the sum is known.
-    let seg_hash = |pos: usize, value: &str| -> u64 {
-        let mut z = xxh3_64(value.as_bytes()) ^ (pos as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    // Of the value's own hash (`xxh3_64` of its bytes), which the entries keep too.
+    let seg_hash = |pos: usize, value_hash: u64| -> u64 {
+        let mut z = value_hash ^ (pos as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
@@ -1147,16 +1348,25 @@ fn segment_aliases(
     // A sample and position showing each value, to write the value back out.
     let mut value_at: FxHashMap<(u16, u64), u32> = FxHashMap::default();
     let mut segments: Vec<&str> = Vec::new();
+    let mut value_hashes: Vec<u64> = Vec::new();
     let mut hashes: Vec<u64> = Vec::new();
+    let mut base = OutputHasher::new();
     for (i, (p, (path, query))) in parsed.iter().zip(outputs).enumerate() {
         let Some(rest) = path.strip_prefix('/') else {
             continue;
         };
         segments.clear();
         segments.extend(rest.split('/'));
+        value_hashes.clear();
+        value_hashes.extend(segments.iter().map(|v| xxh3_64(v.as_bytes())));
         hashes.clear();
-        hashes.extend(segments.iter().enumerate().map(|(pos, v)| seg_hash(pos, v)));
-        let mut base = origin_hasher(&p.url, rewriter.scheme(&p.url));
+        hashes.extend(
+            value_hashes
+                .iter()
+                .enumerate()
+                .map(|(pos, &vh)| seg_hash(pos, vh)),
+        );
+        base.start_origin(&p.url, rewriter.scheme(&p.url));
         base.update(&(segments.len() as u64).to_le_bytes());
         if let Some(q) = query.as_deref() {
             base.update(b"?");
@@ -1170,7 +1380,7 @@ fn segment_aliases(
                 continue;
             }
             let pos16 = pos as u16;
-            let vh = xxh3_64(value.as_bytes());
+            let vh = value_hashes[pos];
             value_at.entry((pos16, vh)).or_insert(i as u32);
             entries.push((
                 pos16,
@@ -1314,6 +1524,7 @@ fn narrow_param(
     config: &LearnConfig,
     (parsed, rewriter, round): (&[Parsed], &SiteRewriter, &Round<'_>),
     may_change: &[u32],
+    derivable: bool,
 ) -> Option<Tested> {
     let SiteAction::IgnoreParam { name, beside: None } = candidate else {
         return None;
@@ -1367,26 +1578,43 @@ fn narrow_param(
     };
     let mut with = rewriter.clone();
     with.add(&scoped);
-    let (evidence, moved) = measure(parsed, &with, round, &narrowed);
+    // The same parameter, which no accepted action drops: derived from the outputs too.
+    let dropped = derivable.then(|| dropped_param(&scoped, &[])).flatten();
+    let (evidence, moved) = measure(parsed, &with, round, &narrowed, dropped);
     evidence
         .accepts(config)
         .then_some((scoped, with, evidence, moved))
 }
 
 /// Evidence for adding one action to the accepted ones (`round`), giving `after`; `may_change`
-/// lists the samples the action can change.
+/// lists the samples the action can change; `dropped` is the action's parameter when it only
+/// drops one ([`dropped_param`]).
 fn measure(
     parsed: &[Parsed],
     after: &SiteRewriter,
     round: &Round<'_>,
     may_change: &[u32],
+    dropped: Option<(&str, Option<&str>)>,
 ) -> (Evidence, Vec<(u32, u64)>) {
     // Samples the candidate changes, by their new output.
     let mut touched: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
     let mut is_touched: FxHashSet<u32> = FxHashSet::default();
     let mut moved = Vec::new();
+    let mut hasher = OutputHasher::new();
     for &i in may_change {
-        let h = output_hash(after, &parsed[i as usize].url);
+        let url = &parsed[i as usize].url;
+        let (path, query) = &round.outputs[i as usize];
+        // A dropped parameter is dropped from the output under the accepted actions; any other
+        // candidate rewrites the URL again with every action.
+        let h = match dropped
+            .and_then(|(name, beside)| query_without(query.as_deref(), name, beside))
+        {
+            Some(query) => hasher.output(url, after.scheme(url), path, query.as_deref()),
+            None => {
+                let (path, query, _) = after.rewrite_parts(url.path(), url.query());
+                hasher.output(url, after.scheme(url), &path, query.as_deref())
+            }
+        };
         if h != round.hashes[i as usize] {
             touched.entry(h).or_default().push(i);
             is_touched.insert(i);
@@ -1407,11 +1635,13 @@ fn measure(
                 .iter()
                 .map(|&u| (round.hashes[u as usize], parsed[u as usize].cluster)),
         );
-        if let Some(stay) = round.by_hash.get(h) {
+        {
             members.extend(
-                stay.iter()
+                round
+                    .by_hash
+                    .samples(*h)
                     .filter(|u| !is_touched.contains(u))
-                    .map(|&u| (round.hashes[u as usize], parsed[u as usize].cluster)),
+                    .map(|u| (round.hashes[u as usize], parsed[u as usize].cluster)),
             );
         }
         let negative_before = e.negative_groups;
@@ -2269,5 +2499,117 @@ mod tests {
         }
         let out = learn(&s, &LearnConfig::default());
         assert!(out.rules.is_empty(), "{:?}", out.rules);
+    }
+
+    /// The measure of a dropped parameter derives its outputs from the outputs under the
+    /// accepted actions ([`query_without`]) instead of rewriting each URL again: the two must
+    /// agree whatever else the rewriter does (moved ids, other dropped parameters, lower-cased
+    /// queries, sorting, empty parts and queries).
+    #[test]
+    fn a_dropped_parameter_is_derived_from_the_outputs_as_the_rewriter_would_write_it() {
+        let ignore = |name: &str, beside: Option<&str>| SiteAction::IgnoreParam {
+            name: name.into(),
+            beside: beside.map(Into::into),
+        };
+        let moved = SiteAction::QueryValueToPath {
+            path: "/index.php".into(),
+            name: "title".into(),
+            prefix: "/wiki/".into(),
+        };
+        let accepted_sets: Vec<Vec<SiteAction>> = vec![
+            vec![],
+            vec![ignore("sid", None)],
+            vec![ignore("x", Some("t"))],
+            vec![ignore("t", None), ignore("x", Some("t"))],
+            vec![SiteAction::SortQuery],
+            vec![SiteAction::LowercasePathAndQuery, ignore("sid", None)],
+            vec![moved.clone(), SiteAction::SortQuery],
+            vec![moved, ignore("sid", None), SiteAction::StripTrailingSlash],
+        ];
+        let candidates = [
+            ignore("ref", None),
+            ignore("ref", Some("t")),
+            ignore("title", None),
+            ignore("a", Some("b")),
+        ];
+        let queries = [
+            None,
+            Some(""),
+            Some("ref=1"),
+            Some("ref"),
+            Some("a=1&ref=2"),
+            Some("ref=1&ref=2"),
+            Some("&ref=1&"),
+            Some("b=2&a=1&ref=3"),
+            Some("t=1&ref=2&x=3"),
+            Some("x=3&ref=2&t=1"),
+            Some("REF=1&T=2&Sid=4"),
+            Some("title=Foo&ref=2"),
+            Some("title=Foo&sid=1"),
+            Some("=x&ref&a"),
+            Some("a&&b=1"),
+            Some("sid=1&ref=2"),
+        ];
+        let mut derived = 0;
+        for accepted in &accepted_sets {
+            let before = SiteRewriter::new(accepted);
+            for candidate in &candidates {
+                let Some((name, beside)) = dropped_param(
+                    candidate,
+                    &accepted
+                        .iter()
+                        .map(|a| (a.clone(), Evidence::default()))
+                        .collect::<Vec<_>>(),
+                ) else {
+                    continue;
+                };
+                let mut after = before.clone();
+                after.add(candidate);
+                for path in ["/index.php", "/Dir/page/"] {
+                    for query in queries {
+                        let (cur_path, cur_query, _) = before.rewrite_parts(path, query);
+                        let (want_path, want_query, _) = after.rewrite_parts(path, query);
+                        let Some(got) = query_without(cur_query.as_deref(), name, beside) else {
+                            assert!(beside.is_some(), "{candidate:?} {path}?{query:?}");
+                            continue;
+                        };
+                        derived += 1;
+                        assert_eq!(
+                            (cur_path.as_ref(), got.as_deref()),
+                            (want_path.as_ref(), want_query.as_deref()),
+                            "accepted {accepted:?}, candidate {candidate:?}, {path}?{query:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(derived > 300, "{derived}");
+    }
+
+    /// The samples of each output hash are chains through one array; removing a sample from
+    /// the head, the middle or the end of a chain leaves the others.
+    #[test]
+    fn samples_by_hash_follow_insertions_and_removals() {
+        let mut by = ByHash::new(&[7, 9, 7, 7, 9]);
+        let of = |by: &ByHash, h: u64| {
+            let mut v: Vec<u32> = by.samples(h).collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(of(&by, 7), [0, 2, 3]);
+        assert_eq!(of(&by, 9), [1, 4]);
+        assert!(!by.contains(8));
+        by.remove(2, 7);
+        assert_eq!(of(&by, 7), [0, 3]);
+        by.remove(3, 7);
+        by.insert(3, 8);
+        assert_eq!(of(&by, 7), [0]);
+        assert_eq!(of(&by, 8), [3]);
+        by.remove(0, 7);
+        assert!(!by.contains(7));
+        assert!(of(&by, 7).is_empty());
+        by.remove(1, 9);
+        by.remove(1, 9);
+        assert_eq!(of(&by, 9), [4]);
     }
 }
