@@ -142,7 +142,8 @@ fn round(urls: &[String], run: impl Fn(&str) -> bool) -> f64 {
 }
 
 /// Alternates a round of bare parsing, static normalization, static + rules and rules + mirror
-/// sets, and prints each case's median URLs/s and its median per-round ratio to bare parsing.
+/// sets, the last three also without the fast path (`_parsed`: every input parsed, as before it),
+/// and prints each case's median URLs/s and its median per-round ratio to bare parsing.
 fn paired_ratios(
     canonicalizer: &Canonicalizer,
     urls: &[String],
@@ -154,6 +155,9 @@ fn paired_ratios(
         "static_only",
         "static_and_learned_rules",
         "rules_and_mirrors",
+        "static_only_parsed",
+        "static_and_learned_rules_parsed",
+        "rules_and_mirrors_parsed",
     ];
     let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(PAIRED_ROUNDS); names.len()];
     let mut ratios: Vec<Vec<f64>> = vec![Vec::with_capacity(PAIRED_ROUNDS); names.len()];
@@ -167,9 +171,16 @@ fn paired_ratios(
             round(urls, |u| canonicalizer.static_form(u).is_ok()),
             round(urls, |u| canonicalizer.canonicalize(u).is_ok()),
             round(mirror_urls, |u| mirrored.canonicalize(u).is_ok()),
+            round(urls, |u| canonicalizer.normalize(u).is_ok()),
+            round(urls, |u| canonicalizer.canonicalize_parsed(u).is_ok()),
+            round(mirror_urls, |u| mirrored.canonicalize_parsed(u).is_ok()),
         ];
         for (i, rate) in round_rates.into_iter().enumerate() {
-            let baseline = if i == 3 { parse_mirror_urls } else { parse };
+            let baseline = if i == 3 || i == 6 {
+                parse_mirror_urls
+            } else {
+                parse
+            };
             rates[i].push(rate);
             ratios[i].push(rate / baseline);
         }

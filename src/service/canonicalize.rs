@@ -350,12 +350,17 @@ impl CanonicalizerService {
                         .map(|(_, _, _, rules)| rules.clone());
                     cached.unwrap_or_else(|| {
                         let rules = sidecar.canonicalizer.rules_for_folded_view(view, folded);
-                        folded_rules.push((from.to_owned(), to.to_owned(), same_path, rules.clone()));
+                        folded_rules.push((
+                            from.to_owned(),
+                            to.to_owned(),
+                            same_path,
+                            rules.clone(),
+                        ));
                         rules
                     })
                 });
-            let host_index = host_index
-                .unwrap_or_else(|| batch_host(&mut hosts, &mut batch_hosts, sidecar, ""));
+            let host_index =
+                host_index.unwrap_or_else(|| batch_host(&mut hosts, &mut batch_hosts, sidecar, ""));
             let Some(host) = batch_hosts.get_mut(host_index) else {
                 continue;
             };

@@ -50,14 +50,7 @@ pub fn recognize<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<Ur
     if bytes.len() > normalizer.config().max_url_bytes {
         return None;
     }
-    let (scheme, default_port, host_start): (&str, &[u8], usize) =
-        if bytes.starts_with(b"https://") {
-            ("https", b"443", 8)
-        } else if bytes.starts_with(b"http://") {
-            ("http", b"80", 7)
-        } else {
-            return None;
-        };
+    let (scheme, default_port, host_start) = scheme_of(bytes)?;
     let host_end = domain_end(bytes, host_start)?;
     let mut at = host_end;
     let mut port = None;
@@ -73,7 +66,7 @@ pub fn recognize<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<Ur
             || digits.len() > 5
             || digits[0] == b'0'
             || digits == default_port
-            || digits.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')) > 65535
+            || port_value(digits) > 65535
         {
             return None;
         }
@@ -113,6 +106,18 @@ pub fn recognize<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<Ur
     normalizer.leaves_unchanged(&view).then_some(view)
 }
 
+/// The scheme an input starts with in lowercase followed by `//`, its default port's digits and
+/// where the host starts.
+fn scheme_of(bytes: &[u8]) -> Option<(&'static str, &'static [u8], usize)> {
+    if bytes.starts_with(b"https://") {
+        Some(("https", b"443", 8))
+    } else if bytes.starts_with(b"http://") {
+        Some(("http", b"80", 7))
+    } else {
+        None
+    }
+}
+
 /// End of a domain host starting at `start` that the parser stores as written (see the module
 /// doc); `None` when the host is not provably one.
 fn domain_end(bytes: &[u8], start: usize) -> Option<usize> {
@@ -135,6 +140,11 @@ fn domain_end(bytes: &[u8], start: usize) -> Option<usize> {
         return None;
     }
     Some(at)
+}
+
+/// The value of at most five ASCII digits.
+fn port_value(digits: &[u8]) -> u32 {
+    digits.iter().fold(0, |n, &d| n * 10 + u32::from(d - b'0'))
 }
 
 /// `Some` when `label` is a plain ASCII DNS label the IDNA mapping leaves as it is.

@@ -296,14 +296,13 @@ impl Canonicalizer {
             .load(Ordering::Acquire)
             .then(|| self.mirrors.read());
         let mirrors = table.as_deref().map(|table| &**table);
-        let (canonical, _rules) =
-            Self::canonicalize_with(input, form, mirrors, |view, folded| {
-                let entry = match folded {
-                    Some(folded) => self.folded_rules_entry(view, folded),
-                    None => self.rules.entry(view.host),
-                };
-                entry.map(|entry| Ref::map(entry, |rules| &**rules))
-            });
+        let (canonical, _rules) = Self::canonicalize_with(input, form, mirrors, |view, folded| {
+            let entry = match folded {
+                Some(folded) => self.folded_rules_entry(view, folded),
+                None => self.rules.entry(view.host),
+            };
+            entry.map(|entry| Ref::map(entry, |rules| &**rules))
+        });
         canonical
     }
 

@@ -20,7 +20,8 @@
 //! 6. drop empty parameters (`?&a=1&&b=2&`), optionally sort parameters, and drop an empty `?`.
 //!
 //! A cheap read-only scan decides which passes can act, so an already canonical URL costs one parse
-//! and one scan; a pass that acts edits only its component through the `url` crate's setters. No
+//! and one scan (or, when [`crate::canon::fast`] can prove it canonical from its bytes, no parse:
+//! the same scan runs on the parts it slices out of the input); a pass that acts edits only its component through the `url` crate's setters. No
 //! pass creates work for an earlier one, so one round reaches the fixpoint unless the parser
 //! re-normalizes an edited component (dot segments exposed by a removed path parameter); then the
 //! round repeats, a bounded number of times. Hence `normalize(normalize(x)) == normalize(x)`.
