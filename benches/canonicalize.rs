@@ -9,6 +9,9 @@
 //! per site: a bare-host alias and a mirror host serving the site under a folder), through a
 //! canonicalizer with the same rules and those mirror sets loaded.
 //!
+//! `static_only` is [`Canonicalizer::static_form`]: the fast path where it proves the input
+//! normalized, the parser and the static steps elsewhere.
+//!
 //! Before criterion's groups, a paired measurement alternates one round of each case over the
 //! same URLs and prints the median per-round throughput relative to bare parsing: on a machine
 //! shared with other jobs, load moves between criterion's back-to-back groups, while within one
@@ -22,6 +25,7 @@ use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use undust::canon::engine::HostRules;
+use undust::canon::fast::recognize;
 use undust::canon::mirror::MirrorTable;
 use undust::canon::normalize::{StaticConfig, StaticNormalizer};
 use undust::canon::rules::{MirrorAlias, MirrorSet, MirrorSite};
@@ -138,7 +142,8 @@ fn round(urls: &[String], run: impl Fn(&str) -> bool) -> f64 {
 }
 
 /// Alternates a round of bare parsing, static normalization, static + rules and rules + mirror
-/// sets, and prints each case's median URLs/s and its median per-round ratio to bare parsing.
+/// sets, the last three also without the fast path (`_parsed`: every input parsed, as before it),
+/// and prints each case's median URLs/s and its median per-round ratio to bare parsing.
 fn paired_ratios(
     canonicalizer: &Canonicalizer,
     urls: &[String],
@@ -150,6 +155,9 @@ fn paired_ratios(
         "static_only",
         "static_and_learned_rules",
         "rules_and_mirrors",
+        "static_only_parsed",
+        "static_and_learned_rules_parsed",
+        "rules_and_mirrors_parsed",
     ];
     let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(PAIRED_ROUNDS); names.len()];
     let mut ratios: Vec<Vec<f64>> = vec![Vec::with_capacity(PAIRED_ROUNDS); names.len()];
@@ -160,12 +168,19 @@ fn paired_ratios(
         let parse_mirror_urls = round(mirror_urls, |u| url::Url::parse(u).is_ok());
         let round_rates = [
             parse,
-            round(urls, |u| canonicalizer.normalize(u).is_ok()),
+            round(urls, |u| canonicalizer.static_form(u).is_ok()),
             round(urls, |u| canonicalizer.canonicalize(u).is_ok()),
             round(mirror_urls, |u| mirrored.canonicalize(u).is_ok()),
+            round(urls, |u| canonicalizer.normalize(u).is_ok()),
+            round(urls, |u| canonicalizer.canonicalize_parsed(u).is_ok()),
+            round(mirror_urls, |u| mirrored.canonicalize_parsed(u).is_ok()),
         ];
         for (i, rate) in round_rates.into_iter().enumerate() {
-            let baseline = if i == 3 { parse_mirror_urls } else { parse };
+            let baseline = if i == 3 || i == 6 {
+                parse_mirror_urls
+            } else {
+                parse
+            };
             rates[i].push(rate);
             ratios[i].push(rate / baseline);
         }
@@ -193,6 +208,15 @@ fn bench(c: &mut Criterion) {
         urls.len(),
         canonicalizer.rules().len()
     );
+    let fast = urls
+        .iter()
+        .filter(|u| recognize(canonicalizer.normalizer(), u).is_some())
+        .count();
+    println!(
+        "canonicalize bench: {fast} of {} URLs ({:.1}%) take the fast path of static normalization",
+        urls.len(),
+        100.0 * fast as f64 / urls.len() as f64
+    );
     let (mirrored, mirror_urls) = with_mirrors(&canonicalizer, &urls);
     let folded = mirror_urls
         .iter()
@@ -217,7 +241,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("static_only", |b| {
         b.iter(|| {
             for url in &urls {
-                black_box(canonicalizer.normalize(url).ok());
+                black_box(canonicalizer.static_form(url).ok());
             }
         })
     });

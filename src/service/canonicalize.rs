@@ -146,6 +146,27 @@ impl Answered {
     }
 }
 
+/// Index of `host` in the batch's hosts, its rules looked up (and its counters found) on its
+/// first URL of the batch.
+fn batch_host(
+    hosts: &mut FxHashMap<String, usize>,
+    batch_hosts: &mut Vec<BatchHost>,
+    sidecar: &Sidecar,
+    host: &str,
+) -> usize {
+    if let Some(&index) = hosts.get(host) {
+        return index;
+    }
+    batch_hosts.push(BatchHost {
+        rules: sidecar.canonicalizer.rules().get(host),
+        counters: sidecar.host(host),
+        canonicalized: 0,
+        suppressed: 0,
+    });
+    hosts.insert(host.to_owned(), batch_hosts.len() - 1);
+    batch_hosts.len() - 1
+}
+
 /// The Canonicalizer service.
 #[derive(Clone)]
 pub struct CanonicalizerService {
@@ -255,7 +276,8 @@ impl CanonicalizerService {
         // Mirror sets as of this batch (one table answers the whole batch), the rules of the
         // canonical hosts folded URLs land on, and a spread sample of the batch's URLs for
         // mirror detection's path sets.
-        let mirrors = sidecar.canonicalizer.mirrors();
+        let mirror_table = sidecar.canonicalizer.mirrors();
+        let mirrors = (!mirror_table.is_empty()).then_some(&*mirror_table);
         type FoldedRules = (String, String, bool, Option<Arc<HostRules>>);
         let mut folded_rules: Vec<FoldedRules> = Vec::new();
         let mut folded_urls = 0u64;
@@ -289,13 +311,13 @@ impl CanonicalizerService {
             let normalized = std::str::from_utf8(input)
                 .map_err(|err| not_utf8(&err))
                 .and_then(|input| {
-                    let url = sidecar
+                    let form = sidecar
                         .canonicalizer
-                        .normalize(input)
+                        .static_form(input)
                         .map_err(|reason| reason.to_string())?;
-                    Ok((input, url))
+                    Ok((input, form))
                 });
-            let (input, url) = match normalized {
+            let (input, form) = match normalized {
                 Ok(normalized) => normalized,
                 Err(invalid_reason) => {
                     invalid += 1;
@@ -307,67 +329,42 @@ impl CanonicalizerService {
                     continue;
                 }
             };
-            watched.offer(index, &url);
-            let folded = if mirrors.is_empty() {
-                None
-            } else {
-                mirrors.fold_url(&url)
-            };
-            let host_name = url.host_str().unwrap_or_default();
-            let host_index = match hosts.get(host_name) {
-                Some(&index) => index,
-                None => {
-                    batch_hosts.push(BatchHost {
-                        rules: sidecar.canonicalizer.rules().get(host_name),
-                        counters: sidecar.host(host_name),
-                        canonicalized: 0,
-                        suppressed: 0,
-                    });
-                    hosts.insert(host_name.to_owned(), batch_hosts.len() - 1);
-                    batch_hosts.len() - 1
-                }
-            };
-            let Some(host) = batch_hosts.get_mut(host_index) else {
-                continue;
-            };
-            let (canonical, rules) = match folded {
-                // The alias URL on the canonical site gets the canonical host's rules.
-                Some(folded) => {
-                    folded_urls += 1;
-                    // Looked up once per batch by both hosts and whether the path stayed (a
-                    // folder alias): what `rules_for_folded` decides on. A batch folds few
-                    // distinct hosts, so a scan without allocation beats a map.
-                    let (from, to) = (
-                        url.host_str().unwrap_or_default(),
-                        folded.host_str().unwrap_or_default(),
-                    );
-                    let same_path = url.path() == folded.path();
+            watched.offer(index, || form.to_url());
+            // The rules come from the batch's lookups: the URL's host's, or for a URL folded
+            // onto a canonical site, what `rules_for_folded_view` picks, looked up once per
+            // batch by both hosts and whether the path stayed (a folder alias). A batch folds few
+            // distinct hosts, so a scan without allocation beats a map.
+            let mut host_index = None;
+            let (canonical, rules) =
+                Canonicalizer::canonicalize_with(input, form, mirrors, |view, folded| {
+                    let index = batch_host(&mut hosts, &mut batch_hosts, sidecar, view.host);
+                    host_index = Some(index);
+                    let Some(folded) = folded else {
+                        return batch_hosts.get(index).and_then(|host| host.rules.clone());
+                    };
+                    let (from, to) = (view.host, folded.host);
+                    let same_path = view.path == folded.path;
                     let cached = folded_rules
                         .iter()
                         .find(|(f, t, p, _)| f == from && t == to && *p == same_path)
                         .map(|(_, _, _, rules)| rules.clone());
-                    let rules = match cached {
-                        Some(rules) => rules,
-                        None => {
-                            let rules = sidecar.canonicalizer.rules_for_folded(&url, &folded);
-                            folded_rules.push((
-                                from.to_owned(),
-                                to.to_owned(),
-                                same_path,
-                                rules.clone(),
-                            ));
-                            rules
-                        }
-                    };
-                    let canonical =
-                        Canonicalizer::finish_folded(input, url, folded, rules.as_deref());
-                    (canonical, rules)
-                }
-                None => (
-                    Canonicalizer::finish(input, url, host.rules.as_deref()),
-                    host.rules.clone(),
-                ),
+                    cached.unwrap_or_else(|| {
+                        let rules = sidecar.canonicalizer.rules_for_folded_view(view, folded);
+                        folded_rules.push((
+                            from.to_owned(),
+                            to.to_owned(),
+                            same_path,
+                            rules.clone(),
+                        ));
+                        rules
+                    })
+                });
+            let host_index =
+                host_index.unwrap_or_else(|| batch_host(&mut hosts, &mut batch_hosts, sidecar, ""));
+            let Some(host) = batch_hosts.get_mut(host_index) else {
+                continue;
             };
+            folded_urls += u64::from(canonical.mirrored);
             changed_static += u64::from(canonical.changed_static);
             let (rule_id, rules_version) = match &rules {
                 Some(rules) => {

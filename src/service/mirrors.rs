@@ -86,11 +86,13 @@ pub struct BatchSample {
 }
 
 impl BatchSample {
-    /// The URL at `index` of the batch: kept when it falls on the stride and room is left.
-    pub fn offer(&mut self, index: usize, url: &Url) {
+    /// The URL at `index` of the batch: kept when it falls on the stride and room is left. It is
+    /// made (by `url`) only then: most URLs of a batch are never parsed (the fast path of static
+    /// normalization), and only the kept ones need to be.
+    pub fn offer(&mut self, index: usize, url: impl FnOnce() -> Option<Url>) {
         if self.stride != 0 && index.is_multiple_of(self.stride) && self.urls.len() < URLS_PER_BATCH
         {
-            self.urls.push(url.clone());
+            self.urls.extend(url());
         }
     }
 
@@ -309,7 +311,7 @@ mod tests {
         let sampled = |batch: &[Url]| {
             let mut sample = watch.batch_sample(batch.len());
             for (i, url) in batch.iter().enumerate() {
-                sample.offer(i, url);
+                sample.offer(i, || Some(url.clone()));
             }
             sample
         };

@@ -661,7 +661,7 @@ fn url_normalize_suite() {
 }
 
 /// Expands a ClearURLs parameter-name regex into one concrete name it matches.
-fn example_name(rule: &str) -> String {
+pub(crate) fn example_name(rule: &str) -> String {
     rule.replace("(?:%3F)?", "")
         .replace("(?:_[a-z_]*)?", "_source")
         .replace("(?:_[a-z]*)+", "_source")
@@ -1127,7 +1127,7 @@ proptest! {
 }
 
 /// Absolute http(s) links in the real pages of the test data (`href`/`src` values), capped.
-fn real_page_links(dir: &Path, cap: usize) -> Vec<String> {
+pub(crate) fn real_page_links(dir: &Path, cap: usize) -> Vec<String> {
     let mut files = Vec::new();
     let mut stack = vec![dir.join("readability-test-pages")];
     while let Some(d) = stack.pop() {

@@ -2,6 +2,8 @@
 //!
 //! - [`normalize`]: static normalization, always applied first (WHATWG parsing, case, ports, dot
 //!   segments, percent-encoding, tracking and session parameters).
+//! - [`fast`]: the fast path of static normalization: inputs provably already normalized are
+//!   sliced into their parts without parsing.
 //! - [`params`]: the well-known tracking and session parameter lists static normalization uses.
 //! - [`rules`]: the learned rule data model and its versioned JSON file format.
 //! - [`engine`]: learned rules compiled per host, applied after static normalization.
@@ -11,11 +13,12 @@
 //! - [`view`]: a normalized URL's parts, borrowed, which mirror folding swaps and the rule
 //!   engine reads, so the canonical text is written once.
 //!
-//! [`Canonicalizer`] joins the first four: the live rule book (one compiled rule set per host,
+//! [`Canonicalizer`] joins the first five: the live rule book (one compiled rule set per host,
 //! swapped atomically by relearning) and the static normalizer. The seen-set is separate because
 //! the offline CLI canonicalizes without deduplicating.
 
 pub mod engine;
+pub mod fast;
 pub mod mirror;
 pub mod normalize;
 pub mod params;
@@ -26,12 +29,14 @@ pub mod view;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use dashmap::mapref::one::Ref;
 use dashmap::DashMap;
 use parking_lot::RwLock;
 
 use self::engine::HostRules;
 use self::mirror::MirrorTable;
 use self::normalize::{InvalidUrl, StaticNormalizer, StaticStep};
+use self::view::UrlView;
 
 /// One URL's canonical form and how it was reached.
 #[derive(Debug, Clone)]
@@ -59,6 +64,57 @@ impl Canonical {
     }
 }
 
+/// A URL after static normalization, as [`Canonicalizer::static_form`] gives it.
+#[derive(Debug, Clone)]
+pub enum StaticForm<'a> {
+    /// The input itself, which the fast path ([`fast::recognize`]) proved to be its own static
+    /// normalization, with its parts.
+    Input {
+        /// The input (and the normalized URL's text).
+        text: &'a str,
+        /// Its parts.
+        view: UrlView<'a>,
+    },
+    /// The URL the parser and the static steps made of the input.
+    Parsed(url::Url),
+}
+
+impl StaticForm<'_> {
+    /// The normalized URL's text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            StaticForm::Input { text, .. } => text,
+            StaticForm::Parsed(url) => url.as_str(),
+        }
+    }
+
+    /// The normalized URL's parts; `None` only for a URL without a host, which static
+    /// normalization never returns.
+    pub fn view(&self) -> Option<UrlView<'_>> {
+        match self {
+            StaticForm::Input { view, .. } => Some(view.clone()),
+            StaticForm::Parsed(url) => UrlView::of(url),
+        }
+    }
+
+    /// The normalized URL parsed (for callers that keep a `url::Url`: parsing a normalized
+    /// URL's text gives it back unchanged).
+    pub fn to_url(&self) -> Option<url::Url> {
+        match self {
+            StaticForm::Input { text, .. } => url::Url::parse(text).ok(),
+            StaticForm::Parsed(url) => Some(url.clone()),
+        }
+    }
+
+    /// The normalized URL's text, owned.
+    pub fn into_string(self) -> String {
+        match self {
+            StaticForm::Input { text, .. } => text.to_owned(),
+            StaticForm::Parsed(url) => url.into(),
+        }
+    }
+}
+
 /// The live learned rules of every host. Readers take an `Arc` of one host's compiled rules and
 /// keep using it even while relearning swaps in a new version, so a reader never sees half a rule
 /// set and never blocks a swap.
@@ -79,6 +135,13 @@ impl RuleBook {
     /// The live rules of a host.
     pub fn get(&self, host: &str) -> Option<Arc<HostRules>> {
         self.hosts.get(host).map(|entry| Arc::clone(entry.value()))
+    }
+
+    /// The live rules of a host, borrowed from the map: the shard's read guard is held while
+    /// the entry lives, which for one URL's rewrite is cheaper than cloning the `Arc`, and a
+    /// swap waits at most that long.
+    fn entry(&self, host: &str) -> Option<Ref<'_, String, Arc<HostRules>>> {
+        self.hosts.get(host)
     }
 
     /// Puts a compiled rule set live for its host, returning the one it replaces.
@@ -142,9 +205,8 @@ impl Canonicalizer {
     }
 
     /// The URL on its mirror set's canonical site when `url` is on an alias (the first step of
-    /// the learned half, before the per-host rules of the canonical host). Batch callers that
-    /// use [`Canonicalizer::finish`] call this first and look the rules up for the folded URL's
-    /// host, passing the folded URL and the original to [`Canonicalizer::finish_folded`].
+    /// the learned half, before the per-host rules of the canonical host), as a parsed URL
+    /// (for explaining; the hot path folds views: [`Canonicalizer::canonicalize_with`]).
     pub fn fold(&self, url: &url::Url) -> Option<url::Url> {
         if !self.has_mirrors.load(Ordering::Acquire) {
             return None;
@@ -160,11 +222,30 @@ impl Canonicalizer {
     /// the alias's paths mean the same on the canonical's). A folder alias gets the canonical
     /// host's rules or none.
     pub fn rules_for_folded(&self, url: &url::Url, folded: &url::Url) -> Option<Arc<HostRules>> {
-        let canonical = folded.host_str().and_then(|host| self.rules.get(host));
-        if canonical.is_some() || url.path() != folded.path() {
+        self.rules_for_folded_view(&UrlView::of(url)?, &UrlView::of(folded)?)
+    }
+
+    /// [`Canonicalizer::rules_for_folded`] of a normalized URL's parts and their fold.
+    pub fn rules_for_folded_view(
+        &self,
+        view: &UrlView<'_>,
+        folded: &UrlView<'_>,
+    ) -> Option<Arc<HostRules>> {
+        self.folded_rules_entry(view, folded)
+            .map(|entry| Arc::clone(entry.value()))
+    }
+
+    /// The rule book's entry [`Canonicalizer::rules_for_folded`] picks, borrowed.
+    fn folded_rules_entry(
+        &self,
+        view: &UrlView<'_>,
+        folded: &UrlView<'_>,
+    ) -> Option<Ref<'_, String, Arc<HostRules>>> {
+        let canonical = self.rules.entry(folded.host);
+        if canonical.is_some() || view.path != folded.path {
             return canonical;
         }
-        url.host_str().and_then(|host| self.rules.get(host))
+        self.rules.entry(view.host)
     }
 
     /// The static normalizer.
@@ -179,105 +260,115 @@ impl Canonicalizer {
 
     /// Canonicalizes one URL with the rules of its host as found now.
     pub fn canonicalize(&self, input: &str) -> Result<Canonical, InvalidUrl> {
-        let url = self.normalizer.normalize(input)?;
-        if self.has_mirrors.load(Ordering::Acquire) {
-            if let Some(canonical) = self.canonicalize_folded(input, &url) {
-                return Ok(canonical);
-            }
-        }
-        // The shard's read guard is held only while this one URL is rewritten: cheaper than
-        // cloning the `Arc`, and a swap waits at most that long.
-        let entry = url.host_str().and_then(|host| self.rules.hosts.get(host));
-        Ok(Self::finish(
-            input,
-            url,
-            entry.as_deref().map(|rules| &**rules),
-        ))
+        let form = self.static_form(input)?;
+        Ok(self.canonicalize_live(input, form))
     }
 
-    /// [`Canonicalizer::canonicalize`] of a URL on a mirror alias: folded as a [`view::UrlView`]
-    /// (no `Url` rewritten) and given the rules [`Canonicalizer::rules_for_folded`] picks, with
-    /// the canonical text written once. `None` when the URL is on no alias.
-    fn canonicalize_folded(&self, input: &str, url: &url::Url) -> Option<Canonical> {
-        let table = self.mirrors.read();
-        let view = view::UrlView::of(url)?;
-        let folded = table.fold_view(&view)?;
-        // As in `rules_for_folded`: the canonical host's rules, else (same paths on both) the
-        // alias host's. The shard guards are held while this one URL is rewritten.
-        let mut entry = self.rules.hosts.get(folded.host);
-        if entry.is_none() && view.path == folded.path {
-            entry = self.rules.hosts.get(view.host);
-        }
-        let rewrite = entry.as_deref().and_then(|rules| rules.apply_view(&folded));
-        let (canonical, rule_index) = match rewrite {
-            Some(rewrite) => (rewrite.canonical, rewrite.rule_index),
-            None => (folded.to_text(), None),
-        };
-        let normalized = url.as_str();
-        Some(Canonical {
-            canonical,
-            changed_static: normalized != input,
-            normalized: Some(normalized.to_owned()),
-            learned: true,
-            rule_index,
-            mirrored: true,
-        })
+    /// [`Canonicalizer::canonicalize`] without the fast path: the input parsed whatever it is.
+    /// Both give the same [`Canonical`] for every input; the differential tests compare them.
+    pub fn canonicalize_parsed(&self, input: &str) -> Result<Canonical, InvalidUrl> {
+        let form = StaticForm::Parsed(self.normalizer.normalize(input)?);
+        Ok(self.canonicalize_live(input, form))
     }
 
-    /// Static normalization alone (the first half of [`Canonicalizer::canonicalize`]).
+    /// Static normalization alone (the first half of [`Canonicalizer::canonicalize`]): the
+    /// input itself when the fast path proves it normalized, else the parser's and the static
+    /// steps' result.
+    pub fn static_form<'a>(&self, input: &'a str) -> Result<StaticForm<'a>, InvalidUrl> {
+        match fast::recognize(&self.normalizer, input) {
+            Some(view) => Ok(StaticForm::Input { text: input, view }),
+            None => self.normalizer.normalize(input).map(StaticForm::Parsed),
+        }
+    }
+
+    /// Static normalization alone, as a parsed URL (the parser's way, whatever the input; the
+    /// hot path uses [`Canonicalizer::static_form`]).
     pub fn normalize(&self, input: &str) -> Result<url::Url, InvalidUrl> {
         self.normalizer.normalize(input)
     }
 
-    /// The second half: applies the rules a caller looked up for the URL's host (a batch looks a
-    /// host up once, so every URL of the host in the batch sees one consistent version).
-    pub fn finish(input: &str, url: url::Url, rules: Option<&HostRules>) -> Canonical {
-        let rewrite = rules.and_then(|rules| rules.apply(&url));
-        let normalized = String::from(url);
-        let changed_static = normalized != input;
-        match rewrite {
-            Some(rewrite) => Canonical {
-                canonical: rewrite.canonical,
-                normalized: Some(normalized),
-                changed_static,
-                learned: true,
-                rule_index: rewrite.rule_index,
-                mirrored: false,
-            },
-            None => Canonical {
-                canonical: normalized,
-                normalized: None,
-                changed_static,
-                learned: false,
-                rule_index: None,
-                mirrored: false,
-            },
-        }
+    /// The learned half with the mirror sets and rules live now. The rule book's shard guard
+    /// is held while this one URL is rewritten: cheaper than cloning the `Arc`, and a swap waits
+    /// at most that long.
+    fn canonicalize_live(&self, input: &str, form: StaticForm<'_>) -> Canonical {
+        let table = self
+            .has_mirrors
+            .load(Ordering::Acquire)
+            .then(|| self.mirrors.read());
+        let mirrors = table.as_deref().map(|table| &**table);
+        let (canonical, _rules) = Self::canonicalize_with(input, form, mirrors, |view, folded| {
+            let entry = match folded {
+                Some(folded) => self.folded_rules_entry(view, folded),
+                None => self.rules.entry(view.host),
+            };
+            entry.map(|entry| Ref::map(entry, |rules| &**rules))
+        });
+        canonical
     }
 
-    /// [`Canonicalizer::finish`] for a URL a mirror set folded: `url` is the statically
-    /// normalized URL (what the frontier fetches), `folded` the same on the canonical site,
-    /// `rules` those of the canonical site's host.
-    pub fn finish_folded(
+    /// The learned half of canonicalization, for one statically normalized URL: folded onto its
+    /// mirror set's canonical site when `mirrors` has it on an alias, then rewritten by the rules
+    /// `rules` picks, given the URL's parts and their fold (the host's own rules when not folded,
+    /// [`Canonicalizer::rules_for_folded_view`]'s when folded). Callers choose where the rules
+    /// come from: [`Canonicalizer::canonicalize`] the live rule book, a batch the versions it
+    /// looked up once for all its URLs. The canonical text is written once, from views: no `Url`
+    /// is rewritten. Returns the rules that were applied, so a batch can name the rule.
+    pub fn canonicalize_with<R>(
         input: &str,
-        url: url::Url,
-        folded: url::Url,
-        rules: Option<&HostRules>,
-    ) -> Canonical {
-        let rewrite = rules.and_then(|rules| rules.apply(&folded));
-        let normalized = String::from(url);
-        let changed_static = normalized != input;
-        let (canonical, rule_index) = match rewrite {
-            Some(rewrite) => (rewrite.canonical, rewrite.rule_index),
-            None => (String::from(folded), None),
+        form: StaticForm<'_>,
+        mirrors: Option<&MirrorTable>,
+        rules: impl FnOnce(&UrlView<'_>, Option<&UrlView<'_>>) -> Option<R>,
+    ) -> (Canonical, Option<R>)
+    where
+        R: std::ops::Deref<Target = HostRules>,
+    {
+        let Some(view) = form.view() else {
+            return (Self::unlearned(input, form), None);
         };
-        Canonical {
-            canonical,
+        if let Some(folded) = mirrors.and_then(|table| table.fold_view(&view)) {
+            let rules = rules(&view, Some(&folded));
+            let rewrite = rules.as_ref().and_then(|rules| rules.apply_view(&folded));
+            let (canonical, rule_index) = match rewrite {
+                Some(rewrite) => (rewrite.canonical, rewrite.rule_index),
+                None => (folded.to_text(), None),
+            };
+            let normalized = form.as_str();
+            let canonical = Canonical {
+                canonical,
+                changed_static: normalized != input,
+                normalized: Some(normalized.to_owned()),
+                learned: true,
+                rule_index,
+                mirrored: true,
+            };
+            return (canonical, rules);
+        }
+        let rules = rules(&view, None);
+        let Some(rewrite) = rules.as_ref().and_then(|rules| rules.apply_view(&view)) else {
+            return (Self::unlearned(input, form), rules);
+        };
+        let normalized = form.into_string();
+        let canonical = Canonical {
+            canonical: rewrite.canonical,
+            changed_static: normalized != input,
             normalized: Some(normalized),
-            changed_static,
             learned: true,
-            rule_index,
-            mirrored: true,
+            rule_index: rewrite.rule_index,
+            mirrored: false,
+        };
+        (canonical, rules)
+    }
+
+    /// The canonical form of a URL no learned rule or mirror set changed: its static form.
+    fn unlearned(input: &str, form: StaticForm<'_>) -> Canonical {
+        let canonical = form.into_string();
+        Canonical {
+            changed_static: canonical != input,
+            canonical,
+            normalized: None,
+            learned: false,
+            rule_index: None,
+            mirrored: false,
         }
     }
 

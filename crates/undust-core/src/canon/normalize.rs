@@ -20,7 +20,8 @@
 //! 6. drop empty parameters (`?&a=1&&b=2&`), optionally sort parameters, and drop an empty `?`.
 //!
 //! A cheap read-only scan decides which passes can act, so an already canonical URL costs one parse
-//! and one scan; a pass that acts edits only its component through the `url` crate's setters. No
+//! and one scan (or, when [`crate::canon::fast`] can prove it canonical from its bytes, no parse:
+//! the same scan runs on the parts it slices out of the input); a pass that acts edits only its component through the `url` crate's setters. No
 //! pass creates work for an earlier one, so one round reaches the fixpoint unless the parser
 //! re-normalizes an edited component (dot segments exposed by a removed path parameter); then the
 //! round repeats, a bounded number of times. Hence `normalize(normalize(x)) == normalize(x)`.
@@ -281,6 +282,18 @@ impl Scan {
             || self.unsorted
             || self.empty_query
     }
+}
+
+/// What [`StaticNormalizer::scan_parts`] reads of a URL: its serialized components.
+struct ScanParts<'a> {
+    /// Whether the URL carries a user name or password.
+    userinfo: bool,
+    /// Whether the URL has a fragment.
+    fragment: bool,
+    /// The host when it is a domain name (IP addresses have no dots or `www.` to strip).
+    domain: Option<&'a str>,
+    path: &'a str,
+    query: Option<&'a str>,
 }
 
 /// The passes, in order, each with the scan flag that says it may act. Percent-encoding comes
@@ -702,21 +715,56 @@ impl StaticNormalizer {
 
     /// One read-only look at the URL deciding which steps may act.
     fn scan(&self, url: &Url) -> Scan {
+        let domain = match url.host() {
+            Some(Host::Domain(host)) => Some(host),
+            _ => None,
+        };
+        self.scan_parts(&ScanParts {
+            userinfo: !url.username().is_empty() || url.password().is_some(),
+            fragment: url.fragment().is_some(),
+            domain,
+            path: url.path(),
+            query: url.query(),
+        })
+    }
+
+    /// Whether no static step can change a URL with these parts, given that every escape in
+    /// them is already normal (`%` and two uppercase hex digits of a byte that is not unreserved:
+    /// the percent step leaves those alone). A URL the parser stores as it is written and of
+    /// which this holds is its own static normalization. The fast path ([`crate::canon::fast`])
+    /// checks the escapes and asks this of the parts it sliced out of the input, so the other
+    /// steps' triggers are decided by this one scan for both paths.
+    pub(crate) fn leaves_unchanged(&self, view: &crate::canon::view::UrlView<'_>) -> bool {
+        let scan = self.scan_parts(&ScanParts {
+            userinfo: !view.userinfo.is_empty(),
+            fragment: view.fragment.is_some(),
+            domain: view.host_is_domain.then_some(view.host),
+            path: &view.path,
+            query: view.query,
+        });
+        !Scan {
+            percent: false,
+            ..scan
+        }
+        .any()
+    }
+
+    /// [`StaticNormalizer::scan`] on a URL's serialized parts.
+    fn scan_parts(&self, url: &ScanParts<'_>) -> Scan {
         let config = &self.config;
         let mut scan = Scan {
-            userinfo: config.strip_userinfo
-                && (!url.username().is_empty() || url.password().is_some()),
-            fragment: url.fragment().is_some(),
+            userinfo: config.strip_userinfo && url.userinfo,
+            fragment: url.fragment,
             ..Scan::default()
         };
-        if let Some(Host::Domain(host)) = url.host() {
+        if let Some(host) = url.domain {
             scan.host_trailing_dot = config.strip_trailing_dot && host.ends_with('.');
             scan.host_www = config.strip_www && host.starts_with("www.");
         }
-        let path = url.path().as_bytes();
+        let path = url.path.as_bytes();
         scan.percent = path.contains(&b'%');
         scan.session = config.remove_session_ids && path.iter().any(|&b| b == b';' || b == b'(');
-        let Some(query) = url.query() else {
+        let Some(query) = url.query else {
             return scan;
         };
         scan.empty_query = query.is_empty();

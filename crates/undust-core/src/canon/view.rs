@@ -1,7 +1,9 @@
 //! A statically normalized URL's parts, borrowed: what mirror folding and the rule engine read,
 //! and what the canonical text is written from.
 //!
-//! Static normalization leaves a parsed `url::Url`; [`UrlView::of`] slices its parts out once.
+//! Static normalization leaves a parsed `url::Url`, and [`UrlView::of`] slices its parts out
+//! once; or the fast path ([`crate::canon::fast::recognize`]) proves the input already normalized
+//! and slices the same parts straight out of the input.
 //! Folding onto a mirror set's canonical site swaps the origin (and, under a folder alias, the
 //! path prefix) on the view ([`crate::canon::mirror::MirrorTable::fold_view`]) instead of
 //! rewriting a cloned `Url` through `set_host` (which parses the host again) and `set_path`; the

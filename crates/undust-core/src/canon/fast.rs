@@ -1,0 +1,350 @@
+//! The fast path of static normalization: a byte-level recognizer that proves an input URL is
+//! already its own static normalization and hands out its parts without parsing it.
+//!
+//! Most URLs a frontier discovers are written the way the WHATWG parser would serialize them and
+//! carry nothing a static step removes: ASCII, a lowercase domain name, no default port, no dot
+//! segments, no byte the parser would percent-encode, no fragment, no tracking or session
+//! parameter. For those, [`recognize`] returns the [`UrlView`] sliced straight from the input, so
+//! neither `Url::parse` nor a second look at a parsed URL is paid; anything it cannot prove
+//! returns `None` and goes through [`StaticNormalizer::normalize`] as before.
+//!
+//! Hand-rolled on purpose: canonicalization is the product's hot path, and the profile at stop 21
+//! put `Url::parse` at 48% of `Canonicalizer::canonicalize` (BENCHMARKS.md, "Where the time goes
+//! now"), on URLs that parsing leaves as they were. The recognizer is exactly as conservative as
+//! it is fast: it accepts only a grammar on which the parser is the identity, and leaves to
+//! [`StaticNormalizer`]'s own scan the decision whether a static step may act (one scan for both
+//! paths). What it accepts:
+//!
+//! - `http://` or `https://` in lowercase, then at once the host (no userinfo, no extra slashes);
+//! - a domain host of dot-separated labels of `a-z`, `0-9` and `-`, each 1 to 63 bytes, at most
+//!   253 bytes in all, none starting with the IDNA prefix `xn--` (the parser validates and may
+//!   rewrite those), the last label starting with a letter (so the parser never reads it as an
+//!   IPv4 address), no trailing dot; IP hosts go the parser's way;
+//! - optionally `:` and a port of 1 to 5 digits without leading zero, at most 65535, not the
+//!   scheme's default;
+//! - a path starting with `/`, of bytes the parser keeps as they are, with no `.` or `..`
+//!   segment and only escapes `%XX` with uppercase hex digits of characters that are not
+//!   unreserved (those the percent step leaves alone);
+//! - optionally `?` and a query of the same kind (also without `'`, which the parser encodes in
+//!   queries of special schemes);
+//! - no fragment, nothing else, and no more than the configured maximum length.
+//!
+//! The differential tests (`tests/it/canon_fast.rs`) check `recognize(x) == UrlView::of(parse(x))`
+//! with `parse(x) == x` on every URL of the third-party suites and the generated corpus, under
+//! every static profile, and on generated adversarial strings.
+
+use std::borrow::Cow;
+
+use super::normalize::StaticNormalizer;
+use super::view::UrlView;
+
+/// Longest DNS label.
+const MAX_LABEL_BYTES: usize = 63;
+/// Longest DNS name (without a trailing dot).
+const MAX_HOST_BYTES: usize = 253;
+
+/// The input's parts when the input is provably its own static normalization under
+/// `normalizer`'s configuration; `None` when it may not be (then the parser decides).
+pub fn recognize<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<UrlView<'a>> {
+    let bytes = input.as_bytes();
+    if bytes.len() > normalizer.config().max_url_bytes {
+        return None;
+    }
+    let (scheme, default_port, host_start) = scheme_of(bytes)?;
+    let host_end = domain_end(bytes, host_start)?;
+    let mut at = host_end;
+    let mut port = None;
+    if bytes.get(at) == Some(&b':') {
+        let digits_start = at + 1;
+        let digits_end = digits_start
+            + bytes[digits_start..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+        let digits = &bytes[digits_start..digits_end];
+        if digits.is_empty()
+            || digits.len() > 5
+            || digits[0] == b'0'
+            || digits == default_port
+            || port_value(digits) > 65535
+        {
+            return None;
+        }
+        port = Some(&input[digits_start..digits_end]);
+        at = digits_end;
+    }
+    if bytes.get(at) != Some(&b'/') {
+        return None;
+    }
+    let path_start = at;
+    let path_end = path_end(bytes, path_start)?;
+    let query = match bytes.get(path_end) {
+        None => None,
+        Some(b'?') => {
+            let query_start = path_end + 1;
+            if !bytes[query_start..]
+                .iter()
+                .enumerate()
+                .all(|(i, &b)| keeps_in_query(b) || is_normal_escape(bytes, query_start + i))
+            {
+                return None;
+            }
+            Some(&input[query_start..])
+        }
+        Some(_) => return None,
+    };
+    let view = UrlView {
+        scheme,
+        userinfo: "",
+        host: &input[host_start..host_end],
+        host_is_domain: true,
+        port,
+        path: Cow::Borrowed(&input[path_start..path_end]),
+        query,
+        fragment: None,
+    };
+    normalizer.leaves_unchanged(&view).then_some(view)
+}
+
+/// The scheme an input starts with in lowercase followed by `//`, its default port's digits and
+/// where the host starts.
+fn scheme_of(bytes: &[u8]) -> Option<(&'static str, &'static [u8], usize)> {
+    if bytes.starts_with(b"https://") {
+        Some(("https", b"443", 8))
+    } else if bytes.starts_with(b"http://") {
+        Some(("http", b"80", 7))
+    } else {
+        None
+    }
+}
+
+/// End of a domain host starting at `start` that the parser stores as written (see the module
+/// doc); `None` when the host is not provably one.
+fn domain_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut label_start = start;
+    let mut at = start;
+    loop {
+        match bytes.get(at) {
+            Some(b'a'..=b'z' | b'0'..=b'9' | b'-') => at += 1,
+            Some(b'.') => {
+                check_label(&bytes[label_start..at])?;
+                at += 1;
+                label_start = at;
+            }
+            _ => break,
+        }
+    }
+    let last = &bytes[label_start..at];
+    check_label(last)?;
+    if !last[0].is_ascii_lowercase() || at - start > MAX_HOST_BYTES {
+        return None;
+    }
+    Some(at)
+}
+
+/// The value of at most five ASCII digits.
+fn port_value(digits: &[u8]) -> u32 {
+    digits.iter().fold(0, |n, &d| n * 10 + u32::from(d - b'0'))
+}
+
+/// `Some` when `label` is a plain ASCII DNS label the IDNA mapping leaves as it is.
+fn check_label(label: &[u8]) -> Option<()> {
+    (!label.is_empty() && label.len() <= MAX_LABEL_BYTES && !label.starts_with(b"xn--"))
+        .then_some(())
+}
+
+/// End of a path starting at `start` (its `/`) that the parser stores as written: at the `?` or
+/// the end of the input. `None` when a byte, an escape or a dot segment may be rewritten.
+fn path_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut segment_start = start + 1;
+    let mut at = start + 1;
+    loop {
+        match bytes.get(at) {
+            None | Some(b'?') => {
+                check_segment(&bytes[segment_start..at])?;
+                return Some(at);
+            }
+            Some(b'/') => {
+                check_segment(&bytes[segment_start..at])?;
+                at += 1;
+                segment_start = at;
+            }
+            Some(&b) if keeps_in_path(b) || is_normal_escape(bytes, at) => at += 1,
+            Some(_) => return None,
+        }
+    }
+}
+
+/// `Some` unless the segment is `.` or `..` (which the parser resolves; their escaped spellings
+/// are refused as escapes of unreserved characters).
+fn check_segment(segment: &[u8]) -> Option<()> {
+    (segment != b"." && segment != b"..").then_some(())
+}
+
+/// Bytes the parser keeps as they are in a path of a special URL, among those that also need no
+/// percent-encoding step: RFC 3986 unreserved characters, sub-delimiters, `:` and `@`. Bytes the
+/// parser encodes or rewrites (controls, space, `"`, `<`, `>`, `` ` ``, `{`, `}`, `\`, non-ASCII)
+/// and those whose treatment differs between parser versions (`^`, `|`, `[`, `]`) are refused;
+/// `%` is judged by [`is_normal_escape`].
+fn keeps_in_path(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'-' | b'.'
+                | b'_'
+                | b'~'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b':'
+                | b'@'
+        )
+}
+
+/// Bytes the parser keeps in a query of a special URL: those of a path segment but `'` (encoded
+/// in special queries), plus `/` and `?`.
+fn keeps_in_query(b: u8) -> bool {
+    (keeps_in_path(b) && b != b'\'') || b == b'/' || b == b'?'
+}
+
+/// Whether `bytes[at]` starts an escape the percent step leaves alone: `%` and two uppercase hex
+/// digits of a byte that is not an unreserved character. (The two digits then pass as plain
+/// bytes.)
+fn is_normal_escape(bytes: &[u8], at: usize) -> bool {
+    if bytes[at] != b'%' {
+        return false;
+    }
+    let hex = |i: usize| match bytes.get(i) {
+        Some(&b @ b'0'..=b'9') => Some(b - b'0'),
+        Some(&b @ b'A'..=b'F') => Some(b - b'A' + 10),
+        _ => None,
+    };
+    match (hex(at + 1), hex(at + 2)) {
+        (Some(hi), Some(lo)) => {
+            let value = hi * 16 + lo;
+            !(value.is_ascii_alphanumeric() || matches!(value, b'-' | b'.' | b'_' | b'~'))
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canon::normalize::StaticConfig;
+
+    fn normalizer(config: StaticConfig) -> StaticNormalizer {
+        StaticNormalizer::new(config).expect("valid config")
+    }
+
+    /// The fast path's answer checked against the parser's.
+    fn fast(n: &StaticNormalizer, input: &str) -> bool {
+        let Some(view) = recognize(n, input) else {
+            return false;
+        };
+        let url = n.normalize(input).expect("recognized URLs normalize");
+        assert_eq!(url.as_str(), input, "recognized but normalized otherwise");
+        assert_eq!(UrlView::of(&url), Some(view), "{input}");
+        true
+    }
+
+    #[test]
+    fn canonical_urls_are_recognized() {
+        let n = normalizer(StaticConfig::default());
+        for input in [
+            "http://example.com/",
+            "https://www.example.com/a/b.html",
+            "http://shop.example:8080/p/12?id=3&page=2",
+            "https://a-b.c0.example/x%20y/%C3%A9?q=a+b&r=%2F",
+            "http://example.com//double/slash/",
+            "http://example.com/a/b?x=?y/z",
+            "http://example.com/wiki/It's:a@b$c!d*e,f+g=h~i",
+            "http://localhost:1/",
+        ] {
+            assert!(fast(&n, input), "{input}");
+        }
+    }
+
+    #[test]
+    fn anything_a_step_or_the_parser_may_change_goes_the_slow_way() {
+        let n = normalizer(StaticConfig::default());
+        for input in [
+            "HTTP://example.com/",
+            "http://Example.com/",
+            "http://example.com",
+            "http://example.com:80/",
+            "https://example.com:443/",
+            "http://example.com:080/",
+            "http://example.com:/",
+            "http://example.com:65536/",
+            "http://user@example.com/",
+            "http://example.com./",
+            "http://example..com/",
+            "http://.example.com/",
+            "http://10.0.0.1/",
+            "http://1.2.3.4e/",
+            "http://example.0x1/",
+            "http://[::1]/",
+            "http://xn--r8jz45g.jp/",
+            "http://bücher.de/",
+            "http:///example.com/",
+            "http:\\\\example.com/",
+            "http://example.com\\a/",
+            "http://example.com/a/./b",
+            "http://example.com/a/../b",
+            "http://example.com/a/..",
+            "http://example.com/a/%2e/b",
+            "http://example.com/%7e",
+            "http://example.com/%c3%a9",
+            "http://example.com/%",
+            "http://example.com/%4",
+            "http://example.com/a b",
+            "http://example.com/a\tb",
+            "http://example.com/é",
+            "http://example.com/a^b",
+            "http://example.com/a|b",
+            "http://example.com/{x}",
+            "http://example.com/#top",
+            "http://example.com/?",
+            "http://example.com/?a=1&&b=2",
+            "http://example.com/?q='x'",
+            "http://example.com/?utm_source=x",
+            "http://example.com/?PHPSESSID=abc",
+            "http://example.com/x;jsessionid=AB12",
+            "http://example.com/(S(4hqa0555fwsecu455xqckv45))/a",
+            " http://example.com/",
+            "http://example.com/\n",
+        ] {
+            assert!(!fast(&n, input), "{input}");
+        }
+    }
+
+    #[test]
+    fn the_configuration_decides_with_the_same_scan() {
+        let sorting = normalizer(StaticConfig {
+            sort_query: true,
+            strip_www: true,
+            ..StaticConfig::default()
+        });
+        assert!(!fast(&sorting, "http://example.com/?b=1&a=2"));
+        assert!(fast(&sorting, "http://example.com/?a=2&b=1"));
+        assert!(!fast(&sorting, "http://www.example.com/"));
+        let plain = normalizer(StaticConfig::default());
+        assert!(fast(&plain, "http://example.com/?b=1&a=2"));
+        assert!(fast(&plain, "http://www.example.com/"));
+        let short = normalizer(StaticConfig {
+            max_url_bytes: 20,
+            ..StaticConfig::default()
+        });
+        assert!(!fast(&short, "http://example.com/abc"));
+        assert!(fast(&short, "http://example.com/"));
+    }
+}
