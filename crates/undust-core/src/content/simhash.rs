@@ -70,8 +70,10 @@ impl SimhashVector {
     ///
     /// One byte of the hash at a time, through [`BYTE_SIGNS`]: eight table rows of eight lanes
     /// each instead of 64 shifts, which the compiler turns into a few vector additions (this was
-    /// the largest single cost of page analysis on small pages).
-    #[inline]
+    /// the largest single cost of page analysis on small pages). Not inlined: inlined into the
+    /// pagelet loop the compiler left the lanes scalar (measured), on its own it adds them as
+    /// vectors.
+    #[inline(never)]
     pub fn add_feature(&mut self, hash: u64) {
         for (byte, slots) in hash.to_le_bytes().iter().zip(self.0.chunks_exact_mut(8)) {
             let signs = &BYTE_SIGNS[usize::from(*byte)];
