@@ -1321,6 +1321,31 @@ mod tests {
         );
     }
 
+    /// A thread reuses its working lists from page to page: what one page left in them (tokens,
+    /// half a word, open frames, link text) must never reach the next page's analysis.
+    #[test]
+    fn pages_analysed_one_after_another_on_a_thread_are_analysed_as_if_alone() {
+        let article = "<body><nav><a href=/a>Home</a><a href=/b>News</a><a href=/c>More</a></nav>\
+             <article><h1>Title 2024</h1><p>Some long article text goes here today.</p>\
+             <ul><li>one item<li>two items</ul></article></body>";
+        // Ends inside an open link, an unclosed list and half a word.
+        let unfinished = format!(
+            "<body><div><ul><li><a href=/x>{} words and more</a><li><a href=/y>tail<a href=/z>wor",
+            "many ".repeat(5000)
+        );
+        let alone = |html: String| {
+            std::thread::spawn(move || page(&html))
+                .join()
+                .expect("thread")
+        };
+        let (article_alone, unfinished_alone) = (alone(article.into()), alone(unfinished.clone()));
+        for _ in 0..2 {
+            assert_eq!(page(&unfinished), unfinished_alone);
+            assert_eq!(page(article), article_alone);
+        }
+        assert_eq!(page(""), alone(String::new()));
+    }
+
     #[test]
     fn bounds_hold_on_huge_and_deep_pages() {
         let config = ContentConfig {
