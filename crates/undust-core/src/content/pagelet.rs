@@ -587,11 +587,13 @@ struct SpareLists {
 }
 
 /// Token capacity above which a page's lists are freed rather than kept for the thread's next
-/// page: 256 Ki tokens of 10 bytes (hash, link and numeric flags) are 2.5 MiB a thread keeps at
-/// most; a huge page's lists are not held on to.
-const MAX_KEPT_TOKENS: usize = 1 << 18;
-/// Text buffer capacity above which it is freed rather than kept (one huge text node).
-const MAX_KEPT_TEXT_BYTES: usize = 1 << 20;
+/// page: 32 Ki tokens of 10 bytes (hash, link and numeric flags) are 320 KiB a thread keeps at
+/// most (pages up to about 512 KiB of HTML). The sidecar analyses on up to a few dozen blocking
+/// threads at once and does not count these lists in its memory budgets, so a large page's lists
+/// are not held on to; their cost is small beside that page's parse.
+const MAX_KEPT_TOKENS: usize = 1 << 15;
+/// Text buffer capacity above which it is freed rather than kept (one large text node).
+const MAX_KEPT_TEXT_BYTES: usize = 256 << 10;
 
 /// Range lists kept for reuse per page at most (a frame holds two; the stack is at most
 /// [`MAX_DEPTH`] deep).
