@@ -490,12 +490,33 @@ fn head_content(name: &str) -> bool {
     )
 }
 
+/// `name` as the frame stack's implied-end rules know it (see [`Frame::name`]).
+fn rule_name(name: &str) -> &'static str {
+    match name {
+        "head" => "head",
+        "p" => "p",
+        "li" => "li",
+        "ul" => "ul",
+        "ol" => "ol",
+        "dt" => "dt",
+        "dd" => "dd",
+        "dl" => "dl",
+        "td" => "td",
+        "th" => "th",
+        "tr" => "tr",
+        "table" => "table",
+        _ => "",
+    }
+}
+
 /// A token range `[start, end)` of the page's token stream.
 type Range = (u32, u32);
 
 struct Frame {
     id: u32,
-    name: Box<str>,
+    /// The element's name when the implied-end rules ([`State::implied_ends`], the head's end)
+    /// look for it, else `""`: what those rules compare, without allocating a copy of every name.
+    name: &'static str,
     kind: Kind,
     start: u32,
     links: u32,
@@ -544,6 +565,42 @@ struct State {
     /// Scratch lists of [`State::emit`], kept between its calls so that a page's pagelets do not
     /// each allocate them again (allocation was a quarter of the offline commands' profile).
     scratch: EmitScratch,
+    /// Emptied range lists of closed frames, handed to frames opened later instead of each frame
+    /// allocating its own.
+    spare_ranges: Vec<Vec<Range>>,
+}
+
+/// The working lists of a [`State`] (token lists, text, frame stack, scratch), kept on each
+/// thread between the pages it analyses so that small pages do not each allocate and fault them
+/// in again. Only empty lists are kept, and not those of huge pages (see
+/// [`MAX_KEPT_TOKENS`], [`MAX_KEPT_TEXT_BYTES`]): a thread holds at most a few MiB for this.
+#[derive(Default)]
+struct SpareLists {
+    tokens: Vec<u64>,
+    link_token: Vec<bool>,
+    numeric: Vec<bool>,
+    text: String,
+    tokenizer: Tokenizer,
+    stack: Vec<Frame>,
+    scratch: EmitScratch,
+    spare_ranges: Vec<Vec<Range>>,
+}
+
+/// Token capacity above which a page's lists are freed rather than kept for the thread's next
+/// page: 32 Ki tokens of 10 bytes (hash, link and numeric flags) are 320 KiB a thread keeps at
+/// most (pages up to about 512 KiB of HTML). The sidecar analyses on up to a few dozen blocking
+/// threads at once and does not count these lists in its memory budgets, so a large page's lists
+/// are not held on to; their cost is small beside that page's parse.
+const MAX_KEPT_TOKENS: usize = 1 << 15;
+/// Text buffer capacity above which it is freed rather than kept (one large text node).
+const MAX_KEPT_TEXT_BYTES: usize = 256 << 10;
+
+/// Range lists kept for reuse per page at most (a frame holds two; the stack is at most
+/// [`MAX_DEPTH`] deep).
+const MAX_SPARE_RANGES: usize = 2 * MAX_DEPTH;
+
+thread_local! {
+    static SPARE_LISTS: RefCell<SpareLists> = RefCell::new(SpareLists::default());
 }
 
 /// Per-range working lists of [`State::emit`] (see there); empty between calls.
@@ -563,7 +620,7 @@ impl State {
     fn new(config: &ContentConfig, html_bytes: usize) -> Self {
         let root = Frame {
             id: 0,
-            name: "#root".into(),
+            name: "",
             kind: Kind::Block,
             start: 0,
             links: 0,
@@ -575,21 +632,42 @@ impl State {
         // Token indices are u32.
         let max_tokens = config.max_tokens.min(u32::MAX as usize / 2);
         let expected_tokens = (html_bytes / HTML_BYTES_PER_TOKEN).min(max_tokens);
+        let SpareLists {
+            mut tokens,
+            mut link_token,
+            mut numeric,
+            mut text,
+            tokenizer,
+            mut stack,
+            scratch,
+            spare_ranges,
+        } = SPARE_LISTS.with(|spare| std::mem::take(&mut *spare.borrow_mut()));
+        // Kept lists are emptied when they are put back; clearing again costs nothing and keeps
+        // a page from ever seeing another's data.
+        for list in [&mut link_token, &mut numeric] {
+            list.clear();
+            list.reserve(expected_tokens);
+        }
+        tokens.clear();
+        tokens.reserve(expected_tokens);
+        text.clear();
+        stack.clear();
+        stack.push(root);
         State {
             k: config.pagelet_links.max(1),
             max_tokens,
             max_links: config.max_links,
             max_pagelets: config.max_pagelets.max(1),
             max_blocks: config.max_blocks,
-            stack: vec![root],
+            stack,
             next_id: 1,
             ignored: 0,
             in_link: 0,
-            text: String::new(),
-            tokenizer: Tokenizer::default(),
-            tokens: Vec::with_capacity(expected_tokens),
-            link_token: Vec::with_capacity(expected_tokens),
-            numeric: Vec::with_capacity(expected_tokens),
+            text,
+            tokenizer,
+            tokens,
+            link_token,
+            numeric,
             blocks: BTreeMap::new(),
             links: Vec::new(),
             pagelets: Vec::new(),
@@ -600,8 +678,50 @@ impl State {
             canonical_href: None,
             base_seen: false,
             base_href: None,
-            scratch: EmitScratch::default(),
+            scratch,
+            spare_ranges,
         }
+    }
+
+    /// Puts this page's working lists back for the thread's next page (see [`SpareLists`]).
+    fn keep_lists(&mut self) {
+        if self.tokens.capacity() > MAX_KEPT_TOKENS || self.text.capacity() > MAX_KEPT_TEXT_BYTES {
+            return;
+        }
+        let mut stack = std::mem::take(&mut self.stack);
+        for frame in stack.drain(..) {
+            self.recycle(frame);
+        }
+        let mut lists = SpareLists {
+            tokens: std::mem::take(&mut self.tokens),
+            link_token: std::mem::take(&mut self.link_token),
+            numeric: std::mem::take(&mut self.numeric),
+            text: std::mem::take(&mut self.text),
+            tokenizer: std::mem::take(&mut self.tokenizer),
+            stack,
+            scratch: std::mem::take(&mut self.scratch),
+            spare_ranges: std::mem::take(&mut self.spare_ranges),
+        };
+        lists.tokens.clear();
+        lists.link_token.clear();
+        lists.numeric.clear();
+        lists.text.clear();
+        SPARE_LISTS.with(|spare| *spare.borrow_mut() = lists);
+    }
+
+    /// Keeps a closed frame's range lists, emptied, for frames opened later.
+    fn recycle(&mut self, frame: Frame) {
+        for mut ranges in [frame.pending, frame.direct] {
+            if ranges.capacity() > 0 && self.spare_ranges.len() < MAX_SPARE_RANGES {
+                ranges.clear();
+                self.spare_ranges.push(ranges);
+            }
+        }
+    }
+
+    /// An empty range list for a new frame (a kept one when there is one).
+    fn range_list(&mut self) -> Vec<Range> {
+        self.spare_ranges.pop().unwrap_or_default()
     }
 
     /// Whether a canonical link starting now would be the head's first.
@@ -622,10 +742,10 @@ impl State {
         if self.ignored > 0 {
             // Body content (or <body>) inside an unclosed <head> closes it, as the tree builder
             // does; anything else inside an ignored subtree is skipped.
-            let in_head = self.stack.iter().any(|f| &*f.name == "head");
-            let top_is_head = self.stack.last().is_some_and(|f| &*f.name == "head");
+            let in_head = self.stack.iter().any(|f| f.name == "head");
+            let top_is_head = self.stack.last().is_some_and(|f| f.name == "head");
             if in_head && (name == "body" || (top_is_head && !head_content(name))) {
-                self.pop_to(|f| &*f.name == "head", |_| false);
+                self.pop_to(|f| f.name == "head", |_| false);
             } else {
                 return None;
             }
@@ -651,16 +771,17 @@ impl State {
         if is_link {
             self.in_link += 1;
         }
+        let (pending, direct) = (self.range_list(), self.range_list());
         self.stack.push(Frame {
             id,
-            name: name.into(),
+            name: rule_name(name),
             kind,
             start: self.tokens.len() as u32,
             links: u32::from(is_link),
             non_compact: false,
             is_link,
-            pending: Vec::new(),
-            direct: Vec::new(),
+            pending,
+            direct,
         });
         Some(id)
     }
@@ -668,16 +789,16 @@ impl State {
     /// The implied end tags HTML's tree builder would apply before `name` starts.
     fn implied_ends(&mut self, name: &str) {
         if closes_p(name) {
-            self.pop_to(|f| &*f.name == "p", |f| f.kind != Kind::Inline);
+            self.pop_to(|f| f.name == "p", |f| f.kind != Kind::Inline);
         }
         match name {
-            "li" => self.pop_to(|f| &*f.name == "li", |f| matches!(&*f.name, "ul" | "ol")),
-            "dt" | "dd" => self.pop_to(|f| matches!(&*f.name, "dt" | "dd"), |f| &*f.name == "dl"),
+            "li" => self.pop_to(|f| f.name == "li", |f| matches!(f.name, "ul" | "ol")),
+            "dt" | "dd" => self.pop_to(|f| matches!(f.name, "dt" | "dd"), |f| f.name == "dl"),
             "td" | "th" => self.pop_to(
-                |f| matches!(&*f.name, "td" | "th"),
-                |f| matches!(&*f.name, "tr" | "table"),
+                |f| matches!(f.name, "td" | "th"),
+                |f| matches!(f.name, "tr" | "table"),
             ),
-            "tr" => self.pop_to(|f| &*f.name == "tr", |f| &*f.name == "table"),
+            "tr" => self.pop_to(|f| f.name == "tr", |f| f.name == "table"),
             _ => {}
         }
     }
@@ -785,6 +906,13 @@ impl State {
         let Some(frame) = self.stack.pop() else {
             return;
         };
+        self.close_frame(&frame);
+        self.recycle(frame);
+    }
+
+    /// What closing `frame` (just popped off the stack) means for blocks, pagelets and its
+    /// parent.
+    fn close_frame(&mut self, frame: &Frame) {
         if frame.kind == Kind::Ignored {
             self.ignored = self.ignored.saturating_sub(1);
             return;
@@ -818,19 +946,30 @@ impl State {
             return;
         };
         parent.links = parent.links.saturating_add(frame.links);
-        let mut to_emit: Vec<Range> = Vec::new();
+        // The parent's pending children become pagelets first, then this frame (document order).
+        let mut turned = None;
         if parent_turns && !parent.non_compact {
             parent.non_compact = true;
-            to_emit.append(&mut parent.pending);
+            turned = Some(std::mem::take(&mut parent.pending));
         }
+        let mut own = None;
         if !frame.non_compact {
             if parent.non_compact {
-                to_emit.push((frame.start, end));
+                own = Some((frame.start, end));
             } else if end > frame.start {
                 parent.pending.push((frame.start, end));
             }
         }
-        for r in to_emit {
+        if let Some(mut pending) = turned {
+            for &r in &pending {
+                self.emit(&[r]);
+            }
+            pending.clear();
+            if self.spare_ranges.len() < MAX_SPARE_RANGES {
+                self.spare_ranges.push(pending);
+            }
+        }
+        if let Some(r) = own {
             self.emit(&[r]);
         }
     }
@@ -856,9 +995,7 @@ impl State {
             let Some(slice) = self.tokens.get(ua..ub) else {
                 continue;
             };
-            for t in slice {
-                exact.update(&t.to_le_bytes());
-            }
+            update_with_tokens(&mut exact, slice.iter().copied());
             link_tokens += self
                 .link_token
                 .get(ua..ub)
@@ -933,9 +1070,7 @@ impl State {
                 }
                 let (rs, re) = ((s - a) as usize, (e - a) as usize);
                 let mut identity = Xxh3::new();
-                for i in rs..re {
-                    identity.update(&mask(i).to_le_bytes());
-                }
+                update_with_tokens(&mut identity, (rs..re).map(mask));
                 blocks.push(BlockDigest {
                     identity: identity.digest(),
                     tokens: n as u32,
@@ -1022,22 +1157,38 @@ impl State {
         }
         let page_tokens = self.tokens.len() as u32;
         let mut exact = Xxh3::new();
-        for t in &self.tokens {
-            exact.update(&t.to_le_bytes());
-        }
+        update_with_tokens(&mut exact, self.tokens.iter().copied());
+        self.keep_lists();
         PageAnalysis {
             digest: PageDigest {
                 pagelets: pagelets.into_iter().map(|p| p.1).collect(),
                 page_exact: exact.digest(),
                 page_tokens,
             },
-            links: self.links,
+            links: std::mem::take(&mut self.links),
             bytes_analyzed: 0,
             truncated: self.truncated,
             canonical_href: None,
             base_href: None,
         }
     }
+}
+
+/// Feeds token hashes (little-endian bytes, in order) to `hasher` through a stack buffer: xxh3's
+/// streaming digest does not depend on how its input is cut, and one update per 64 tokens costs
+/// far less than one per token.
+fn update_with_tokens(hasher: &mut Xxh3, tokens: impl Iterator<Item = u64>) {
+    let mut buf = [0u8; 512];
+    let mut used = 0;
+    for t in tokens {
+        buf[used..used + 8].copy_from_slice(&t.to_le_bytes());
+        used += 8;
+        if used == buf.len() {
+            hasher.update(&buf);
+            used = 0;
+        }
+    }
+    hasher.update(&buf[..used]);
 }
 
 /// Keeps the two smallest distinct feature hashes (the super-shingle identity).
@@ -1055,6 +1206,11 @@ fn min_two(min: &mut [u64; 2], h: u64) {
 /// simhash is unchanged).
 fn quantize(v: &[i32; 64]) -> Vec<i16> {
     let max = v.iter().map(|x| x.unsigned_abs()).max().unwrap_or(0);
+    if max <= i16::MAX as u32 {
+        // Every sum fits (all but huge pagelets): the scaled path below would divide by 1, keep
+        // every sign and clamp nothing, so the sums are copied as they are, without 64 divisions.
+        return v.iter().map(|&x| x as i16).collect();
+    }
     let scale = (max / i16::MAX as u32) + 1;
     v.iter()
         .map(|&x| {
@@ -1165,6 +1321,31 @@ mod tests {
                 .page_exact,
             exact("<p>café au lait</p>")
         );
+    }
+
+    /// A thread reuses its working lists from page to page: what one page left in them (tokens,
+    /// half a word, open frames, link text) must never reach the next page's analysis.
+    #[test]
+    fn pages_analysed_one_after_another_on_a_thread_are_analysed_as_if_alone() {
+        let article = "<body><nav><a href=/a>Home</a><a href=/b>News</a><a href=/c>More</a></nav>\
+             <article><h1>Title 2024</h1><p>Some long article text goes here today.</p>\
+             <ul><li>one item<li>two items</ul></article></body>";
+        // Ends inside an open link, an unclosed list and half a word.
+        let unfinished = format!(
+            "<body><div><ul><li><a href=/x>{} words and more</a><li><a href=/y>tail<a href=/z>wor",
+            "many ".repeat(5000)
+        );
+        let alone = |html: String| {
+            std::thread::spawn(move || page(&html))
+                .join()
+                .expect("thread")
+        };
+        let (article_alone, unfinished_alone) = (alone(article.into()), alone(unfinished.clone()));
+        for _ in 0..2 {
+            assert_eq!(page(&unfinished), unfinished_alone);
+            assert_eq!(page(article), article_alone);
+        }
+        assert_eq!(page(""), alone(String::new()));
     }
 
     #[test]

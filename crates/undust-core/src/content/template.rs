@@ -83,8 +83,9 @@
 //! them: templatized pages of one authority link to each other, mirrored or accidentally similar
 //! pages do not (the paper's Definition 4, relaxed to a sample).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
+use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -261,7 +262,9 @@ impl TemplateModel {
             .collect();
         units.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         units.truncate(COMPANION_UNITS + 1);
-        let mut seen = HashSet::with_capacity(digest.pagelets.len());
+        // Identities are hashes already: a plain multiply-hash set costs less than SipHash.
+        let mut seen = FxHashSet::default();
+        seen.reserve(digest.pagelets.len());
         for p in &digest.pagelets {
             if seen.insert(p.identity) {
                 let companion = companion_of(&units, p.identity);
@@ -288,7 +291,7 @@ impl TemplateModel {
         // itself.
         units.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         units.truncate(COMPANION_UNITS + 1);
-        let mut seen = HashSet::new();
+        let mut seen = FxHashSet::default();
         for p in &digest.pagelets {
             for b in &p.blocks {
                 if !seen.insert(b.identity) {

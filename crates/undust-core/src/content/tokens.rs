@@ -40,7 +40,8 @@ fn is_unspaced(c: char) -> bool {
 /// Keeps one reusable buffer so tokenizing allocates nothing per token.
 #[derive(Default)]
 pub(crate) struct Tokenizer {
-    word: String,
+    /// The current word, lowercased UTF-8 (at most [`MAX_WORD_BYTES`] plus one character).
+    word: Vec<u8>,
     /// Previous character of the current unspaced (CJK) run, for bigrams.
     cjk_prev: Option<char>,
     /// Whether the current CJK run has emitted a bigram yet (a run of one char emits a unigram).
@@ -54,21 +55,38 @@ impl Tokenizer {
     /// (only digits), in order, and ends the last word: callers only pass text that ends at a
     /// word boundary.
     pub(crate) fn feed(&mut self, text: &str, emit: &mut impl FnMut(u64, bool)) {
-        for c in text.chars() {
-            if c.is_ascii() {
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        while let Some(&first) = bytes.get(at) {
+            if first.is_ascii() {
+                // A whole run of ASCII word bytes (or of ASCII separators) at once: most text is
+                // ASCII, and a run costs one scan and one copy instead of a step per character.
                 self.end_cjk(emit);
-                if c.is_ascii_alphanumeric() {
+                let in_word = first.is_ascii_alphanumeric();
+                let run = bytes[at..]
+                    .iter()
+                    .position(|b| !b.is_ascii() || b.is_ascii_alphanumeric() != in_word)
+                    .unwrap_or(bytes.len() - at);
+                let run_bytes = &bytes[at..at + run];
+                if in_word {
                     if self.word.is_empty() {
                         self.numeric = true;
                     }
-                    self.numeric &= c.is_ascii_digit();
-                    if self.word.len() < MAX_WORD_BYTES {
-                        self.word.push(c.to_ascii_lowercase());
-                    }
+                    self.numeric &= run_bytes.iter().all(u8::is_ascii_digit);
+                    let room = MAX_WORD_BYTES.saturating_sub(self.word.len());
+                    self.word
+                        .extend(run_bytes.iter().take(room).map(u8::to_ascii_lowercase));
                 } else {
                     self.end_word(emit);
                 }
-            } else if is_unspaced(c) {
+                at += run;
+                continue;
+            }
+            let Some(c) = text.get(at..).and_then(|rest| rest.chars().next()) else {
+                break;
+            };
+            at += c.len_utf8();
+            if is_unspaced(c) {
                 self.end_word(emit);
                 if let Some(prev) = self.cjk_prev {
                     let mut buf = [0u8; 8];
@@ -85,7 +103,11 @@ impl Tokenizer {
                 }
                 self.numeric &= c.is_numeric();
                 if self.word.len() < MAX_WORD_BYTES {
-                    self.word.extend(c.to_lowercase());
+                    for lower in c.to_lowercase() {
+                        let mut buf = [0u8; 4];
+                        self.word
+                            .extend_from_slice(lower.encode_utf8(&mut buf).as_bytes());
+                    }
                 }
             } else {
                 self.end_cjk(emit);
@@ -98,7 +120,7 @@ impl Tokenizer {
 
     fn end_word(&mut self, emit: &mut impl FnMut(u64, bool)) {
         if !self.word.is_empty() {
-            emit(xxh3_64(self.word.as_bytes()), self.numeric);
+            emit(xxh3_64(&self.word), self.numeric);
             self.word.clear();
         }
     }
@@ -138,6 +160,100 @@ pub(crate) fn complete_prefix(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tokenizer as it was written before ASCII runs were taken whole: one step per
+    /// character. The runs must give exactly its tokens, since fingerprints and stored digests
+    /// depend on them.
+    fn per_character(text: &str) -> Vec<(u64, bool)> {
+        let (mut out, mut word, mut numeric) = (Vec::new(), String::new(), false);
+        let (mut cjk_prev, mut cjk_emitted) = (None::<char>, false);
+        let end_cjk = |out: &mut Vec<(u64, bool)>, prev: &mut Option<char>, done: &mut bool| {
+            if let Some(p) = prev.take() {
+                if !*done {
+                    let mut buf = [0u8; 4];
+                    out.push((xxh3_64(p.encode_utf8(&mut buf).as_bytes()), false));
+                }
+                *done = false;
+            }
+        };
+        let end_word = |out: &mut Vec<(u64, bool)>, word: &mut String, numeric: bool| {
+            if !word.is_empty() {
+                out.push((xxh3_64(word.as_bytes()), numeric));
+                word.clear();
+            }
+        };
+        for c in text.chars() {
+            if c.is_ascii() {
+                end_cjk(&mut out, &mut cjk_prev, &mut cjk_emitted);
+                if c.is_ascii_alphanumeric() {
+                    if word.is_empty() {
+                        numeric = true;
+                    }
+                    numeric &= c.is_ascii_digit();
+                    if word.len() < MAX_WORD_BYTES {
+                        word.push(c.to_ascii_lowercase());
+                    }
+                } else {
+                    end_word(&mut out, &mut word, numeric);
+                }
+            } else if is_unspaced(c) {
+                end_word(&mut out, &mut word, numeric);
+                if let Some(prev) = cjk_prev {
+                    out.push((xxh3_64(format!("{prev}{c}").as_bytes()), false));
+                    cjk_emitted = true;
+                }
+                cjk_prev = Some(c);
+            } else if c.is_alphanumeric() {
+                end_cjk(&mut out, &mut cjk_prev, &mut cjk_emitted);
+                if word.is_empty() {
+                    numeric = true;
+                }
+                numeric &= c.is_numeric();
+                if word.len() < MAX_WORD_BYTES {
+                    word.extend(c.to_lowercase());
+                }
+            } else {
+                end_cjk(&mut out, &mut cjk_prev, &mut cjk_emitted);
+                end_word(&mut out, &mut word, numeric);
+            }
+        }
+        end_cjk(&mut out, &mut cjk_prev, &mut cjk_emitted);
+        end_word(&mut out, &mut word, numeric);
+        out
+    }
+
+    fn runs(text: &str) -> Vec<(u64, bool)> {
+        let mut out = Vec::new();
+        Tokenizer::default().feed(text, &mut |h, n| out.push((h, n)));
+        out
+    }
+
+    #[test]
+    fn ascii_runs_give_the_per_character_tokens() {
+        let long = format!(
+            "{}ß{}É東京 {} 12{}",
+            "a".repeat(63),
+            "b".repeat(70),
+            "9".repeat(80),
+            "Ω".repeat(40)
+        );
+        for text in [
+            "",
+            "Hello, World! 2019-03-22 v2 ١٢ abc 7",
+            "ÉCOLE Straße naïve café x東京大学y 東 ok",
+            "mixedÉcase12ab3 -- ++ DIGITS123 456",
+            long.as_str(),
+        ] {
+            assert_eq!(runs(text), per_character(text), "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ascii_runs_match_per_character_on_any_text(text in "(?s)[a-zA-Z0-9 ,.ßÉé東京١٢Ω\\-]{0,200}") {
+            proptest::prop_assert_eq!(runs(&text), per_character(&text));
+        }
+    }
 
     #[test]
     fn words_are_case_and_punctuation_insensitive() {
