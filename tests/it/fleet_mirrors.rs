@@ -573,8 +573,8 @@ async fn fleet_summaries_at_scale_measured() {
     use undust::mirrors::signature::DEFAULT_SKETCH;
     use undust::mirrors::{propose, ContentMark, HostSummary, OriginSignature, ProposeParams};
 
-    // 20,000 by default; `UNDUST_FLEET_origins=100000` for the figure at 100,000 origins.
-    let origins_wanted: usize = std::env::var("UNDUST_FLEET_origins")
+    // 20,000 by default; `UNDUST_FLEET_ORIGINS=100000` for the figure at 100,000 origins.
+    let origins_wanted: usize = std::env::var("UNDUST_FLEET_ORIGINS")
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(20_000);
