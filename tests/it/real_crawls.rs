@@ -307,6 +307,82 @@ fn learn_from_crawl_logs_writes_the_query_rule_the_index_shows() {
     assert_eq!(rule["support"], 5);
 }
 
+/// The small hosts of the real logs show their server's default document once, on the home
+/// page (`/` ≡ `/index.php`, `/wop/` ≡ `/wop/index.html`): too little for a rule of the site's
+/// own, enough for the server's directory index, which then applies to every directory.
+#[test]
+fn learn_from_crawl_logs_strips_the_default_documents_small_hosts_show_once() {
+    let Some(root) = crawls() else { return };
+    let logs: Vec<PathBuf> = walk(&root)
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_lowercase();
+            name.contains("crawl") && name.ends_with(".log")
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rules.json");
+    let learned = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .args(["learn", "--index"])
+        .args(&logs)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        learned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&learned.stderr)
+    );
+    let rules: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let document = |host: &str| -> Vec<String> {
+        rules["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["host"] == host)
+            .flat_map(|h| h["site_rules"].as_array().cloned().unwrap_or_default())
+            .filter(|r| r["op"] == "default_document")
+            .map(|r| r["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(document("www.trinekc.dk"), ["index.php"]);
+    assert_eq!(document("www.kaarefc.dk"), ["index.html"]);
+    // The catch-all host answers one page for every path: no default document from it.
+    assert!(document("www.netarkivet.dk").is_empty());
+
+    let mut canonicalize = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .arg("canonicalize")
+        .arg("--rules")
+        .arg(&out)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    canonicalize
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"http://www.trinekc.dk/index.php\n\
+              http://www.trinekc.dk/billeder/index.php?side=2\n\
+              http://www.kaarefc.dk/wop/index.html\n\
+              http://www.kaarefc.dk/wop/index.php\n",
+        )
+        .unwrap();
+    let answer = canonicalize.wait_with_output().unwrap();
+    assert!(answer.status.success());
+    assert_eq!(
+        String::from_utf8(answer.stdout).unwrap(),
+        "http://www.trinekc.dk/\n\
+         http://www.trinekc.dk/billeder/?side=2\n\
+         http://www.kaarefc.dk/wop/\n\
+         http://www.kaarefc.dk/wop/index.php\n"
+    );
+}
+
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {

@@ -91,6 +91,55 @@ const MAX_DOCUMENT_CANDIDATES: usize = 16;
 /// A final segment is a default-document candidate only under this many distinct directories:
 /// a name that ends URLs all over the site, not an identifier.
 const MIN_DOCUMENT_DIRECTORIES: usize = 3;
+/// Directory index names of widely deployed web servers' default configurations (compared
+/// without case: IIS serves `Default.aspx` as `default.aspx`): Apache httpd's `DirectoryIndex`
+/// (`index.html`; distributions add `index.cgi`, `index.pl`, `index.php`, `index.xhtml`,
+/// `index.htm`), IIS's default document list (`Default.htm`, `Default.asp`, `index.htm`,
+/// `index.html`, `iisstart.htm`, and `Default.aspx` once ASP.NET is installed), nginx's and
+/// lighttpd's `index` (`index.html`, `index.htm`, `index.php`, `default.htm`), NCSA's
+/// `index.shtml`, and Java servlet containers' welcome files (`index.jsp`).
+///
+/// Such a name is the server's, not the site's, so one directory showing it beside the bare
+/// directory is evidence for the whole host: small hosts of a real crawl show their default
+/// document once (`/` ≡ `/index.php`), never under three directories. Only these names get
+/// that lower bar ([`SERVER_DOCUMENT_MIN_CLUSTERS`]), and only with no contrary group at all.
+const SERVER_DEFAULT_DOCUMENTS: [&str; 15] = [
+    "index.html",
+    "index.htm",
+    "index.php",
+    "index.shtml",
+    "index.xhtml",
+    "index.cgi",
+    "index.pl",
+    "index.asp",
+    "index.aspx",
+    "index.jsp",
+    "default.htm",
+    "default.html",
+    "default.asp",
+    "default.aspx",
+    "iisstart.htm",
+];
+/// Duplicate clusters a server's default document ([`SERVER_DEFAULT_DOCUMENTS`]) needs: one
+/// directory showing it, as long as no group of different pages contradicts it.
+const SERVER_DOCUMENT_MIN_CLUSTERS: u32 = 1;
+
+/// Whether `name` is one of [`SERVER_DEFAULT_DOCUMENTS`].
+fn is_server_default_document(name: &str) -> bool {
+    SERVER_DEFAULT_DOCUMENTS
+        .iter()
+        .any(|d| d.eq_ignore_ascii_case(name))
+}
+
+/// Directories (or samples) a final segment must be seen under before it is a default-document
+/// candidate: one for a server's default document, [`MIN_DOCUMENT_DIRECTORIES`] for any other.
+fn document_directories_needed(name: &str) -> usize {
+    if is_server_default_document(name) {
+        1
+    } else {
+        MIN_DOCUMENT_DIRECTORIES
+    }
+}
 
 /// The accepted site rules and the samples rewritten by them.
 pub(crate) struct SiteOutcome {
@@ -138,6 +187,11 @@ struct Evidence {
 
 impl Evidence {
     fn accepts(&self, config: &LearnConfig) -> bool {
+        self.accepts_with_support(config, config.min_support_clusters)
+    }
+
+    /// [`Evidence::accepts`] with `min_support_clusters` in place of the configured one.
+    fn accepts_with_support(&self, config: &LearnConfig, min_support_clusters: u32) -> bool {
         let groups = self.positive_groups + self.negative_groups;
         groups > 0
             && self.contrary_types == 0
@@ -145,7 +199,7 @@ impl Evidence {
             && (self.largest_unevidenced_type < MIN_UNEVIDENCED_TYPE_SAMPLES
                 || self.largest_unevidenced_type as f64
                     <= MAX_UNEVIDENCED_TYPE_SHARE * self.changed as f64)
-            && self.clusters.len() as u64 >= u64::from(config.min_support_clusters.max(1))
+            && self.clusters.len() as u64 >= u64::from(min_support_clusters.max(1))
             && self.negative_groups as f64 <= config.key_negative_rate_max * groups as f64
             && (self.cross_pairs - self.same_pairs) as f64
                 <= config.fpr_max * self.cross_pairs as f64
@@ -518,7 +572,17 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 evidence.changed_in_evidenced_types = evidence.changed;
                 evidence.largest_unevidenced_type = 0;
             }
-            if !contradicted && evidence.accepts(config) {
+            // A server's default document is a fact about the host's server: one directory
+            // shows it, as long as nothing contradicts it (see `SERVER_DEFAULT_DOCUMENTS`).
+            let server_document = matches!(
+                &candidate,
+                SiteAction::DefaultDocument { name } if is_server_default_document(name)
+            );
+            let accepts = evidence.accepts(config)
+                || (server_document
+                    && evidence.negative_groups == 0
+                    && evidence.accepts_with_support(config, SERVER_DOCUMENT_MIN_CLUSTERS));
+            if !contradicted && accepts {
                 rewriter = with;
                 if matches!(
                     candidate,
@@ -703,7 +767,7 @@ fn candidates(
         if let Some((dir, last)) = path.rsplit_once('/') {
             if last_segments
                 .get(last)
-                .is_some_and(|&n| n >= MIN_DOCUMENT_DIRECTORIES)
+                .is_some_and(|&n| n >= document_directories_needed(last))
             {
                 let entry = documents.entry(last).or_default();
                 entry.0.insert(hasher.output(&p.url, "", dir, None));
@@ -732,7 +796,7 @@ fn candidates(
     let mut documents: Vec<(&str, usize, Vec<u32>)> = documents
         .into_iter()
         .map(|(name, (dirs, samples))| (name, dirs.len(), samples))
-        .filter(|(_, dirs, _)| *dirs >= MIN_DOCUMENT_DIRECTORIES)
+        .filter(|(name, dirs, _)| *dirs >= document_directories_needed(name))
         .collect();
     documents.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     out.extend(
@@ -1850,6 +1914,76 @@ mod tests {
             canon("http://x.example/threads/other-title.9999/page-2"),
             canon("http://x.example/threads/unseen-thread.9999/page-2")
         );
+    }
+
+    /// A small host of a real crawl: a handful of pages, its home page captured as `/` and as
+    /// `/index.php` (one cluster), the rest captured once each.
+    fn small_host(host: &str, document: &str) -> Vec<LabelledUrl> {
+        let mut s = vec![
+            lu(&format!("http://{host}/"), 0),
+            lu(&format!("http://{host}/{document}"), 0),
+        ];
+        for (i, page) in ["kontakt.html", "billeder/", "links.php", "om.htm"]
+            .iter()
+            .enumerate()
+        {
+            s.push(lu(&format!("http://{host}/{page}"), 1 + i as u64));
+        }
+        s
+    }
+
+    fn strips_document(out: &SiteOutcome, document: &str) -> bool {
+        out.rules
+            .iter()
+            .any(|r| matches!(&r.action, SiteAction::DefaultDocument { name } if name == document))
+    }
+
+    #[test]
+    fn a_servers_default_document_shown_once_is_learned_for_the_host() {
+        // Apache's `index.php`, IIS's `Default.aspx` (any case), NCSA's `index.shtml`: the
+        // directory index of the host's server, shown by the home page alone.
+        for document in ["index.php", "Default.aspx", "index.shtml", "index.htm"] {
+            let out = learn(
+                &small_host("small.example", document),
+                &LearnConfig::default(),
+            );
+            assert!(
+                strips_document(&out, document),
+                "{document}: {:?}",
+                out.rules
+            );
+            let rw = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+            let deep = Url::parse(&format!("http://small.example/arkiv/2004/{document}")).unwrap();
+            assert_eq!(
+                rw.rewrite(&deep).as_deref(),
+                Some("http://small.example/arkiv/2004/")
+            );
+        }
+    }
+
+    #[test]
+    fn a_name_of_the_site_shown_once_is_not_a_default_document() {
+        // `start.php` is the site's own page name: one directory showing it beside the bare
+        // directory is a coincidence of one page, not a property of the server.
+        let out = learn(
+            &small_host("small.example", "start.php"),
+            &LearnConfig::default(),
+        );
+        assert!(!strips_document(&out, "start.php"), "{:?}", out.rules);
+    }
+
+    #[test]
+    fn a_servers_default_document_that_differs_once_is_not_learned() {
+        // Two directories show `index.html` beside the bare directory as the same page, a third
+        // as a different one (a generated listing at `/files/`, a static `index.html` beside
+        // it): with so little support, one contrary group keeps it.
+        let mut s = small_host("small.example", "index.html");
+        s.push(lu("http://small.example/docs/", 10));
+        s.push(lu("http://small.example/docs/index.html", 10));
+        s.push(lu("http://small.example/files/", 11));
+        s.push(lu("http://small.example/files/index.html", 12));
+        let out = learn(&s, &LearnConfig::default());
+        assert!(!strips_document(&out, "index.html"), "{:?}", out.rules);
     }
 
     #[test]
