@@ -236,13 +236,7 @@ fn heritrix_1_and_3_crawl_logs_read_with_their_digests() {
 #[test]
 fn crawl_logs_as_training_data_find_real_dust_and_refuse_the_catch_all() {
     let Some(root) = crawls() else { return };
-    let logs: Vec<PathBuf> = walk(&root)
-        .into_iter()
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().to_lowercase();
-            name.contains("crawl") && name.ends_with(".log")
-        })
-        .collect();
+    let logs = crawl_logs(&root);
     assert_eq!(logs.len(), 13);
     let normalizer = undust::canon::normalize::StaticNormalizer::new(Default::default()).unwrap();
     let hosts = undust::cli::index::index_training_sets(&logs, &normalizer, false).unwrap();
@@ -279,21 +273,8 @@ fn crawl_logs_as_training_data_find_real_dust_and_refuse_the_catch_all() {
 fn learn_from_crawl_logs_writes_the_query_rule_the_index_shows() {
     let Some(root) = crawls() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("rules.json");
     let log = root.join("harvester/harvester-test/tests/dk/netarkivet/harvester/indexserver/data/originals/crawllogs/crawl-42.log");
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
-        .args(["learn", "--index"])
-        .arg(&log)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    let rules: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let (_, rules) = learn_from_index(&[log], dir.path());
     let hosts = rules["hosts"].as_array().unwrap();
     let sputnik = hosts
         .iter()
@@ -313,28 +294,9 @@ fn learn_from_crawl_logs_writes_the_query_rule_the_index_shows() {
 #[test]
 fn learn_from_crawl_logs_strips_the_default_documents_small_hosts_show_once() {
     let Some(root) = crawls() else { return };
-    let logs: Vec<PathBuf> = walk(&root)
-        .into_iter()
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().to_lowercase();
-            name.contains("crawl") && name.ends_with(".log")
-        })
-        .collect();
+    let logs = crawl_logs(&root);
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("rules.json");
-    let learned = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
-        .args(["learn", "--index"])
-        .args(&logs)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        learned.status.success(),
-        "{}",
-        String::from_utf8_lossy(&learned.stderr)
-    );
-    let rules: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let (out, rules) = learn_from_index(&logs, dir.path());
     let document = |host: &str| -> Vec<String> {
         rules["hosts"]
             .as_array()
@@ -381,6 +343,36 @@ fn learn_from_crawl_logs_strips_the_default_documents_small_hosts_show_once() {
          http://www.kaarefc.dk/wop/\n\
          http://www.kaarefc.dk/wop/index.php\n"
     );
+}
+
+/// The material's Heritrix crawl logs (`crawl*.log`), in path order.
+fn crawl_logs(root: &Path) -> Vec<PathBuf> {
+    walk(root)
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_lowercase();
+            name.contains("crawl") && name.ends_with(".log")
+        })
+        .collect()
+}
+
+/// `undust learn --index INDEXES --out DIR/rules.json`: the rule file's path and its JSON.
+fn learn_from_index(indexes: &[PathBuf], dir: &Path) -> (PathBuf, serde_json::Value) {
+    let out = dir.join("rules.json");
+    let learned = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .args(["learn", "--index"])
+        .args(indexes)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        learned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&learned.stderr)
+    );
+    let rules = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    (out, rules)
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
