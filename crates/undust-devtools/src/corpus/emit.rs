@@ -182,6 +182,9 @@ pub(crate) struct Emitter {
     pub redirects_aliases: bool,
     /// The canonical URL of the content being emitted (when the site declares canonicals).
     current_canonical: Option<String>,
+    /// The first query pair names the page and must stay first (Piwigo's `?/category/5`,
+    /// a path written as the query string): varying the order moves only the pairs after it.
+    pub first_query_pair_fixed: bool,
 }
 
 impl Emitter {
@@ -209,6 +212,7 @@ impl Emitter {
             declares_canonical: false,
             redirects_aliases: false,
             current_canonical: None,
+            first_query_pair_fixed: false,
         }
     }
 
@@ -330,7 +334,11 @@ impl Emitter {
             }
         }
         if d.reorder {
-            query.reverse();
+            if self.first_query_pair_fixed && !query.is_empty() {
+                query[1..].reverse();
+            } else {
+                query.reverse();
+            }
         }
         let mut url = String::with_capacity(self.origin.len() + prefix.len() + path.len() + 32);
         url.push_str(&self.origin);
