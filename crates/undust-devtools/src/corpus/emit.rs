@@ -782,6 +782,29 @@ mod tests {
     }
 
     #[test]
+    fn a_fixed_first_query_pair_stays_first_when_the_order_varies() {
+        let mut em = Emitter::new("http://h".into(), 0, 100, Zipf::new(3, 2.0), true);
+        let forms = [Form {
+            parts: UrlParts::new("/index.php")
+                .q("/category/5", "")
+                .q("a", "1")
+                .q("b", "2"),
+            rule: None,
+        }];
+        let mut d = Decoration::plain(0);
+        d.reorder = true;
+        assert_eq!(
+            em.build(&forms, &d),
+            "http://h/index.php?b=2&a=1&/category/5"
+        );
+        em.first_query_pair_fixed = true;
+        assert_eq!(
+            em.build(&forms, &d),
+            "http://h/index.php?/category/5&b=2&a=1"
+        );
+    }
+
+    #[test]
     fn urls_never_denote_two_contents() {
         let mut em = Emitter::new("http://h".into(), 0, 10, Zipf::new(3, 2.0), true);
         em.set_case_insensitive(0.5);

@@ -12,7 +12,8 @@
 //! a typed reference (`/src/branch/x/…`, `/src/tag/…`, `/src/commit/…`); the older untyped
 //! `/src/x/…` is kept for backward compatibility and redirected to its typed form. Lists page
 //! with `?page=N` (page 1 is the plain list); the issue list's pager writes every filter with
-//! its default (`type=all&sort=&state=open&labels=&milestone=0&project=0&assignee=0&poster=0`),
+//! its default (`type=all&state=open&milestone=0&project=0&assignee=0&poster=0`, with empty `q`,
+//! `sort` and `labels`),
 //! the default state being `open`. `/issues/N` of a pull request redirects to `/pulls/N`, a
 //! commit is found by an abbreviated hash as well as by the full one, and a user's profile
 //! shows its repositories unless another `?tab=` is asked for.
@@ -32,18 +33,19 @@ use crate::corpus::words::{capitalize, hex, pick, slug, word};
 use crate::corpus::PageKind;
 
 /// Directories and file names repositories hold.
-const DIRS: &[&str] = &["src", "docs", "cmd", "lib", "internal", "pkg", "include", "tests"];
+const DIRS: &[&str] = &[
+    "src", "docs", "cmd", "lib", "internal", "pkg", "include", "tests",
+];
 const EXTENSIONS: &[&str] = &[".go", ".rs", ".c", ".h", ".py", ".md", ".toml", ".js"];
 /// Branches beside the default one.
 const BRANCHES: &[&str] = &["develop", "next", "release-1.2", "v2", "stable", "dev"];
 /// Profile tabs other than the repositories.
 const TABS: &[&str] = &["activity", "stars", "followers", "following", "projects"];
-/// The issue list pager's filters, all at their defaults.
+/// The issue list pager's filters, all at their defaults (the empty ones, `q=`, `sort=` and
+/// `labels=`, left out).
 const PAGER_DEFAULTS: &[(&str, &str)] = &[
     ("type", "all"),
-    ("sort", ""),
     ("state", "open"),
-    ("labels", ""),
     ("milestone", "0"),
     ("project", "0"),
     ("assignee", "0"),
@@ -285,7 +287,12 @@ impl Gitea {
     fn new_file(&mut self, r: usize, rng: &mut ChaCha8Rng) -> String {
         let repo = &self.repos[r];
         let mut path = match rng.random_range(0..6) {
-            0 => pick(rng, &["README.md", "LICENSE", "Makefile", ".gitignore"], "README.md").into(),
+            0 => pick(
+                rng,
+                &["README.md", "LICENSE", "Makefile", ".gitignore"],
+                "README.md",
+            )
+            .into(),
             _ => format!(
                 "{}/{}{}",
                 pick(rng, DIRS, "src"),
@@ -322,10 +329,7 @@ impl Gitea {
             pick(rng, BRANCHES, "develop")
         };
         // A file already emitted on this branch is not emitted again under a new content.
-        if !self
-            .used_files
-            .insert(format!("@{r}/{branch}/{path}"))
-        {
+        if !self.used_files.insert(format!("@{r}/{branch}/{path}")) {
             return;
         }
         let src = self.file_forms(r, "src", branch, &path, rng);
@@ -340,10 +344,7 @@ impl Gitea {
         }
         if branch == self.default_branch && rng.random_bool(0.12) {
             let other = pick(rng, BRANCHES, "develop");
-            if self
-                .used_files
-                .insert(format!("@{r}/{other}/{path}"))
-            {
+            if self.used_files.insert(format!("@{r}/{other}/{path}")) {
                 let forms = self.file_forms(r, "src", other, &path, rng);
                 em.sibling(rng, &shown, &forms, PageKind::Doc);
             }
@@ -383,7 +384,11 @@ impl Gitea {
                 Some(p) => em.sibling(rng, p, &forms, PageKind::History),
             });
         }
-        let open = em.content(rng, &self.list_forms(r, "/issues", 1, None), PageKind::Listing);
+        let open = em.content(
+            rng,
+            &self.list_forms(r, "/issues", 1, None),
+            PageKind::Listing,
+        );
         for page in 2..=rng.random_range(1..=3) {
             let forms = self.list_forms(r, "/issues", page, None);
             em.sibling(rng, &open, &forms, PageKind::Listing);

@@ -285,9 +285,7 @@ fn make_host(
         | SiteKind::PhpBb
         | SiteKind::VBulletin
         | SiteKind::XenForo
-        | SiteKind::Smf => {
-            &["forum.", "discuss.", "community.", "www."]
-        }
+        | SiteKind::Smf => &["forum.", "discuss.", "community.", "www."],
         SiteKind::Storefront | SiteKind::OpenCart => &["shop.", "store.", "www.", ""],
         SiteKind::Bugzilla => &["bugzilla.", "bugs.", "issues."],
         SiteKind::Plone => &["www.", "intranet.", "portal.", ""],

@@ -370,6 +370,9 @@ mod tests {
                 }
             }
         }
-        assert!(contexts > 0 && pages > 0, "contexts {contexts}, pages {pages}");
+        assert!(
+            contexts > 0 && pages > 0,
+            "contexts {contexts}, pages {pages}"
+        );
     }
 }

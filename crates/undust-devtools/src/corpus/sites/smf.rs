@@ -55,7 +55,10 @@ pub(super) struct Smf {
 
 impl Smf {
     pub(super) fn new(em: &mut Emitter, rng: &mut ChaCha8Rng, base: &str) -> Self {
-        let base = format!("{base}{}", pick(rng, &["", "/forum", "/forums", "/smf"], ""));
+        let base = format!(
+            "{base}{}",
+            pick(rng, &["", "/forum", "/forums", "/smf"], "")
+        );
         let mut boards: Vec<u32> = Vec::new();
         for _ in 0..rng.random_range(3..=12) {
             let b = rng.random_range(1..60);
