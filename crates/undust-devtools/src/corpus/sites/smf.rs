@@ -21,7 +21,9 @@
 //! - on a board, `;sort=subject` (`starter`, `replies`, `views`, with `;desc`) are other
 //!   listings, and later offsets other pages.
 //!
-//! Visitors without cookies (crawlers among them) get `PHPSESSID` in every link.
+//! Visitors without cookies (crawlers among them) get `PHPSESSID` in every link of a page
+//! (`index.php?PHPSESSID=…&topic=…`; redirects glue it with `;` instead, a spelling left out
+//! here, where the order of the parameters does not matter).
 
 use std::collections::HashSet;
 
