@@ -931,13 +931,17 @@ fn tuning_families_quality() {
 const HELD_OUT_SHARE_FLOOR: f64 = 0.84;
 /// The families added to the held-out set later, each with the share it had when first
 /// measured, before any learner change that followed: a floor per family. DokuWiki and Joomla
-/// at stop 20; Bugzilla, OpenCart and Plone at stop 22.
-const LATER_HELD_OUT_FLOORS: [(&str, f64); 5] = [
+/// at stop 20; Bugzilla, OpenCart and Plone at stop 22; SMF (0.678), Gitea (0.757, its false
+/// merges included) and Piwigo (0.348) at stop 23.
+const LATER_HELD_OUT_FLOORS: [(&str, f64); 8] = [
     ("dokuwiki", 0.99),
     ("joomla", 0.47),
     ("bugzilla", 0.96),
     ("opencart", 0.83),
     ("plone", 0.81),
+    ("smf", 0.67),
+    ("gitea", 0.75),
+    ("piwigo", 0.34),
 ];
 
 /// Held-out families on which the learner does not keep the no-false-merge guarantee yet, with
@@ -948,8 +952,12 @@ const LATER_HELD_OUT_FLOORS: [(&str, f64); 5] = [
 /// dropped site-wide, being context on product pages, while it names the brand on
 /// `route=product/manufacturer/info`; Plone (fpr 0.043): `/folder/doc` ≡ `/folder/doc/view` is
 /// learned for a folder and also applied to its files, whose bare URL is the file and `/view`
-/// an HTML page about it.
-const GUARANTEES_NOT_MET_YET: [&str; 2] = ["opencart", "plone"];
+/// an HTML page about it. Gitea (stop 23, fpr 0.064): a path is lower-cased site-wide because
+/// owner and repository names are case-insensitive, which merges files whose git paths differ
+/// only in case (`xt_DSCP.h`, `xt_dscp.h`); `state` is dropped site-wide because `state=open`
+/// is the issue list's default, which merges the closed issues' list with the open ones'; and
+/// an untyped reference `/src/{ref}/…` is mapped to the default branch for every ref.
+const GUARANTEES_NOT_MET_YET: [&str; 3] = ["opencart", "plone", "gitea"];
 
 /// On the held-out families the guarantees hold: no hard negative merged and a false-positive
 /// rate of 0 on every family (measured 0 on each; the issue's ceiling is 0.1% of support
@@ -1008,15 +1016,16 @@ fn held_out_families_keep_the_guarantees() {
 /// Generality, the issue's target: on families never used to choose a constant, learning with
 /// the defaults reaches 90% of the best achievable compression (micro) and 75% in every family,
 /// with no hard negative merged and a false-positive rate of at most 0.1% in every family.
-/// Not met yet (82% micro over eleven families; Drupal 70%, Discourse 77%, Joomla 48%;
-/// OpenCart drops `manufacturer_id` on brand pages, Plone merges files with their view pages):
+/// Not met yet (78% micro over fourteen families at stop 23; Drupal 70%, Joomla 48%, SMF 68%,
+/// Piwigo 35%; OpenCart drops `manufacturer_id` on brand pages, Plone merges files with their
+/// view pages, Gitea lower-cases case-sensitive file paths and drops `state`):
 /// Drupal's path aliases
 /// (`/articles/title` ≡ `/node/5`) and Joomla 4's id-less routes are beyond URL rules, and
 /// Discourse's post links open the page holding the post, known only from the thread's length
 /// (QUALITY.md, stop 22). Run with `cargo test --test it -- --ignored held_out` to see where it
 /// stands.
 #[test]
-#[ignore = "generality target not met yet: 82% of best on the held-out families (QUALITY.md)"]
+#[ignore = "generality target not met yet: 78% of best on the held-out families (QUALITY.md)"]
 fn held_out_families_reach_the_generality_target() {
     let (rows, total, merged) =
         family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");

@@ -182,6 +182,9 @@ pub(crate) struct Emitter {
     pub redirects_aliases: bool,
     /// The canonical URL of the content being emitted (when the site declares canonicals).
     current_canonical: Option<String>,
+    /// The first query pair names the page and must stay first (Piwigo's `?/category/5`,
+    /// a path written as the query string): varying the order moves only the pairs after it.
+    pub first_query_pair_fixed: bool,
 }
 
 impl Emitter {
@@ -209,6 +212,7 @@ impl Emitter {
             declares_canonical: false,
             redirects_aliases: false,
             current_canonical: None,
+            first_query_pair_fixed: false,
         }
     }
 
@@ -330,7 +334,11 @@ impl Emitter {
             }
         }
         if d.reorder {
-            query.reverse();
+            if self.first_query_pair_fixed && !query.is_empty() {
+                query[1..].reverse();
+            } else {
+                query.reverse();
+            }
         }
         let mut url = String::with_capacity(self.origin.len() + prefix.len() + path.len() + 32);
         url.push_str(&self.origin);
@@ -771,6 +779,29 @@ mod tests {
             reorder: true,
         };
         assert_eq!(em.build(&forms, &d), "http://h/t;jsessionid=XY?sid=abc&t=5");
+    }
+
+    #[test]
+    fn a_fixed_first_query_pair_stays_first_when_the_order_varies() {
+        let mut em = Emitter::new("http://h".into(), 0, 100, Zipf::new(3, 2.0), true);
+        let forms = [Form {
+            parts: UrlParts::new("/index.php")
+                .q("/category/5", "")
+                .q("a", "1")
+                .q("b", "2"),
+            rule: None,
+        }];
+        let mut d = Decoration::plain(0);
+        d.reorder = true;
+        assert_eq!(
+            em.build(&forms, &d),
+            "http://h/index.php?b=2&a=1&/category/5"
+        );
+        em.first_query_pair_fixed = true;
+        assert_eq!(
+            em.build(&forms, &d),
+            "http://h/index.php?/category/5&b=2&a=1"
+        );
     }
 
     #[test]

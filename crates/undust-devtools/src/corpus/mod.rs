@@ -76,7 +76,7 @@ pub enum CorpusError {
     #[error("serializing a page failed: {0}")]
     Json(#[from] serde_json::Error),
     /// A site kind name that is not one of [`SiteKind::name`].
-    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone)")]
+    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone, smf, gitea, piwigo)")]
     UnknownKind(String),
 }
 
@@ -149,6 +149,18 @@ pub enum SiteKind {
     /// `resolveuid`; folder display views, batches, a file versus its `/view` page and
     /// translations distinct.
     Plone,
+    /// Simple Machines Forum: `index.php?topic=N.S` ≡ `index.php/topic,N.S.html` ≡ `topic=N`
+    /// (on page 1) ≡ a message link `topic=N.msgM`, `;wap2`, `PHPSESSID`, semicolon-glued
+    /// parameters; later offsets, `;all`, the print page and sorted boards distinct.
+    Smf,
+    /// Gitea / Forgejo: owner and repository case-insensitive, `/o/r` ≡ `/o/r.git` ≡
+    /// `/o/r/src/branch/{default}`, legacy untyped references, list defaults spelled out; raw
+    /// files, blame, other branches, feeds, later pages and files differing in case distinct.
+    Gitea,
+    /// Piwigo: a path written as the query string, `picture.php?/N/category/A` ≡ the photo in
+    /// any other section ≡ with file or album names; album pages, flat and chronology views,
+    /// metadata and downloads distinct.
+    Piwigo,
 }
 
 impl SiteKind {
@@ -164,7 +176,7 @@ impl SiteKind {
     ];
 
     /// The families modelled on the URL schemes of real web software, one site kind each.
-    pub const FAMILIES: [SiteKind; 19] = [
+    pub const FAMILIES: [SiteKind; 22] = [
         SiteKind::MediaWiki,
         SiteKind::WordPress,
         SiteKind::Drupal,
@@ -184,6 +196,9 @@ impl SiteKind {
         SiteKind::Bugzilla,
         SiteKind::OpenCart,
         SiteKind::Plone,
+        SiteKind::Smf,
+        SiteKind::Gitea,
+        SiteKind::Piwigo,
     ];
 
     /// Families the learner's constants may be tuned on.
@@ -202,7 +217,7 @@ impl SiteKind {
     /// figures say how well the learner generalizes to software it was not tuned on. Each
     /// exercises a capability a tuning family also needs, in another shape (ids moving between
     /// path and query, default views spelled out, irrelevant sort keys, slug-less aliases).
-    pub const HELD_OUT_FAMILIES: [SiteKind; 11] = [
+    pub const HELD_OUT_FAMILIES: [SiteKind; 14] = [
         SiteKind::Drupal,
         SiteKind::Discourse,
         SiteKind::VBulletin,
@@ -214,6 +229,9 @@ impl SiteKind {
         SiteKind::Bugzilla,
         SiteKind::OpenCart,
         SiteKind::Plone,
+        SiteKind::Smf,
+        SiteKind::Gitea,
+        SiteKind::Piwigo,
     ];
 
     /// Whether this kind is one of [`SiteKind::FAMILIES`].
@@ -244,6 +262,9 @@ impl SiteKind {
             SiteKind::Bugzilla => "bugzilla",
             SiteKind::OpenCart => "opencart",
             SiteKind::Plone => "plone",
+            SiteKind::Smf => "smf",
+            SiteKind::Gitea => "gitea",
+            SiteKind::Piwigo => "piwigo",
             SiteKind::Forum => "forum",
             SiteKind::Shop => "shop",
             SiteKind::News => "news",

@@ -15,15 +15,18 @@ mod docs;
 mod dokuwiki;
 mod drupal;
 mod forum;
+mod gitea;
 mod joomla;
 mod listing;
 mod mediawiki;
 mod news;
 mod opencart;
+mod piwigo;
 mod plone;
 mod qa;
 mod renderings;
 mod shop;
+mod smf;
 mod sphinx;
 mod storefront;
 mod wordpress;
@@ -252,6 +255,9 @@ fn make_section(
             SiteKind::Bugzilla => Box::new(bugzilla::Bugzilla::new(em, rng, base)),
             SiteKind::OpenCart => Box::new(opencart::OpenCart::new(em, rng, base)),
             SiteKind::Plone => Box::new(plone::Plone::new(em, rng, base)),
+            SiteKind::Smf => Box::new(smf::Smf::new(em, rng, base)),
+            SiteKind::Gitea => Box::new(gitea::Gitea::new(em, rng, base)),
+            SiteKind::Piwigo => Box::new(piwigo::Piwigo::new(em, rng, base)),
             // The hand-made kinds are not families; they never reach here.
             _ => Box::new(News::new(em, rng, base)),
         },
@@ -275,12 +281,16 @@ fn make_host(
         SiteKind::WordPress | SiteKind::Drupal | SiteKind::Joomla | SiteKind::NewsRenderings => {
             &["www.", "blog.", ""]
         }
-        SiteKind::Discourse | SiteKind::PhpBb | SiteKind::VBulletin | SiteKind::XenForo => {
-            &["forum.", "discuss.", "community.", "www."]
-        }
+        SiteKind::Discourse
+        | SiteKind::PhpBb
+        | SiteKind::VBulletin
+        | SiteKind::XenForo
+        | SiteKind::Smf => &["forum.", "discuss.", "community.", "www."],
         SiteKind::Storefront | SiteKind::OpenCart => &["shop.", "store.", "www.", ""],
         SiteKind::Bugzilla => &["bugzilla.", "bugs.", "issues."],
         SiteKind::Plone => &["www.", "intranet.", "portal.", ""],
+        SiteKind::Gitea => &["git.", "code.", "gitea.", "forge."],
+        SiteKind::Piwigo => &["photos.", "gallery.", "www.", ""],
         SiteKind::AspNet => &["www.", "portal.", "intranet."],
         SiteKind::DirectoryListing => &["ftp.", "mirror.", "download."],
         SiteKind::Sphinx => &["docs.", "developer."],
