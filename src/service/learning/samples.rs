@@ -59,6 +59,61 @@ impl FetchFacts {
     }
 }
 
+/// Bytes of the per-thread buffer sample records are first encoded into, to start with: most
+/// samples of ordinary pages fit; a larger one doubles it.
+const RECORD_SCRATCH_BYTES: usize = 16 << 10;
+/// Largest per-thread encoding buffer kept between samples: a huge page's record does not leave
+/// every ingest thread holding its size.
+const RECORD_SCRATCH_KEPT_BYTES: usize = 256 << 10;
+
+thread_local! {
+    /// Where this thread encodes sample records: into a buffer already large enough, instead of a
+    /// vector grown from empty a few bytes at a time (each of a digest's simhash lanes is one
+    /// small write), then copied out once at its exact size.
+    static RECORD_SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `value` encoded into `scratch` from byte `at`, the buffer doubled until it fits; the length
+/// encoded.
+fn encode_at<T: Serialize>(
+    value: &T,
+    scratch: &mut Vec<u8>,
+    at: usize,
+) -> Result<usize, postcard::Error> {
+    loop {
+        if scratch.len() < at + RECORD_SCRATCH_BYTES {
+            scratch.resize(at + RECORD_SCRATCH_BYTES, 0);
+        }
+        match postcard::to_slice(value, &mut scratch[at..]) {
+            Ok(encoded) => return Ok(encoded.len()),
+            Err(postcard::Error::SerializeBufferFull) => {
+                let doubled = scratch.len() * 2;
+                scratch.resize(doubled, 0);
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// A sample's stored record (the sample, then its fetch facts when there are any: see
+/// [`FetchFacts`]) and the length of its first part, the bare sample the fleet shares. `None`
+/// when the sample cannot be encoded; facts that cannot be encoded are left out.
+fn encode_record(sample: &Sample, facts: Option<&FetchFacts>) -> Option<(Vec<u8>, usize)> {
+    RECORD_SCRATCH.with(|scratch| {
+        let mut scratch = scratch.borrow_mut();
+        let record = encode_at(sample, &mut scratch, 0).ok().map(|bare| {
+            let facts = facts
+                .and_then(|facts| encode_at(facts, &mut scratch, bare).ok())
+                .unwrap_or(0);
+            (scratch[..bare + facts].to_vec(), bare)
+        });
+        if scratch.len() > RECORD_SCRATCH_KEPT_BYTES {
+            *scratch = Vec::new();
+        }
+        record
+    })
+}
+
 /// A stored sample record: the sample and, when recorded, its fetch facts.
 fn decode_record(payload: &[u8]) -> Result<(Sample, Option<FetchFacts>), postcard::Error> {
     let (sample, rest) = postcard::take_from_bytes::<Sample>(payload)?;
@@ -222,10 +277,15 @@ impl Learning {
         links: PageLinks,
     ) -> bool {
         let page_url = page.url.clone();
-        let facts = FetchFacts::new(&page_url, served_from, server_ip, links.clone());
+        let facts = FetchFacts::new(&page_url, served_from, server_ip, links);
         let sampled = self.observe_with(page, Some(&facts));
         self.observe_fetch(fetched, server_ip);
         if sampled {
+            // The links stored with the sample, handed on rather than copied.
+            let links = PageLinks {
+                hashed: facts.links,
+                hosts: facts.link_hosts,
+            };
             self.sidecar
                 .mirrors
                 .observe_links(&page_url, served_from, links);
@@ -255,15 +315,9 @@ impl Learning {
         };
         let id = sample.id;
         let url_key = sample.sample_key();
-        // The fleet shares the sample alone; the store keeps it with its fetch facts.
-        let shared = postcard::to_allocvec(&sample).ok();
-        let payload = shared.as_ref().map(|bare| {
-            let mut record = bare.clone();
-            if let Some(facts) = facts.and_then(|facts| postcard::to_allocvec(facts).ok()) {
-                record.extend_from_slice(&facts);
-            }
-            record
-        });
+        // The store keeps the sample with its fetch facts; the fleet shares the sample alone
+        // (the record's first part).
+        let record = encode_record(&sample, facts);
         let (offer, held) = {
             let mut sampler = self.sampler.lock();
             let offer = sampler.offer_with_host_bytes(&host, sample, held_for_host);
@@ -284,9 +338,9 @@ impl Learning {
         }
         let mut pending = self.pending.lock();
         if kept {
-            if let (Some(payload), Some(shared)) = (payload, shared) {
+            if let Some((payload, bare)) = record {
                 if let Some(url_key) = url_key {
-                    self.share_sample(&host, url_key, &shared);
+                    self.share_sample(&host, url_key, &payload[..bare]);
                 }
                 pending.put.push(StoredSample {
                     host: host.clone(),
