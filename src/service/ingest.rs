@@ -190,7 +190,11 @@ impl IngestService {
         let task = tokio::task::spawn_blocking(move || {
             let analysed: Vec<_> = pages
                 .into_iter()
-                .map(|Accepted { evidence, server_ip }| {
+                .map(|accepted: Accepted| {
+                    let Accepted {
+                        evidence,
+                        server_ip,
+                    } = accepted;
                     let url = evidence.url.clone();
                     let served_from = evidence.final_url.clone().unwrap_or_else(|| url.clone());
                     let page = analyze(

@@ -59,39 +59,47 @@ impl FetchFacts {
     }
 }
 
-/// Bytes of the per-thread buffer sample records are first encoded into, to start with: most
-/// samples of ordinary pages fit; a larger one doubles it.
-const RECORD_SCRATCH_BYTES: usize = 16 << 10;
 /// Largest per-thread encoding buffer kept between samples: a huge page's record does not leave
 /// every ingest thread holding its size.
 const RECORD_SCRATCH_KEPT_BYTES: usize = 256 << 10;
 
 thread_local! {
-    /// Where this thread encodes sample records: into a buffer already large enough, instead of a
-    /// vector grown from empty a few bytes at a time (each of a digest's simhash lanes is one
-    /// small write), then copied out once at its exact size.
+    /// Where this thread encodes sample records: into a buffer that keeps its capacity from one
+    /// sample to the next, instead of a vector grown from empty, then copied out once at its
+    /// exact size.
     static RECORD_SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// `value` encoded into `scratch` from byte `at`, the buffer doubled until it fits; the length
-/// encoded.
-fn encode_at<T: Serialize>(
-    value: &T,
-    scratch: &mut Vec<u8>,
-    at: usize,
-) -> Result<usize, postcard::Error> {
-    loop {
-        if scratch.len() < at + RECORD_SCRATCH_BYTES {
-            scratch.resize(at + RECORD_SCRATCH_BYTES, 0);
-        }
-        match postcard::to_slice(value, &mut scratch[at..]) {
-            Ok(encoded) => return Ok(encoded.len()),
-            Err(postcard::Error::SerializeBufferFull) => {
-                let doubled = scratch.len() * 2;
-                scratch.resize(doubled, 0);
+/// Postcard output appended to a vector, with short writes made byte by byte: a digest is
+/// mostly simhash lanes, each a varint of one to three bytes written as a slice, and a copy of a
+/// few bytes through `memcpy` costs more than the bytes themselves (it was most of the encoding).
+struct AppendFlavor<'a>(&'a mut Vec<u8>);
+
+/// Writes of at most this many bytes are made byte by byte.
+const BYTEWISE_WRITE_BYTES: usize = 8;
+
+impl postcard::ser_flavors::Flavor for AppendFlavor<'_> {
+    type Output = ();
+
+    fn try_push(&mut self, byte: u8) -> postcard::Result<()> {
+        self.0.push(byte);
+        Ok(())
+    }
+
+    fn try_extend(&mut self, data: &[u8]) -> postcard::Result<()> {
+        if data.len() <= BYTEWISE_WRITE_BYTES {
+            self.0.reserve(data.len());
+            for &byte in data {
+                self.0.push(byte);
             }
-            Err(err) => return Err(err),
+        } else {
+            self.0.extend_from_slice(data);
         }
+        Ok(())
+    }
+
+    fn finalize(self) -> postcard::Result<()> {
+        Ok(())
     }
 }
 
@@ -101,13 +109,19 @@ fn encode_at<T: Serialize>(
 fn encode_record(sample: &Sample, facts: Option<&FetchFacts>) -> Option<(Vec<u8>, usize)> {
     RECORD_SCRATCH.with(|scratch| {
         let mut scratch = scratch.borrow_mut();
-        let record = encode_at(sample, &mut scratch, 0).ok().map(|bare| {
-            let facts = facts
-                .and_then(|facts| encode_at(facts, &mut scratch, bare).ok())
-                .unwrap_or(0);
-            (scratch[..bare + facts].to_vec(), bare)
-        });
-        if scratch.len() > RECORD_SCRATCH_KEPT_BYTES {
+        scratch.clear();
+        let record = postcard::serialize_with_flavor(sample, AppendFlavor(&mut scratch))
+            .ok()
+            .map(|()| {
+                let bare = scratch.len();
+                if let Some(facts) = facts {
+                    if postcard::serialize_with_flavor(facts, AppendFlavor(&mut scratch)).is_err() {
+                        scratch.truncate(bare);
+                    }
+                }
+                (scratch.to_vec(), bare)
+            });
+        if scratch.capacity() > RECORD_SCRATCH_KEPT_BYTES {
             *scratch = Vec::new();
         }
         record
@@ -535,6 +549,56 @@ mod tests {
         damaged.extend([0xff; 3]);
         let (kept, none) = decode_record(&damaged).unwrap();
         assert_eq!((kept.id, none), (7, None));
+    }
+
+    /// A record encoded through the per-thread buffer is byte for byte postcard's own encoding of
+    /// the sample followed by its facts, whatever was encoded on the thread before (a large
+    /// record first, then a small one), and its first part is the bare sample the fleet shares.
+    #[test]
+    fn records_encoded_through_the_thread_buffer_are_postcards_own_bytes() {
+        let at = url::Url::parse("http://a.org/x").unwrap();
+        let facts = FetchFacts::new(
+            "http://a.org/x",
+            &at,
+            "10.0.0.1".parse().ok(),
+            PageLinks::of(&at, &at, ["/b", "http://c.org/"], 100),
+        );
+        // A large record first (a long URL: it outgrows the buffer kept between samples), then
+        // records of shrinking size.
+        for (i, (padding, paragraphs)) in
+            [(300_000, 50), (2_000, 20), (0, 2)].into_iter().enumerate()
+        {
+            let html = format!(
+                "<html><body><article>{}</article></body></html>",
+                (0..paragraphs)
+                    .map(|k| format!("<p>Paragraph w{k} with x{k} and y{k} words.</p>"))
+                    .collect::<String>()
+            );
+            let sample = Sample {
+                id: i as u64,
+                page: EvidencePage {
+                    url: format!("http://a.org/{i}?{}", "p".repeat(padding)),
+                    final_url: None,
+                    rel_canonical: None,
+                    digest: content::analyze(html.as_bytes(), &ContentConfig::default()).digest,
+                },
+            };
+            let bare = postcard::to_allocvec(&sample).unwrap();
+            let mut expected = bare.clone();
+            expected.extend(postcard::to_allocvec(&facts).unwrap());
+            let (record, bare_len) = encode_record(&sample, Some(&facts)).expect("encodes");
+            if i == 0 {
+                assert!(record.len() > RECORD_SCRATCH_KEPT_BYTES, "{}", record.len());
+            }
+            assert_eq!(record, expected, "sample {i}");
+            assert_eq!(&record[..bare_len], &bare[..], "sample {i}");
+            let (alone, alone_len) = encode_record(&sample, None).expect("encodes");
+            assert_eq!((alone, alone_len), (bare.clone(), bare.len()), "sample {i}");
+        }
+        assert!(
+            RECORD_SCRATCH.with(|scratch| scratch.borrow().capacity()) <= RECORD_SCRATCH_KEPT_BYTES,
+            "the buffer kept between samples is bounded"
+        );
     }
 
     /// A page of host `host`: navigation, a sidebar, an article, a footer with a timestamp.
