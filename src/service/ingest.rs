@@ -6,8 +6,8 @@
 //! threads ([`crate::pipeline::analyze`]) and offered to its host's sample. A stream's accepted
 //! pages go to the blocking pool in runs of up to [`PAGES_PER_RUN`] (a run is handed off when it is
 //! full or when no further page has arrived yet, so a page never waits for the next one): one task
-//! per run instead of one per page saves the hand-off and wake-ups that cost about a tenth of the
-//! server's CPU per page. Up to [`ANALYSES_IN_FLIGHT`] pages of a stream are analysed at once (on
+//! per run instead of one per page saves most of the hand-off's wake-ups and scheduling (a fifth
+//! of the server's CPU per page at stop 23: BENCHMARKS.md). Up to [`ANALYSES_IN_FLIGHT`] pages of a stream are analysed at once (on
 //! every core), and runs are observed in the stream's order, each after the run before it and its
 //! pages in order, so the template models and samples are those of a page-by-page run; beyond
 //! that a fast client is slowed by HTTP/2 flow control; beyond [`MAX_CONCURRENT_STREAMS`] streams
