@@ -3,11 +3,15 @@
 //! Pages are judged one by one by [`crate::pipeline::accept`], exactly as the offline commands
 //! judge records: an invalid page is counted and described in the summary (the first
 //! [`MAX_REJECTIONS_REPORTED`]), it does not end the stream; evidence is analysed off the async
-//! threads ([`crate::pipeline::analyze`]) and offered to its host's sample. A stream's pages are
-//! analysed up to [`ANALYSES_IN_FLIGHT`] at once on the blocking pool (on every core) and observed
-//! in the stream's order, each after the page before it, so the template models and samples are
-//! those of a page-by-page run; beyond that a fast client is slowed by HTTP/2 flow control;
-//! beyond [`MAX_CONCURRENT_STREAMS`] streams at once the call is refused with RESOURCE_EXHAUSTED.
+//! threads ([`crate::pipeline::analyze`]) and offered to its host's sample. A stream's accepted
+//! pages go to the blocking pool in runs of up to [`PAGES_PER_RUN`] (a run is handed off when it is
+//! full or when no further page has arrived yet, so a page never waits for the next one): one task
+//! per run instead of one per page saves most of the hand-off's wake-ups and scheduling (a fifth
+//! of the server's CPU per page at stop 23: BENCHMARKS.md). Up to [`ANALYSES_IN_FLIGHT`] pages of a stream are analysed at once (on
+//! every core), and runs are observed in the stream's order, each after the run before it and its
+//! pages in order, so the template models and samples are those of a page-by-page run; beyond
+//! that a fast client is slowed by HTTP/2 flow control; beyond [`MAX_CONCURRENT_STREAMS`] streams
+//! at once the call is refused with RESOURCE_EXHAUSTED.
 //! The summary is returned only once the stream's samples are durable in the store: a returned
 //! summary is the acknowledgement.
 //!
@@ -15,11 +19,14 @@
 //! is not UTF-8 is rejected like any other invalid page, and the stream goes on.
 
 use std::collections::VecDeque;
+use std::net::IpAddr;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use tokio::sync::Semaphore;
-use tokio_stream::StreamExt;
+use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 
 use super::learning::Learning;
@@ -30,7 +37,7 @@ use crate::mirrors::PageLinks;
 use crate::pb::lenient::ingest_server::Ingest as IngestRpc;
 use crate::pb::lenient::ObservedPage;
 use crate::pb::{ObservePagesSummary, PageRejection};
-use crate::pipeline::{analyze, judge, Rejection, Verdict};
+use crate::pipeline::{analyze, judge, Evidence, Rejection, Verdict};
 use crate::telemetry;
 
 /// Rejections described in one summary; the count covers all of them.
@@ -40,12 +47,34 @@ pub const MAX_CONCURRENT_STREAMS: usize = 4;
 /// Pages of one stream analysed at once: enough to keep every core busy from a single stream, few
 /// enough that a stream holds only a few pages' bodies beyond the one being received.
 pub const ANALYSES_IN_FLIGHT: usize = 8;
+/// Most accepted pages of one stream handed to the blocking pool as one task: a run's pages are
+/// analysed one after the other, so a stream still has [`ANALYSES_IN_FLIGHT`] / this many runs
+/// (two) analysed at once, one per core of a 2-core machine.
+pub const PAGES_PER_RUN: usize = 4;
+const _: () = assert!(PAGES_PER_RUN <= ANALYSES_IN_FLIGHT);
 /// Bytes of a rejected page's URL echoed back.
 const ECHOED_URL_BYTES: usize = 256;
 
 /// How long a stream may wait for its next page once the sidecar is draining: a stream that is
 /// sending finishes, an idle one ends at once instead of holding the drain for its grace period.
 const DRAIN_IDLE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// An accepted page waiting in its stream's run to be handed off.
+struct Accepted {
+    evidence: Box<Evidence>,
+    server_ip: Option<IpAddr>,
+}
+
+/// A stream's runs handed off and not yet counted, oldest first.
+#[derive(Default)]
+struct RunsInFlight {
+    /// Each run's task (answering how many of its pages were sampled) and its number of pages.
+    runs: VecDeque<(tokio::task::JoinHandle<u64>, usize)>,
+    /// Pages in `runs`.
+    pages: usize,
+    /// Closed (or sent to) once the latest run handed off has been observed.
+    last_observed: Option<std::sync::mpsc::Receiver<()>>,
+}
 
 /// The Ingest service.
 pub struct IngestService {
@@ -134,21 +163,88 @@ impl IngestService {
         )))
     }
 
-    /// Waits for an analysis and counts its page when it was sampled.
+    /// The stream's next page when it has already arrived, without waiting; `Pending` when the
+    /// next page (or the stream's end) is still to come.
+    fn arrived(stream: &mut Streaming<ObservedPage>) -> Poll<Result<Option<ObservedPage>, Status>> {
+        // A waker that wakes nothing: if nothing has arrived, the caller awaits the stream
+        // properly, which registers its own waker.
+        let mut context = Context::from_waker(Waker::noop());
+        Pin::new(stream)
+            .poll_next(&mut context)
+            .map(Option::transpose)
+    }
+
+    /// Hands `run` (the stream's accepted pages not yet handed off, in order) to the blocking
+    /// pool: its pages are analysed, then, once the run before it has been observed
+    /// (`last_observed`), observed in order. The task answers how many of them were sampled.
+    fn hand_off(&self, run: &mut Vec<Accepted>, in_flight: &mut RunsInFlight) {
+        if run.is_empty() {
+            return;
+        }
+        let pages = std::mem::replace(run, Vec::with_capacity(PAGES_PER_RUN));
+        let count = pages.len();
+        let learning = Arc::clone(&self.learning);
+        let sidecar = Arc::clone(&self.sidecar);
+        let (observed, now_observed) = std::sync::mpsc::sync_channel::<()>(1);
+        let previous = in_flight.last_observed.replace(now_observed);
+        let task = tokio::task::spawn_blocking(move || {
+            let analysed: Vec<_> = pages
+                .into_iter()
+                .map(|accepted: Accepted| {
+                    let Accepted {
+                        evidence,
+                        server_ip,
+                    } = accepted;
+                    let url = evidence.url.clone();
+                    let served_from = evidence.final_url.clone().unwrap_or_else(|| url.clone());
+                    let page = analyze(
+                        *evidence,
+                        sidecar.canonicalizer.normalizer(),
+                        learning.content_config(),
+                    );
+                    // The page's out-links for mirror detection (the template model takes the
+                    // page itself).
+                    let links = PageLinks::of(
+                        &served_from,
+                        &page.analysis.link_base(&served_from),
+                        page.analysis.links.iter().map(String::as_str),
+                        LINKS_PER_PAGE,
+                    );
+                    (page, url, served_from, server_ip, links)
+                })
+                .collect();
+            // Observed in the stream's order: after the run before it (whose sender is dropped
+            // when it is done, even by a panic).
+            if let Some(previous) = previous {
+                let _ = previous.recv();
+            }
+            let mut sampled = 0u64;
+            for (page, url, served_from, server_ip, links) in analysed {
+                if learning.observe_fetched(page, &url, &served_from, server_ip, links) {
+                    sampled += 1;
+                }
+            }
+            drop(observed);
+            sampled
+        });
+        in_flight.pages += count;
+        in_flight.runs.push_back((task, count));
+    }
+
+    /// Waits for the oldest run handed off and counts its sampled pages.
     async fn count_sampled(
-        analysis: Option<tokio::task::JoinHandle<bool>>,
+        in_flight: &mut RunsInFlight,
         summary: &mut ObservePagesSummary,
     ) -> Result<(), Status> {
-        let Some(analysis) = analysis else {
+        let Some((analysis, pages)) = in_flight.runs.pop_front() else {
             return Ok(());
         };
+        in_flight.pages -= pages;
         let sampled = analysis
             .await
             .map_err(|err| Status::internal(format!("page analysis failed: {err}")))?;
-        if sampled {
-            summary.sampled += 1;
-            metrics::counter!(telemetry::PAGES_SAMPLED).increment(1);
-        }
+        summary.sampled += sampled;
+        metrics::counter!(telemetry::PAGES_SAMPLED).increment(sampled);
         Ok(())
     }
 
@@ -196,11 +292,22 @@ impl IngestRpc for IngestService {
         let mut stream = request.into_inner();
         let mut summary = ObservePagesSummary::default();
         let mut index = 0u64;
-        // Analyses under way, oldest first; each says whether its page was sampled.
-        let mut in_flight: VecDeque<tokio::task::JoinHandle<bool>> = VecDeque::new();
-        // Closed (or sent to) once the latest evidence page has been observed.
-        let mut last_observed: Option<std::sync::mpsc::Receiver<()>> = None;
-        while let Some(page) = self.next_page(&mut stream).await? {
+        let mut in_flight = RunsInFlight::default();
+        // Accepted pages not yet handed off, in the stream's order.
+        let mut run: Vec<Accepted> = Vec::with_capacity(PAGES_PER_RUN);
+        loop {
+            // A page already received joins the run; before waiting for one, the run is handed
+            // off, so that no page waits for the next.
+            let next = match Self::arrived(&mut stream) {
+                Poll::Ready(next) => next?,
+                Poll::Pending => {
+                    self.hand_off(&mut run, &mut in_flight);
+                    self.next_page(&mut stream).await?
+                }
+            };
+            let Some(page) = next else {
+                break;
+            };
             summary.received += 1;
             metrics::counter!(telemetry::PAGES_OBSERVED).increment(1);
             let url_echo = truncate(&String::from_utf8_lossy(&page.url), ECHOED_URL_BYTES);
@@ -210,7 +317,7 @@ impl IngestRpc for IngestService {
                 .as_ref()
                 .ok()
                 .and_then(|record| record.server_ip.as_deref())
-                .and_then(|ip| ip.parse::<std::net::IpAddr>().ok());
+                .and_then(|ip| ip.parse::<IpAddr>().ok());
             let verdict = match record {
                 Ok(record) => judge(
                     record,
@@ -253,45 +360,26 @@ impl IngestRpc for IngestService {
                         .totals
                         .page_bytes
                         .fetch_add(body_len, Ordering::Relaxed);
-                    let learning = Arc::clone(&self.learning);
-                    let sidecar = Arc::clone(&self.sidecar);
-                    let (observed, now_observed) = std::sync::mpsc::sync_channel::<()>(1);
-                    let previous = last_observed.replace(now_observed);
-                    in_flight.push_back(tokio::task::spawn_blocking(move || {
-                        let url = evidence.url.clone();
-                        let served_from = evidence.final_url.clone().unwrap_or_else(|| url.clone());
-                        let page = analyze(
-                            *evidence,
-                            sidecar.canonicalizer.normalizer(),
-                            learning.content_config(),
-                        );
-                        // The page's out-links for mirror detection (the template model takes
-                        // the page itself).
-                        let links = PageLinks::of(
-                            &served_from,
-                            &page.analysis.link_base(&served_from),
-                            page.analysis.links.iter().map(String::as_str),
-                            LINKS_PER_PAGE,
-                        );
-                        // Observed in the stream's order: after the page before it (whose sender
-                        // is dropped when it is done, even by a panic).
-                        if let Some(previous) = previous {
-                            let _ = previous.recv();
-                        }
-                        let sampled =
-                            learning.observe_fetched(page, &url, &served_from, server_ip, links);
-                        drop(observed);
-                        sampled
-                    }));
-                    while in_flight.len() >= ANALYSES_IN_FLIGHT {
-                        Self::count_sampled(in_flight.pop_front(), &mut summary).await?;
+                    run.push(Accepted {
+                        evidence,
+                        server_ip,
+                    });
+                    if run.len() == PAGES_PER_RUN {
+                        self.hand_off(&mut run, &mut in_flight);
+                    }
+                    // At most ANALYSES_IN_FLIGHT pages' bodies held beyond the one received next.
+                    while in_flight.pages + run.len() >= ANALYSES_IN_FLIGHT
+                        && !in_flight.runs.is_empty()
+                    {
+                        Self::count_sampled(&mut in_flight, &mut summary).await?;
                     }
                 }
             }
             index += 1;
         }
-        while !in_flight.is_empty() {
-            Self::count_sampled(in_flight.pop_front(), &mut summary).await?;
+        self.hand_off(&mut run, &mut in_flight);
+        while !in_flight.runs.is_empty() {
+            Self::count_sampled(&mut in_flight, &mut summary).await?;
         }
         // The summary is the acknowledgement: make the stream's samples durable first.
         let learning = Arc::clone(&self.learning);

@@ -186,3 +186,75 @@ async fn a_url_resent_is_one_sample_and_the_latest_fetch_wins() {
     assert_eq!(stats.samples, 50, "one sample per URL");
     server.stop().await;
 }
+
+/// An article of 80 words of its own: no two pages share text beyond the navigation.
+fn article_page(url: &str, words_of: &str) -> ObservedPage {
+    let words: Vec<String> = (0..80).map(|k| format!("{words_of}w{k}")).collect();
+    let body = format!(
+        "<html><body><nav><a href=/a>a</a><a href=/b>b</a><a href=/c>c</a></nav>\
+         <article><p>{}</p><p>{}</p></article></body></html>",
+        words[..40].join(" "),
+        words[40..].join(" ")
+    );
+    page(url, 200, "text/html", &body)
+}
+
+/// A stream's pages are observed in its order, however they are handed to the analysing threads:
+/// each URL is sent three times in a row, its text changing each time, and a second URL repeats
+/// its last text. One URL keeps one sample, its latest fetch, so each pair is a duplicate
+/// cluster; a page observed before the one sent ahead of it leaves an earlier text in the sample
+/// and its pair apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streams_pages_are_observed_in_the_order_sent() {
+    let server = TestServer::start_with(
+        None,
+        Knobs {
+            relearn_min_new_samples: Some(1_000_000),
+            relearn_interval_secs: Some(86_400),
+            ..Knobs::default()
+        },
+    )
+    .await;
+    let pairs = 40;
+    let mut pages = Vec::new();
+    for i in 0..pairs {
+        for fetch in 0..3 {
+            pages.push(article_page(
+                &format!("http://order.example/item/{i}"),
+                &format!("i{i}f{fetch}"),
+            ));
+        }
+        pages.push(article_page(
+            &format!("http://order.example/copy/{i}"),
+            &format!("i{i}f2"),
+        ));
+    }
+    let mut ingest = server.ingest().await;
+    let summary = ingest
+        .observe_pages(tokio_stream::iter(pages))
+        .await
+        .expect("observe")
+        .into_inner();
+    assert_eq!(
+        (summary.accepted, summary.sampled),
+        (4 * pairs, 4 * pairs),
+        "{summary:?}"
+    );
+    let mut admin = server.admin().await;
+    let job = crate::support::relearn(&mut admin, "order.example", true)
+        .await
+        .job
+        .expect("job");
+    let clusters: u64 = job.hosts.iter().map(|host| host.clusters).sum();
+    assert_eq!(
+        clusters, pairs,
+        "every URL's sample is its latest fetch: {job:?}"
+    );
+    let stats = admin
+        .get_stats(GetStatsRequest {})
+        .await
+        .expect("stats")
+        .into_inner();
+    assert_eq!(stats.samples, 2 * pairs, "one sample per URL");
+    server.stop().await;
+}

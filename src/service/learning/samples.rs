@@ -59,6 +59,75 @@ impl FetchFacts {
     }
 }
 
+/// Largest per-thread encoding buffer kept between samples: a huge page's record does not leave
+/// every ingest thread holding its size.
+const RECORD_SCRATCH_KEPT_BYTES: usize = 256 << 10;
+
+thread_local! {
+    /// Where this thread encodes sample records: into a buffer that keeps its capacity from one
+    /// sample to the next, instead of a vector grown from empty, then copied out once at its
+    /// exact size.
+    static RECORD_SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Postcard output appended to a vector, with short writes made byte by byte: a digest is
+/// mostly simhash lanes, each a varint of one to three bytes written as a slice, and a copy of a
+/// few bytes through `memcpy` costs more than the bytes themselves (it was most of the encoding).
+struct AppendFlavor<'a>(&'a mut Vec<u8>);
+
+/// Writes of at most this many bytes are made byte by byte.
+const BYTEWISE_WRITE_BYTES: usize = 8;
+
+impl postcard::ser_flavors::Flavor for AppendFlavor<'_> {
+    type Output = ();
+
+    fn try_push(&mut self, byte: u8) -> postcard::Result<()> {
+        self.0.push(byte);
+        Ok(())
+    }
+
+    fn try_extend(&mut self, data: &[u8]) -> postcard::Result<()> {
+        if data.len() <= BYTEWISE_WRITE_BYTES {
+            self.0.reserve(data.len());
+            for &byte in data {
+                self.0.push(byte);
+            }
+        } else {
+            self.0.extend_from_slice(data);
+        }
+        Ok(())
+    }
+
+    fn finalize(self) -> postcard::Result<()> {
+        Ok(())
+    }
+}
+
+/// A sample's stored record (the sample, then its fetch facts when there are any: see
+/// [`FetchFacts`]) and the length of its first part, the bare sample the fleet shares. `None`
+/// when the sample cannot be encoded; facts that cannot be encoded are left out.
+fn encode_record(sample: &Sample, facts: Option<&FetchFacts>) -> Option<(Vec<u8>, usize)> {
+    RECORD_SCRATCH.with(|scratch| {
+        let mut scratch = scratch.borrow_mut();
+        scratch.clear();
+        let record = postcard::serialize_with_flavor(sample, AppendFlavor(&mut scratch))
+            .ok()
+            .map(|()| {
+                let bare = scratch.len();
+                if let Some(facts) = facts {
+                    if postcard::serialize_with_flavor(facts, AppendFlavor(&mut scratch)).is_err() {
+                        scratch.truncate(bare);
+                    }
+                }
+                (scratch.to_vec(), bare)
+            });
+        if scratch.capacity() > RECORD_SCRATCH_KEPT_BYTES {
+            *scratch = Vec::new();
+        }
+        record
+    })
+}
+
 /// A stored sample record: the sample and, when recorded, its fetch facts.
 fn decode_record(payload: &[u8]) -> Result<(Sample, Option<FetchFacts>), postcard::Error> {
     let (sample, rest) = postcard::take_from_bytes::<Sample>(payload)?;
@@ -222,10 +291,15 @@ impl Learning {
         links: PageLinks,
     ) -> bool {
         let page_url = page.url.clone();
-        let facts = FetchFacts::new(&page_url, served_from, server_ip, links.clone());
+        let facts = FetchFacts::new(&page_url, served_from, server_ip, links);
         let sampled = self.observe_with(page, Some(&facts));
         self.observe_fetch(fetched, server_ip);
         if sampled {
+            // The links stored with the sample, handed on rather than copied.
+            let links = PageLinks {
+                hashed: facts.links,
+                hosts: facts.link_hosts,
+            };
             self.sidecar
                 .mirrors
                 .observe_links(&page_url, served_from, links);
@@ -255,15 +329,9 @@ impl Learning {
         };
         let id = sample.id;
         let url_key = sample.sample_key();
-        // The fleet shares the sample alone; the store keeps it with its fetch facts.
-        let shared = postcard::to_allocvec(&sample).ok();
-        let payload = shared.as_ref().map(|bare| {
-            let mut record = bare.clone();
-            if let Some(facts) = facts.and_then(|facts| postcard::to_allocvec(facts).ok()) {
-                record.extend_from_slice(&facts);
-            }
-            record
-        });
+        // The store keeps the sample with its fetch facts; the fleet shares the sample alone
+        // (the record's first part).
+        let record = encode_record(&sample, facts);
         let (offer, held) = {
             let mut sampler = self.sampler.lock();
             let offer = sampler.offer_with_host_bytes(&host, sample, held_for_host);
@@ -284,9 +352,9 @@ impl Learning {
         }
         let mut pending = self.pending.lock();
         if kept {
-            if let (Some(payload), Some(shared)) = (payload, shared) {
+            if let Some((payload, bare)) = record {
                 if let Some(url_key) = url_key {
-                    self.share_sample(&host, url_key, &shared);
+                    self.share_sample(&host, url_key, &payload[..bare]);
                 }
                 pending.put.push(StoredSample {
                     host: host.clone(),
@@ -481,6 +549,56 @@ mod tests {
         damaged.extend([0xff; 3]);
         let (kept, none) = decode_record(&damaged).unwrap();
         assert_eq!((kept.id, none), (7, None));
+    }
+
+    /// A record encoded through the per-thread buffer is byte for byte postcard's own encoding of
+    /// the sample followed by its facts, whatever was encoded on the thread before (a large
+    /// record first, then a small one), and its first part is the bare sample the fleet shares.
+    #[test]
+    fn records_encoded_through_the_thread_buffer_are_postcards_own_bytes() {
+        let at = url::Url::parse("http://a.org/x").unwrap();
+        let facts = FetchFacts::new(
+            "http://a.org/x",
+            &at,
+            "10.0.0.1".parse().ok(),
+            PageLinks::of(&at, &at, ["/b", "http://c.org/"], 100),
+        );
+        // A large record first (a long URL: it outgrows the buffer kept between samples), then
+        // records of shrinking size.
+        for (i, (padding, paragraphs)) in
+            [(300_000, 50), (2_000, 20), (0, 2)].into_iter().enumerate()
+        {
+            let html = format!(
+                "<html><body><article>{}</article></body></html>",
+                (0..paragraphs)
+                    .map(|k| format!("<p>Paragraph w{k} with x{k} and y{k} words.</p>"))
+                    .collect::<String>()
+            );
+            let sample = Sample {
+                id: i as u64,
+                page: EvidencePage {
+                    url: format!("http://a.org/{i}?{}", "p".repeat(padding)),
+                    final_url: None,
+                    rel_canonical: None,
+                    digest: content::analyze(html.as_bytes(), &ContentConfig::default()).digest,
+                },
+            };
+            let bare = postcard::to_allocvec(&sample).unwrap();
+            let mut expected = bare.clone();
+            expected.extend(postcard::to_allocvec(&facts).unwrap());
+            let (record, bare_len) = encode_record(&sample, Some(&facts)).expect("encodes");
+            if i == 0 {
+                assert!(record.len() > RECORD_SCRATCH_KEPT_BYTES, "{}", record.len());
+            }
+            assert_eq!(record, expected, "sample {i}");
+            assert_eq!(&record[..bare_len], &bare[..], "sample {i}");
+            let (alone, alone_len) = encode_record(&sample, None).expect("encodes");
+            assert_eq!((alone, alone_len), (bare.clone(), bare.len()), "sample {i}");
+        }
+        assert!(
+            RECORD_SCRATCH.with(|scratch| scratch.borrow().capacity()) <= RECORD_SCRATCH_KEPT_BYTES,
+            "the buffer kept between samples is bounded"
+        );
     }
 
     /// A page of host `host`: navigation, a sidebar, an article, a footer with a timestamp.
