@@ -56,6 +56,9 @@ const MAX_UNEVIDENCED_TYPE_SHARE: f64 = 0.05;
 /// `viewforum.php`, though it is redundant on `viewtopic.php`), so no site-wide rule; the
 /// pattern tree may still learn it for the page types that show it.
 const MIN_CONTRARY_GROUPS: u64 = 2;
+/// A query parameter held by at least this share of a script's samples is the script's
+/// dispatch, and its values name page types ([`page_routes`]).
+const MIN_ROUTE_KEY_SHARE: f64 = 0.5;
 /// Unevidenced page types smaller than this are too small to judge.
 const MIN_UNEVIDENCED_TYPE_SAMPLES: u64 = 3;
 /// A path segment value at least this common at its position (share of samples) names a page
@@ -129,6 +132,9 @@ struct Evidence {
     changed_in_evidenced_types: u64,
     /// Most changed samples in one page type without such evidence.
     largest_unevidenced_type: u64,
+    /// Changed samples in page types without such evidence that a front-controller route names
+    /// ([`page_routes`]): a route is a page type by design, however few samples show it.
+    unevidenced_routed: u64,
     /// Page types where the candidate merged only different pages, at least
     /// [`MIN_CONTRARY_GROUPS`] times.
     contrary_types: u64,
@@ -141,6 +147,7 @@ impl Evidence {
         let groups = self.positive_groups + self.negative_groups;
         groups > 0
             && self.contrary_types == 0
+            && self.unevidenced_routed == 0
             && self.changed_in_evidenced_types as f64 >= MIN_TYPE_COVERAGE * self.changed as f64
             && (self.largest_unevidenced_type < MIN_UNEVIDENCED_TYPE_SAMPLES
                 || self.largest_unevidenced_type as f64
@@ -162,6 +169,9 @@ struct Round<'a> {
     types: Vec<u64>,
     /// Shape of each sample ([`page_shapes`]): page types of one shape pool their evidence.
     shapes: Vec<u64>,
+    /// Front-controller route of each sample ([`page_routes`]), 0 for none; part of its type
+    /// and shape.
+    routes: Vec<u64>,
 }
 
 /// A sample's path and query under the accepted actions.
@@ -326,6 +336,94 @@ fn page_shapes(paths: &[&str]) -> Vec<u64> {
             } else {
                 h.update(b".");
                 h.update(last.rsplit_once('.').map_or("", |(_, ext)| ext).as_bytes());
+            }
+            h.digest()
+        })
+        .collect()
+}
+
+/// The front-controller route of each sample: 0 when its query names no page type, else a hash
+/// of the page type its query names. One script often serves every page type of a site, the
+/// type named by a query value: OpenCart's `index.php?route=product/product`, Joomla's
+/// `option=com_content&view=article`, PrestaShop's `controller=`, a `default.aspx?page=about`.
+/// A parameter is such a route key of a script when at least half of the script's samples hold
+/// it ([`MIN_ROUTE_KEY_SHARE`]: the dispatch, not an option of some pages) and the script has at
+/// least as many samples as a common path segment needs, and one of its values names a page type.
+/// Each route key contributes its value when that value names one: common under the script (as a directory name is among path segments,
+/// [`COMMON_SEGMENT_SHARE`]) and holds a letter; a rare or numeric value (an id, a title)
+/// contributes only the key, so a route shown once (a brand page among products) is still a
+/// page type apart from the common routes.
+fn page_routes(outputs: &[Output<'_>]) -> Vec<u64> {
+    let common = (outputs.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
+    fn parts(q: &str) -> impl Iterator<Item = (&str, &str)> {
+        q.split('&')
+            .map(|part| part.split_once('=').unwrap_or((part, "")))
+            .filter(|(name, _)| !name.is_empty())
+    }
+    // Samples per script, per (script, key) and per (script, key, value).
+    let mut scripts: FxHashMap<&str, u32> = FxHashMap::default();
+    let mut keys: FxHashMap<(&str, &str), u32> = FxHashMap::default();
+    let mut values: FxHashMap<(&str, &str, &str), u32> = FxHashMap::default();
+    for (path, query) in outputs {
+        let Some(q) = query.as_deref() else {
+            continue;
+        };
+        *scripts.entry(path).or_default() += 1;
+        let mut seen: Vec<&str> = Vec::new();
+        for (name, value) in parts(q) {
+            if !seen.contains(&name) {
+                seen.push(name);
+                *keys.entry((path, name)).or_default() += 1;
+                *values.entry((path, name, value)).or_default() += 1;
+            }
+        }
+    }
+    let named = |value: &str, samples: u32| {
+        value.bytes().any(|b| b.is_ascii_alphabetic()) && f64::from(samples) >= common
+    };
+    // Keys with at least one value that names a page type: a key whose values are all ids or
+    // titles (MediaWiki's `title=`) routes nothing.
+    let naming: FxHashSet<(&str, &str)> = values
+        .iter()
+        .filter(|(&(_, _, value), &n)| named(value, n))
+        .map(|(&(path, name, _), _)| (path, name))
+        .collect();
+    let route_key = |path: &str, name: &str| {
+        let held = keys.get(&(path, name)).copied().unwrap_or(0);
+        let all = scripts.get(path).copied().unwrap_or(0);
+        naming.contains(&(path, name))
+            && f64::from(all) >= common
+            && f64::from(held) >= MIN_ROUTE_KEY_SHARE * f64::from(all)
+    };
+    if !keys.keys().any(|&(path, name)| route_key(path, name)) {
+        return vec![0; outputs.len()];
+    }
+    let mut h = OutputHasher::new();
+    outputs
+        .iter()
+        .map(|(path, query)| {
+            let Some(q) = query.as_deref() else {
+                return 0;
+            };
+            let mut route: Vec<(&str, &str)> = Vec::new();
+            for (name, value) in parts(q) {
+                if !route_key(path, name) || route.iter().any(|(n, _)| *n == name) {
+                    continue;
+                }
+                let shown = values.get(&(&**path, name, value)).copied().unwrap_or(0);
+                route.push((name, if named(value, shown) { value } else { "\0*" }));
+            }
+            if route.is_empty() {
+                return 0;
+            }
+            route.sort_unstable();
+            h.clear();
+            h.update(b"?route");
+            for (name, value) in route {
+                h.update(name.as_bytes());
+                h.update(b"=");
+                h.update(value.as_bytes());
+                h.update(b"&");
             }
             h.digest()
         })
@@ -517,6 +615,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 // and has no views below it, so it keeps the guards.
                 evidence.changed_in_evidenced_types = evidence.changed;
                 evidence.largest_unevidenced_type = 0;
+                evidence.unevidenced_routed = 0;
             }
             if !contradicted && evidence.accepts(config) {
                 rewriter = with;
@@ -612,8 +711,16 @@ fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
         outputs.push((path, query));
     }
     let path_refs: Vec<&str> = outputs.iter().map(|(p, _)| p.as_ref()).collect();
-    let types = page_types(&path_refs);
-    let shapes = page_shapes(&path_refs);
+    let routes = page_routes(&outputs);
+    let with_route = |kinds: Vec<u64>| -> Vec<u64> {
+        kinds
+            .into_iter()
+            .zip(&routes)
+            .map(|(kind, &route)| kind ^ route)
+            .collect()
+    };
+    let types = with_route(page_types(&path_refs));
+    let shapes = with_route(page_shapes(&path_refs));
     let by_hash = ByHash::new(&hashes);
     Round {
         outputs,
@@ -621,6 +728,7 @@ fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
         by_hash,
         types,
         shapes,
+        routes,
     }
 }
 
@@ -1671,6 +1779,7 @@ fn measure(
             e.changed_in_evidenced_types += 1;
         } else {
             *unevidenced.entry(t).or_default() += 1;
+            e.unevidenced_routed += u64::from(round.routes[u as usize] != 0);
         }
     }
     e.largest_unevidenced_type = unevidenced.values().copied().max().unwrap_or(0);
@@ -2322,6 +2431,78 @@ mod tests {
                 beside: None
             }]
         );
+    }
+
+    #[test]
+    fn a_parameter_is_kept_on_a_route_that_showed_no_evidence() {
+        // A PrestaShop front controller: every page is `index.php?controller=…`. On product
+        // pages `id_category` is breadcrumb context (the product with and without it is one
+        // page); on the category pages it names the category. The sample holds two category
+        // pages, one cluster each: nothing there shows `id_category` irrelevant, and the path
+        // alone (`/index.php`) does not tell them from products.
+        let mut s = Vec::new();
+        for n in 0..40u64 {
+            s.push(lu(
+                &format!("http://p.example/index.php?controller=product&id_product={n}"),
+                n,
+            ));
+            s.push(lu(
+                &format!(
+                    "http://p.example/index.php?controller=product&id_category={}&id_product={n}",
+                    3 + n % 4
+                ),
+                n,
+            ));
+        }
+        for c in [3u64, 4] {
+            s.push(lu(
+                &format!("http://p.example/index.php?controller=category&id_category={c}"),
+                100 + c,
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        assert_eq!(
+            out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
+            [&SiteAction::IgnoreParam {
+                name: "id_category".into(),
+                beside: Some("id_product".into()),
+            }]
+        );
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        let rewrite = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rewriter.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        // Another category page, unseen in training, keeps its category.
+        assert_eq!(
+            rewrite("http://p.example/index.php?controller=category&id_category=5"),
+            "http://p.example/index.php?controller=category&id_category=5"
+        );
+        assert_eq!(
+            rewrite("http://p.example/index.php?controller=product&id_category=5&id_product=77"),
+            "http://p.example/index.php?controller=product&id_product=77"
+        );
+        // The route is read from the query value, not from a fixed name: a Joomla-style
+        // `view=` key with a category page shown once is guarded the same way.
+        let joomla: Vec<LabelledUrl> = s
+            .iter()
+            .map(|l| LabelledUrl {
+                url: l
+                    .url
+                    .replace("controller=product", "option=com_content&view=article")
+                    .replace("controller=category", "option=com_content&view=category")
+                    .replace("id_product", "id")
+                    .replace("id_category", "catid"),
+                cluster: l.cluster,
+            })
+            .filter(|l| l.cluster != 104)
+            .collect();
+        let out = learn(&joomla, &LearnConfig::default());
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        let url =
+            Url::parse("http://p.example/index.php?option=com_content&view=category&catid=5")
+                .unwrap();
+        assert_eq!(rewriter.rewrite(&url), None, "{:?}", out.rules);
     }
 
     #[test]
