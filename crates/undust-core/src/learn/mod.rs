@@ -858,7 +858,10 @@ mod tests {
             for d in 0..40u64 {
                 let c = 1000 * f as u64 + d;
                 samples.push(lu(format!("http://cms.example/{folder}/item-{d}"), c));
-                samples.push(lu(format!("http://cms.example/{folder}/item-{d}/details"), c));
+                samples.push(lu(
+                    format!("http://cms.example/{folder}/item-{d}/details"),
+                    c,
+                ));
             }
             for n in 0..4u64 {
                 let c = 1000 * f as u64 + 500 + 2 * n;

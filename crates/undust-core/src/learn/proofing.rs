@@ -200,9 +200,9 @@ impl<'a> Proofer<'a> {
             return None;
         }
         source.iter().find_map(|&(k, cond)| {
-            let kept = ops.iter().any(
-                |op| matches!(*op, Op::Replace { key, from, .. } if key == k && from == k),
-            );
+            let kept = ops
+                .iter()
+                .any(|op| matches!(*op, Op::Replace { key, from, .. } if key == k && from == k));
             (cond == Cond::Any && kept && (k == last_source || k == last_output)).then_some(k)
         })
     }

@@ -132,9 +132,12 @@ struct Evidence {
     changed_in_evidenced_types: u64,
     /// Most changed samples in one page type without such evidence.
     largest_unevidenced_type: u64,
-    /// Changed samples in page types without such evidence that a front-controller route names
-    /// ([`page_routes`]): a route is a page type by design, however few samples show it.
-    unevidenced_routed: u64,
+    /// Changed samples, in page types without such evidence, that a parameter candidate leaves
+    /// with their front-controller route alone ([`page_routes`]): the parameter was the route's
+    /// one argument, which names the page (`route=product/manufacturer/info&manufacturer_id=5`
+    /// is one brand; without it, every brand is one URL). Samples elsewhere show nothing about
+    /// this route, so one such sample refuses the candidate.
+    emptied_routes: u64,
     /// Page types where the candidate merged only different pages, at least
     /// [`MIN_CONTRARY_GROUPS`] times.
     contrary_types: u64,
@@ -147,7 +150,7 @@ impl Evidence {
         let groups = self.positive_groups + self.negative_groups;
         groups > 0
             && self.contrary_types == 0
-            && self.unevidenced_routed == 0
+            && self.emptied_routes == 0
             && self.changed_in_evidenced_types as f64 >= MIN_TYPE_COVERAGE * self.changed as f64
             && (self.largest_unevidenced_type < MIN_UNEVIDENCED_TYPE_SAMPLES
                 || self.largest_unevidenced_type as f64
@@ -169,9 +172,8 @@ struct Round<'a> {
     types: Vec<u64>,
     /// Shape of each sample ([`page_shapes`]): page types of one shape pool their evidence.
     shapes: Vec<u64>,
-    /// Front-controller route of each sample ([`page_routes`]), 0 for none; part of its type
-    /// and shape.
-    routes: Vec<u64>,
+    /// Front-controller route of each sample ([`page_routes`]); part of its type and shape.
+    routes: Vec<Route>,
 }
 
 /// A sample's path and query under the accepted actions.
@@ -353,7 +355,7 @@ fn page_shapes(paths: &[&str]) -> Vec<u64> {
 /// [`COMMON_SEGMENT_SHARE`]) and holds a letter; a rare or numeric value (an id, a title)
 /// contributes only the key, so a route shown once (a brand page among products) is still a
 /// page type apart from the common routes.
-fn page_routes(outputs: &[Output<'_>]) -> Vec<u64> {
+fn page_routes(outputs: &[Output<'_>]) -> Vec<Route> {
     let common = (outputs.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
     fn parts(q: &str) -> impl Iterator<Item = (&str, &str)> {
         q.split('&')
@@ -396,25 +398,32 @@ fn page_routes(outputs: &[Output<'_>]) -> Vec<u64> {
             && f64::from(held) >= MIN_ROUTE_KEY_SHARE * f64::from(all)
     };
     if !keys.keys().any(|&(path, name)| route_key(path, name)) {
-        return vec![0; outputs.len()];
+        return vec![Route::default(); outputs.len()];
     }
     let mut h = OutputHasher::new();
     outputs
         .iter()
         .map(|(path, query)| {
             let Some(q) = query.as_deref() else {
-                return 0;
+                return Route::default();
             };
             let mut route: Vec<(&str, &str)> = Vec::new();
+            let mut arguments: Vec<&str> = Vec::new();
             for (name, value) in parts(q) {
-                if !route_key(path, name) || route.iter().any(|(n, _)| *n == name) {
+                if !route_key(path, name) {
+                    if !arguments.contains(&name) {
+                        arguments.push(name);
+                    }
+                    continue;
+                }
+                if route.iter().any(|(n, _)| *n == name) {
                     continue;
                 }
                 let shown = values.get(&(&**path, name, value)).copied().unwrap_or(0);
                 route.push((name, if named(value, shown) { value } else { "\0*" }));
             }
             if route.is_empty() {
-                return 0;
+                return Route::default();
             }
             route.sort_unstable();
             h.clear();
@@ -425,9 +434,21 @@ fn page_routes(outputs: &[Output<'_>]) -> Vec<u64> {
                 h.update(value.as_bytes());
                 h.update(b"&");
             }
-            h.digest()
+            Route {
+                hash: h.digest(),
+                arguments: arguments.len(),
+            }
         })
         .collect()
+}
+
+/// A sample's front-controller route ([`page_routes`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Route {
+    /// Hash of the page type the route names; 0 when the sample has no route.
+    hash: u64,
+    /// Query parameters of the sample other than the route keys.
+    arguments: usize,
 }
 
 /// The bytes of one output, hashed at once with [`xxh3_64`] (the same value the streaming
@@ -615,7 +636,6 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 // and has no views below it, so it keeps the guards.
                 evidence.changed_in_evidenced_types = evidence.changed;
                 evidence.largest_unevidenced_type = 0;
-                evidence.unevidenced_routed = 0;
             }
             if !contradicted && evidence.accepts(config) {
                 rewriter = with;
@@ -716,7 +736,7 @@ fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
         kinds
             .into_iter()
             .zip(&routes)
-            .map(|(kind, &route)| kind ^ route)
+            .map(|(kind, route)| kind ^ route.hash)
             .collect()
     };
     let types = with_route(page_types(&path_refs));
@@ -1624,8 +1644,11 @@ type Tested = (SiteAction, SiteRewriter, Evidence, Vec<(u32, u64)>);
 /// `viewforum.php?f=…` listings: one sample per forum). When every sample of a merged
 /// duplicate group also holds one other parameter (the topic id `t` beside `f`), the
 /// parameter is tested again dropped only beside that one; the narrower rule is taken when the
-/// wider one is refused or reaches samples outside the page types that showed evidence, and
-/// the narrower one passes the same test.
+/// wider one is refused or reaches samples outside the page types that showed evidence, or
+/// when every merged duplicate is a page a front controller routes ([`page_routes`]: the
+/// evidence speaks for those routes only, and a route the sample lacks, such as a shop's
+/// brand pages, may take the parameter as its argument), and the narrower one passes the same
+/// test.
 fn narrow_param(
     candidate: &SiteAction,
     wide: &Evidence,
@@ -1637,8 +1660,14 @@ fn narrow_param(
     let SiteAction::IgnoreParam { name, beside: None } = candidate else {
         return None;
     };
+    // Evidence shown only on pages a front controller routes speaks for those routes, not for
+    // the routes the sample does not show (a brand page among products): narrowed as well.
+    let routed_only = wide
+        .positive_samples
+        .iter()
+        .all(|&u| round.routes[u as usize].hash != 0);
     if wide.positive_samples.is_empty()
-        || (wide.accepts(config) && wide.changed_in_evidenced_types == wide.changed)
+        || (wide.accepts(config) && wide.changed_in_evidenced_types == wide.changed && !routed_only)
     {
         return None;
     }
@@ -1677,7 +1706,10 @@ fn narrow_param(
         .iter()
         .map(|k| (k.clone(), holding(k)))
         .min_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| a.0.cmp(&b.0)))?;
-    if narrowed.len() == may_change.len() {
+    // Beside a parameter every changed sample holds, the narrower rule changes nothing in the
+    // sample; it is still the one written when the evidence lies on routes only, as the routes
+    // the sample lacks are where the two differ.
+    if narrowed.len() == may_change.len() && !routed_only {
         return None;
     }
     let scoped = SiteAction::IgnoreParam {
@@ -1779,7 +1811,9 @@ fn measure(
             e.changed_in_evidenced_types += 1;
         } else {
             *unevidenced.entry(t).or_default() += 1;
-            e.unevidenced_routed += u64::from(round.routes[u as usize] != 0);
+            let route = round.routes[u as usize];
+            e.emptied_routes +=
+                u64::from(dropped.is_some() && route.hash != 0 && route.arguments == 1);
         }
     }
     e.largest_unevidenced_type = unevidenced.values().copied().max().unwrap_or(0);
@@ -2437,9 +2471,9 @@ mod tests {
     fn a_parameter_is_kept_on_a_route_that_showed_no_evidence() {
         // A PrestaShop front controller: every page is `index.php?controller=…`. On product
         // pages `id_category` is breadcrumb context (the product with and without it is one
-        // page); on the category pages it names the category. The sample holds two category
-        // pages, one cluster each: nothing there shows `id_category` irrelevant, and the path
-        // alone (`/index.php`) does not tell them from products.
+        // page); on the category pages it names the category. The sample holds one category
+        // page: nothing there shows `id_category` irrelevant or relevant, and the path alone
+        // (`/index.php`) does not tell it from the products.
         let mut s = Vec::new();
         for n in 0..40u64 {
             s.push(lu(
@@ -2454,7 +2488,7 @@ mod tests {
                 n,
             ));
         }
-        for c in [3u64, 4] {
+        for c in [3u64] {
             s.push(lu(
                 &format!("http://p.example/index.php?controller=category&id_category={c}"),
                 100 + c,
@@ -2495,13 +2529,36 @@ mod tests {
                     .replace("id_category", "catid"),
                 cluster: l.cluster,
             })
-            .filter(|l| l.cluster != 104)
             .collect();
         let out = learn(&joomla, &LearnConfig::default());
         let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        let url = Url::parse("http://p.example/index.php?option=com_content&view=category&catid=5")
+            .unwrap();
+        assert_eq!(rewriter.rewrite(&url), None, "{:?}", out.rules);
+        // Friendly URLs: the context parameter rides on product paths (`/p/slug?id_category=`),
+        // which no route names, while the front controller still answers its routes. A route
+        // whose one argument the parameter is (a category page) would lose what names it:
+        // one such sample refuses dropping it everywhere.
+        let mut friendly = Vec::new();
+        for n in 0..40u64 {
+            friendly.push(lu(&format!("http://f.example/p/item-{n}"), n));
+            friendly.push(lu(
+                &format!("http://f.example/p/item-{n}?id_category={}", 3 + n % 4),
+                n,
+            ));
+            friendly.push(lu(
+                &format!("http://f.example/index.php?controller=product&id_product={n}"),
+                n,
+            ));
+        }
+        friendly.push(lu(
+            "http://f.example/index.php?controller=category&id_category=3",
+            103,
+        ));
+        let out = learn(&friendly, &LearnConfig::default());
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
         let url =
-            Url::parse("http://p.example/index.php?option=com_content&view=category&catid=5")
-                .unwrap();
+            Url::parse("http://f.example/index.php?controller=category&id_category=5").unwrap();
         assert_eq!(rewriter.rewrite(&url), None, "{:?}", out.rules);
     }
 
