@@ -57,8 +57,10 @@ const MAX_UNEVIDENCED_TYPE_SHARE: f64 = 0.05;
 /// pattern tree may still learn it for the page types that show it.
 const MIN_CONTRARY_GROUPS: u64 = 2;
 /// A query parameter held by at least this share of a script's samples is the script's
-/// dispatch, and its values name page types ([`page_routes`]).
-const MIN_ROUTE_KEY_SHARE: f64 = 0.5;
+/// dispatch, and its values name page types ([`page_routes`]): a dispatch key is on nearly
+/// every URL of its script (the home page may lack it), while an option of some pages
+/// (`action=history`, `lang=fr`) is not.
+const MIN_ROUTE_KEY_SHARE: f64 = 0.9;
 /// Unevidenced page types smaller than this are too small to judge.
 const MIN_UNEVIDENCED_TYPE_SAMPLES: u64 = 3;
 /// A path segment value at least this common at its position (share of samples) names a page
@@ -138,6 +140,14 @@ struct Evidence {
     /// is one brand; without it, every brand is one URL). Samples elsewhere show nothing about
     /// this route, so one such sample refuses the candidate.
     emptied_routes: u64,
+    /// A dropped parameter changes no page of the host's front controller, while that controller
+    /// answers the host's other paths too ([`Round::controller_twins`]): a friendly URL hands its
+    /// query to the controller, so the parameter is one of the controller's arguments, and the
+    /// samples show nothing about the routes where it may name the page (a shop's
+    /// `manufacturer_id` is context on friendly product paths and names the brand on
+    /// `index.php?route=product/manufacturer/info`). Site-wide, it would reach them; the pattern
+    /// tree, whose rules hold for their own key sets, may learn it where it was shown.
+    beside_the_routes: bool,
     /// Page types where the candidate merged only different pages, at least
     /// [`MIN_CONTRARY_GROUPS`] times.
     contrary_types: u64,
@@ -151,6 +161,7 @@ impl Evidence {
         groups > 0
             && self.contrary_types == 0
             && self.emptied_routes == 0
+            && !self.beside_the_routes
             && self.changed_in_evidenced_types as f64 >= MIN_TYPE_COVERAGE * self.changed as f64
             && (self.largest_unevidenced_type < MIN_UNEVIDENCED_TYPE_SAMPLES
                 || self.largest_unevidenced_type as f64
@@ -174,6 +185,10 @@ struct Round<'a> {
     shapes: Vec<u64>,
     /// Front-controller route of each sample ([`page_routes`]); part of its type and shape.
     routes: Vec<Route>,
+    /// Whether the host's front controller answers the pages of its other paths: a duplicate
+    /// cluster holds a sample with a route ([`page_routes`]) and one without (friendly URLs
+    /// rewritten onto `index.php?route=…`, which hand the controller their query as it is).
+    controller_twins: bool,
 }
 
 /// A sample's path and query under the accepted actions.
@@ -440,6 +455,25 @@ fn page_routes(outputs: &[Output<'_>]) -> Vec<Route> {
             }
         })
         .collect()
+}
+
+/// Whether a duplicate cluster holds a sample with a front-controller route and one without
+/// ([`Round::controller_twins`]).
+fn controller_twins(parsed: &[Parsed], routes: &[Route]) -> bool {
+    if routes.iter().all(|r| r.hash == 0) {
+        return false;
+    }
+    // Per cluster: (seen with a route, seen without).
+    let mut seen: FxHashMap<u64, (bool, bool)> = FxHashMap::default();
+    parsed.iter().zip(routes).any(|(p, r)| {
+        let e = seen.entry(p.cluster).or_default();
+        if r.hash == 0 {
+            e.1 = true;
+        } else {
+            e.0 = true;
+        }
+        e.0 && e.1
+    })
 }
 
 /// A sample's front-controller route ([`page_routes`]).
@@ -748,6 +782,7 @@ fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
         by_hash,
         types,
         shapes,
+        controller_twins: controller_twins(parsed, &routes),
         routes,
     }
 }
@@ -1817,6 +1852,13 @@ fn measure(
         }
     }
     e.largest_unevidenced_type = unevidenced.values().copied().max().unwrap_or(0);
+    // A parameter shown and changed only on pages outside the host's front controller says
+    // nothing about the controller's routes, where it may name the page.
+    e.beside_the_routes = dropped.is_some()
+        && round.controller_twins
+        && !is_touched
+            .iter()
+            .any(|&u| round.routes[u as usize].hash != 0);
     (e, moved)
 }
 
@@ -2559,6 +2601,12 @@ mod tests {
         let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
         let url =
             Url::parse("http://f.example/index.php?controller=category&id_category=5").unwrap();
+        assert_eq!(rewriter.rewrite(&url), None, "{:?}", out.rules);
+        // Without the category page the sample shows nothing about the routes at all: the
+        // parameter, never seen on the front controller, is not dropped there either.
+        friendly.pop();
+        let out = learn(&friendly, &LearnConfig::default());
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
         assert_eq!(rewriter.rewrite(&url), None, "{:?}", out.rules);
     }
 
