@@ -15,7 +15,10 @@
 //!   compared lower-cased (case variants prove case-insensitivity, not irrelevance).
 //!
 //! And the rule as a whole must merge URLs of at least `min_support_clusters` distinct clusters,
-//! so one cluster that wrongly merged different pages cannot create a rule.
+//! so one cluster that wrongly merged different pages cannot create a rule. A rule that makes
+//! its `*` segment the last one or stops it being the last (`/f/*/view` ≡ `/f/*`) is refused
+//! where the host shows that segment holding files of an extension its merges never showed:
+//! a file's bare URL is its bytes, its `/view` a page about it (Zope, Plone, WebDAV).
 //!
 //! Canonical forms are compared by a 64-bit hash of their key-value sequence (the same sequence
 //! the engine writes); a collision would need ~2^32 distinct forms per host.

@@ -24,6 +24,13 @@
 //!   the same key). Pagination, sort orders, variants and revisions put different pages in
 //!   one group and fail at once.
 //!
+//! A page type is a path with its rare segments as wildcards, and, on a front controller
+//! (`index.php?route=…`, `option=…&view=…`, `controller=…`), the route its query names
+//! (`page_routes`): one script serves every page type there. A parameter whose evidence lies on
+//! routed pages only is dropped only beside a parameter those pages share; a route left with no
+//! argument by a dropped parameter refuses it (the parameter named the page); and a parameter
+//! never seen on a controller that also answers the friendly paths is not dropped site-wide.
+//!
 //! Accepting one action can reveal another (`sid` and `ref` on the same URLs), so the search
 //! repeats until nothing changes, a bounded number of rounds. The samples rewritten by the
 //! accepted actions are what the pattern tree then learns from, and the engine applies the
@@ -189,6 +196,9 @@ struct Round<'a> {
     /// cluster holds a sample with a route ([`page_routes`]) and one without (friendly URLs
     /// rewritten onto `index.php?route=…`, which hand the controller their query as it is).
     controller_twins: bool,
+    /// Names of the route keys ([`page_routes`]): a route key names the page type, so it is
+    /// never dropped, and a parameter kept beside it is kept on every route.
+    route_keys: Vec<String>,
 }
 
 /// A sample's path and query under the accepted actions.
@@ -359,8 +369,8 @@ fn page_shapes(paths: &[&str]) -> Vec<u64> {
         .collect()
 }
 
-/// The front-controller route of each sample: 0 when its query names no page type, else a hash
-/// of the page type its query names. One script often serves every page type of a site, the
+/// The front-controller route of each sample (its hash 0 when its query names no page type, else
+/// a hash of the page type its query names), and the names of the route keys. One script often serves every page type of a site, the
 /// type named by a query value: OpenCart's `index.php?route=product/product`, Joomla's
 /// `option=com_content&view=article`, PrestaShop's `controller=`, a `default.aspx?page=about`.
 /// A parameter is such a route key of a script when at least half of the script's samples hold
@@ -370,7 +380,7 @@ fn page_shapes(paths: &[&str]) -> Vec<u64> {
 /// [`COMMON_SEGMENT_SHARE`]) and holds a letter; a rare or numeric value (an id, a title)
 /// contributes only the key, so a route shown once (a brand page among products) is still a
 /// page type apart from the common routes.
-fn page_routes(outputs: &[Output<'_>]) -> Vec<Route> {
+fn page_routes(outputs: &[Output<'_>]) -> (Vec<Route>, Vec<String>) {
     let common = (outputs.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
     fn parts(q: &str) -> impl Iterator<Item = (&str, &str)> {
         q.split('&')
@@ -412,11 +422,18 @@ fn page_routes(outputs: &[Output<'_>]) -> Vec<Route> {
             && f64::from(all) >= common
             && f64::from(held) >= MIN_ROUTE_KEY_SHARE * f64::from(all)
     };
-    if !keys.keys().any(|&(path, name)| route_key(path, name)) {
-        return vec![Route::default(); outputs.len()];
+    let mut route_keys: Vec<String> = keys
+        .keys()
+        .filter(|&&(path, name)| route_key(path, name))
+        .map(|&(_, name)| name.to_owned())
+        .collect();
+    if route_keys.is_empty() {
+        return (vec![Route::default(); outputs.len()], route_keys);
     }
+    route_keys.sort_unstable();
+    route_keys.dedup();
     let mut h = OutputHasher::new();
-    outputs
+    let routes = outputs
         .iter()
         .map(|(path, query)| {
             let Some(q) = query.as_deref() else {
@@ -454,7 +471,8 @@ fn page_routes(outputs: &[Output<'_>]) -> Vec<Route> {
                 arguments: arguments.len(),
             }
         })
-        .collect()
+        .collect();
+    (routes, route_keys)
 }
 
 /// Whether a duplicate cluster holds a sample with a front-controller route and one without
@@ -616,6 +634,10 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             if round_number > 0 && candidate == SiteAction::LowercasePathAndQuery {
                 continue;
             }
+            if matches!(&candidate, SiteAction::IgnoreParam { name, .. } if round.route_keys.contains(name))
+            {
+                continue;
+            }
             let mut with = rewriter.clone();
             with.add(&candidate);
             let dropped = dropped_param(&candidate, &accepted);
@@ -765,7 +787,7 @@ fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
         outputs.push((path, query));
     }
     let path_refs: Vec<&str> = outputs.iter().map(|(p, _)| p.as_ref()).collect();
-    let routes = page_routes(&outputs);
+    let (routes, route_keys) = page_routes(&outputs);
     let with_route = |kinds: Vec<u64>| -> Vec<u64> {
         kinds
             .into_iter()
@@ -784,6 +806,7 @@ fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
         shapes,
         controller_twins: controller_twins(parsed, &routes),
         routes,
+        route_keys,
     }
 }
 
@@ -1721,6 +1744,8 @@ fn narrow_param(
     // among them).
     let names: FxHashMap<u32, Vec<String>> = may_change.iter().map(|&u| (u, names_of(u))).collect();
     let mut shared = names.get(&wide.positive_samples[0])?.clone();
+    // Beside a route key is beside every route: no narrower than everywhere on the controller.
+    shared.retain(|n| !round.route_keys.contains(n));
     for u in &wide.positive_samples[1..] {
         let theirs = names.get(u)?;
         shared.retain(|n| theirs.contains(n));
