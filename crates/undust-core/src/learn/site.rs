@@ -1846,7 +1846,15 @@ fn measure(
         }
         let negative_before = e.negative_groups;
         count_group(&mut members, &mut e);
-        if e.positive_groups > positive_before {
+        if e.positive_groups > positive_before
+            && dropped.is_some_and(|(name, _)| {
+                values_written_two_ways(&members, moved, &round.outputs, parsed, name)
+            })
+        {
+            // Not evidence that the parameter is irrelevant: the group's duplicates hold it
+            // with values of which one extends the other (merged pairs stay counted).
+            e.positive_groups -= 1;
+        } else if e.positive_groups > positive_before {
             e.positive_samples.extend(moved.iter().copied());
             evidenced_types.extend(moved.iter().map(|&u| round.types[u as usize]));
             evidenced_shapes.extend(moved.iter().map(|&u| round.shapes[u as usize]));
@@ -1885,6 +1893,58 @@ fn measure(
             .iter()
             .any(|&u| round.routes[u as usize].hash != 0);
     (e, moved)
+}
+
+/// Whether a group's duplicates hold the dropped parameter `name` on every member, with values of
+/// which one extends the other (`path=46` beside `path=45_46`: a category written with its
+/// ancestors; `id=5` beside `id=5:title`): one value written two ways, which shows nothing about
+/// the parameter's relevance, since it names the same thing in both. `members` are (output
+/// before, cluster) of the whole group, `moved` the samples that carry the parameter.
+fn values_written_two_ways(
+    members: &[(u64, u64)],
+    moved: &[u32],
+    outputs: &[Output<'_>],
+    parsed: &[Parsed],
+    name: &str,
+) -> bool {
+    let value_of = |u: u32| -> Option<&str> {
+        outputs[u as usize]
+            .1
+            .as_deref()?
+            .split('&')
+            .find_map(|part| part.strip_prefix(name)?.strip_prefix('='))
+    };
+    // Every member of a cluster with two or more members must carry the parameter.
+    let mut per_cluster: FxHashMap<u64, (usize, Vec<&str>)> = FxHashMap::default();
+    for &(_, cluster) in members {
+        per_cluster.entry(cluster).or_default().0 += 1;
+    }
+    for &u in moved {
+        if let Some(v) = value_of(u) {
+            per_cluster
+                .entry(parsed[u as usize].cluster)
+                .or_default()
+                .1
+                .push(v);
+        }
+    }
+    let mut shown = false;
+    for (size, values) in per_cluster.values() {
+        if *size < 2 {
+            continue;
+        }
+        if values.len() < *size {
+            return false;
+        }
+        let nested = values
+            .iter()
+            .all(|a| values.iter().all(|b| a.contains(b) || b.contains(a)));
+        if !nested {
+            return false;
+        }
+        shown = true;
+    }
+    shown
 }
 
 /// Adds the pairs of one merged group that were not identical before the candidate.
