@@ -2696,6 +2696,50 @@ mod tests {
     }
 
     #[test]
+    fn one_value_written_two_ways_is_no_evidence_for_dropping_it() {
+        // A front controller whose categories take their ancestors' ids (`cat=4_7` is category
+        // 7 under 4, and `cat=7` the same page): on category pages the two values are one
+        // category written two ways, not a parameter the page ignores; on product pages the
+        // category is breadcrumb context. Dropping it everywhere would make every category
+        // page one URL.
+        let mut s = Vec::new();
+        for n in 0..40u64 {
+            s.push(lu(
+                &format!("http://k.example/shop.php?do=item&item={n}"),
+                n,
+            ));
+            s.push(lu(
+                &format!(
+                    "http://k.example/shop.php?cat=4_{}&do=item&item={n}",
+                    7 + n % 5
+                ),
+                n,
+            ));
+        }
+        // Each category page shown under both of its values, in a view of its own, so no
+        // two categories meet in one group here.
+        for c in 7..12u64 {
+            for form in [c.to_string(), format!("4_{c}")] {
+                s.push(lu(
+                    &format!("http://k.example/shop.php?cat={form}&do=list&sort=f{c}"),
+                    100 + c,
+                ));
+            }
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        let url = Url::parse("http://k.example/shop.php?cat=13&do=list&sort=name").unwrap();
+        assert_eq!(rewriter.rewrite(&url), None, "{:?}", out.rules);
+        let url = Url::parse("http://k.example/shop.php?cat=4_13&do=item&item=99").unwrap();
+        assert_eq!(
+            rewriter.rewrite(&url).as_deref(),
+            Some("http://k.example/shop.php?do=item&item=99"),
+            "{:?}",
+            out.rules
+        );
+    }
+
+    #[test]
     fn scheme_and_trailing_slash_variants_are_learned_where_they_hold() {
         let mut s = Vec::new();
         for id in 0..30u64 {
