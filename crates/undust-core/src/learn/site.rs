@@ -2615,12 +2615,10 @@ mod tests {
                 n,
             ));
         }
-        for c in [3u64] {
-            s.push(lu(
-                &format!("http://p.example/index.php?controller=category&id_category={c}"),
-                100 + c,
-            ));
-        }
+        s.push(lu(
+            "http://p.example/index.php?controller=category&id_category=3",
+            103,
+        ));
         let out = learn(&s, &LearnConfig::default());
         assert_eq!(
             out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
