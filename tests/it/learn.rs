@@ -889,7 +889,14 @@ const TUNING_FPR_CEILING: f64 = 0.001;
 /// written as a held-out family and measured at 12% before any learner change; ids written with
 /// their titles (`threads/a-title.123/`) and routes written as the query string
 /// (`index.php?threads/...`) were then built on it (51%), so it moved to the tuning set.
-const LATER_TUNING_FLOORS: [(&str, f64); 1] = [("xenforo", 0.50)];
+/// OpenCart and Plone were written as held-out families at stop 22 and broke the
+/// no-false-merge guarantee there (fpr 0.0030 and 0.043); page types named by a front
+/// controller's route and by a file's extension were then built on them (stop 23, fpr 0 on
+/// both), so they moved to the tuning set too, each with a floor a little under its share
+/// pooled over the seeds at its tuning position (0.96 and 0.38; Plone's documents lose their
+/// `/view` rule on folders of hosts that hold files, QUALITY.md stop 23).
+const LATER_TUNING_FLOORS: [(&str, f64); 3] =
+    [("xenforo", 0.50), ("opencart", 0.94), ("plone", 0.36)];
 
 /// The tuning families (constants may be chosen on them): no hard negative merged, and today's
 /// figures held as floors.
@@ -931,14 +938,13 @@ fn tuning_families_quality() {
 const HELD_OUT_SHARE_FLOOR: f64 = 0.84;
 /// The families added to the held-out set later, each with the share it had when first
 /// measured, before any learner change that followed: a floor per family. DokuWiki and Joomla
-/// at stop 20; Bugzilla, OpenCart and Plone at stop 22; SMF (0.678), Gitea (0.757, its false
-/// merges included) and Piwigo (0.348) at stop 23.
-const LATER_HELD_OUT_FLOORS: [(&str, f64); 8] = [
+/// at stop 20; Bugzilla at stop 22; SMF (0.678), Gitea (0.757, its false merges included) and
+/// Piwigo (0.348) at stop 23, measured on the families3 branch (OpenCart and Plone, held out at
+/// stop 22, moved to the tuning set at stop 23: `LATER_TUNING_FLOORS`).
+const LATER_HELD_OUT_FLOORS: [(&str, f64); 6] = [
     ("dokuwiki", 0.99),
     ("joomla", 0.47),
     ("bugzilla", 0.96),
-    ("opencart", 0.83),
-    ("plone", 0.81),
     ("smf", 0.67),
     ("gitea", 0.75),
     ("piwigo", 0.34),
@@ -948,21 +954,20 @@ const LATER_HELD_OUT_FLOORS: [(&str, f64); 8] = [
 /// why. Their false merges are asserted away in
 /// `held_out_families_reach_the_generality_target` (ignored until met), not here, so that this
 /// test keeps guarding every other family; each stays listed until the learner is fixed.
-/// Both stop 22, measured at their first run: OpenCart (fpr 0.0030): `manufacturer_id` is
-/// dropped site-wide, being context on product pages, while it names the brand on
-/// `route=product/manufacturer/info`; Plone (fpr 0.043): `/folder/doc` ≡ `/folder/doc/view` is
-/// learned for a folder and also applied to its files, whose bare URL is the file and `/view`
-/// an HTML page about it. Gitea (stop 23, fpr 0.064): a path is lower-cased site-wide because
-/// owner and repository names are case-insensitive, which merges files whose git paths differ
-/// only in case (`xt_DSCP.h`, `xt_dscp.h`); `state` is dropped site-wide because `state=open`
-/// is the issue list's default, which merges the closed issues' list with the open ones'; and
-/// an untyped reference `/src/{ref}/…` is mapped to the default branch for every ref.
-const GUARANTEES_NOT_MET_YET: [&str; 3] = ["opencart", "plone", "gitea"];
+/// Gitea (stop 23, fpr 0.064 at its first run): a path is lower-cased site-wide because owner
+/// and repository names are case-insensitive, which merges files whose git paths differ only in
+/// case (`xt_DSCP.h`, `xt_dscp.h`); `state` is dropped site-wide because `state=open` is the
+/// issue list's default, which merges the closed issues' list with the open ones'; and an
+/// untyped reference `/src/{ref}/…` is mapped to the default branch for every ref. (OpenCart and
+/// Plone were listed here at stop 22; stop 23 fixed them and made them tuning families.)
+const GUARANTEES_NOT_MET_YET: [&str; 1] = ["gitea"];
 
 /// On the held-out families the guarantees hold: no hard negative merged and a false-positive
 /// rate of 0 on every family (measured 0 on each; the issue's ceiling is 0.1% of support
 /// pairs, micro), except the families of [`GUARANTEES_NOT_MET_YET`]; and today's shares as
-/// floors.
+/// floors. (OpenCart and Plone, the two held-out families that broke the guarantee at stop 22,
+/// were exempted here until stop 23 fixed them; they are tuning families since,
+/// `LATER_TUNING_FLOORS`.)
 #[test]
 fn held_out_families_keep_the_guarantees() {
     let held_out = undust::corpus::SiteKind::HELD_OUT_FAMILIES;
@@ -1016,10 +1021,9 @@ fn held_out_families_keep_the_guarantees() {
 /// Generality, the issue's target: on families never used to choose a constant, learning with
 /// the defaults reaches 90% of the best achievable compression (micro) and 75% in every family,
 /// with no hard negative merged and a false-positive rate of at most 0.1% in every family.
-/// Not met yet (78% micro over fourteen families at stop 23; Drupal 70%, Joomla 48%, SMF 68%,
-/// Piwigo 35%; OpenCart drops `manufacturer_id` on brand pages, Plone merges files with their
-/// view pages, Gitea lower-cases case-sensitive file paths and drops `state`):
-/// Drupal's path aliases
+/// Not met yet (stop 23: SMF, Gitea and Piwigo added, OpenCart and Plone moved to tuning;
+/// QUALITY.md has the figures; Drupal, Joomla, SMF and Piwigo under 75%, Gitea lower-cases
+/// case-sensitive file paths and drops `state`): Drupal's path aliases
 /// (`/articles/title` ≡ `/node/5`) and Joomla 4's id-less routes are beyond URL rules, and
 /// Discourse's post links open the page holding the post, known only from the thread's length
 /// (QUALITY.md, stop 22). Run with `cargo test --test it -- --ignored held_out` to see where it

@@ -744,6 +744,7 @@ fn with_guards(samples: &Samples, c: &Candidate, p: &Proof) -> Vec<Rule> {
             positive_clusters: 0,
             keys: Vec::new(),
             guards: Vec::new(),
+            reaches_unshown_files: false,
         };
         match to_rule(samples, &guard, &fence) {
             Some(r) => out.push(r),
@@ -842,6 +843,53 @@ mod tests {
         };
         let out = learn_host("shop.example", &samples, &disabled).unwrap();
         assert!(out.report.site_us <= out.report.tree_us, "{:?}", out.report);
+    }
+
+    /// A content repository where a trailing view name is the object itself for documents but
+    /// not for files (Zope/CMF-style method aliases, WebDAV-published folders): `/d/report` ≡
+    /// `/d/report/details`, while `/d/scan.pdf` is the file's bytes and `/d/scan.pdf/details`
+    /// an HTML page about it. The sample shows documents merged and files only one URL per
+    /// cluster, so a rule learned on the documents has no evidence about files; its `*` would
+    /// reach them, and no file, seen or not, may meet its `details` page.
+    #[test]
+    fn a_rule_learned_on_documents_does_not_reach_files() {
+        let mut samples = Vec::new();
+        for (f, folder) in ["reports", "minutes"].iter().enumerate() {
+            for d in 0..40u64 {
+                let c = 1000 * f as u64 + d;
+                samples.push(lu(format!("http://cms.example/{folder}/item-{d}"), c));
+                samples.push(lu(
+                    format!("http://cms.example/{folder}/item-{d}/details"),
+                    c,
+                ));
+            }
+            for n in 0..4u64 {
+                let c = 1000 * f as u64 + 500 + 2 * n;
+                samples.push(lu(format!("http://cms.example/{folder}/scan-{n}.pdf"), c));
+                samples.push(lu(
+                    format!("http://cms.example/{folder}/photo-{n}.jpg/details"),
+                    c + 1,
+                ));
+            }
+        }
+        let out = learn_host("cms.example", &samples, &LearnConfig::default()).unwrap();
+        let engine = HostRules::compile(&out.rules).unwrap();
+        let canonical = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            engine.apply(&url).map_or(url.to_string(), |r| r.canonical)
+        };
+        for file in [
+            "http://cms.example/reports/new-scan.pdf",
+            "http://cms.example/minutes/photo-0.jpg",
+            "http://cms.example/minutes/photo-9.jpg",
+        ] {
+            assert_ne!(
+                canonical(file),
+                canonical(&format!("{file}/details")),
+                "{file}: {:#?}",
+                out.rules
+            );
+        }
     }
 
     /// Figure 3: eight duplicates differing in K3 and K5 (here `x` and `y`), U6 missing.

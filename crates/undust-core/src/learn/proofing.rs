@@ -15,7 +15,10 @@
 //!   compared lower-cased (case variants prove case-insensitivity, not irrelevance).
 //!
 //! And the rule as a whole must merge URLs of at least `min_support_clusters` distinct clusters,
-//! so one cluster that wrongly merged different pages cannot create a rule.
+//! so one cluster that wrongly merged different pages cannot create a rule. A rule that makes
+//! its `*` segment the last one or stops it being the last (`/f/*/view` ≡ `/f/*`) is refused
+//! where the host shows that segment holding files of an extension its merges never showed:
+//! a file's bare URL is its bytes, its `/view` a page about it (Zope, Plone, WebDAV).
 //!
 //! Canonical forms are compared by a 64-bit hash of their key-value sequence (the same sequence
 //! the engine writes); a collision would need ~2^32 distinct forms per host.
@@ -55,6 +58,12 @@ pub(crate) struct Proof {
     /// was shown on identifiers only: `(key, value)` that must keep their URLs as they are
     /// (deployed as more specific identity rules beside the rule).
     pub guards: Vec<(KeyId, u32)>,
+    /// The rule makes its `*` path segment the last one or stops it being the last
+    /// (`/f/*/view` -> `/f/*`), and the host shows that segment holding files of an extension
+    /// (`see Proofer::file_kinds`) that no merge of the rule showed: a file's bare URL is its
+    /// bytes and `/x.png/view` a page about it, so the rule has no evidence there and is
+    /// refused (no pattern can fence off "every value with this extension").
+    pub reaches_unshown_files: bool,
 }
 
 impl Proof {
@@ -73,6 +82,9 @@ impl Proof {
             return false;
         }
         if self.fpr() > config.fpr_max || self.positive_clusters < config.min_support_clusters {
+            return false;
+        }
+        if self.reaches_unshown_files {
             return false;
         }
         self.keys.iter().all(|k| {
@@ -116,6 +128,11 @@ pub(crate) struct Proofer<'a> {
     /// prefix, a value other than digits in at least two clusters: a page type (a folder or a
     /// script such as `tagged` beside question ids), not an identifier.
     typed_segments: FxHashMap<(u64, KeyId), Vec<u32>>,
+    /// Per path key, the file extensions (lower-cased, with their dot) its values take in at
+    /// least two clusters anywhere on the host: a page type of files (`.png`, `.pdf`) at that
+    /// depth, whatever folder holds them, pooled over folders as a 20% sample shows few files
+    /// per folder.
+    file_kinds: FxHashMap<KeyId, Vec<String>>,
 }
 
 impl<'a> Proofer<'a> {
@@ -133,6 +150,7 @@ impl<'a> Proofer<'a> {
             generation: 0,
             frequent_value_share: config.frequent_value_share,
             typed_segments: typed_segments(samples),
+            file_kinds: file_kinds(samples),
         }
     }
 
@@ -157,6 +175,39 @@ impl<'a> Proofer<'a> {
             .iter()
             .copied()
             .filter(move |&u| lits.iter().all(|&(k, v)| self.samples.get(u, k) == Some(v)))
+    }
+
+    /// The `*` path segment of `source` that the rule keeps in place while it makes it the last
+    /// segment or stops it being the last (`/f/*/view` -> `/f/*`, or the reverse): where that
+    /// value is a file name, the rule maps a file to a page about it.
+    fn ending_wildcard(&self, source: &[(KeyId, Cond)], ops: &[Op]) -> Option<KeyId> {
+        use crate::canon::rules::key::Key;
+        let segment = |k: KeyId| match self.samples.keys[k as usize] {
+            Key::Path(i) => Some(i),
+            _ => None,
+        };
+        let last_in = |keys: &mut dyn Iterator<Item = KeyId>| {
+            keys.filter_map(|k| segment(k).map(|i| (i, k))).max()
+        };
+        let (_, last_source) = last_in(&mut source.iter().map(|&(k, _)| k))?;
+        let written = ops.iter().filter_map(|op| match *op {
+            Op::Keep { key, .. }
+            | Op::Replace { key, .. }
+            | Op::Ignore {
+                key, fill: Some(_), ..
+            } => Some(key),
+            Op::Ignore { fill: None, .. } => None,
+        });
+        let (_, last_output) = last_in(&mut written.into_iter())?;
+        if last_source == last_output {
+            return None;
+        }
+        source.iter().find_map(|&(k, cond)| {
+            let kept = ops
+                .iter()
+                .any(|op| matches!(*op, Op::Replace { key, from, .. } if key == k && from == k));
+            (cond == Cond::Any && kept && (k == last_source || k == last_output)).then_some(k)
+        })
     }
 
     /// Hash of the lower-cased value (`u32::MAX`: absent).
@@ -257,6 +308,9 @@ impl<'a> Proofer<'a> {
                 Cond::Absent => break,
             }
         }
+        let ending = self.ending_wildcard(source, ops);
+        // Extensions of the ending wildcard's values in URLs merged with a duplicate.
+        let mut shown_kinds: Vec<Option<String>> = Vec::new();
         let mut positive: FxHashSet<u32> = FxHashSet::default();
         let mut positive_values: Vec<FxHashSet<u64>> = vec![FxHashSet::default(); merged.len()];
         let mut items: Vec<(u32, u32)> = Vec::new();
@@ -293,6 +347,18 @@ impl<'a> Proofer<'a> {
                     here.push(clusters[i]);
                 }
                 i += j;
+            }
+            if let (Some(k), false) = (ending, here.is_empty()) {
+                for &u in &g {
+                    if here.contains(&self.samples.urls[u as usize].cluster) {
+                        if let Some(v) = self.samples.get(u, k) {
+                            let kind = file_kind(&self.samples.values[v as usize]);
+                            if !shown_kinds.contains(&kind) {
+                                shown_kinds.push(kind);
+                            }
+                        }
+                    }
+                }
             }
             if !wild.is_empty() && !here.is_empty() {
                 // Values shown by URLs merged with a duplicate of their own.
@@ -351,6 +417,11 @@ impl<'a> Proofer<'a> {
             }
         }
         proof.positive_clusters = positive.len() as u32;
+        if let Some(kinds) = ending.and_then(|k| self.file_kinds.get(&k)) {
+            proof.reaches_unshown_files = kinds
+                .iter()
+                .any(|kind| !shown_kinds.iter().flatten().any(|s| s == kind));
+        }
         for &(k, digits, shown) in &wild {
             if digits && shown {
                 if let Some(vals) = self.typed_segments.get(&(wild_prefix, k)) {
@@ -443,6 +514,58 @@ fn typed_segments(samples: &Samples) -> FxHashMap<(u64, KeyId), Vec<u32>> {
     }
     for vals in out.values_mut() {
         vals.sort_unstable();
+    }
+    out
+}
+
+/// The file extension of a path segment's value, lower-cased with its dot (`.png`), when it has
+/// one ([`crate::canon::rules::site::is_extension`]) after a non-empty stem.
+fn file_kind(value: &str) -> Option<String> {
+    let dot = value.rfind('.').filter(|&d| d > 0)?;
+    let ext = &value[dot..];
+    crate::canon::rules::site::is_extension(ext).then(|| ext.to_ascii_lowercase())
+}
+
+/// Per path key, the file extensions its values take in at least two clusters (see
+/// `Proofer::file_kinds`).
+fn file_kinds(samples: &Samples) -> FxHashMap<KeyId, Vec<String>> {
+    use crate::canon::rules::key::Key;
+    // (key, extension) -> (distinct clusters, last cluster seen)
+    let mut seen: FxHashMap<(KeyId, String), (u32, u32)> = FxHashMap::default();
+    for c in 0..samples.cluster_count as usize {
+        let (Some(&from), Some(&to)) = (
+            samples.cluster_start.get(c),
+            samples.cluster_start.get(c + 1),
+        ) else {
+            break;
+        };
+        for &u in samples
+            .cluster_urls
+            .get(from as usize..to as usize)
+            .unwrap_or(&[])
+        {
+            for &(k, v) in samples.pairs_of(u) {
+                if !matches!(samples.keys[k as usize], Key::Path(_)) {
+                    continue;
+                }
+                if let Some(kind) = file_kind(&samples.values[v as usize]) {
+                    let e = seen.entry((k, kind)).or_insert((0, u32::MAX));
+                    if e.1 != c as u32 {
+                        e.0 += 1;
+                        e.1 = c as u32;
+                    }
+                }
+            }
+        }
+    }
+    let mut out: FxHashMap<KeyId, Vec<String>> = FxHashMap::default();
+    for ((k, kind), (clusters, _)) in seen {
+        if clusters >= 2 {
+            out.entry(k).or_default().push(kind);
+        }
+    }
+    for kinds in out.values_mut() {
+        kinds.sort_unstable();
     }
     out
 }

@@ -24,6 +24,13 @@
 //!   the same key). Pagination, sort orders, variants and revisions put different pages in
 //!   one group and fail at once.
 //!
+//! A page type is a path with its rare segments as wildcards, and, on a front controller
+//! (`index.php?route=…`, `option=…&view=…`, `controller=…`), the route its query names
+//! (`page_routes`): one script serves every page type there. A parameter whose evidence lies on
+//! routed pages only is dropped only beside a parameter those pages share; a route left with no
+//! argument by a dropped parameter refuses it (the parameter named the page); and a parameter
+//! never seen on a controller that also answers the friendly paths is not dropped site-wide.
+//!
 //! Accepting one action can reveal another (`sid` and `ref` on the same URLs), so the search
 //! repeats until nothing changes, a bounded number of rounds. The samples rewritten by the
 //! accepted actions are what the pattern tree then learns from, and the engine applies the
@@ -56,6 +63,11 @@ const MAX_UNEVIDENCED_TYPE_SHARE: f64 = 0.05;
 /// `viewforum.php`, though it is redundant on `viewtopic.php`), so no site-wide rule; the
 /// pattern tree may still learn it for the page types that show it.
 const MIN_CONTRARY_GROUPS: u64 = 2;
+/// A query parameter held by at least this share of a script's samples is the script's
+/// dispatch, and its values name page types ([`page_routes`]): a dispatch key is on nearly
+/// every URL of its script (the home page may lack it), while an option of some pages
+/// (`action=history`, `lang=fr`) is not.
+const MIN_ROUTE_KEY_SHARE: f64 = 0.9;
 /// Unevidenced page types smaller than this are too small to judge.
 const MIN_UNEVIDENCED_TYPE_SAMPLES: u64 = 3;
 /// A path segment value at least this common at its position (share of samples) names a page
@@ -178,6 +190,20 @@ struct Evidence {
     changed_in_evidenced_types: u64,
     /// Most changed samples in one page type without such evidence.
     largest_unevidenced_type: u64,
+    /// Changed samples, in page types without such evidence, that a parameter candidate leaves
+    /// with their front-controller route alone ([`page_routes`]): the parameter was the route's
+    /// one argument, which names the page (`route=product/manufacturer/info&manufacturer_id=5`
+    /// is one brand; without it, every brand is one URL). Samples elsewhere show nothing about
+    /// this route, so one such sample refuses the candidate.
+    emptied_routes: u64,
+    /// A dropped parameter changes no page of the host's front controller, while that controller
+    /// answers the host's other paths too ([`Round::controller_twins`]): a friendly URL hands its
+    /// query to the controller, so the parameter is one of the controller's arguments, and the
+    /// samples show nothing about the routes where it may name the page (a shop's
+    /// `manufacturer_id` is context on friendly product paths and names the brand on
+    /// `index.php?route=product/manufacturer/info`). Site-wide, it would reach them; the pattern
+    /// tree, whose rules hold for their own key sets, may learn it where it was shown.
+    beside_the_routes: bool,
     /// Page types where the candidate merged only different pages, at least
     /// [`MIN_CONTRARY_GROUPS`] times.
     contrary_types: u64,
@@ -195,6 +221,8 @@ impl Evidence {
         let groups = self.positive_groups + self.negative_groups;
         groups > 0
             && self.contrary_types == 0
+            && self.emptied_routes == 0
+            && !self.beside_the_routes
             && self.changed_in_evidenced_types as f64 >= MIN_TYPE_COVERAGE * self.changed as f64
             && (self.largest_unevidenced_type < MIN_UNEVIDENCED_TYPE_SAMPLES
                 || self.largest_unevidenced_type as f64
@@ -216,6 +244,15 @@ struct Round<'a> {
     types: Vec<u64>,
     /// Shape of each sample ([`page_shapes`]): page types of one shape pool their evidence.
     shapes: Vec<u64>,
+    /// Front-controller route of each sample ([`page_routes`]); part of its type and shape.
+    routes: Vec<Route>,
+    /// Whether the host's front controller answers the pages of its other paths: a duplicate
+    /// cluster holds a sample with a route ([`page_routes`]) and one without (friendly URLs
+    /// rewritten onto `index.php?route=…`, which hand the controller their query as it is).
+    controller_twins: bool,
+    /// Names of the route keys ([`page_routes`]): a route key names the page type, so it is
+    /// never dropped, and a parameter kept beside it is kept on every route.
+    route_keys: Vec<String>,
 }
 
 /// A sample's path and query under the accepted actions.
@@ -386,6 +423,140 @@ fn page_shapes(paths: &[&str]) -> Vec<u64> {
         .collect()
 }
 
+/// The front-controller route of each sample (its hash 0 when its query names no page type, else
+/// a hash of the page type its query names), and the names of the route keys. One script often serves every page type of a site, the
+/// type named by a query value: OpenCart's `index.php?route=product/product`, Joomla's
+/// `option=com_content&view=article`, PrestaShop's `controller=`, a `default.aspx?page=about`.
+/// A parameter is such a route key of a script when at least half of the script's samples hold
+/// it ([`MIN_ROUTE_KEY_SHARE`]: the dispatch, not an option of some pages) and the script has at
+/// least as many samples as a common path segment needs, and one of its values names a page type.
+/// Each route key contributes its value when that value names one: common under the script (as a directory name is among path segments,
+/// [`COMMON_SEGMENT_SHARE`]) and holds a letter; a rare or numeric value (an id, a title)
+/// contributes only the key, so a route shown once (a brand page among products) is still a
+/// page type apart from the common routes.
+fn page_routes(outputs: &[Output<'_>]) -> (Vec<Route>, Vec<String>) {
+    let common = (outputs.len() as f64 * COMMON_SEGMENT_SHARE).max(3.0);
+    fn parts(q: &str) -> impl Iterator<Item = (&str, &str)> {
+        q.split('&')
+            .map(|part| part.split_once('=').unwrap_or((part, "")))
+            .filter(|(name, _)| !name.is_empty())
+    }
+    // Samples per script, per (script, key) and per (script, key, value).
+    let mut scripts: FxHashMap<&str, u32> = FxHashMap::default();
+    let mut keys: FxHashMap<(&str, &str), u32> = FxHashMap::default();
+    let mut values: FxHashMap<(&str, &str, &str), u32> = FxHashMap::default();
+    for (path, query) in outputs {
+        let Some(q) = query.as_deref() else {
+            continue;
+        };
+        *scripts.entry(path).or_default() += 1;
+        let mut seen: Vec<&str> = Vec::new();
+        for (name, value) in parts(q) {
+            if !seen.contains(&name) {
+                seen.push(name);
+                *keys.entry((path, name)).or_default() += 1;
+                *values.entry((path, name, value)).or_default() += 1;
+            }
+        }
+    }
+    let named = |value: &str, samples: u32| {
+        value.bytes().any(|b| b.is_ascii_alphabetic()) && f64::from(samples) >= common
+    };
+    // Keys with at least one value that names a page type: a key whose values are all ids or
+    // titles (MediaWiki's `title=`) routes nothing.
+    let naming: FxHashSet<(&str, &str)> = values
+        .iter()
+        .filter(|(&(_, _, value), &n)| named(value, n))
+        .map(|(&(path, name, _), _)| (path, name))
+        .collect();
+    let route_key = |path: &str, name: &str| {
+        let held = keys.get(&(path, name)).copied().unwrap_or(0);
+        let all = scripts.get(path).copied().unwrap_or(0);
+        naming.contains(&(path, name))
+            && f64::from(all) >= common
+            && f64::from(held) >= MIN_ROUTE_KEY_SHARE * f64::from(all)
+    };
+    let mut route_keys: Vec<String> = keys
+        .keys()
+        .filter(|&&(path, name)| route_key(path, name))
+        .map(|&(_, name)| name.to_owned())
+        .collect();
+    if route_keys.is_empty() {
+        return (vec![Route::default(); outputs.len()], route_keys);
+    }
+    route_keys.sort_unstable();
+    route_keys.dedup();
+    let mut h = OutputHasher::new();
+    let routes = outputs
+        .iter()
+        .map(|(path, query)| {
+            let Some(q) = query.as_deref() else {
+                return Route::default();
+            };
+            let mut route: Vec<(&str, &str)> = Vec::new();
+            let mut arguments: Vec<&str> = Vec::new();
+            for (name, value) in parts(q) {
+                if !route_key(path, name) {
+                    if !arguments.contains(&name) {
+                        arguments.push(name);
+                    }
+                    continue;
+                }
+                if route.iter().any(|(n, _)| *n == name) {
+                    continue;
+                }
+                let shown = values.get(&(&**path, name, value)).copied().unwrap_or(0);
+                route.push((name, if named(value, shown) { value } else { "\0*" }));
+            }
+            if route.is_empty() {
+                return Route::default();
+            }
+            route.sort_unstable();
+            h.clear();
+            h.update(b"?route");
+            for (name, value) in route {
+                h.update(name.as_bytes());
+                h.update(b"=");
+                h.update(value.as_bytes());
+                h.update(b"&");
+            }
+            Route {
+                hash: h.digest(),
+                arguments: arguments.len(),
+            }
+        })
+        .collect();
+    (routes, route_keys)
+}
+
+/// Whether a duplicate cluster holds a sample with a front-controller route and one without
+/// ([`Round::controller_twins`]).
+fn controller_twins(parsed: &[Parsed], routes: &[Route]) -> bool {
+    if routes.iter().all(|r| r.hash == 0) {
+        return false;
+    }
+    // Per cluster: (seen with a route, seen without).
+    let mut seen: FxHashMap<u64, (bool, bool)> = FxHashMap::default();
+    parsed.iter().zip(routes).any(|(p, r)| {
+        let e = seen.entry(p.cluster).or_default();
+        if r.hash == 0 {
+            e.1 = true;
+        } else {
+            e.0 = true;
+        }
+        e.0 && e.1
+    })
+}
+
+/// A sample's front-controller route ([`page_routes`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Route {
+    /// Hash of the page type the route names; 0 when the sample has no route.
+    hash: u64,
+    /// Query parameters of the sample other than the route keys.
+    arguments: usize,
+}
+
 /// The bytes of one output, hashed at once with [`xxh3_64`] (the same value the streaming
 /// `Xxh3` gives for the same bytes): the streaming state costs more to set up than the few
 /// dozen bytes of a path, and every sample is hashed several times per round.
@@ -515,6 +686,10 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             // server that other site rules cannot reveal: tested in the first round only, as
             // it touches every sample with a capital letter.
             if round_number > 0 && candidate == SiteAction::LowercasePathAndQuery {
+                continue;
+            }
+            if matches!(&candidate, SiteAction::IgnoreParam { name, .. } if round.route_keys.contains(name))
+            {
                 continue;
             }
             let mut with = rewriter.clone();
@@ -676,8 +851,16 @@ fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
         outputs.push((path, query));
     }
     let path_refs: Vec<&str> = outputs.iter().map(|(p, _)| p.as_ref()).collect();
-    let types = page_types(&path_refs);
-    let shapes = page_shapes(&path_refs);
+    let (routes, route_keys) = page_routes(&outputs);
+    let with_route = |kinds: Vec<u64>| -> Vec<u64> {
+        kinds
+            .into_iter()
+            .zip(&routes)
+            .map(|(kind, route)| kind ^ route.hash)
+            .collect()
+    };
+    let types = with_route(page_types(&path_refs));
+    let shapes = with_route(page_shapes(&path_refs));
     let by_hash = ByHash::new(&hashes);
     Round {
         outputs,
@@ -685,6 +868,9 @@ fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
         by_hash,
         types,
         shapes,
+        controller_twins: controller_twins(parsed, &routes),
+        routes,
+        route_keys,
     }
 }
 
@@ -1580,8 +1766,11 @@ type Tested = (SiteAction, SiteRewriter, Evidence, Vec<(u32, u64)>);
 /// `viewforum.php?f=…` listings: one sample per forum). When every sample of a merged
 /// duplicate group also holds one other parameter (the topic id `t` beside `f`), the
 /// parameter is tested again dropped only beside that one; the narrower rule is taken when the
-/// wider one is refused or reaches samples outside the page types that showed evidence, and
-/// the narrower one passes the same test.
+/// wider one is refused or reaches samples outside the page types that showed evidence, or
+/// when every merged duplicate is a page a front controller routes ([`page_routes`]: the
+/// evidence speaks for those routes only, and a route the sample lacks, such as a shop's
+/// brand pages, may take the parameter as its argument), and the narrower one passes the same
+/// test.
 fn narrow_param(
     candidate: &SiteAction,
     wide: &Evidence,
@@ -1593,8 +1782,14 @@ fn narrow_param(
     let SiteAction::IgnoreParam { name, beside: None } = candidate else {
         return None;
     };
+    // Evidence shown only on pages a front controller routes speaks for those routes, not for
+    // the routes the sample does not show (a brand page among products): narrowed as well.
+    let routed_only = wide
+        .positive_samples
+        .iter()
+        .all(|&u| round.routes[u as usize].hash != 0);
     if wide.positive_samples.is_empty()
-        || (wide.accepts(config) && wide.changed_in_evidenced_types == wide.changed)
+        || (wide.accepts(config) && wide.changed_in_evidenced_types == wide.changed && !routed_only)
     {
         return None;
     }
@@ -1613,6 +1808,8 @@ fn narrow_param(
     // among them).
     let names: FxHashMap<u32, Vec<String>> = may_change.iter().map(|&u| (u, names_of(u))).collect();
     let mut shared = names.get(&wide.positive_samples[0])?.clone();
+    // Beside a route key is beside every route: no narrower than everywhere on the controller.
+    shared.retain(|n| !round.route_keys.contains(n));
     for u in &wide.positive_samples[1..] {
         let theirs = names.get(u)?;
         shared.retain(|n| theirs.contains(n));
@@ -1633,7 +1830,10 @@ fn narrow_param(
         .iter()
         .map(|k| (k.clone(), holding(k)))
         .min_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| a.0.cmp(&b.0)))?;
-    if narrowed.len() == may_change.len() {
+    // Beside a parameter every changed sample holds, the narrower rule changes nothing in the
+    // sample; it is still the one written when the evidence lies on routes only, as the routes
+    // the sample lacks are where the two differ.
+    if narrowed.len() == may_change.len() && !routed_only {
         return None;
     }
     let scoped = SiteAction::IgnoreParam {
@@ -1710,7 +1910,15 @@ fn measure(
         }
         let negative_before = e.negative_groups;
         count_group(&mut members, &mut e);
-        if e.positive_groups > positive_before {
+        if e.positive_groups > positive_before
+            && dropped.is_some_and(|(name, _)| {
+                values_written_two_ways(&members, moved, &round.outputs, parsed, name)
+            })
+        {
+            // Not evidence that the parameter is irrelevant: the group's duplicates hold it
+            // with values of which one extends the other (merged pairs stay counted).
+            e.positive_groups -= 1;
+        } else if e.positive_groups > positive_before {
             e.positive_samples.extend(moved.iter().copied());
             evidenced_types.extend(moved.iter().map(|&u| round.types[u as usize]));
             evidenced_shapes.extend(moved.iter().map(|&u| round.shapes[u as usize]));
@@ -1735,10 +1943,72 @@ fn measure(
             e.changed_in_evidenced_types += 1;
         } else {
             *unevidenced.entry(t).or_default() += 1;
+            let route = round.routes[u as usize];
+            e.emptied_routes +=
+                u64::from(dropped.is_some() && route.hash != 0 && route.arguments == 1);
         }
     }
     e.largest_unevidenced_type = unevidenced.values().copied().max().unwrap_or(0);
+    // A parameter shown and changed only on pages outside the host's front controller says
+    // nothing about the controller's routes, where it may name the page.
+    e.beside_the_routes = dropped.is_some()
+        && round.controller_twins
+        && !is_touched
+            .iter()
+            .any(|&u| round.routes[u as usize].hash != 0);
     (e, moved)
+}
+
+/// Whether a group's duplicates hold the dropped parameter `name` on every member, with values of
+/// which one extends the other (`path=46` beside `path=45_46`: a category written with its
+/// ancestors; `id=5` beside `id=5:title`): one value written two ways, which shows nothing about
+/// the parameter's relevance, since it names the same thing in both. `members` are (output
+/// before, cluster) of the whole group, `moved` the samples that carry the parameter.
+fn values_written_two_ways(
+    members: &[(u64, u64)],
+    moved: &[u32],
+    outputs: &[Output<'_>],
+    parsed: &[Parsed],
+    name: &str,
+) -> bool {
+    let value_of = |u: u32| -> Option<&str> {
+        outputs[u as usize]
+            .1
+            .as_deref()?
+            .split('&')
+            .find_map(|part| part.strip_prefix(name)?.strip_prefix('='))
+    };
+    // Every member of a cluster with two or more members must carry the parameter.
+    let mut per_cluster: FxHashMap<u64, (usize, Vec<&str>)> = FxHashMap::default();
+    for &(_, cluster) in members {
+        per_cluster.entry(cluster).or_default().0 += 1;
+    }
+    for &u in moved {
+        if let Some(v) = value_of(u) {
+            per_cluster
+                .entry(parsed[u as usize].cluster)
+                .or_default()
+                .1
+                .push(v);
+        }
+    }
+    let mut shown = false;
+    for (size, values) in per_cluster.values() {
+        if *size < 2 {
+            continue;
+        }
+        if values.len() < *size {
+            return false;
+        }
+        let nested = values
+            .iter()
+            .all(|a| values.iter().all(|b| a.contains(b) || b.contains(a)));
+        if !nested {
+            return false;
+        }
+        shown = true;
+    }
+    shown
 }
 
 /// Adds the pairs of one merged group that were not identical before the candidate.
@@ -2455,6 +2725,149 @@ mod tests {
                 name: "f".into(),
                 beside: None
             }]
+        );
+    }
+
+    #[test]
+    fn a_parameter_is_kept_on_a_route_that_showed_no_evidence() {
+        // A PrestaShop front controller: every page is `index.php?controller=…`. On product
+        // pages `id_category` is breadcrumb context (the product with and without it is one
+        // page); on the category pages it names the category. The sample holds one category
+        // page: nothing there shows `id_category` irrelevant or relevant, and the path alone
+        // (`/index.php`) does not tell it from the products.
+        let mut s = Vec::new();
+        for n in 0..40u64 {
+            s.push(lu(
+                &format!("http://p.example/index.php?controller=product&id_product={n}"),
+                n,
+            ));
+            s.push(lu(
+                &format!(
+                    "http://p.example/index.php?controller=product&id_category={}&id_product={n}",
+                    3 + n % 4
+                ),
+                n,
+            ));
+        }
+        s.push(lu(
+            "http://p.example/index.php?controller=category&id_category=3",
+            103,
+        ));
+        let out = learn(&s, &LearnConfig::default());
+        assert_eq!(
+            out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
+            [&SiteAction::IgnoreParam {
+                name: "id_category".into(),
+                beside: Some("id_product".into()),
+            }]
+        );
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        let rewrite = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rewriter.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        // Another category page, unseen in training, keeps its category.
+        assert_eq!(
+            rewrite("http://p.example/index.php?controller=category&id_category=5"),
+            "http://p.example/index.php?controller=category&id_category=5"
+        );
+        assert_eq!(
+            rewrite("http://p.example/index.php?controller=product&id_category=5&id_product=77"),
+            "http://p.example/index.php?controller=product&id_product=77"
+        );
+        // The route is read from the query value, not from a fixed name: a Joomla-style
+        // `view=` key with a category page shown once is guarded the same way.
+        let joomla: Vec<LabelledUrl> = s
+            .iter()
+            .map(|l| LabelledUrl {
+                url: l
+                    .url
+                    .replace("controller=product", "option=com_content&view=article")
+                    .replace("controller=category", "option=com_content&view=category")
+                    .replace("id_product", "id")
+                    .replace("id_category", "catid"),
+                cluster: l.cluster,
+            })
+            .collect();
+        let out = learn(&joomla, &LearnConfig::default());
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        let url = Url::parse("http://p.example/index.php?option=com_content&view=category&catid=5")
+            .unwrap();
+        assert_eq!(rewriter.rewrite(&url), None, "{:?}", out.rules);
+        // Friendly URLs: the context parameter rides on product paths (`/p/slug?id_category=`),
+        // which no route names, while the front controller still answers its routes. A route
+        // whose one argument the parameter is (a category page) would lose what names it:
+        // one such sample refuses dropping it everywhere.
+        let mut friendly = Vec::new();
+        for n in 0..40u64 {
+            friendly.push(lu(&format!("http://f.example/p/item-{n}"), n));
+            friendly.push(lu(
+                &format!("http://f.example/p/item-{n}?id_category={}", 3 + n % 4),
+                n,
+            ));
+            friendly.push(lu(
+                &format!("http://f.example/index.php?controller=product&id_product={n}"),
+                n,
+            ));
+        }
+        friendly.push(lu(
+            "http://f.example/index.php?controller=category&id_category=3",
+            103,
+        ));
+        let out = learn(&friendly, &LearnConfig::default());
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        let url =
+            Url::parse("http://f.example/index.php?controller=category&id_category=5").unwrap();
+        assert_eq!(rewriter.rewrite(&url), None, "{:?}", out.rules);
+        // Without the category page the sample shows nothing about the routes at all: the
+        // parameter, never seen on the front controller, is not dropped there either.
+        friendly.pop();
+        let out = learn(&friendly, &LearnConfig::default());
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        assert_eq!(rewriter.rewrite(&url), None, "{:?}", out.rules);
+    }
+
+    #[test]
+    fn one_value_written_two_ways_is_no_evidence_for_dropping_it() {
+        // A front controller whose categories take their ancestors' ids (`cat=4_7` is category
+        // 7 under 4, and `cat=7` the same page): on category pages the two values are one
+        // category written two ways, not a parameter the page ignores; on product pages the
+        // category is breadcrumb context. Dropping it everywhere would make every category
+        // page one URL.
+        let mut s = Vec::new();
+        for n in 0..40u64 {
+            s.push(lu(
+                &format!("http://k.example/shop.php?do=item&item={n}"),
+                n,
+            ));
+            s.push(lu(
+                &format!(
+                    "http://k.example/shop.php?cat=4_{}&do=item&item={n}",
+                    7 + n % 5
+                ),
+                n,
+            ));
+        }
+        // Each category page shown under both of its values, in a view of its own, so no
+        // two categories meet in one group here.
+        for c in 7..12u64 {
+            for form in [c.to_string(), format!("4_{c}")] {
+                s.push(lu(
+                    &format!("http://k.example/shop.php?cat={form}&do=list&sort=f{c}"),
+                    100 + c,
+                ));
+            }
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        let url = Url::parse("http://k.example/shop.php?cat=13&do=list&sort=name").unwrap();
+        assert_eq!(rewriter.rewrite(&url), None, "{:?}", out.rules);
+        let url = Url::parse("http://k.example/shop.php?cat=4_13&do=item&item=99").unwrap();
+        assert_eq!(
+            rewriter.rewrite(&url).as_deref(),
+            Some("http://k.example/shop.php?do=item&item=99"),
+            "{:?}",
+            out.rules
         );
     }
 
