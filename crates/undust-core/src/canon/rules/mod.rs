@@ -368,8 +368,13 @@ impl HostRuleSet {
             match &rule.action {
                 SiteAction::IgnoreParam { name, beside } => {
                     let bad_name = |n: &str| n.is_empty() || n.contains(['&', '=', '#']);
-                    if bad_name(name) || beside.as_deref().is_some_and(bad_name) {
-                        return Err(bad("a parameter name must be non-empty without & = #"));
+                    // `beside` is a name, or a name and the value it must have.
+                    let bad_beside = |b: &str| bad_name(b.split_once('=').map_or(b, |(n, _)| n))
+                        || b.split_once('=').is_some_and(|(_, v)| v.contains(['&', '=', '#']));
+                    if bad_name(name) || beside.as_deref().is_some_and(bad_beside) {
+                        return Err(bad(
+                            "a parameter name must be non-empty without & = # (beside: a name, or name=value)",
+                        ));
                     }
                 }
                 SiteAction::DefaultDocument { name } => {
@@ -433,6 +438,18 @@ impl HostRuleSet {
                     {
                         return Err(bad(
                             "a titled id needs a page type prefix starting and ending with / and a separator among . - : _ ~ ,",
+                        ));
+                    }
+                }
+                SiteAction::TitledIdInQuery {
+                    name, separator, ..
+                } => {
+                    if name.is_empty()
+                        || name.contains(['&', '=', '#'])
+                        || !site::TITLE_SEPARATORS.contains(separator)
+                    {
+                        return Err(bad(
+                            "a titled id in a query value needs a parameter name without & = # and a separator among . - : _ ~ ,",
                         ));
                     }
                 }
