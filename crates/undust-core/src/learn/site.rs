@@ -24,6 +24,14 @@
 //!   the same key). Pagination, sort orders, variants and revisions put different pages in
 //!   one group and fail at once.
 //!
+//! Some actions merge nothing alone and only together make two addresses of one page identical
+//! (Joomla's non-SEF `?catid=3&id=5:an-alias&Itemid=7&view=article` beside
+//! `?id=5&Itemid=101&view=article`; vBulletin's `showthread.php?t=5` beside `/threads/5-title`):
+//! after the single candidates of a round, such **bundles** are proposed from the differences
+//! between two addresses of one cluster that repeat over several clusters, and tested as one
+//! action with the same guards, a single merge of different pages refusing them, at most
+//! [`MAX_BUNDLE_CANDIDATES`] per round.
+//!
 //! Accepting one action can reveal another (`sid` and `ref` on the same URLs), so the search
 //! repeats until nothing changes, a bounded number of rounds. The samples rewritten by the
 //! accepted actions are what the pattern tree then learns from, and the engine applies the
@@ -1434,22 +1442,22 @@ fn query_difference<'q>(a: &'q str, b: &'q str) -> Option<(Vec<BundlePart<'q>>, 
 /// `?catid=3&id=5:an-alias&Itemid=7&view=article` beside `?id=5&Itemid=101&view=article`: the
 /// category is context, the menu item too beside an article id, and the alias decorates the id).
 /// Inside one duplicate cluster, two samples of one path whose queries differ
-/// ([`query_difference`]) propose the actions that make them identical: every parameter
-/// dropped only beside the anchor (the narrowest description of where the evidence lies: the
-/// menu item names a page where it stands alone), a title dropped from an id in a value. A
-/// bundle proposed by at least [`MIN_MOVED_ID_VALUES`] clusters is a candidate, the most shown
-/// first, at most [`MAX_BUNDLE_CANDIDATES`]; each comes with every sample holding one of its
-/// parameters, whatever its path (the actions apply to every URL of the host). Bundles some accepted action already covers are left out.
+/// ([`query_difference`]) propose the actions that make them identical: a title dropped from an
+/// id in a value, and every other parameter dropped only beside the anchors every showing pair
+/// held in common (`option=com_content&view=article`: the narrowest description of where the
+/// evidence lies, since the menu item names a page where it stands alone; ids and values that
+/// vary between the pairs fall out). A bundle proposed by at least [`MIN_MOVED_ID_VALUES`]
+/// clusters is a candidate, the most shown first, at most [`MAX_BUNDLE_CANDIDATES`]; each comes
+/// with every sample holding one of its parameters, whatever its path (the actions apply to
+/// every URL of the host). Bundles some accepted action already covers are left out.
 fn query_bundles(
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
     clusters: &SmallClusters,
     accepted: &[(SiteAction, Evidence)],
 ) -> Vec<(Vec<SiteAction>, Vec<u32>)> {
-    // (path, actions, anchor) -> clusters that showed it.
-    type Key<'o> = (&'o str, Vec<BundlePart<'o>>, &'o str);
-    let mut proposals: FxHashMap<Key<'_>, FxHashSet<u64>> = FxHashMap::default();
-    // Anchors proposed, by how many samples hold them (a name, or a `name=value` part).
-    let mut holders: FxHashMap<&str, usize> = FxHashMap::default();
+    // (path, actions) -> clusters that showed it, and the anchors every showing pair had.
+    type Key<'o> = (&'o str, Vec<BundlePart<'o>>);
+    let mut proposals: FxHashMap<Key<'_>, (FxHashSet<u64>, Vec<&str>)> = FxHashMap::default();
     for (&cluster, members) in clusters {
         for (i, &a) in members.iter().enumerate() {
             let (path, Some(qa)) = &outputs[a as usize] else {
@@ -1463,52 +1471,38 @@ fn query_bundles(
                     continue;
                 }
                 if let Some((parts, anchors)) = query_difference(qa, qb) {
-                    for anchor in anchors {
-                        holders.insert(anchor, 0);
-                        proposals
-                            .entry((path.as_ref(), parts.clone(), anchor))
-                            .or_default()
-                            .insert(cluster);
+                    match proposals.entry((path.as_ref(), parts)) {
+                        std::collections::hash_map::Entry::Vacant(v) => {
+                            v.insert((std::iter::once(cluster).collect(), anchors));
+                        }
+                        std::collections::hash_map::Entry::Occupied(mut o) => {
+                            let (shown_in, common) = o.get_mut();
+                            shown_in.insert(cluster);
+                            common.retain(|c| anchors.contains(c));
+                        }
                     }
                 }
             }
         }
     }
-    proposals.retain(|_, c| c.len() >= MIN_MOVED_ID_VALUES);
-    if proposals.is_empty() {
-        return Vec::new();
-    }
-    holders.retain(|anchor, _| proposals.keys().any(|k| k.2 == *anchor));
-    for (_, query) in outputs {
-        for part in query.as_deref().unwrap_or("").split('&') {
-            let name = param_name(part);
-            for key in [Some(part), (name != part).then_some(name)].into_iter().flatten() {
-                if let Some(n) = holders.get_mut(key) {
-                    *n += 1;
-                }
-            }
-        }
-    }
-    // The most shown first; among bundles shown as often, the narrowest anchor (the most
-    // specific description of where the evidence lies).
-    let mut shown: Vec<(usize, usize, Key<'_>)> = proposals
+    let mut shown: Vec<(usize, Key<'_>, Vec<&str>)> = proposals
         .into_iter()
-        .map(|(key, c)| (c.len(), holders.get(key.2).copied().unwrap_or(0), key))
+        .filter(|(_, (c, anchors))| c.len() >= MIN_MOVED_ID_VALUES && !anchors.is_empty())
+        .map(|(key, (c, anchors))| (c.len(), key, anchors))
         .collect();
-    shown.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then_with(|| a.1.cmp(&b.1))
-            .then_with(|| a.2.cmp(&b.2))
-    });
+    shown.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let taken = |a: &SiteAction| accepted.iter().any(|(b, _)| b == a);
     let mut out = Vec::new();
-    for (_, _, (_, parts, anchor)) in shown {
+    for (_, (_, parts), mut anchors) in shown {
+        anchors.sort_unstable();
+        // Every part the showing pairs held in common: where the evidence lies.
+        let anchor = anchors.join("&");
         let actions: Vec<SiteAction> = parts
             .iter()
             .map(|p| match *p {
                 BundlePart::Drop(name) => SiteAction::IgnoreParam {
                     name: name.to_owned(),
-                    beside: Some(anchor.to_owned()),
+                    beside: Some(anchor.clone()),
                 },
                 BundlePart::Title(name, separator, id_first) => SiteAction::TitledIdInQuery {
                     name: name.to_owned(),
@@ -2391,14 +2385,20 @@ mod tests {
             }
         }
         for dept in 0..7u64 {
-            s.push(lu(&format!("http://cat.example/catalog.php?dept={dept}"), 1000 + dept));
+            s.push(lu(
+                &format!("http://cat.example/catalog.php?dept={dept}"),
+                1000 + dept,
+            ));
             s.push(lu(
                 &format!("http://cat.example/catalog.php?dept={dept}&page=2"),
                 1100 + dept,
             ));
         }
         for menu in 20..25u64 {
-            s.push(lu(&format!("http://cat.example/catalog.php?menu={menu}"), 1200 + menu));
+            s.push(lu(
+                &format!("http://cat.example/catalog.php?menu={menu}"),
+                1200 + menu,
+            ));
         }
         s
     }

@@ -368,12 +368,15 @@ impl HostRuleSet {
             match &rule.action {
                 SiteAction::IgnoreParam { name, beside } => {
                     let bad_name = |n: &str| n.is_empty() || n.contains(['&', '=', '#']);
-                    // `beside` is a name, or a name and the value it must have.
-                    let bad_beside = |b: &str| bad_name(b.split_once('=').map_or(b, |(n, _)| n))
-                        || b.split_once('=').is_some_and(|(_, v)| v.contains(['&', '=', '#']));
+                    // `beside` is names, or names and the values they must have, joined by `&`.
+                    let bad_part = |p: &str| match p.split_once('=') {
+                        Some((n, v)) => bad_name(n) || v.contains(['&', '=', '#']),
+                        None => bad_name(p),
+                    };
+                    let bad_beside = |b: &str| b.split('&').any(bad_part);
                     if bad_name(name) || beside.as_deref().is_some_and(bad_beside) {
                         return Err(bad(
-                            "a parameter name must be non-empty without & = # (beside: a name, or name=value)",
+                            "a parameter name must be non-empty without & = # (beside: names or name=value parts joined by &)",
                         ));
                     }
                 }

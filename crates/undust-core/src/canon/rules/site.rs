@@ -41,7 +41,8 @@ pub enum SiteAction {
     /// next to an id (phpBB's forum `f` beside the topic `t`) that names the page elsewhere (`f`
     /// alone on the forum listings). A `beside` written `name=value` asks for that exact part:
     /// the page type is a query value (Joomla's menu item `Itemid` is context beside
-    /// `view=article` and names the page beside `view=category`).
+    /// `view=article` and names the page beside `view=category`); several joined by `&` must
+    /// all be present (`id&view=article`).
     IgnoreParam {
         /// The parameter name.
         name: String,
@@ -736,7 +737,9 @@ impl SiteRewriter {
         // Titles leave ids before parameters are dropped, so a parameter dropped beside the id
         // is decided on the query as it reads.
         match (self.drop_value_titles(lowered), lower.is_some()) {
-            (Some(bare), _) => self.drop_and_sort(&bare).map(|c| Cow::Owned(c.into_owned())),
+            (Some(bare), _) => self
+                .drop_and_sort(&bare)
+                .map(|c| Cow::Owned(c.into_owned())),
             (None, true) => self
                 .drop_and_sort(lowered)
                 .map(|c| Cow::Owned(c.into_owned())),
@@ -777,11 +780,13 @@ impl SiteRewriter {
         self.ignored_params.iter().any(|(ignored, beside)| {
             ignored == name
                 && beside.as_deref().is_none_or(|beside| {
-                    if beside.contains('=') {
-                        q.split('&').any(|p| p == beside)
-                    } else {
-                        q.split('&').any(|p| param_name(p) == beside)
-                    }
+                    beside.split('&').all(|wanted| {
+                        if wanted.contains('=') {
+                            q.split('&').any(|p| p == wanted)
+                        } else {
+                            q.split('&').any(|p| param_name(p) == wanted)
+                        }
+                    })
                 })
         })
     }
@@ -1079,10 +1084,10 @@ mod tests {
             "query:id=N:title -> N",
             "shown in the rule listing"
         );
-        // Beside a part with its value: the page type is a query value.
+        // Beside parts with their values: the page type is a query value.
         let by_type = [SiteAction::IgnoreParam {
             name: "Itemid".into(),
-            beside: Some("view=article".into()),
+            beside: Some("id&view=article".into()),
         }];
         assert_rewrites(
             &by_type,
@@ -1091,7 +1096,8 @@ mod tests {
         );
         for u in [
             "http://j.example/index.php?view=category&id=5&Itemid=7",
-            "http://j.example/index.php?view=articles&Itemid=7",
+            "http://j.example/index.php?view=article&Itemid=7",
+            "http://j.example/index.php?view=articles&id=5&Itemid=7",
         ] {
             assert_eq!(rw(&by_type, u), u);
         }
