@@ -1405,7 +1405,12 @@ fn query_difference<'q>(a: &'q str, b: &'q str) -> Option<(Vec<BundlePart<'q>>, 
     for &(name, va, part) in &pa {
         match value(&pb, name) {
             None => diff.push(BundlePart::Drop(name)),
-            Some(vb) if vb == va => anchors.push(part),
+            // A part the rule file can name as an anchor (a value holding `=` cannot be one).
+            Some(vb) if vb == va => {
+                if !va.contains('=') {
+                    anchors.push(part);
+                }
+            }
             Some(vb) => {
                 let titled = TITLE_SEPARATORS.iter().find_map(|&sep| {
                     [true, false].into_iter().find_map(|id_first| {
