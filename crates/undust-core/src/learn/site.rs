@@ -557,9 +557,14 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             }
         }
         // Actions that merge nothing alone but together make two addresses of one page
-        // identical, tested as one.
-        let mut bundles = titled_moves(&round.outputs, &clusters, &accepted);
-        bundles.extend(query_bundles(&round.outputs, &clusters, &accepted));
+        // identical, tested as one: a last resort, once the single actions have settled (a
+        // round that accepted one is followed by another anyway), which keeps their cost to a
+        // round or two.
+        let mut bundles = Vec::new();
+        if !changed {
+            bundles = titled_moves(&round.outputs, &clusters, &accepted);
+            bundles.extend(query_bundles(&round.outputs, &clusters, &accepted));
+        }
         for (bundle, may_change) in bundles.into_iter().take(MAX_BUNDLE_CANDIDATES) {
             let mut with = rewriter.clone();
             for action in &bundle {
