@@ -1480,6 +1480,14 @@ fn query_bundles(
                 if other != path || qa == qb {
                     continue;
                 }
+                // Two writings of one query share a parameter (the anchor): queries with no
+                // name in common are passed before splitting and sorting them.
+                if !qa.split('&').any(|p| {
+                    let name = param_name(p);
+                    qb.split('&').any(|o| param_name(o) == name)
+                }) {
+                    continue;
+                }
                 if let Some((parts, anchors)) = query_difference(qa, qb) {
                     match proposals.entry((path.as_ref(), parts)) {
                         std::collections::hash_map::Entry::Vacant(v) => {
@@ -1576,6 +1584,10 @@ fn titled_moves(
                 }
                 for &b in members {
                     let path: &str = &outputs[b as usize].0;
+                    // Most paths do not hold the id at all: passed before splitting them.
+                    if b == a || !path.contains(id) {
+                        continue;
+                    }
                     // Every segment holding the id after a literal prefix.
                     let mut start = 0;
                     for _ in 0..MAX_ALIAS_SEGMENT {
@@ -1585,7 +1597,7 @@ fn titled_moves(
                         let prefix = &path[..start + len + 2];
                         let rest = &path[prefix.len()..];
                         let segment = &rest[..rest.find('/').unwrap_or(rest.len())];
-                        if b != a && segment.contains(id) {
+                        if segment.contains(id) {
                             for &separator in &TITLE_SEPARATORS {
                                 for id_first in [false, true] {
                                     if titled_id(segment, separator, id_first) == Some(id) {
