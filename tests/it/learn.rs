@@ -353,7 +353,9 @@ fn ids_extracted_from_slugs_but_pages_and_threads_kept() {
     check(
         slug_site(),
         &[
-            "replace query:t <- first_number(path_1)",
+            // Or the site rules that move the id into the path and drop the title beside it,
+            // tested as a bundle (`learn::site`).
+            "replace query:t <- first_number(path_1) | /showthread.php?t=V -> /threads/V",
             "replace query:id <- last_number(path_1)",
         ],
         0.8,
@@ -931,19 +933,24 @@ fn tuning_families_quality() {
 }
 
 /// Measured share of the best achievable compression on the first six held-out families
-/// (micro): 0.849 with a slug before an id dropped from the item's views too (0.835 before, at
+/// (micro): 0.875 with site actions learned as bundles (vBulletin's `showthread.php?t=N` ≡
+/// `/threads/N-title`: an id moved into a segment that writes it with a title; stop 23);
+/// 0.849 with a slug before an id dropped from the item's views too (0.835 before, at
 /// stop 21; 0.659 before ids moving from a query value into the path and slugs beside ids;
 /// 0.669 before the page-type guards, which gave up Q&A rules that merged tag listings: fpr
 /// 0.00093 -> 0). A floor against regressions.
-const HELD_OUT_SHARE_FLOOR: f64 = 0.84;
+const HELD_OUT_SHARE_FLOOR: f64 = 0.86;
 /// The families added to the held-out set later, each with the share it had when first
 /// measured, before any learner change that followed: a floor per family. DokuWiki and Joomla
 /// at stop 20; Bugzilla at stop 22; SMF (0.678), Gitea (0.757, its false merges included) and
 /// Piwigo (0.348) at stop 23, measured on the families3 branch (OpenCart and Plone, held out at
-/// stop 22, moved to the tuning set at stop 23: `LATER_TUNING_FLOORS`).
+/// stop 22, moved to the tuning set at stop 23: `LATER_TUNING_FLOORS`). Joomla raised at stop 23
+/// (0.47 -> 0.60, measured 0.65, each seed above 0.50): its non-SEF addresses are joined by a
+/// bundle of site actions (`catid` and `Itemid` dropped beside the article, the alias dropped
+/// from `id=N:alias`).
 const LATER_HELD_OUT_FLOORS: [(&str, f64); 6] = [
     ("dokuwiki", 0.99),
-    ("joomla", 0.47),
+    ("joomla", 0.60),
     ("bugzilla", 0.96),
     ("smf", 0.67),
     ("gitea", 0.75),
@@ -1029,7 +1036,7 @@ fn held_out_families_keep_the_guarantees() {
 /// (QUALITY.md, stop 22). Run with `cargo test --test it -- --ignored held_out` to see where it
 /// stands.
 #[test]
-#[ignore = "generality target not met yet: 78% of best on the held-out families (QUALITY.md)"]
+#[ignore = "generality target not met yet: see QUALITY.md, stop 23, all branches merged"]
 fn held_out_families_reach_the_generality_target() {
     let (rows, total, merged) =
         family_run(&undust::corpus::SiteKind::HELD_OUT_FAMILIES, "held-out");

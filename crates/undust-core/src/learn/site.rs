@@ -31,6 +31,14 @@
 //! argument by a dropped parameter refuses it (the parameter named the page); and a parameter
 //! never seen on a controller that also answers the friendly paths is not dropped site-wide.
 //!
+//! Some actions merge nothing alone and only together make two addresses of one page identical
+//! (Joomla's non-SEF `?catid=3&id=5:an-alias&Itemid=7&view=article` beside
+//! `?id=5&Itemid=101&view=article`; vBulletin's `showthread.php?t=5` beside `/threads/5-title`):
+//! after the single candidates of a round, such **bundles** are proposed from the differences
+//! between two addresses of one cluster that repeat over several clusters, and tested as one
+//! action with the same guards, a single merge of different pages refusing them, at most
+//! [`MAX_BUNDLE_CANDIDATES`] per round.
+//!
 //! Accepting one action can reveal another (`sid` and `ref` on the same URLs), so the search
 //! repeats until nothing changes, a bounded number of rounds. The samples rewritten by the
 //! accepted actions are what the pattern tree then learns from, and the engine applies the
@@ -96,6 +104,11 @@ const MIN_SLUG_IDS: usize = MIN_DOCUMENT_DIRECTORIES;
 const MAX_SLUG_CANDIDATES: usize = 16;
 /// Rounds of the accept-and-retest loop.
 const MAX_ROUNDS: usize = 4;
+/// Most actions in one bundle ([`query_bundles`]): two addresses of one page that differ in
+/// more parameters than this are not one scheme written two ways.
+const MAX_BUNDLE_ACTIONS: usize = 4;
+/// Bundles tested per round (the most shown first), so learning stays linear in the samples.
+const MAX_BUNDLE_CANDIDATES: usize = 8;
 /// Parameter names tested per round (the most frequent first).
 const MAX_PARAM_CANDIDATES: usize = 256;
 /// Default-document names tested per round (the most frequent final segments first).
@@ -177,7 +190,7 @@ struct Parsed {
 }
 
 /// Evidence for one candidate.
-#[derive(Default, Debug)]
+#[derive(Clone, Default, Debug)]
 struct Evidence {
     positive_groups: u64,
     negative_groups: u64,
@@ -779,6 +792,39 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     round.update(&moved, &parsed, &rewriter);
                 }
                 accepted.push((candidate, evidence));
+                changed = true;
+            }
+        }
+        // Actions that merge nothing alone but together make two addresses of one page
+        // identical, tested as one: a last resort, once the single actions have settled (a
+        // round that accepted one is followed by another anyway), which keeps their cost to a
+        // round or two.
+        let mut bundles = Vec::new();
+        if !changed {
+            bundles = titled_moves(&round.outputs, &clusters, &accepted);
+            bundles.extend(query_bundles(&round.outputs, &clusters, &accepted));
+        }
+        for (bundle, may_change) in bundles.into_iter().take(MAX_BUNDLE_CANDIDATES) {
+            let mut with = rewriter.clone();
+            for action in &bundle {
+                with.add(action);
+            }
+            let (mut evidence, _) = measure(&parsed, &with, &round, &may_change, None);
+            if bundle
+                .iter()
+                .any(|a| matches!(a, SiteAction::SlugInSegment { .. }))
+            {
+                // A title decorates the item, not one view of it: the coverage guards are
+                // waived as for the title alone (above).
+                evidence.changed_in_evidenced_types = evidence.changed;
+                evidence.largest_unevidenced_type = 0;
+            }
+            // A bundle is a combination found by search: one merge of different pages refuses
+            // it, as for a moved id.
+            if evidence.negative_groups == 0 && evidence.accepts(config) {
+                rewriter = with;
+                round = start_round(&parsed, &rewriter);
+                accepted.extend(bundle.into_iter().map(|a| (a, evidence.clone())));
                 changed = true;
             }
         }
@@ -1573,6 +1619,303 @@ fn extensions_shown(
         })
         .collect();
     most_shown_first(out)
+}
+
+/// One action of a bundle, keyed for counting ([`query_bundles`]): a dropped parameter, or a
+/// parameter whose value writes an id with its title (separator, id first).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum BundlePart<'a> {
+    Drop(&'a str),
+    Title(&'a str, char, bool),
+}
+
+/// The actions that make the queries `a` and `b` of one path identical, and where they may
+/// hold (the anchors), or `None` when they are not two writings of one query under one scheme:
+/// a parameter name repeated, nothing left equal in both, or more than [`MAX_BUNDLE_ACTIONS`]
+/// differences. A parameter in one query only is dropped; one whose values differ is an id
+/// written with its title in one of them (`id=5:an-alias` beside `id=5`), or else dropped
+/// (irrelevant where the anchor is). The anchors are the parts equal in both (`view=article`:
+/// the page type may be a query value) and the name of a parameter whose title is dropped (the
+/// id names the page; the rest is context).
+fn query_difference<'q>(a: &'q str, b: &'q str) -> Option<(Vec<BundlePart<'q>>, Vec<&'q str>)> {
+    let parts = |q: &'q str| -> Option<Vec<(&'q str, &'q str, &'q str)>> {
+        let mut v: Vec<(&str, &str, &str)> = q
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let (n, v) = p.split_once('=').unwrap_or((p, ""));
+                (n, v, p)
+            })
+            .collect();
+        v.sort_unstable();
+        let unique = v.windows(2).all(|w| w[0].0 != w[1].0);
+        (unique && v.iter().all(|(n, _, _)| !n.is_empty())).then_some(v)
+    };
+    let (pa, pb) = (parts(a)?, parts(b)?);
+    let value = |p: &[(&'q str, &'q str, &'q str)], n: &str| {
+        p.iter().find(|(m, _, _)| *m == n).map(|x| x.1)
+    };
+    let mut diff: Vec<BundlePart<'q>> = Vec::new();
+    let mut anchors: Vec<&'q str> = Vec::new();
+    for &(name, va, part) in &pa {
+        match value(&pb, name) {
+            None => diff.push(BundlePart::Drop(name)),
+            // A part the rule file can name as an anchor (a value holding `=` cannot be one).
+            Some(vb) if vb == va => {
+                if !va.contains('=') {
+                    anchors.push(part);
+                }
+            }
+            Some(vb) => {
+                let titled = TITLE_SEPARATORS.iter().find_map(|&sep| {
+                    [true, false].into_iter().find_map(|id_first| {
+                        let untitled = |long: &str, short: &str| {
+                            titled_id(long, sep, id_first).is_some_and(|id| id == short)
+                        };
+                        (untitled(va, vb) || untitled(vb, va))
+                            .then_some(BundlePart::Title(name, sep, id_first))
+                    })
+                });
+                if titled.is_some() {
+                    anchors.push(name);
+                }
+                diff.push(titled.unwrap_or(BundlePart::Drop(name)));
+            }
+        }
+    }
+    diff.extend(
+        pb.iter()
+            .filter(|(n, _, _)| value(&pa, n).is_none())
+            .map(|&(n, _, _)| BundlePart::Drop(n)),
+    );
+    // One dropped parameter alone is the single-parameter search's (with its own narrowing).
+    let single_drop = diff.len() == 1 && matches!(diff[0], BundlePart::Drop(_));
+    if diff.is_empty() || diff.len() > MAX_BUNDLE_ACTIONS || single_drop || anchors.is_empty() {
+        return None;
+    }
+    diff.sort_unstable();
+    Some((diff, anchors))
+}
+
+/// Bundles of actions tested together: site actions that each merge nothing alone but together
+/// make two addresses of one page identical (Joomla's non-SEF
+/// `?catid=3&id=5:an-alias&Itemid=7&view=article` beside `?id=5&Itemid=101&view=article`: the
+/// category is context, the menu item too beside an article id, and the alias decorates the id).
+/// Inside one duplicate cluster, two samples of one path whose queries differ
+/// ([`query_difference`]) propose the actions that make them identical: a title dropped from an
+/// id in a value, and every other parameter dropped only beside the anchors every showing pair
+/// held in common (`option=com_content&view=article`: the narrowest description of where the
+/// evidence lies, since the menu item names a page where it stands alone; ids and values that
+/// vary between the pairs fall out). A bundle proposed by at least [`MIN_MOVED_ID_VALUES`]
+/// clusters is a candidate, the most shown first, at most [`MAX_BUNDLE_CANDIDATES`]; each comes
+/// with every sample holding one of its parameters, whatever its path (the actions apply to
+/// every URL of the host). Bundles some accepted action already covers are left out.
+fn query_bundles(
+    outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+    clusters: &SmallClusters,
+    accepted: &[(SiteAction, Evidence)],
+) -> Vec<(Vec<SiteAction>, Vec<u32>)> {
+    // (path, actions) -> clusters that showed it, and the anchors every showing pair had.
+    type Key<'o> = (&'o str, Vec<BundlePart<'o>>);
+    let mut proposals: FxHashMap<Key<'_>, (FxHashSet<u64>, Vec<&str>)> = FxHashMap::default();
+    for (&cluster, members) in clusters {
+        for (i, &a) in members.iter().enumerate() {
+            let (path, Some(qa)) = &outputs[a as usize] else {
+                continue;
+            };
+            for &b in &members[i + 1..] {
+                let (other, Some(qb)) = &outputs[b as usize] else {
+                    continue;
+                };
+                if other != path || qa == qb {
+                    continue;
+                }
+                // Two writings of one query share a parameter (the anchor): queries with no
+                // name in common are passed before splitting and sorting them.
+                if !qa.split('&').any(|p| {
+                    let name = param_name(p);
+                    qb.split('&').any(|o| param_name(o) == name)
+                }) {
+                    continue;
+                }
+                if let Some((parts, anchors)) = query_difference(qa, qb) {
+                    match proposals.entry((path.as_ref(), parts)) {
+                        std::collections::hash_map::Entry::Vacant(v) => {
+                            v.insert((std::iter::once(cluster).collect(), anchors));
+                        }
+                        std::collections::hash_map::Entry::Occupied(mut o) => {
+                            let (shown_in, common) = o.get_mut();
+                            shown_in.insert(cluster);
+                            common.retain(|c| anchors.contains(c));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut shown: Vec<(usize, Key<'_>, Vec<&str>)> = proposals
+        .into_iter()
+        .filter(|(_, (c, anchors))| c.len() >= MIN_MOVED_ID_VALUES && !anchors.is_empty())
+        .map(|(key, (c, anchors))| (c.len(), key, anchors))
+        .collect();
+    shown.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let taken = |a: &SiteAction| accepted.iter().any(|(b, _)| b == a);
+    let mut out = Vec::new();
+    for (_, (_, parts), mut anchors) in shown {
+        anchors.sort_unstable();
+        // Every part the showing pairs held in common: where the evidence lies.
+        let anchor = anchors.join("&");
+        let actions: Vec<SiteAction> = parts
+            .iter()
+            .map(|p| match *p {
+                BundlePart::Drop(name) => SiteAction::IgnoreParam {
+                    name: name.to_owned(),
+                    beside: Some(anchor.clone()),
+                },
+                BundlePart::Title(name, separator, id_first) => SiteAction::TitledIdInQuery {
+                    name: name.to_owned(),
+                    separator,
+                    id_first,
+                },
+            })
+            .collect();
+        if actions.iter().all(taken) || out.iter().any(|(a, _)| *a == actions) {
+            continue;
+        }
+        let names: Vec<&str> = parts
+            .iter()
+            .map(|p| match *p {
+                BundlePart::Drop(n) | BundlePart::Title(n, _, _) => n,
+            })
+            .collect();
+        let samples = outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, q))| {
+                q.as_deref()
+                    .is_some_and(|q| q.split('&').any(|part| names.contains(&param_name(part))))
+            })
+            .map(|(i, _)| i as u32)
+            .collect();
+        out.push((actions, samples));
+        if out.len() == MAX_BUNDLE_CANDIDATES {
+            break;
+        }
+    }
+    out
+}
+
+/// Bundles of an id moved from a query value into the path together with the title dropped
+/// from the segment it lands in: vBulletin's `showthread.php?t=N` beside `/threads/N-title`,
+/// a shop's `product.php?id=N` beside `/p/N-title`. Neither alone makes the two identical (no
+/// page is written `/threads/N`), so neither is proposed on its own. Inside one duplicate
+/// cluster, a query value `n=N` (all digits) on path `S` beside a path `P` + `title·N` + what
+/// follows proposes ([`SiteAction::QueryValueToPath`] `S`, `n`, `P`;
+/// [`SiteAction::SlugInSegment`] `P`) when the segment writes that id with a title
+/// ([`titled_id`]); a proposal made by at least [`MIN_MOVED_ID_VALUES`] distinct ids is a
+/// candidate, the most shown first. Each comes with the samples of `S` carrying `n` and those
+/// with a titled id after `P`.
+fn titled_moves(
+    outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+    clusters: &SmallClusters,
+    accepted: &[(SiteAction, Evidence)],
+) -> Vec<(Vec<SiteAction>, Vec<u32>)> {
+    // (script, name, prefix, separator, id first) -> distinct ids shown.
+    type Key<'o> = (&'o str, &'o str, &'o str, char, bool);
+    let mut proposals: FxHashMap<Key<'_>, FxHashSet<&str>> = FxHashMap::default();
+    for members in clusters.values() {
+        for &a in members {
+            let (script, Some(q)) = &outputs[a as usize] else {
+                continue;
+            };
+            for (name, id) in q.split('&').filter_map(|p| p.split_once('=')) {
+                if name.is_empty() || id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+                    continue;
+                }
+                for &b in members {
+                    let path: &str = &outputs[b as usize].0;
+                    // Most paths do not hold the id at all: passed before splitting them.
+                    if b == a || !path.contains(id) {
+                        continue;
+                    }
+                    // Every segment holding the id after a literal prefix.
+                    let mut start = 0;
+                    for _ in 0..MAX_ALIAS_SEGMENT {
+                        let Some(len) = path[start + 1..].find('/') else {
+                            break;
+                        };
+                        let prefix = &path[..start + len + 2];
+                        let rest = &path[prefix.len()..];
+                        let segment = &rest[..rest.find('/').unwrap_or(rest.len())];
+                        if segment.contains(id) {
+                            for &separator in &TITLE_SEPARATORS {
+                                for id_first in [false, true] {
+                                    if titled_id(segment, separator, id_first) == Some(id) {
+                                        proposals
+                                            .entry((script, name, prefix, separator, id_first))
+                                            .or_default()
+                                            .insert(id);
+                                    }
+                                }
+                            }
+                        }
+                        start = prefix.len() - 1;
+                    }
+                }
+            }
+        }
+    }
+    let mut shown: Vec<(usize, Key<'_>)> = proposals
+        .into_iter()
+        .filter(|(_, ids)| ids.len() >= MIN_MOVED_ID_VALUES)
+        .map(|(key, ids)| (ids.len(), key))
+        .collect();
+    shown.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let taken = |a: &SiteAction| accepted.iter().any(|(b, _)| b == a);
+    let mut out = Vec::new();
+    for (_, (script, name, prefix, separator, id_first)) in shown {
+        let actions = vec![
+            SiteAction::QueryValueToPath {
+                path: script.to_owned(),
+                name: name.to_owned(),
+                prefix: prefix.to_owned(),
+            },
+            SiteAction::SlugInSegment {
+                prefix: prefix.to_owned(),
+                separator,
+                id_first,
+            },
+        ];
+        if actions.iter().any(taken) {
+            continue;
+        }
+        let samples = outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, (path, query))| {
+                let carries = path == script
+                    && query
+                        .as_deref()
+                        .is_some_and(|q| q.split('&').any(|part| param_name(part) == name));
+                let titled = path.strip_prefix(prefix).is_some_and(|rest| {
+                    let segment = rest.split('/').next().unwrap_or("");
+                    titled_id(segment, separator, id_first).is_some()
+                });
+                carries || titled
+            })
+            .map(|(i, _)| i as u32)
+            .collect();
+        out.push((actions, samples));
+        if out.len() == MAX_BUNDLE_CANDIDATES {
+            break;
+        }
+    }
+    out
+}
+
+/// A query part's name (the part itself when it holds no `=`).
+fn param_name(part: &str) -> &str {
+    part.split_once('=').map_or(part, |(n, _)| n)
 }
 
 /// Segment-alias candidates: per path position, values that stand for one another inside a
@@ -2444,6 +2787,148 @@ mod tests {
                 .any(|r| matches!(r.action, SiteAction::QueryValueToPath { .. })),
             "{:?}",
             out.rules
+        );
+    }
+
+    /// A legacy catalogue's script, as a shop or a calendar behind one front controller writes
+    /// it: an item `?item=N:title&dept=D&menu=M` (its title after the id, the department and
+    /// the menu it was linked from) and the same item `?item=N&menu=1` (the short link); the
+    /// department's listing `?dept=D` (with `&page=2`) and a menu's page `?menu=M` are pages of
+    /// their own. A 20% sample: a third of the items show both forms.
+    fn catalogue_site(items: u64) -> Vec<LabelledUrl> {
+        let mut s = Vec::new();
+        for id in 0..items {
+            let (dept, menu) = (id % 7, 20 + id % 5);
+            let long = format!(
+                "http://cat.example/catalog.php?item={id}:blue-widget&dept={dept}&menu={menu}"
+            );
+            s.push(lu(&long, id));
+            if id % 3 == 0 {
+                s.push(lu(
+                    &format!("http://cat.example/catalog.php?item={id}&menu=1"),
+                    id,
+                ));
+            }
+        }
+        for dept in 0..7u64 {
+            s.push(lu(
+                &format!("http://cat.example/catalog.php?dept={dept}"),
+                1000 + dept,
+            ));
+            s.push(lu(
+                &format!("http://cat.example/catalog.php?dept={dept}&page=2"),
+                1100 + dept,
+            ));
+        }
+        for menu in 20..25u64 {
+            s.push(lu(
+                &format!("http://cat.example/catalog.php?menu={menu}"),
+                1200 + menu,
+            ));
+        }
+        s
+    }
+
+    #[test]
+    fn actions_that_merge_nothing_alone_are_learned_as_a_bundle() {
+        let out = learn(&catalogue_site(90), &LearnConfig::default());
+        let actions: Vec<&SiteAction> = out.rules.iter().map(|r| &r.action).collect();
+        let titled = SiteAction::TitledIdInQuery {
+            name: "item".into(),
+            separator: ':',
+            id_first: true,
+        };
+        assert!(actions.contains(&&titled), "{actions:?}");
+        let rw = SiteRewriter::new(actions.iter().copied());
+        let canon = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rw.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        // An item not in the sample: both forms are one.
+        assert_eq!(
+            canon("http://cat.example/catalog.php?item=777:red-lamp&dept=2&menu=23"),
+            canon("http://cat.example/catalog.php?item=777&menu=1"),
+        );
+        // The department and the menu name the page where the item id is absent.
+        assert_ne!(
+            canon("http://cat.example/catalog.php?menu=21"),
+            canon("http://cat.example/catalog.php?menu=22"),
+        );
+        assert_ne!(
+            canon("http://cat.example/catalog.php?dept=3"),
+            canon("http://cat.example/catalog.php?dept=4"),
+        );
+        assert_ne!(
+            canon("http://cat.example/catalog.php?dept=3"),
+            canon("http://cat.example/catalog.php?dept=3&page=2"),
+        );
+        // Other items stay apart, and a value that is not an id with a title is kept.
+        assert_ne!(
+            canon("http://cat.example/catalog.php?item=777&menu=1"),
+            canon("http://cat.example/catalog.php?item=778&menu=1"),
+        );
+        assert_eq!(
+            canon("http://cat.example/catalog.php?item=2024-05"),
+            "http://cat.example/catalog.php?item=2024-05"
+        );
+    }
+
+    #[test]
+    fn a_bundle_contradicted_by_one_merge_of_different_pages_is_refused() {
+        // 300 items agree; one pair of different pages (an item and another one shown under
+        // the same id with another title: the id is not the page there) is merged by the same
+        // bundle, under every 1% threshold: refused.
+        let mut s = catalogue_site(300);
+        s.push(lu(
+            "http://cat.example/catalog.php?item=5000:green-chair&dept=1&menu=21",
+            9000,
+        ));
+        s.push(lu("http://cat.example/catalog.php?item=5000&menu=1", 9001));
+        let out = learn(&s, &LearnConfig::default());
+        assert!(
+            !out.rules
+                .iter()
+                .any(|r| matches!(r.action, SiteAction::TitledIdInQuery { .. })),
+            "{:?}",
+            out.rules
+        );
+    }
+
+    #[test]
+    fn an_id_moves_from_a_query_value_into_a_segment_that_writes_it_with_a_title() {
+        // A shop: `product.php?id=N` is `/p/N-title`, and no page is written `/p/N`, so neither
+        // the move nor the title's removal merges anything alone. Reviews are a page of their
+        // own below the product; other products stay apart.
+        let mut s = Vec::new();
+        for id in 0..60u64 {
+            let titled = format!("http://shop.example/p/{id}-blue-widget");
+            s.push(lu(&titled, id));
+            if id % 3 == 0 {
+                s.push(lu(&format!("http://shop.example/product.php?id={id}"), id));
+            }
+            if id % 4 == 0 {
+                s.push(lu(&format!("{titled}/reviews"), 1000 + id));
+            }
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let actions: Vec<&SiteAction> = out.rules.iter().map(|r| &r.action).collect();
+        let rw = SiteRewriter::new(actions.iter().copied());
+        let canon = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rw.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        assert_eq!(
+            canon("http://shop.example/product.php?id=777"),
+            canon("http://shop.example/p/777-red-lamp"),
+            "{actions:?}"
+        );
+        assert_ne!(
+            canon("http://shop.example/p/777-red-lamp/reviews"),
+            canon("http://shop.example/p/777-red-lamp"),
+        );
+        assert_ne!(
+            canon("http://shop.example/product.php?id=777"),
+            canon("http://shop.example/product.php?id=778"),
         );
     }
 

@@ -368,8 +368,16 @@ impl HostRuleSet {
             match &rule.action {
                 SiteAction::IgnoreParam { name, beside } => {
                     let bad_name = |n: &str| n.is_empty() || n.contains(['&', '=', '#']);
-                    if bad_name(name) || beside.as_deref().is_some_and(bad_name) {
-                        return Err(bad("a parameter name must be non-empty without & = #"));
+                    // `beside` is names, or names and the values they must have, joined by `&`.
+                    let bad_part = |p: &str| match p.split_once('=') {
+                        Some((n, v)) => bad_name(n) || v.contains(['&', '=', '#']),
+                        None => bad_name(p),
+                    };
+                    let bad_beside = |b: &str| b.split('&').any(bad_part);
+                    if bad_name(name) || beside.as_deref().is_some_and(bad_beside) {
+                        return Err(bad(
+                            "a parameter name must be non-empty without & = # (beside: names or name=value parts joined by &)",
+                        ));
                     }
                 }
                 SiteAction::DefaultDocument { name } => {
@@ -433,6 +441,18 @@ impl HostRuleSet {
                     {
                         return Err(bad(
                             "a titled id needs a page type prefix starting and ending with / and a separator among . - : _ ~ ,",
+                        ));
+                    }
+                }
+                SiteAction::TitledIdInQuery {
+                    name, separator, ..
+                } => {
+                    if name.is_empty()
+                        || name.contains(['&', '=', '#'])
+                        || !site::TITLE_SEPARATORS.contains(separator)
+                    {
+                        return Err(bad(
+                            "a titled id in a query value needs a parameter name without & = # and a separator among . - : _ ~ ,",
                         ));
                     }
                 }

@@ -20,8 +20,9 @@
 //! Every action is idempotent, and [`SiteRewriter::rewrite`] applies them in a fixed order
 //! (scheme, a query value moved into the path, lower-case the path (and the query), segment
 //! aliases, dropped segments, slugs beside ids, ids ending slugs to short links, strip a
-//! default document, strip a file extension, strip trailing slashes, drop parameters, sort the
-//! query), so the result does not depend on the order of the rules in the file.
+//! default document, strip a file extension, strip trailing slashes, drop titles from ids in
+//! query values, drop parameters, sort the query), so the result does not depend on the order
+//! of the rules in the file.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -38,7 +39,10 @@ pub enum SiteAction {
     /// Every occurrence of query parameter `name` (raw, as serialized) is dropped; with
     /// `beside`, only from queries that also hold parameter `beside`: a parameter redundant
     /// next to an id (phpBB's forum `f` beside the topic `t`) that names the page elsewhere (`f`
-    /// alone on the forum listings).
+    /// alone on the forum listings). A `beside` written `name=value` asks for that exact part:
+    /// the page type is a query value (Joomla's menu item `Itemid` is context beside
+    /// `view=article` and names the page beside `view=category`); several joined by `&` must
+    /// all be present (`id&view=article`).
     IgnoreParam {
         /// The parameter name.
         name: String,
@@ -144,6 +148,20 @@ pub enum SiteAction {
         /// The extension with its dot (`.html`).
         extension: String,
     },
+    /// A numeric id written with its title in a query value loses the title: the value of
+    /// parameter `name`, `N` + `separator` + `title` when `id_first` (or `title` + `separator` +
+    /// `N`), becomes `N`, the other parameters kept. Joomla's non-SEF
+    /// `?view=article&id=5:an-alias` is `?view=article&id=5`; a calendar's
+    /// `event.php?e=42-summer-fair` is `event.php?e=42`. The id is all digits, the title holds
+    /// two letters ([`titled_id`]), so `?v=1.2` or `?d=2024-05` are left alone.
+    TitledIdInQuery {
+        /// The parameter whose value writes the id and the title.
+        name: String,
+        /// The character between title and id (`.`, `-`, `:`, `_`, `~`, `,`).
+        separator: char,
+        /// Whether the id comes before the title.
+        id_first: bool,
+    },
 }
 
 impl fmt::Display for SiteAction {
@@ -208,6 +226,17 @@ impl fmt::Display for SiteAction {
             SiteAction::StripExtension { extension } => {
                 write!(f, "strip the extension {extension}")
             }
+            SiteAction::TitledIdInQuery {
+                name,
+                separator,
+                id_first,
+            } => {
+                if *id_first {
+                    write!(f, "query:{name}=N{separator}title -> N")
+                } else {
+                    write!(f, "query:{name}=title{separator}N -> N")
+                }
+            }
         }
     }
 }
@@ -254,6 +283,8 @@ pub struct SiteRewriter {
     titled_ids: Vec<(String, char, bool)>,
     /// Extensions of [`SiteAction::StripExtension`], with their dot.
     extensions: Vec<String>,
+    /// (name, separator, id_first) of [`SiteAction::TitledIdInQuery`].
+    titled_values: Vec<(String, char, bool)>,
 }
 
 impl SiteRewriter {
@@ -342,6 +373,16 @@ impl SiteRewriter {
                     self.extensions.push(extension.clone());
                 }
             }
+            SiteAction::TitledIdInQuery {
+                name,
+                separator,
+                id_first,
+            } => {
+                let entry = (name.clone(), *separator, *id_first);
+                if !self.titled_values.contains(&entry) {
+                    self.titled_values.push(entry);
+                }
+            }
         }
     }
 
@@ -375,6 +416,7 @@ impl SiteRewriter {
             && self.ids_in_slugs.is_empty()
             && self.titled_ids.is_empty()
             && self.extensions.is_empty()
+            && self.titled_values.is_empty()
     }
 
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
@@ -688,14 +730,48 @@ impl SiteRewriter {
     }
 
     fn rewrite_query<'a>(&self, q: &'a str) -> Option<Cow<'a, str>> {
-        if self.lowercase_query && has_upper_outside_escapes(q) {
-            // Names are compared after lower-casing: the learner saw them so.
-            let lower = lower_outside_escapes(q);
-            return self
-                .drop_and_sort(&lower)
-                .map(|c| Cow::Owned(c.into_owned()));
+        // Names are compared after lower-casing: the learner saw them so.
+        let lower = (self.lowercase_query && has_upper_outside_escapes(q))
+            .then(|| lower_outside_escapes(q));
+        let lowered = lower.as_deref().unwrap_or(q);
+        // Titles leave ids before parameters are dropped, so a parameter dropped beside the id
+        // is decided on the query as it reads.
+        match (self.drop_value_titles(lowered), lower.is_some()) {
+            (Some(bare), _) => self
+                .drop_and_sort(&bare)
+                .map(|c| Cow::Owned(c.into_owned())),
+            (None, true) => self
+                .drop_and_sort(lowered)
+                .map(|c| Cow::Owned(c.into_owned())),
+            (None, false) => self.drop_and_sort(q),
         }
-        self.drop_and_sort(q)
+    }
+
+    /// The query with the titles dropped from ids written with them
+    /// ([`SiteAction::TitledIdInQuery`]), or `None` when no value is one.
+    fn drop_value_titles(&self, q: &str) -> Option<String> {
+        if self.titled_values.is_empty() {
+            return None;
+        }
+        let bare = |part| titled_part(&self.titled_values, part);
+        if !q.split('&').any(|part| bare(part).is_some()) {
+            return None;
+        }
+        let mut out = String::with_capacity(q.len());
+        for (i, part) in q.split('&').enumerate() {
+            if i > 0 {
+                out.push('&');
+            }
+            match bare(part) {
+                Some((name, id)) => {
+                    out.push_str(name);
+                    out.push('=');
+                    out.push_str(id);
+                }
+                None => out.push_str(part),
+            }
+        }
+        Some(out)
     }
 
     /// Whether parameter `name` of query `q` is dropped: an ignored parameter, and when it is
@@ -703,9 +779,15 @@ impl SiteRewriter {
     fn drops(&self, name: &str, q: &str) -> bool {
         self.ignored_params.iter().any(|(ignored, beside)| {
             ignored == name
-                && beside
-                    .as_deref()
-                    .is_none_or(|beside| q.split('&').any(|p| param_name(p) == beside))
+                && beside.as_deref().is_none_or(|beside| {
+                    beside.split('&').all(|wanted| {
+                        if wanted.contains('=') {
+                            q.split('&').any(|p| p == wanted)
+                        } else {
+                            q.split('&').any(|p| param_name(p) == wanted)
+                        }
+                    })
+                })
         })
     }
 
@@ -819,6 +901,17 @@ pub fn titled_id(segment: &str, separator: char, id_first: bool) -> Option<&str>
         .take(2)
         .count();
     (id_ok && letters == 2).then_some(id)
+}
+
+/// The name of a query part and the id its value writes with a title, when the part is one of
+/// `titled` (name, separator, id first) ([`SiteAction::TitledIdInQuery`]).
+fn titled_part<'p>(titled: &[(String, char, bool)], part: &'p str) -> Option<(&'p str, &'p str)> {
+    let (name, value) = part.split_once('=')?;
+    titled
+        .iter()
+        .filter(|(n, _, _)| n == name)
+        .find_map(|&(_, separator, id_first)| titled_id(value, separator, id_first))
+        .map(|id| (name, id))
 }
 
 /// A path from its segments (`["a", "b"]` is `/a/b`).
@@ -956,6 +1049,58 @@ mod tests {
         }
         assert!(is_extension(".html") && is_extension(".php5"));
         assert!(!is_extension(".2") && !is_extension("html") && !is_extension(".a-b"));
+    }
+
+    #[test]
+    fn a_title_leaves_an_id_in_a_query_value_before_parameters_are_dropped_beside_it() {
+        let actions = [
+            SiteAction::TitledIdInQuery {
+                name: "id".into(),
+                separator: ':',
+                id_first: true,
+            },
+            SiteAction::IgnoreParam {
+                name: "Itemid".into(),
+                beside: Some("id".into()),
+            },
+            SiteAction::SortQuery,
+        ];
+        assert_rewrites(
+            &actions,
+            "http://j.example/index.php?view=article&id=5:an-alias&Itemid=7",
+            "http://j.example/index.php?id=5&view=article",
+        );
+        // Only the named parameter, only an id with a title; the menu item alone stays.
+        for u in [
+            "http://j.example/index.php?Itemid=7",
+            "http://j.example/index.php?catid=5:an-alias",
+            "http://j.example/index.php?id=2024:05",
+            "http://j.example/index.php?id=a:5",
+        ] {
+            assert_eq!(rw(&actions, u), u);
+        }
+        assert_eq!(
+            actions[0].to_string(),
+            "query:id=N:title -> N",
+            "shown in the rule listing"
+        );
+        // Beside parts with their values: the page type is a query value.
+        let by_type = [SiteAction::IgnoreParam {
+            name: "Itemid".into(),
+            beside: Some("id&view=article".into()),
+        }];
+        assert_rewrites(
+            &by_type,
+            "http://j.example/index.php?view=article&id=5&Itemid=7",
+            "http://j.example/index.php?view=article&id=5",
+        );
+        for u in [
+            "http://j.example/index.php?view=category&id=5&Itemid=7",
+            "http://j.example/index.php?view=article&Itemid=7",
+            "http://j.example/index.php?view=articles&id=5&Itemid=7",
+        ] {
+            assert_eq!(rw(&by_type, u), u);
+        }
     }
 
     fn rw(actions: &[SiteAction], url: &str) -> String {
