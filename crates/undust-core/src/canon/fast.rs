@@ -77,16 +77,15 @@ pub fn recognize<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<Ur
         return None;
     }
     let path_start = at;
-    let path_end = path_end(bytes, path_start)?;
+    let PathEnd {
+        end: path_end,
+        session_marker,
+    } = path_end(bytes, path_start)?;
     let query = match bytes.get(path_end) {
         None => None,
         Some(b'?') => {
             let query_start = path_end + 1;
-            if !bytes[query_start..]
-                .iter()
-                .enumerate()
-                .all(|(i, &b)| keeps_in_query(b) || is_normal_escape(bytes, query_start + i))
-            {
+            if !query_is_kept(&bytes[query_start..]) {
                 return None;
             }
             Some(&input[query_start..])
@@ -103,7 +102,9 @@ pub fn recognize<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<Ur
         query,
         fragment: None,
     };
-    normalizer.leaves_unchanged(&view).then_some(view)
+    normalizer
+        .leaves_unchanged(&view, session_marker)
+        .then_some(view)
 }
 
 /// The scheme an input starts with in lowercase followed by `//`, its default port's digits and
@@ -153,24 +154,70 @@ fn check_label(label: &[u8]) -> Option<()> {
         .then_some(())
 }
 
+/// What a path scan found besides the path's end: whether a byte that starts a session id
+/// (`;` of a path parameter, `(` of an ASP.NET cookieless segment) occurs, which the static
+/// scan asks about every path.
+struct PathEnd {
+    /// Where the path ends: at the `?` or the end of the input.
+    end: usize,
+    /// Whether the path holds `;` or `(`.
+    session_marker: bool,
+}
+
 /// End of a path starting at `start` (its `/`) that the parser stores as written: at the `?` or
 /// the end of the input. `None` when a byte, an escape or a dot segment may be rewritten.
-fn path_end(bytes: &[u8], start: usize) -> Option<usize> {
+///
+/// The inner loop skips the common bytes with one table lookup each ([`BYTE_CLASS`]); only
+/// `/`, `?`, `%`, `;`, `(` and refused bytes stop it.
+fn path_end(bytes: &[u8], start: usize) -> Option<PathEnd> {
     let mut segment_start = start + 1;
     let mut at = start + 1;
+    let mut session_marker = false;
     loop {
+        while bytes
+            .get(at)
+            .is_some_and(|&b| BYTE_CLASS[usize::from(b)] & PATH_PLAIN != 0)
+        {
+            at += 1;
+        }
         match bytes.get(at) {
             None | Some(b'?') => {
                 check_segment(&bytes[segment_start..at])?;
-                return Some(at);
+                return Some(PathEnd {
+                    end: at,
+                    session_marker,
+                });
             }
             Some(b'/') => {
                 check_segment(&bytes[segment_start..at])?;
                 at += 1;
                 segment_start = at;
             }
-            Some(&b) if keeps_in_path(b) || is_normal_escape(bytes, at) => at += 1,
+            Some(b';' | b'(') => {
+                session_marker = true;
+                at += 1;
+            }
+            Some(b'%') if is_normal_escape(bytes, at) => at += 1,
             Some(_) => return None,
+        }
+    }
+}
+
+/// Whether a query (the bytes after `?`) holds only bytes the parser keeps in a query and
+/// normal escapes.
+fn query_is_kept(query: &[u8]) -> bool {
+    let mut at = 0;
+    loop {
+        while query
+            .get(at)
+            .is_some_and(|&b| BYTE_CLASS[usize::from(b)] & QUERY_PLAIN != 0)
+        {
+            at += 1;
+        }
+        match query.get(at) {
+            None => return true,
+            Some(b'%') if is_normal_escape(query, at) => at += 1,
+            Some(_) => return false,
         }
     }
 }
@@ -181,12 +228,37 @@ fn check_segment(segment: &[u8]) -> Option<()> {
     (segment != b"." && segment != b"..").then_some(())
 }
 
+/// [`BYTE_CLASS`] bit: a path byte [`path_end`] passes without a second look ([`keeps_in_path`]
+/// but `;` and `(`, which it notes for the session scan).
+const PATH_PLAIN: u8 = 1;
+/// [`BYTE_CLASS`] bit: a byte [`keeps_in_query`] accepts (`%` is never one: escapes are judged
+/// by [`is_normal_escape`]).
+const QUERY_PLAIN: u8 = 2;
+
+/// Per byte, its [`PATH_PLAIN`] and [`QUERY_PLAIN`] bits, computed from [`keeps_in_path`] and
+/// [`keeps_in_query`] at compile time, so the two definitions stay the only ones.
+static BYTE_CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let byte = b as u8;
+        if keeps_in_path(byte) && byte != b';' && byte != b'(' {
+            table[b] |= PATH_PLAIN;
+        }
+        if keeps_in_query(byte) {
+            table[b] |= QUERY_PLAIN;
+        }
+        b += 1;
+    }
+    table
+};
+
 /// Bytes the parser keeps as they are in a path of a special URL, among those that also need no
 /// percent-encoding step: RFC 3986 unreserved characters, sub-delimiters, `:` and `@`. Bytes the
 /// parser encodes or rewrites (controls, space, `"`, `<`, `>`, `` ` ``, `{`, `}`, `\`, non-ASCII)
 /// and those whose treatment differs between parser versions (`^`, `|`, `[`, `]`) are refused;
 /// `%` is judged by [`is_normal_escape`].
-fn keeps_in_path(b: u8) -> bool {
+const fn keeps_in_path(b: u8) -> bool {
     b.is_ascii_alphanumeric()
         || matches!(
             b,
@@ -211,7 +283,7 @@ fn keeps_in_path(b: u8) -> bool {
 
 /// Bytes the parser keeps in a query of a special URL: those of a path segment but `'` (encoded
 /// in special queries), plus `/` and `?`.
-fn keeps_in_query(b: u8) -> bool {
+const fn keeps_in_query(b: u8) -> bool {
     (keeps_in_path(b) && b != b'\'') || b == b'/' || b == b'?'
 }
 

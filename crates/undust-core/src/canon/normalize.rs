@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use url::{Host, Url};
 
 use super::params;
+use super::split::{split_byte, split_once_byte};
 
 /// Default [`StaticConfig::max_url_bytes`]: 8 KiB, the request-line limit of common servers
 /// (Apache 8190 bytes, nginx 8 KiB buffers), so a longer URL cannot be fetched from most sites and
@@ -292,7 +293,13 @@ struct ScanParts<'a> {
     fragment: bool,
     /// The host when it is a domain name (IP addresses have no dots or `www.` to strip).
     domain: Option<&'a str>,
-    path: &'a str,
+    /// Whether the path holds an escape that may not be normal (`%`).
+    path_percent: bool,
+    /// Whether every escape in path and query is known to be normal (the fast path checked
+    /// them): then the percent step's trigger is not looked for.
+    escapes_normal: bool,
+    /// Whether the path holds `;` or `(`, which may start a session id.
+    path_session_marker: bool,
     query: Option<&'a str>,
 }
 
@@ -719,11 +726,14 @@ impl StaticNormalizer {
             Some(Host::Domain(host)) => Some(host),
             _ => None,
         };
+        let path = url.path().as_bytes();
         self.scan_parts(&ScanParts {
             userinfo: !url.username().is_empty() || url.password().is_some(),
             fragment: url.fragment().is_some(),
             domain,
-            path: url.path(),
+            path_percent: path.contains(&b'%'),
+            escapes_normal: false,
+            path_session_marker: path.iter().any(|&b| b == b';' || b == b'('),
             query: url.query(),
         })
     }
@@ -733,13 +743,25 @@ impl StaticNormalizer {
     /// the percent step leaves those alone). A URL the parser stores as it is written and of
     /// which this holds is its own static normalization. The fast path ([`crate::canon::fast`])
     /// checks the escapes and asks this of the parts it sliced out of the input, so the other
-    /// steps' triggers are decided by this one scan for both paths.
-    pub(crate) fn leaves_unchanged(&self, view: &crate::canon::view::UrlView<'_>) -> bool {
+    /// steps' triggers are decided by this one scan for both paths. The fast path has already
+    /// looked at every byte of the path, so it says whether the path holds `;` or `(` (what
+    /// the session step looks for in a path) instead of this scan reading the path again.
+    pub(crate) fn leaves_unchanged(
+        &self,
+        view: &crate::canon::view::UrlView<'_>,
+        path_session_marker: bool,
+    ) -> bool {
+        debug_assert_eq!(
+            path_session_marker,
+            view.path.bytes().any(|b| b == b';' || b == b'(')
+        );
         let scan = self.scan_parts(&ScanParts {
             userinfo: !view.userinfo.is_empty(),
             fragment: view.fragment.is_some(),
             domain: view.host_is_domain.then_some(view.host),
-            path: &view.path,
+            path_percent: false,
+            escapes_normal: true,
+            path_session_marker,
             query: view.query,
         });
         !Scan {
@@ -761,16 +783,15 @@ impl StaticNormalizer {
             scan.host_trailing_dot = config.strip_trailing_dot && host.ends_with('.');
             scan.host_www = config.strip_www && host.starts_with("www.");
         }
-        let path = url.path.as_bytes();
-        scan.percent = path.contains(&b'%');
-        scan.session = config.remove_session_ids && path.iter().any(|&b| b == b';' || b == b'(');
+        scan.percent = url.path_percent;
+        scan.session = config.remove_session_ids && url.path_session_marker;
         let Some(query) = url.query else {
             return scan;
         };
         scan.empty_query = query.is_empty();
-        scan.percent |= query.as_bytes().contains(&b'%');
+        scan.percent |= !url.escapes_normal && query.as_bytes().contains(&b'%');
         let mut previous: Option<&str> = None;
-        for param in query.split('&') {
+        for param in split_byte(query, b'&') {
             if param.is_empty() {
                 scan.empty_params |= config.remove_empty_params;
             }
@@ -869,7 +890,7 @@ fn is_c0_or_space(c: char) -> bool {
 
 /// `name=value` → (`name`, `value`); a parameter without `=` has an empty value.
 fn split_param(param: &str) -> (&str, &str) {
-    param.split_once('=').unwrap_or((param, ""))
+    split_once_byte(param, b'=').unwrap_or((param, ""))
 }
 
 /// Applies `act` to every `&`-separated parameter. Returns the new query, or `None` when every

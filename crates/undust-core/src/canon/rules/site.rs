@@ -29,6 +29,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::canon::split::{split_byte, split_once_byte};
 use crate::canon::view::UrlView;
 
 /// What a site rule does to every URL of its host.
@@ -530,7 +531,7 @@ impl SiteRewriter {
             }
             let mut found: Option<(usize, &str)> = None;
             let mut repeated = false;
-            for (i, part) in query.split('&').enumerate() {
+            for (i, part) in split_byte(query, b'&').enumerate() {
                 let named = match part.split_once('=') {
                     Some((n, v)) => (!name.is_empty() && same_name(n, name)).then_some(v),
                     None => (name.is_empty() && !part.is_empty()).then_some(part),
@@ -612,6 +613,9 @@ impl SiteRewriter {
     /// The length of `path` without the extension of its last segment
     /// ([`SiteAction::StripExtension`], the first that applies), or `None`.
     fn stem(&self, path: &str) -> Option<usize> {
+        if self.extensions.is_empty() {
+            return None;
+        }
         let last = &path[path.rfind('/')? + 1..];
         self.extensions.iter().find_map(|ext| {
             let stem = last.strip_suffix(ext.as_str())?;
@@ -641,7 +645,7 @@ impl SiteRewriter {
         let rest = path.strip_prefix('/')?;
         // Most paths match no alias: look before allocating.
         let any = self.segment_aliases.iter().any(|(segment, _, aliases)| {
-            rest.split('/')
+            split_byte(rest, b'/')
                 .nth(usize::from(*segment))
                 .is_some_and(|v| aliases.iter().any(|a| a == v))
         });
@@ -688,6 +692,10 @@ impl SiteRewriter {
     }
 
     fn rewrite_query<'a>(&self, q: &'a str) -> Option<Cow<'a, str>> {
+        if !self.lowercase_query && !self.sort_query && self.ignored_params.is_empty() {
+            // No query action: what `drop_and_sort` would find after a look at every parameter.
+            return Some(Cow::Borrowed(q));
+        }
         if self.lowercase_query && has_upper_outside_escapes(q) {
             // Names are compared after lower-casing: the learner saw them so.
             let lower = lower_outside_escapes(q);
@@ -705,7 +713,7 @@ impl SiteRewriter {
             ignored == name
                 && beside
                     .as_deref()
-                    .is_none_or(|beside| q.split('&').any(|p| param_name(p) == beside))
+                    .is_none_or(|beside| split_byte(q, b'&').any(|p| param_name(p) == beside))
         })
     }
 
@@ -715,7 +723,7 @@ impl SiteRewriter {
         let mut any_dropped = false;
         let mut unsorted = false;
         let mut prev: Option<&str> = None;
-        for part in q.split('&') {
+        for part in split_byte(q, b'&') {
             let name = param_name(part);
             any_dropped = any_dropped || self.drops(name, q);
             if self.sort_query {
@@ -731,7 +739,7 @@ impl SiteRewriter {
             let mut out = String::with_capacity(q.len());
             let mut first = true;
             let mut any_text = false;
-            for part in q.split('&').filter(|p| !self.drops(param_name(p), q)) {
+            for part in split_byte(q, b'&').filter(|p| !self.drops(param_name(p), q)) {
                 if !first {
                     out.push('&');
                 }
@@ -832,7 +840,7 @@ fn join_segments(segments: &[&str], capacity: usize) -> String {
 }
 
 fn param_name(p: &str) -> &str {
-    p.split_once('=').map_or(p, |(n, _)| n)
+    split_once_byte(p, b'=').map_or(p, |(n, _)| n)
 }
 
 fn has_upper_outside_escapes(path: &str) -> bool {
