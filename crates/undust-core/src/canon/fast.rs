@@ -29,14 +29,23 @@
 //!   queries of special schemes);
 //! - no fragment, nothing else, and no more than the configured maximum length.
 //!
+//! Inputs of that grammar that a static step does change are mostly a session id or a tracking
+//! parameter away from it (`/topic/1;jsessionid=…`, `?utm_source=…`): steps that read and edit
+//! only the path and the query. [`recognize_form`] runs those steps on the sliced parts
+//! ([`StaticNormalizer::normalize_parts`], the same step functions, in the same order, on the
+//! same scan) and writes the result with its parts ([`UrlText`]); an input on which another
+//! step may act, or whose edited path the parser would not store as written, goes the parser's
+//! way. The byte checks run once per byte, through a table ([`BYTE_CLASS`]).
+//!
 //! The differential tests (`tests/it/canon_fast.rs`) check `recognize(x) == UrlView::of(parse(x))`
-//! with `parse(x) == x` on every URL of the third-party suites and the generated corpus, under
-//! every static profile, and on generated adversarial strings.
+//! with `parse(x) == x`, and that [`recognize_form`]'s text and parts are the parser's path's,
+//! on every URL of the third-party suites and the generated corpus, under every static profile,
+//! and on generated adversarial strings.
 
 use std::borrow::Cow;
 
 use super::normalize::StaticNormalizer;
-use super::view::UrlView;
+use super::view::{UrlText, UrlView};
 
 /// Longest DNS label.
 const MAX_LABEL_BYTES: usize = 63;
@@ -46,6 +55,52 @@ const MAX_HOST_BYTES: usize = 253;
 /// The input's parts when the input is provably its own static normalization under
 /// `normalizer`'s configuration; `None` when it may not be (then the parser decides).
 pub fn recognize<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<UrlView<'a>> {
+    let sliced = slice(normalizer, input)?;
+    normalizer
+        .leaves_unchanged(&sliced.view, sliced.session_marker)
+        .then_some(sliced.view)
+}
+
+/// The static normalization of an input the parser stores as written, without parsing it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FastForm<'a> {
+    /// The input is its own static normalization ([`recognize`]): its parts.
+    Input(UrlView<'a>),
+    /// Static steps on the path and query (session ids, tracking and empty parameters,
+    /// sorting) change it: the result written out with its parts.
+    Edited(UrlText),
+}
+
+/// [`recognize`], and beyond it the inputs the parser stores as written on which only the
+/// static steps that read and edit the path and the query act
+/// ([`StaticNormalizer::normalize_parts`], the steps themselves run on the sliced parts): their
+/// static normalization written from the parts. `None` when the parser's way is needed.
+pub fn recognize_form<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<FastForm<'a>> {
+    let Sliced {
+        view,
+        path,
+        session_marker,
+    } = slice(normalizer, input)?;
+    if normalizer.leaves_unchanged(&view, session_marker) {
+        return Some(FastForm::Input(view));
+    }
+    let (path, query) = normalizer.normalize_parts(view.host, path, view.query, session_marker)?;
+    UrlText::write(&view, &path, query.as_deref()).map(FastForm::Edited)
+}
+
+/// An input the parser stores as written, sliced.
+struct Sliced<'a> {
+    /// Its parts.
+    view: UrlView<'a>,
+    /// Its path (also in `view`).
+    path: &'a str,
+    /// Whether the path holds `;` or `(`.
+    session_marker: bool,
+}
+
+/// The input sliced when the parser stores it as written (the grammar of the module doc);
+/// `None` when it may not.
+fn slice<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<Sliced<'a>> {
     let bytes = input.as_bytes();
     if bytes.len() > normalizer.config().max_url_bytes {
         return None;
@@ -102,9 +157,11 @@ pub fn recognize<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<Ur
         query,
         fragment: None,
     };
-    normalizer
-        .leaves_unchanged(&view, session_marker)
-        .then_some(view)
+    Some(Sliced {
+        view,
+        path: &input[path_start..path_end],
+        session_marker,
+    })
 }
 
 /// The scheme an input starts with in lowercase followed by `//`, its default port's digits and

@@ -11,10 +11,7 @@
 /// character boundary.
 pub fn split_byte(s: &str, sep: u8) -> SplitByte<'_> {
     debug_assert!(sep.is_ascii());
-    SplitByte {
-        rest: Some(s),
-        sep,
-    }
+    SplitByte { rest: Some(s), sep }
 }
 
 /// `s.split_once(char::from(sep))` for an ASCII `sep`.
@@ -59,7 +56,17 @@ mod tests {
     #[test]
     fn splits_as_the_standard_library_does() {
         for s in [
-            "", "&", "&&", "a", "a=1", "a=1&b=2", "&a=1&", "a==b", "=x", "é&ü=ß&", "a&&b",
+            "",
+            "&",
+            "&&",
+            "a",
+            "a=1",
+            "a=1&b=2",
+            "&a=1&",
+            "a==b",
+            "=x",
+            "é&ü=ß&",
+            "a&&b",
         ] {
             for sep in [b'&', b'='] {
                 let ours: Vec<&str> = split_byte(s, sep).collect();
