@@ -91,15 +91,20 @@ enum Taken {
 }
 
 /// How the fast path took `input`; fails the test when it took it wrongly: the parser's path
-/// must then give the input back unchanged with the same parts (`recognize`), or give the text
-/// the fast path wrote with the same parts (`recognize_form`), and both must agree.
+/// must then give the input back unchanged with the same parts (`recognize`, or
+/// `recognize_form`'s `Input`), or give the text `recognize_form` wrote with the same parts,
+/// and the two must agree where both take it.
 fn check_fast(n: &StaticNormalizer, input: &str) -> Result<Taken, String> {
     let as_is = recognize(n, input);
     let form = recognize_form(n, input);
-    let (text, view) = match (&as_is, &form) {
+    // `recognize_form` takes all `recognize` takes, the same way, and more.
+    let (text, view, taken) = match (&as_is, &form) {
         (None, None) => return Ok(Taken::Parsed),
-        (Some(view), Some(FastForm::Input(same))) if view == same => (input, view.clone()),
-        (None, Some(FastForm::Edited(text))) => (text.as_str(), text.view()),
+        (Some(view), Some(FastForm::Input(same))) if view == same => {
+            (input, view.clone(), Taken::AsIs)
+        }
+        (None, Some(FastForm::Input(view))) => (input, view.clone(), Taken::AsIs),
+        (None, Some(FastForm::Edited(text))) => (text.as_str(), text.view(), Taken::Edited),
         _ => {
             return Err(format!(
                 "{input:?}: recognize gives {as_is:?}, recognize_form {form:?}"
@@ -122,11 +127,7 @@ fn check_fast(n: &StaticNormalizer, input: &str) -> Result<Taken, String> {
             UrlView::of(&url)
         ));
     }
-    Ok(if as_is.is_some() {
-        Taken::AsIs
-    } else {
-        Taken::Edited
-    })
+    Ok(taken)
 }
 
 /// Every string value inside a JSON document.

@@ -85,6 +85,14 @@ pub fn recognize_form<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Opti
         return Some(FastForm::Input(view));
     }
     let (path, query) = normalizer.normalize_parts(view.host, path, view.query, session_marker)?;
+    if matches!(
+        (&path, &query),
+        (Cow::Borrowed(_), None | Some(Cow::Borrowed(_)))
+    ) {
+        // A step was asked and changed nothing (a path parameter that is no session id): the
+        // input is its own static normalization after all.
+        return Some(FastForm::Input(view));
+    }
     UrlText::write(&view, &path, query.as_deref()).map(FastForm::Edited)
 }
 
