@@ -85,10 +85,11 @@ pub fn recognize_form<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Opti
         return Some(FastForm::Input(view));
     }
     let (path, query) = normalizer.normalize_parts(view.host, path, view.query, session_marker)?;
-    if matches!(
-        (&path, &query),
-        (Cow::Borrowed(_), None | Some(Cow::Borrowed(_)))
-    ) {
+    let query_kept = match &query {
+        Some(query) => matches!(query, Cow::Borrowed(_)),
+        None => view.query.is_none(),
+    };
+    if matches!(path, Cow::Borrowed(_)) && query_kept {
         // A step was asked and changed nothing (a path parameter that is no session id): the
         // input is its own static normalization after all.
         return Some(FastForm::Input(view));
@@ -462,6 +463,76 @@ mod tests {
         ] {
             assert!(!fast(&n, input), "{input}");
         }
+    }
+
+    /// What [`recognize_form`] makes of `input`, checked against the parser's path: `Some`
+    /// with the text when it took the input (as it is or edited), `None` when it left it to the
+    /// parser.
+    fn form(n: &StaticNormalizer, input: &str) -> Option<String> {
+        let form = recognize_form(n, input)?;
+        let (text, view) = match &form {
+            FastForm::Input(view) => (input, view.clone()),
+            FastForm::Edited(text) => (text.as_str(), text.view()),
+        };
+        let url = n.normalize(input).expect("taken URLs normalize");
+        assert_eq!(url.as_str(), text, "{input}");
+        assert_eq!(UrlView::of(&url).as_ref(), Some(&view), "{input}");
+        Some(text.to_owned())
+    }
+
+    #[test]
+    fn session_ids_and_tracking_parameters_are_removed_on_the_fast_path() {
+        let n = normalizer(StaticConfig::default());
+        for (input, expected) in [
+            (
+                "http://example.com/topic/1;jsessionid=0123456789ABCDEF0123",
+                "http://example.com/topic/1",
+            ),
+            (
+                "https://example.com/p?utm_source=x&id=3",
+                "https://example.com/p?id=3",
+            ),
+            ("http://example.com/p?utm_source=x", "http://example.com/p"),
+            (
+                "http://example.com/a;x=1;jsessionid=0123456789ABCDEF0123/b?x=1;jsessionid=AB12",
+                "http://example.com/a;x=1/b?x=1",
+            ),
+            (
+                "http://example.com/(S(4hqa0555fwsecu455xqckv45))/a?gclid=1&&b=2",
+                "http://example.com/a?b=2",
+            ),
+            ("http://example.com/a;type=b", "http://example.com/a;type=b"),
+        ] {
+            assert_eq!(form(&n, input).as_deref(), Some(expected), "{input}");
+        }
+        let sorting = normalizer(StaticConfig {
+            sort_query: true,
+            ..StaticConfig::default()
+        });
+        assert_eq!(
+            form(&sorting, "http://example.com/?b=1&utm_medium=2&a=2").as_deref(),
+            Some("http://example.com/?a=2&b=1")
+        );
+    }
+
+    #[test]
+    fn edits_the_parser_would_store_otherwise_go_the_parsers_way() {
+        let n = normalizer(StaticConfig::default());
+        for input in [
+            // Removing the session id leaves a dot segment, which the parser resolves.
+            "http://example.com/a/..;jsessionid=0123456789ABCDEF0123/b",
+            "http://example.com/a/.;jsessionid=0123456789ABCDEF0123",
+            // Steps beyond the path and query.
+            "http://Example.com/p?utm_source=x",
+            "http://example.com/p?utm_source=x#top",
+        ] {
+            assert_eq!(form(&n, input), None, "{input}");
+        }
+        let www = normalizer(StaticConfig {
+            strip_www: true,
+            ..StaticConfig::default()
+        });
+        assert_eq!(form(&www, "http://www.example.com/p?utm_source=x"), None);
     }
 
     #[test]
