@@ -3,7 +3,8 @@
 //! - [`normalize`]: static normalization, always applied first (WHATWG parsing, case, ports, dot
 //!   segments, percent-encoding, tracking and session parameters).
 //! - [`fast`]: the fast path of static normalization: inputs provably already normalized are
-//!   sliced into their parts without parsing.
+//!   sliced into their parts without parsing, and those only the steps on path and query change
+//!   are edited on their parts.
 //! - [`params`]: the well-known tracking and session parameter lists static normalization uses.
 //! - [`rules`]: the learned rule data model and its versioned JSON file format.
 //! - [`engine`]: learned rules compiled per host, applied after static normalization.

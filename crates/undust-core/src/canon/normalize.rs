@@ -21,7 +21,9 @@
 //!
 //! A cheap read-only scan decides which passes can act, so an already canonical URL costs one parse
 //! and one scan (or, when [`crate::canon::fast`] can prove it canonical from its bytes, no parse:
-//! the same scan runs on the parts it slices out of the input); a pass that acts edits only its component through the `url` crate's setters. No
+//! the same scan runs on the parts it slices out of the input, and when only the steps on the
+//! path and query act, they run on those parts: [`StaticNormalizer::normalize_parts`]); a pass
+//! that acts edits only its component through the `url` crate's setters. No
 //! pass creates work for an earlier one, so one round reaches the fixpoint unless the parser
 //! re-normalizes an edited component (dot segments exposed by a removed path parameter); then the
 //! round repeats, a bounded number of times. Hence `normalize(normalize(x)) == normalize(x)`.

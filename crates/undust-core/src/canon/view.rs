@@ -10,6 +10,10 @@
 //! rule engine decomposes the view, and the canonical text is written once
 //! ([`UrlView::to_text`], [`UrlView::text_with`]).
 //!
+//! When the fast path's static steps edit the path or query of an input it sliced, it writes the
+//! result as a [`UrlText`]: the text with where its parts are, whose view reads them without
+//! parsing.
+//!
 //! A view of a parsed URL writes back the URL's own serialization: an http(s) URL with a host
 //! serializes as `scheme://[userinfo@]host[:port]path[?query][#fragment]`, which is exactly the
 //! parts below joined.
