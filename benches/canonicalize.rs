@@ -10,7 +10,8 @@
 //! canonicalizer with the same rules and those mirror sets loaded.
 //!
 //! `static_only` is [`Canonicalizer::static_form`]: the fast path where it proves the input
-//! normalized, the parser and the static steps elsewhere.
+//! normalized or where only steps on the path and query edit it, the parser and the static
+//! steps elsewhere.
 //!
 //! Before criterion's groups, a paired measurement alternates one round of each case over the
 //! same URLs and prints the median per-round throughput relative to bare parsing: on a machine
@@ -25,7 +26,7 @@ use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use undust::canon::engine::HostRules;
-use undust::canon::fast::recognize;
+use undust::canon::fast::{recognize, recognize_form, FastForm};
 use undust::canon::mirror::MirrorTable;
 use undust::canon::normalize::{StaticConfig, StaticNormalizer};
 use undust::canon::rules::{MirrorAlias, MirrorSet, MirrorSite};
@@ -212,10 +213,21 @@ fn bench(c: &mut Criterion) {
         .iter()
         .filter(|u| recognize(canonicalizer.normalizer(), u).is_some())
         .count();
+    let edited = urls
+        .iter()
+        .filter(|u| {
+            matches!(
+                recognize_form(canonicalizer.normalizer(), u),
+                Some(FastForm::Edited(_))
+            )
+        })
+        .count();
     println!(
-        "canonicalize bench: {fast} of {} URLs ({:.1}%) take the fast path of static normalization",
+        "canonicalize bench: {fast} of {} URLs ({:.1}%) take the fast path of static normalization \
+         as they are, {edited} ({:.1}%) with their path or query edited on it",
         urls.len(),
-        100.0 * fast as f64 / urls.len() as f64
+        100.0 * fast as f64 / urls.len() as f64,
+        100.0 * edited as f64 / urls.len() as f64
     );
     let (mirrored, mirror_urls) = with_mirrors(&canonicalizer, &urls);
     let folded = mirror_urls

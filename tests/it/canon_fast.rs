@@ -19,7 +19,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use serde_json::Value;
 use undust::canon::engine::HostRules;
-use undust::canon::fast::recognize;
+use undust::canon::fast::{recognize, recognize_form, FastForm};
 use undust::canon::mirror::MirrorTable;
 use undust::canon::normalize::{StaticConfig, StaticNormalizer};
 use undust::canon::rules::{MirrorAlias, MirrorSet, MirrorSite};
@@ -79,19 +79,45 @@ fn normalizer(config: StaticConfig) -> StaticNormalizer {
     StaticNormalizer::new(config).unwrap_or_else(|e| panic!("profile refused: {e}"))
 }
 
-/// Whether the fast path took `input`; fails the test when it took it wrongly: the parser's
-/// path must then give the input back unchanged, with the same parts.
-fn check_fast(n: &StaticNormalizer, input: &str) -> Result<bool, String> {
-    let Some(view) = recognize(n, input) else {
-        return Ok(false);
+/// How the fast path took an input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Taken {
+    /// The parser's way.
+    Parsed,
+    /// As its own static normalization (`recognize`).
+    AsIs,
+    /// With its path or query edited by static steps (`recognize_form`'s `Edited`).
+    Edited,
+}
+
+/// How the fast path took `input`; fails the test when it took it wrongly: the parser's path
+/// must then give the input back unchanged with the same parts (`recognize`, or
+/// `recognize_form`'s `Input`), or give the text `recognize_form` wrote with the same parts,
+/// and the two must agree where both take it.
+fn check_fast(n: &StaticNormalizer, input: &str) -> Result<Taken, String> {
+    let as_is = recognize(n, input);
+    let form = recognize_form(n, input);
+    // `recognize_form` takes all `recognize` takes, the same way, and more.
+    let (text, view, taken) = match (&as_is, &form) {
+        (None, None) => return Ok(Taken::Parsed),
+        (Some(view), Some(FastForm::Input(same))) if view == same => {
+            (input, view.clone(), Taken::AsIs)
+        }
+        (None, Some(FastForm::Input(view))) => (input, view.clone(), Taken::AsIs),
+        (None, Some(FastForm::Edited(text))) => (text.as_str(), text.view(), Taken::Edited),
+        _ => {
+            return Err(format!(
+                "{input:?}: recognize gives {as_is:?}, recognize_form {form:?}"
+            ))
+        }
     };
     let url = match n.normalize(input) {
         Ok(url) => url,
         Err(e) => return Err(format!("{input:?}: fast path took it, parser refused: {e}")),
     };
-    if url.as_str() != input {
+    if url.as_str() != text {
         return Err(format!(
-            "{input:?}: fast path took it as normalized, the parser's path gives {:?}",
+            "{input:?}: fast path made {text:?}, the parser's path gives {:?}",
             url.as_str()
         ));
     }
@@ -101,7 +127,7 @@ fn check_fast(n: &StaticNormalizer, input: &str) -> Result<bool, String> {
             UrlView::of(&url)
         ));
     }
-    Ok(true)
+    Ok(taken)
 }
 
 /// Every string value inside a JSON document.
@@ -338,22 +364,24 @@ fn fast_path_equals_the_parser_on_every_suite_url_under_every_profile() {
     inputs.extend(corpus_urls);
     assert!(inputs.len() > 20_000, "only {} inputs", inputs.len());
     let mut failures = Vec::new();
+    let mut taken = Vec::new();
     for config in profiles() {
         let n = normalizer(config.clone());
-        let mut fast = 0usize;
+        let (mut fast, mut edited) = (0usize, 0usize);
         for input in &inputs {
             match check_fast(&n, input) {
-                Ok(took) => fast += usize::from(took),
+                Ok(how) => {
+                    fast += usize::from(how == Taken::AsIs);
+                    edited += usize::from(how == Taken::Edited);
+                }
                 Err(failure) => failures.push(failure),
             }
         }
         eprintln!(
-            "fast path: {fast} of {} inputs under {config:?}",
+            "fast path: {fast} of {} inputs as they are, {edited} edited, under {config:?}",
             inputs.len()
         );
-        // The suites are mostly URLs a step changes; the corpus and real links give the fast
-        // path real work, so a recognizer that refused everything would be caught here.
-        assert!(fast > 1_000, "fast path took only {fast} inputs");
+        taken.push((config, fast, edited));
     }
     assert!(
         failures.is_empty(),
@@ -361,6 +389,19 @@ fn fast_path_equals_the_parser_on_every_suite_url_under_every_profile() {
         failures.len(),
         &failures[..failures.len().min(10)]
     );
+    for (config, fast, edited) in taken {
+        // The suites are mostly URLs a step changes; the corpus and real links give the fast
+        // path real work, so a recognizer that refused everything would be caught here.
+        assert!(fast > 1_000, "fast path took only {fast} inputs");
+        // The corpus's session ids and tracking parameters, under the profiles that remove
+        // them, give the edited form real work too.
+        if config.remove_session_ids
+            && config.remove_tracking_params
+            && config.max_url_bytes == StaticConfig::default().max_url_bytes
+        {
+            assert!(edited > 300, "fast path edited only {edited} inputs");
+        }
+    }
 }
 
 #[test]
@@ -501,6 +542,11 @@ fn adversarial_url() -> impl Strategy<Value = String> {
         "~",
         "!$&'()*+,;=:@",
         "x;jsessionid=0123456789abcdef0123",
+        "..;jsessionid=0123456789abcdef0123",
+        ".;jsessionid=0123456789abcdef0123",
+        "a;b=1;jsessionid=0123456789abcdef0123;c",
+        "a;",
+        "(S(4hqa0555fwsecu455xqckv45));jsessionid=0123456789abcdef0123",
         "(S(4hqa0555fwsecu455xqckv45))",
         "foo(bar)",
         "index.html",
@@ -525,6 +571,9 @@ fn adversarial_url() -> impl Strategy<Value = String> {
         "ref=1",
         "aff_id=2",
         "x=1;jsessionid=abcdef0123456789",
+        "sid=9682993c8daa2c5497996114facdc805;jsessionid=abcdef0123456789",
+        "x=1;sid=9682993c8daa2c5497996114facdc805",
+        "fbclid=2&",
         "k=%7e",
         "k=%7E",
         "k=%2F",
@@ -578,6 +627,7 @@ fn one_byte_off() -> impl Strategy<Value = String> {
         "http://example.com/a/b.html?x=1&y=2",
         "https://shop.example:8080/p/12?id=3",
         "http://a.b.c/%C3%A9/x?q=%2F",
+        "http://example.com/a;jsessionid=0123456789ABCDEF0123/b?utm_source=x&y=2",
     ]);
     let byte = prop::sample::select(vec![
         'A', '.', '/', '%', '?', '#', '@', ':', '\\', ' ', '\t', '\n', '\'', '^', '|', '[', '&',

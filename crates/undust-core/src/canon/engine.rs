@@ -112,6 +112,10 @@ struct CompiledRule {
     ops_text: Vec<String>,
     /// Source entries: key, its hash, literal value if any.
     source: Vec<(Key, u64, Option<String>)>,
+    /// The order [`HostRules::matches`] checks the source entries in: literals of the path
+    /// and query first (where the rules of one shape differ), the host's entries last (every
+    /// URL the host's rules see mostly has them), so a rule that does not match fails early.
+    check_order: Vec<usize>,
     ops: Vec<COp>,
     /// How the output is written: [`url_layout`] of the operations' keys (`Name` and `Value`
     /// index `ops`), computed once here so a rewrite writes straight into its string.
@@ -213,6 +217,12 @@ impl HostRules {
                     Operation::Ignore { fill: None, .. } => {}
                 }
             }
+            let mut check_order: Vec<usize> = (0..source.len()).collect();
+            check_order.sort_by_key(|&j| {
+                let (key, _, literal) = &source[j];
+                let of_host = matches!(key, Key::Scheme | Key::Auth(_) | Key::Port);
+                (of_host, literal.is_none())
+            });
             let shape = shape_of(v.source.entries.iter().map(|(k, _)| k.as_ref()));
             members.entry(shape).or_default().push(i as u32);
             let moves_values = rule.operations.iter().any(|op| {
@@ -245,6 +255,7 @@ impl HostRules {
                 fixed_bytes,
                 chains: false,
                 moves_values,
+                check_order,
             });
         }
         for (shape, mut ids) in members {
@@ -521,20 +532,28 @@ impl HostRules {
         if rule.source.len() != kv.len() {
             return false;
         }
-        for (j, (key, h, lit)) in rule.source.iter().enumerate() {
-            let Some(pos) = hashes
-                .iter()
-                .zip(kv)
-                .position(|(uh, (uk, _))| uh == h && *uk == key.as_ref())
+        // Source entries are in key order and a URL's keys in URL order, which agree but for
+        // path parameters and the order of query parameters: the search for an entry starts
+        // after the previous entry's place, so within the path and the query it mostly looks
+        // once (a key is in a URL once, so where the search starts never changes its place).
+        let mut next = 0;
+        for &j in &rule.check_order {
+            let (key, h, lit) = &rule.source[j];
+            let is_key = |pos: &usize| hashes[*pos] == *h && kv[*pos].0 == key.as_ref();
+            let Some(pos) = (next..kv.len())
+                .find(is_key)
+                .or_else(|| (0..next.min(kv.len())).find(is_key))
             else {
                 return false;
             };
-            if let Some(l) = lit {
-                if kv[pos].1 != l {
-                    return false;
-                }
+            if lit
+                .as_deref()
+                .is_some_and(|l| !short_eq(kv[pos].1.as_bytes(), l.as_bytes()))
+            {
+                return false;
             }
             slots[j] = pos as u8;
+            next = pos + 1;
         }
         true
     }
@@ -598,6 +617,13 @@ impl HostRules {
         }
         Some(out)
     }
+}
+
+/// `a == b` for the short values a rule compares (schemes, host labels, script names): byte by
+/// byte after the lengths, cheaper there than a call to the C library's `memcmp`.
+#[inline]
+fn short_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// A decomposed URL's `(key, value)` pairs, borrowed from the URL being rewritten.

@@ -29,14 +29,23 @@
 //!   queries of special schemes);
 //! - no fragment, nothing else, and no more than the configured maximum length.
 //!
+//! Inputs of that grammar that a static step does change are mostly a session id or a tracking
+//! parameter away from it (`/topic/1;jsessionid=…`, `?utm_source=…`): steps that read and edit
+//! only the path and the query. [`recognize_form`] runs those steps on the sliced parts
+//! ([`StaticNormalizer::normalize_parts`], the same step functions, in the same order, on the
+//! same scan) and writes the result with its parts ([`UrlText`]); an input on which another
+//! step may act, or whose edited path the parser would not store as written, goes the parser's
+//! way. The byte checks run once per byte, through a table ([`BYTE_CLASS`]).
+//!
 //! The differential tests (`tests/it/canon_fast.rs`) check `recognize(x) == UrlView::of(parse(x))`
-//! with `parse(x) == x` on every URL of the third-party suites and the generated corpus, under
-//! every static profile, and on generated adversarial strings.
+//! with `parse(x) == x`, and that [`recognize_form`]'s text and parts are the parser's path's,
+//! on every URL of the third-party suites and the generated corpus, under every static profile,
+//! and on generated adversarial strings.
 
 use std::borrow::Cow;
 
 use super::normalize::StaticNormalizer;
-use super::view::UrlView;
+use super::view::{UrlText, UrlView};
 
 /// Longest DNS label.
 const MAX_LABEL_BYTES: usize = 63;
@@ -46,6 +55,61 @@ const MAX_HOST_BYTES: usize = 253;
 /// The input's parts when the input is provably its own static normalization under
 /// `normalizer`'s configuration; `None` when it may not be (then the parser decides).
 pub fn recognize<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<UrlView<'a>> {
+    let sliced = slice(normalizer, input)?;
+    normalizer
+        .leaves_unchanged(&sliced.view, sliced.session_marker)
+        .then_some(sliced.view)
+}
+
+/// The static normalization of an input the parser stores as written, without parsing it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FastForm<'a> {
+    /// The input is its own static normalization ([`recognize`]): its parts.
+    Input(UrlView<'a>),
+    /// Static steps on the path and query (session ids, tracking and empty parameters,
+    /// sorting) change it: the result written out with its parts.
+    Edited(UrlText),
+}
+
+/// [`recognize`], and beyond it the inputs the parser stores as written on which only the
+/// static steps that read and edit the path and the query act
+/// ([`StaticNormalizer::normalize_parts`], the steps themselves run on the sliced parts): their
+/// static normalization written from the parts. `None` when the parser's way is needed.
+pub fn recognize_form<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<FastForm<'a>> {
+    let Sliced {
+        view,
+        path,
+        session_marker,
+    } = slice(normalizer, input)?;
+    if normalizer.leaves_unchanged(&view, session_marker) {
+        return Some(FastForm::Input(view));
+    }
+    let (path, query) = normalizer.normalize_parts(view.host, path, view.query, session_marker)?;
+    let query_kept = match &query {
+        Some(query) => matches!(query, Cow::Borrowed(_)),
+        None => view.query.is_none(),
+    };
+    if matches!(path, Cow::Borrowed(_)) && query_kept {
+        // A step was asked and changed nothing (a path parameter that is no session id): the
+        // input is its own static normalization after all.
+        return Some(FastForm::Input(view));
+    }
+    UrlText::write(&view, &path, query.as_deref()).map(FastForm::Edited)
+}
+
+/// An input the parser stores as written, sliced.
+struct Sliced<'a> {
+    /// Its parts.
+    view: UrlView<'a>,
+    /// Its path (also in `view`).
+    path: &'a str,
+    /// Whether the path holds `;` or `(`.
+    session_marker: bool,
+}
+
+/// The input sliced when the parser stores it as written (the grammar of the module doc);
+/// `None` when it may not.
+fn slice<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<Sliced<'a>> {
     let bytes = input.as_bytes();
     if bytes.len() > normalizer.config().max_url_bytes {
         return None;
@@ -77,16 +141,15 @@ pub fn recognize<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<Ur
         return None;
     }
     let path_start = at;
-    let path_end = path_end(bytes, path_start)?;
+    let PathEnd {
+        end: path_end,
+        session_marker,
+    } = path_end(bytes, path_start)?;
     let query = match bytes.get(path_end) {
         None => None,
         Some(b'?') => {
             let query_start = path_end + 1;
-            if !bytes[query_start..]
-                .iter()
-                .enumerate()
-                .all(|(i, &b)| keeps_in_query(b) || is_normal_escape(bytes, query_start + i))
-            {
+            if !query_is_kept(&bytes[query_start..]) {
                 return None;
             }
             Some(&input[query_start..])
@@ -103,7 +166,11 @@ pub fn recognize<'a>(normalizer: &StaticNormalizer, input: &'a str) -> Option<Ur
         query,
         fragment: None,
     };
-    normalizer.leaves_unchanged(&view).then_some(view)
+    Some(Sliced {
+        view,
+        path: &input[path_start..path_end],
+        session_marker,
+    })
 }
 
 /// The scheme an input starts with in lowercase followed by `//`, its default port's digits and
@@ -153,24 +220,70 @@ fn check_label(label: &[u8]) -> Option<()> {
         .then_some(())
 }
 
+/// What a path scan found besides the path's end: whether a byte that starts a session id
+/// (`;` of a path parameter, `(` of an ASP.NET cookieless segment) occurs, which the static
+/// scan asks about every path.
+struct PathEnd {
+    /// Where the path ends: at the `?` or the end of the input.
+    end: usize,
+    /// Whether the path holds `;` or `(`.
+    session_marker: bool,
+}
+
 /// End of a path starting at `start` (its `/`) that the parser stores as written: at the `?` or
 /// the end of the input. `None` when a byte, an escape or a dot segment may be rewritten.
-fn path_end(bytes: &[u8], start: usize) -> Option<usize> {
+///
+/// The inner loop skips the common bytes with one table lookup each ([`BYTE_CLASS`]); only
+/// `/`, `?`, `%`, `;`, `(` and refused bytes stop it.
+fn path_end(bytes: &[u8], start: usize) -> Option<PathEnd> {
     let mut segment_start = start + 1;
     let mut at = start + 1;
+    let mut session_marker = false;
     loop {
+        while bytes
+            .get(at)
+            .is_some_and(|&b| BYTE_CLASS[usize::from(b)] & PATH_PLAIN != 0)
+        {
+            at += 1;
+        }
         match bytes.get(at) {
             None | Some(b'?') => {
                 check_segment(&bytes[segment_start..at])?;
-                return Some(at);
+                return Some(PathEnd {
+                    end: at,
+                    session_marker,
+                });
             }
             Some(b'/') => {
                 check_segment(&bytes[segment_start..at])?;
                 at += 1;
                 segment_start = at;
             }
-            Some(&b) if keeps_in_path(b) || is_normal_escape(bytes, at) => at += 1,
+            Some(b';' | b'(') => {
+                session_marker = true;
+                at += 1;
+            }
+            Some(b'%') if is_normal_escape(bytes, at) => at += 1,
             Some(_) => return None,
+        }
+    }
+}
+
+/// Whether a query (the bytes after `?`) holds only bytes the parser keeps in a query and
+/// normal escapes.
+fn query_is_kept(query: &[u8]) -> bool {
+    let mut at = 0;
+    loop {
+        while query
+            .get(at)
+            .is_some_and(|&b| BYTE_CLASS[usize::from(b)] & QUERY_PLAIN != 0)
+        {
+            at += 1;
+        }
+        match query.get(at) {
+            None => return true,
+            Some(b'%') if is_normal_escape(query, at) => at += 1,
+            Some(_) => return false,
         }
     }
 }
@@ -181,12 +294,37 @@ fn check_segment(segment: &[u8]) -> Option<()> {
     (segment != b"." && segment != b"..").then_some(())
 }
 
+/// [`BYTE_CLASS`] bit: a path byte [`path_end`] passes without a second look ([`keeps_in_path`]
+/// but `;` and `(`, which it notes for the session scan).
+const PATH_PLAIN: u8 = 1;
+/// [`BYTE_CLASS`] bit: a byte [`keeps_in_query`] accepts (`%` is never one: escapes are judged
+/// by [`is_normal_escape`]).
+const QUERY_PLAIN: u8 = 2;
+
+/// Per byte, its [`PATH_PLAIN`] and [`QUERY_PLAIN`] bits, computed from [`keeps_in_path`] and
+/// [`keeps_in_query`] at compile time, so the two definitions stay the only ones.
+static BYTE_CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let byte = b as u8;
+        if keeps_in_path(byte) && byte != b';' && byte != b'(' {
+            table[b] |= PATH_PLAIN;
+        }
+        if keeps_in_query(byte) {
+            table[b] |= QUERY_PLAIN;
+        }
+        b += 1;
+    }
+    table
+};
+
 /// Bytes the parser keeps as they are in a path of a special URL, among those that also need no
 /// percent-encoding step: RFC 3986 unreserved characters, sub-delimiters, `:` and `@`. Bytes the
 /// parser encodes or rewrites (controls, space, `"`, `<`, `>`, `` ` ``, `{`, `}`, `\`, non-ASCII)
 /// and those whose treatment differs between parser versions (`^`, `|`, `[`, `]`) are refused;
 /// `%` is judged by [`is_normal_escape`].
-fn keeps_in_path(b: u8) -> bool {
+const fn keeps_in_path(b: u8) -> bool {
     b.is_ascii_alphanumeric()
         || matches!(
             b,
@@ -211,7 +349,7 @@ fn keeps_in_path(b: u8) -> bool {
 
 /// Bytes the parser keeps in a query of a special URL: those of a path segment but `'` (encoded
 /// in special queries), plus `/` and `?`.
-fn keeps_in_query(b: u8) -> bool {
+const fn keeps_in_query(b: u8) -> bool {
     (keeps_in_path(b) && b != b'\'') || b == b'/' || b == b'?'
 }
 
@@ -325,6 +463,76 @@ mod tests {
         ] {
             assert!(!fast(&n, input), "{input}");
         }
+    }
+
+    /// What [`recognize_form`] makes of `input`, checked against the parser's path: `Some`
+    /// with the text when it took the input (as it is or edited), `None` when it left it to the
+    /// parser.
+    fn form(n: &StaticNormalizer, input: &str) -> Option<String> {
+        let form = recognize_form(n, input)?;
+        let (text, view) = match &form {
+            FastForm::Input(view) => (input, view.clone()),
+            FastForm::Edited(text) => (text.as_str(), text.view()),
+        };
+        let url = n.normalize(input).expect("taken URLs normalize");
+        assert_eq!(url.as_str(), text, "{input}");
+        assert_eq!(UrlView::of(&url).as_ref(), Some(&view), "{input}");
+        Some(text.to_owned())
+    }
+
+    #[test]
+    fn session_ids_and_tracking_parameters_are_removed_on_the_fast_path() {
+        let n = normalizer(StaticConfig::default());
+        for (input, expected) in [
+            (
+                "http://example.com/topic/1;jsessionid=0123456789ABCDEF0123",
+                "http://example.com/topic/1",
+            ),
+            (
+                "https://example.com/p?utm_source=x&id=3",
+                "https://example.com/p?id=3",
+            ),
+            ("http://example.com/p?utm_source=x", "http://example.com/p"),
+            (
+                "http://example.com/a;x=1;jsessionid=0123456789ABCDEF0123/b?x=1;jsessionid=AB12",
+                "http://example.com/a;x=1/b?x=1",
+            ),
+            (
+                "http://example.com/(S(4hqa0555fwsecu455xqckv45))/a?gclid=1&&b=2",
+                "http://example.com/a?b=2",
+            ),
+            ("http://example.com/a;type=b", "http://example.com/a;type=b"),
+        ] {
+            assert_eq!(form(&n, input).as_deref(), Some(expected), "{input}");
+        }
+        let sorting = normalizer(StaticConfig {
+            sort_query: true,
+            ..StaticConfig::default()
+        });
+        assert_eq!(
+            form(&sorting, "http://example.com/?b=1&utm_medium=2&a=2").as_deref(),
+            Some("http://example.com/?a=2&b=1")
+        );
+    }
+
+    #[test]
+    fn edits_the_parser_would_store_otherwise_go_the_parsers_way() {
+        let n = normalizer(StaticConfig::default());
+        for input in [
+            // Removing the session id leaves a dot segment, which the parser resolves.
+            "http://example.com/a/..;jsessionid=0123456789ABCDEF0123/b",
+            "http://example.com/a/.;jsessionid=0123456789ABCDEF0123",
+            // Steps beyond the path and query.
+            "http://Example.com/p?utm_source=x",
+            "http://example.com/p?utm_source=x#top",
+        ] {
+            assert_eq!(form(&n, input), None, "{input}");
+        }
+        let www = normalizer(StaticConfig {
+            strip_www: true,
+            ..StaticConfig::default()
+        });
+        assert_eq!(form(&www, "http://www.example.com/p?utm_source=x"), None);
     }
 
     #[test]

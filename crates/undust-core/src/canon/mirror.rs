@@ -147,12 +147,13 @@ impl MirrorTable {
         let entries = self.by_host.get(view.host)?;
         let path: &str = &view.path;
         entries.iter().find(|e| {
-            e.scheme == view.scheme
+            // The byte after the prefix first: a host with many folder aliases (a mirror
+            // network's) rules most of them out without comparing text.
+            (e.prefix.is_empty()
+                || matches!(path.as_bytes().get(e.prefix.len()), None | Some(b'/')))
+                && e.scheme == view.scheme
                 && e.port_text.as_deref() == view.port
-                && (e.prefix.is_empty()
-                    || path
-                        .strip_prefix(e.prefix.as_str())
-                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
+                && (e.prefix.is_empty() || path.starts_with(e.prefix.as_str()))
         })
     }
 

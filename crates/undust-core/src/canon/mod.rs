@@ -3,13 +3,15 @@
 //! - [`normalize`]: static normalization, always applied first (WHATWG parsing, case, ports, dot
 //!   segments, percent-encoding, tracking and session parameters).
 //! - [`fast`]: the fast path of static normalization: inputs provably already normalized are
-//!   sliced into their parts without parsing.
+//!   sliced into their parts without parsing, and those only the steps on path and query change
+//!   are edited on their parts.
 //! - [`params`]: the well-known tracking and session parameter lists static normalization uses.
 //! - [`rules`]: the learned rule data model and its versioned JSON file format.
 //! - [`engine`]: learned rules compiled per host, applied after static normalization.
 //! - [`mirror`]: mirror sets compiled: alias origins folded onto their canonical site before the
 //!   per-host rules, so one canonical form spans mirrored hosts.
 //! - [`seen`]: the bounded seen-set of canonical forms the frontier already enqueued.
+//! - [`split`]: splitting short URL parts at one ASCII byte, cheaper than `str::split` there.
 //! - [`view`]: a normalized URL's parts, borrowed, which mirror folding swaps and the rule
 //!   engine reads, so the canonical text is written once.
 //!
@@ -24,6 +26,7 @@ pub mod normalize;
 pub mod params;
 pub mod rules;
 pub mod seen;
+pub mod split;
 pub mod view;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,6 +37,7 @@ use dashmap::DashMap;
 use parking_lot::RwLock;
 
 use self::engine::HostRules;
+use self::fast::FastForm;
 use self::mirror::MirrorTable;
 use self::normalize::{InvalidUrl, StaticNormalizer, StaticStep};
 use self::view::UrlView;
@@ -75,6 +79,9 @@ pub enum StaticForm<'a> {
         /// Its parts.
         view: UrlView<'a>,
     },
+    /// The input with its path or query edited by static steps, written by the fast path
+    /// ([`fast::recognize_form`]) without parsing.
+    Edited(view::UrlText),
     /// The URL the parser and the static steps made of the input.
     Parsed(url::Url),
 }
@@ -84,6 +91,7 @@ impl StaticForm<'_> {
     pub fn as_str(&self) -> &str {
         match self {
             StaticForm::Input { text, .. } => text,
+            StaticForm::Edited(text) => text.as_str(),
             StaticForm::Parsed(url) => url.as_str(),
         }
     }
@@ -93,6 +101,7 @@ impl StaticForm<'_> {
     pub fn view(&self) -> Option<UrlView<'_>> {
         match self {
             StaticForm::Input { view, .. } => Some(view.clone()),
+            StaticForm::Edited(text) => Some(text.view()),
             StaticForm::Parsed(url) => UrlView::of(url),
         }
     }
@@ -102,14 +111,24 @@ impl StaticForm<'_> {
     pub fn to_url(&self) -> Option<url::Url> {
         match self {
             StaticForm::Input { text, .. } => url::Url::parse(text).ok(),
+            StaticForm::Edited(text) => url::Url::parse(text.as_str()).ok(),
             StaticForm::Parsed(url) => Some(url.clone()),
         }
+    }
+
+    /// Whether static normalization changed `input` (of which this is the static form). The
+    /// fast path's form is the input itself, the same bytes: those are not compared.
+    pub fn changed(&self, input: &str) -> bool {
+        let text = self.as_str();
+        let same_bytes = std::ptr::eq(text.as_ptr(), input.as_ptr()) && text.len() == input.len();
+        !same_bytes && text != input
     }
 
     /// The normalized URL's text, owned.
     pub fn into_string(self) -> String {
         match self {
             StaticForm::Input { text, .. } => text.to_owned(),
+            StaticForm::Edited(text) => text.into_string(),
             StaticForm::Parsed(url) => url.into(),
         }
     }
@@ -272,11 +291,13 @@ impl Canonicalizer {
     }
 
     /// Static normalization alone (the first half of [`Canonicalizer::canonicalize`]): the
-    /// input itself when the fast path proves it normalized, else the parser's and the static
+    /// input itself when the fast path proves it normalized, the fast path's text when only
+    /// steps on the path and query edit an input it sliced, else the parser's and the static
     /// steps' result.
     pub fn static_form<'a>(&self, input: &'a str) -> Result<StaticForm<'a>, InvalidUrl> {
-        match fast::recognize(&self.normalizer, input) {
-            Some(view) => Ok(StaticForm::Input { text: input, view }),
+        match fast::recognize_form(&self.normalizer, input) {
+            Some(FastForm::Input(view)) => Ok(StaticForm::Input { text: input, view }),
+            Some(FastForm::Edited(text)) => Ok(StaticForm::Edited(text)),
             None => self.normalizer.normalize(input).map(StaticForm::Parsed),
         }
     }
@@ -332,11 +353,10 @@ impl Canonicalizer {
                 Some(rewrite) => (rewrite.canonical, rewrite.rule_index),
                 None => (folded.to_text(), None),
             };
-            let normalized = form.as_str();
             let canonical = Canonical {
                 canonical,
-                changed_static: normalized != input,
-                normalized: Some(normalized.to_owned()),
+                changed_static: form.changed(input),
+                normalized: Some(form.as_str().to_owned()),
                 learned: true,
                 rule_index,
                 mirrored: true,
@@ -347,11 +367,11 @@ impl Canonicalizer {
         let Some(rewrite) = rules.as_ref().and_then(|rules| rules.apply_view(&view)) else {
             return (Self::unlearned(input, form), rules);
         };
-        let normalized = form.into_string();
+        let changed_static = form.changed(input);
         let canonical = Canonical {
             canonical: rewrite.canonical,
-            changed_static: normalized != input,
-            normalized: Some(normalized),
+            changed_static,
+            normalized: Some(form.into_string()),
             learned: true,
             rule_index: rewrite.rule_index,
             mirrored: false,
@@ -361,10 +381,10 @@ impl Canonicalizer {
 
     /// The canonical form of a URL no learned rule or mirror set changed: its static form.
     fn unlearned(input: &str, form: StaticForm<'_>) -> Canonical {
-        let canonical = form.into_string();
+        let changed_static = form.changed(input);
         Canonical {
-            changed_static: canonical != input,
-            canonical,
+            changed_static,
+            canonical: form.into_string(),
             normalized: None,
             learned: false,
             rule_index: None,

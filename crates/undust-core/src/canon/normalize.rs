@@ -21,17 +21,21 @@
 //!
 //! A cheap read-only scan decides which passes can act, so an already canonical URL costs one parse
 //! and one scan (or, when [`crate::canon::fast`] can prove it canonical from its bytes, no parse:
-//! the same scan runs on the parts it slices out of the input); a pass that acts edits only its component through the `url` crate's setters. No
+//! the same scan runs on the parts it slices out of the input, and when only the steps on the
+//! path and query act, they run on those parts: [`StaticNormalizer::normalize_parts`]); a pass
+//! that acts edits only its component through the `url` crate's setters. No
 //! pass creates work for an earlier one, so one round reaches the fixpoint unless the parser
 //! re-normalizes an edited component (dot segments exposed by a removed path parameter); then the
 //! round repeats, a bounded number of times. Hence `normalize(normalize(x)) == normalize(x)`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 use url::{Host, Url};
 
 use super::params;
+use super::split::{split_byte, split_once_byte};
 
 /// Default [`StaticConfig::max_url_bytes`]: 8 KiB, the request-line limit of common servers
 /// (Apache 8190 bytes, nginx 8 KiB buffers), so a longer URL cannot be fetched from most sites and
@@ -239,7 +243,15 @@ impl Edits {
     }
 }
 
-type StepFn = fn(&StaticNormalizer, &Url) -> Edits;
+/// One static step: what it reads decides whether it can also run on a URL's parts
+/// ([`StaticNormalizer::normalize_parts`]).
+#[derive(Clone, Copy)]
+enum Step {
+    /// Reads the whole URL.
+    Url(fn(&StaticNormalizer, &Url) -> Edits),
+    /// Reads only the path and the query, and edits only those.
+    Parts(fn(&StaticNormalizer, &str, Option<&str>) -> Edits),
+}
 
 /// What a pass left behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -292,47 +304,65 @@ struct ScanParts<'a> {
     fragment: bool,
     /// The host when it is a domain name (IP addresses have no dots or `www.` to strip).
     domain: Option<&'a str>,
-    path: &'a str,
+    /// Whether the path holds an escape that may not be normal (`%`).
+    path_percent: bool,
+    /// Whether every escape in path and query is known to be normal (the fast path checked
+    /// them): then the percent step's trigger is not looked for.
+    escapes_normal: bool,
+    /// Whether the path holds `;` or `(`, which may start a session id.
+    path_session_marker: bool,
     query: Option<&'a str>,
 }
 
 /// The passes, in order, each with the scan flag that says it may act. Percent-encoding comes
 /// before the parameter steps so that `utm%5Fsource` is recognized as `utm_source`.
-const STEPS: [(&str, StepFn, NeededFn); 10] = [
-    ("strip-userinfo", StaticNormalizer::step_userinfo, |s| {
-        s.userinfo
-    }),
-    ("remove-fragment", StaticNormalizer::step_fragment, |s| {
-        s.fragment
-    }),
+const STEPS: [(&str, Step, NeededFn); 10] = [
+    (
+        "strip-userinfo",
+        Step::Url(StaticNormalizer::step_userinfo),
+        |s| s.userinfo,
+    ),
+    (
+        "remove-fragment",
+        Step::Url(StaticNormalizer::step_fragment),
+        |s| s.fragment,
+    ),
     (
         "strip-trailing-dot",
-        StaticNormalizer::step_trailing_dot,
+        Step::Url(StaticNormalizer::step_trailing_dot),
         |s| s.host_trailing_dot,
     ),
-    ("strip-www", StaticNormalizer::step_www, |s| s.host_www),
-    (
-        "normalize-percent-encoding",
-        StaticNormalizer::step_percent,
-        |s| s.percent,
-    ),
-    ("remove-session-ids", StaticNormalizer::step_session, |s| {
-        s.session
+    ("strip-www", Step::Url(StaticNormalizer::step_www), |s| {
+        s.host_www
     }),
     (
+        "normalize-percent-encoding",
+        Step::Url(StaticNormalizer::step_percent),
+        |s| s.percent,
+    ),
+    (
+        "remove-session-ids",
+        Step::Parts(StaticNormalizer::step_session),
+        |s| s.session,
+    ),
+    (
         "remove-tracking-params",
-        StaticNormalizer::step_tracking,
+        Step::Parts(StaticNormalizer::step_tracking),
         |s| s.tracking,
     ),
     (
         "remove-empty-params",
-        StaticNormalizer::step_empty_params,
+        Step::Parts(StaticNormalizer::step_empty_params),
         |s| s.empty_params,
     ),
-    ("sort-query", StaticNormalizer::step_sort, |s| s.unsorted),
+    (
+        "sort-query",
+        Step::Parts(StaticNormalizer::step_sort),
+        |s| s.unsorted,
+    ),
     (
         "drop-empty-query",
-        StaticNormalizer::step_empty_query,
+        Step::Parts(StaticNormalizer::step_empty_query),
         |s| s.empty_query,
     ),
 ];
@@ -496,7 +526,10 @@ impl StaticNormalizer {
             if !needed(&scan) {
                 continue;
             }
-            let edits = step(self, url);
+            let edits = match step {
+                Step::Url(step) => step(self, url),
+                Step::Parts(step) => step(self, url.path(), url.query()),
+            };
             if edits.is_empty() {
                 continue;
             }
@@ -593,13 +626,13 @@ impl StaticNormalizer {
         }
     }
 
-    fn step_session(&self, url: &Url) -> Edits {
+    fn step_session(&self, path: &str, query: Option<&str>) -> Edits {
         let mut edits = Edits::default();
         if !self.config.remove_session_ids {
             return edits;
         }
-        edits.path = self.strip_path_sessions(url.path());
-        if let Some(query) = url.query() {
+        edits.path = self.strip_path_sessions(path);
+        if let Some(query) = query {
             edits.query = rewrite_query(query, |param| {
                 if self.is_session_param(param) {
                     return Action::Drop;
@@ -618,8 +651,8 @@ impl StaticNormalizer {
         edits
     }
 
-    fn step_tracking(&self, url: &Url) -> Edits {
-        let query = url.query().and_then(|query| {
+    fn step_tracking(&self, _path: &str, query: Option<&str>) -> Edits {
+        let query = query.and_then(|query| {
             rewrite_query(query, |param| {
                 if self.classify(split_param(param).0) == Some(Class::Tracking) {
                     Action::Drop
@@ -634,10 +667,10 @@ impl StaticNormalizer {
         }
     }
 
-    fn step_empty_params(&self, url: &Url) -> Edits {
+    fn step_empty_params(&self, _path: &str, query: Option<&str>) -> Edits {
         let mut edits = Edits::default();
         if self.config.remove_empty_params {
-            if let Some(query) = url.query() {
+            if let Some(query) = query {
                 edits.query = rewrite_query(query, |param| {
                     if param.is_empty() {
                         Action::Drop
@@ -651,12 +684,12 @@ impl StaticNormalizer {
         edits
     }
 
-    fn step_sort(&self, url: &Url) -> Edits {
+    fn step_sort(&self, _path: &str, query: Option<&str>) -> Edits {
         let mut edits = Edits::default();
         if !self.config.sort_query {
             return edits;
         }
-        let Some(query) = url.query() else {
+        let Some(query) = query else {
             return edits;
         };
         let order = |a: &&str, b: &&str| split_param(a).cmp(&split_param(b));
@@ -679,9 +712,9 @@ impl StaticNormalizer {
         edits
     }
 
-    fn step_empty_query(&self, url: &Url) -> Edits {
+    fn step_empty_query(&self, _path: &str, query: Option<&str>) -> Edits {
         Edits {
-            query: (url.query() == Some("")).then_some(None),
+            query: (query == Some("")).then_some(None),
             ..Edits::default()
         }
     }
@@ -719,11 +752,14 @@ impl StaticNormalizer {
             Some(Host::Domain(host)) => Some(host),
             _ => None,
         };
+        let path = url.path().as_bytes();
         self.scan_parts(&ScanParts {
             userinfo: !url.username().is_empty() || url.password().is_some(),
             fragment: url.fragment().is_some(),
             domain,
-            path: url.path(),
+            path_percent: path.contains(&b'%'),
+            escapes_normal: false,
+            path_session_marker: path.iter().any(|&b| b == b';' || b == b'('),
             query: url.query(),
         })
     }
@@ -733,13 +769,25 @@ impl StaticNormalizer {
     /// the percent step leaves those alone). A URL the parser stores as it is written and of
     /// which this holds is its own static normalization. The fast path ([`crate::canon::fast`])
     /// checks the escapes and asks this of the parts it sliced out of the input, so the other
-    /// steps' triggers are decided by this one scan for both paths.
-    pub(crate) fn leaves_unchanged(&self, view: &crate::canon::view::UrlView<'_>) -> bool {
+    /// steps' triggers are decided by this one scan for both paths. The fast path has already
+    /// looked at every byte of the path, so it says whether the path holds `;` or `(` (what
+    /// the session step looks for in a path) instead of this scan reading the path again.
+    pub(crate) fn leaves_unchanged(
+        &self,
+        view: &crate::canon::view::UrlView<'_>,
+        path_session_marker: bool,
+    ) -> bool {
+        debug_assert_eq!(
+            path_session_marker,
+            view.path.bytes().any(|b| b == b';' || b == b'(')
+        );
         let scan = self.scan_parts(&ScanParts {
             userinfo: !view.userinfo.is_empty(),
             fragment: view.fragment.is_some(),
             domain: view.host_is_domain.then_some(view.host),
-            path: &view.path,
+            path_percent: false,
+            escapes_normal: true,
+            path_session_marker,
             query: view.query,
         });
         !Scan {
@@ -747,6 +795,67 @@ impl StaticNormalizer {
             ..scan
         }
         .any()
+    }
+
+    /// The static form's path and query of a URL whose host is the domain `host`, without
+    /// user info, fragment or any escape that is not normal, and which the
+    /// parser stores as written (what the fast path proves of its input), when only steps that
+    /// read and edit the path and the query act on it (session ids, tracking and empty
+    /// parameters, sorting, an empty query): the steps run on the text as [`Self::normalize`]
+    /// runs them on the parsed URL, in the same order, each when the scan of what the previous
+    /// ones left says it may act. `None` when another step may act, or when an edited path would
+    /// not be stored as written (a removed path parameter that leaves a `.` or `..` segment,
+    /// which the parser resolves): then only the parser's way is sure.
+    ///
+    /// The parser stores an edited query as written: the steps only remove parameters, cut one
+    /// at a `;` and reorder them, so its bytes stay bytes the parser kept in the input's query.
+    /// The same holds of an edited path's bytes, and its segments are checked.
+    pub(crate) fn normalize_parts<'a>(
+        &self,
+        host: &str,
+        path: &'a str,
+        query: Option<&'a str>,
+        path_session_marker: bool,
+    ) -> Option<(Cow<'a, str>, Option<Cow<'a, str>>)> {
+        let scan_of = |query: Option<&str>, path_session_marker: bool| {
+            self.scan_parts(&ScanParts {
+                userinfo: false,
+                fragment: false,
+                domain: Some(host),
+                path_percent: false,
+                escapes_normal: true,
+                path_session_marker,
+                query,
+            })
+        };
+        let mut path = Cow::Borrowed(path);
+        let mut query = query.map(Cow::Borrowed);
+        let mut scan = scan_of(query.as_deref(), path_session_marker);
+        for (_, step, needed) in STEPS {
+            if !needed(&scan) {
+                continue;
+            }
+            let Step::Parts(step) = step else {
+                return None;
+            };
+            let edits = step(self, &path, query.as_deref());
+            if edits.is_empty() {
+                continue;
+            }
+            debug_assert!(edits.host.is_none() && !edits.drop_fragment && !edits.drop_userinfo);
+            if let Some(edited) = edits.path {
+                if split_byte(edited.strip_prefix('/')?, b'/').any(|s| s == "." || s == "..") {
+                    return None;
+                }
+                path = Cow::Owned(edited);
+            }
+            if let Some(edited) = edits.query {
+                query = edited.map(Cow::Owned);
+            }
+            let marker = path.bytes().any(|b| b == b';' || b == b'(');
+            scan = scan_of(query.as_deref(), marker);
+        }
+        Some((path, query))
     }
 
     /// [`StaticNormalizer::scan`] on a URL's serialized parts.
@@ -761,16 +870,15 @@ impl StaticNormalizer {
             scan.host_trailing_dot = config.strip_trailing_dot && host.ends_with('.');
             scan.host_www = config.strip_www && host.starts_with("www.");
         }
-        let path = url.path.as_bytes();
-        scan.percent = path.contains(&b'%');
-        scan.session = config.remove_session_ids && path.iter().any(|&b| b == b';' || b == b'(');
+        scan.percent = url.path_percent;
+        scan.session = config.remove_session_ids && url.path_session_marker;
         let Some(query) = url.query else {
             return scan;
         };
         scan.empty_query = query.is_empty();
-        scan.percent |= query.as_bytes().contains(&b'%');
+        scan.percent |= !url.escapes_normal && query.as_bytes().contains(&b'%');
         let mut previous: Option<&str> = None;
-        for param in query.split('&') {
+        for param in split_byte(query, b'&') {
             if param.is_empty() {
                 scan.empty_params |= config.remove_empty_params;
             }
@@ -869,7 +977,7 @@ fn is_c0_or_space(c: char) -> bool {
 
 /// `name=value` → (`name`, `value`); a parameter without `=` has an empty value.
 fn split_param(param: &str) -> (&str, &str) {
-    param.split_once('=').unwrap_or((param, ""))
+    split_once_byte(param, b'=').unwrap_or((param, ""))
 }
 
 /// Applies `act` to every `&`-separated parameter. Returns the new query, or `None` when every

@@ -10,11 +10,16 @@
 //! rule engine decomposes the view, and the canonical text is written once
 //! ([`UrlView::to_text`], [`UrlView::text_with`]).
 //!
+//! When the fast path's static steps edit the path or query of an input it sliced, it writes the
+//! result as a [`UrlText`]: the text with where its parts are, whose view reads them without
+//! parsing.
+//!
 //! A view of a parsed URL writes back the URL's own serialization: an http(s) URL with a host
 //! serializes as `scheme://[userinfo@]host[:port]path[?query][#fragment]`, which is exactly the
 //! parts below joined.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use url::{Host, Position, Url};
 
@@ -97,6 +102,71 @@ impl<'a> UrlView<'a> {
     }
 }
 
+/// A URL's text, owned, with where its parts are: what the fast path writes when static steps
+/// edited the path or query of an input it sliced ([`crate::canon::fast::recognize_form`]), so
+/// the learned half reads the parts without parsing the text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UrlText {
+    text: String,
+    scheme_len: usize,
+    host: Range<usize>,
+    host_is_domain: bool,
+    port: Option<Range<usize>>,
+    path: Range<usize>,
+    query: Option<Range<usize>>,
+}
+
+impl UrlText {
+    /// The text of `view` with its path and query replaced (without user info or fragment:
+    /// those are for the parser's way).
+    pub fn write(view: &UrlView<'_>, path: &str, query: Option<&str>) -> Option<Self> {
+        if !view.userinfo.is_empty() || view.fragment.is_some() {
+            return None;
+        }
+        let text = view.text_with(view.scheme, path, query);
+        let host_start = view.scheme.len() + 3;
+        let host = host_start..host_start + view.host.len();
+        let port = view.port.map(|p| host.end + 1..host.end + 1 + p.len());
+        let path_start = port.as_ref().map_or(host.end, |p| p.end);
+        let path = path_start..path_start + path.len();
+        let query = query.map(|q| path.end + 1..path.end + 1 + q.len());
+        Some(UrlText {
+            scheme_len: view.scheme.len(),
+            host,
+            host_is_domain: view.host_is_domain,
+            port,
+            path,
+            query,
+            text,
+        })
+    }
+
+    /// The URL's text.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The URL's text, owned.
+    pub fn into_string(self) -> String {
+        self.text
+    }
+
+    /// The URL's parts.
+    pub fn view(&self) -> UrlView<'_> {
+        let text = self.text.as_str();
+        UrlView {
+            scheme: &text[..self.scheme_len],
+            userinfo: "",
+            host: &text[self.host.clone()],
+            host_is_domain: self.host_is_domain,
+            port: self.port.clone().map(|p| &text[p]),
+            path: Cow::Borrowed(&text[self.path.clone()]),
+            query: self.query.clone().map(|q| &text[q]),
+            fragment: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,6 +190,25 @@ mod tests {
         assert_eq!(view.port, Some("81"));
         let url = Url::parse("https://example.com:443/x").unwrap();
         assert_eq!(UrlView::of(&url).unwrap().port, None, "default port");
+    }
+
+    #[test]
+    fn a_written_text_has_the_parts_it_was_written_from() {
+        for (text, path, query) in [
+            ("http://example.com/a;jsessionid=1?b=2", "/a", Some("b=2")),
+            ("https://example.com:8443/x?utm_source=y", "/x", None),
+            ("http://10.0.0.7:81/x", "/", Some("")),
+        ] {
+            let url = Url::parse(text).unwrap();
+            let view = UrlView::of(&url).unwrap();
+            let written = UrlText::write(&view, path, query).unwrap();
+            let expected = view.text_with(view.scheme, path, query);
+            assert_eq!(written.as_str(), expected);
+            let again = Url::parse(&expected).unwrap();
+            assert_eq!(written.view(), UrlView::of(&again).unwrap(), "{text}");
+        }
+        let url = Url::parse("http://u@example.com/a").unwrap();
+        assert_eq!(UrlText::write(&UrlView::of(&url).unwrap(), "/", None), None);
     }
 
     #[test]

@@ -976,11 +976,12 @@ fn candidates(
             let mut sorted = true;
             for part in q.split('&') {
                 let name = part.split_once('=').map_or(part, |(n, _)| n);
+                // Parts without a name are ordered too: the rewriter sorts every part.
+                sorted &= prev.is_none_or(|pr| pr <= name);
+                prev = Some(name);
                 if name.is_empty() {
                     continue;
                 }
-                sorted &= prev.is_none_or(|pr| pr <= name);
-                prev = Some(name);
                 if !names.contains(&name) {
                     names.push(name);
                 }
@@ -2415,6 +2416,33 @@ mod tests {
             url: url.to_owned(),
             cluster,
         }
+    }
+
+    #[test]
+    fn the_query_order_candidate_lists_every_sample_sorting_changes() {
+        // `=x` has an empty name, which sorts first: sorting changes `a=1&=x`.
+        let parsed: Vec<Parsed> = ["http://x.com/p?a=1&=x", "http://x.com/q?b=1&a=2"]
+            .iter()
+            .enumerate()
+            .map(|(index, url)| Parsed {
+                url: Url::parse(url).unwrap(),
+                cluster: index as u64,
+                index,
+            })
+            .collect();
+        let rewriter = SiteRewriter::default();
+        let round = start_round(&parsed, &rewriter);
+        let found = candidates(&parsed, &rewriter, &[], &round, &small_clusters(&parsed));
+        let sort = SiteRewriter::new([&SiteAction::SortQuery]);
+        let changed: Vec<u32> = (0..parsed.len() as u32)
+            .filter(|&i| sort.rewrite(&parsed[i as usize].url).is_some())
+            .collect();
+        assert_eq!(changed, vec![0, 1]);
+        let listed = found
+            .iter()
+            .find(|(action, _)| *action == SiteAction::SortQuery)
+            .map(|(_, samples)| samples.clone());
+        assert_eq!(listed, Some(changed));
     }
 
     #[test]

@@ -27,6 +27,7 @@ use std::str::FromStr;
 use thiserror::Error;
 use url::Url;
 
+use crate::canon::split::{split_byte, split_once_byte};
 use crate::canon::view::UrlView;
 
 /// Most keys one URL may have. URLs beyond this are neither learned from nor rewritten: the bound
@@ -365,7 +366,7 @@ pub fn decompose_view<'a>(
     };
     push(out, KeyRef::Scheme, scheme)?;
     if url.host_is_domain {
-        for (i, label) in host.split('.').enumerate() {
+        for (i, label) in split_byte(host, b'.').enumerate() {
             let i = u16::try_from(i).map_err(|_| DecomposeError::TooManyKeys)?;
             push(out, KeyRef::Auth(i), label)?;
         }
@@ -376,9 +377,9 @@ pub fn decompose_view<'a>(
         push(out, KeyRef::Port, port)?;
     }
     let path = path.strip_prefix('/').unwrap_or(path);
-    for (i, seg) in path.split('/').enumerate() {
+    for (i, seg) in split_byte(path, b'/').enumerate() {
         let i = u16::try_from(i).map_err(|_| DecomposeError::TooManyKeys)?;
-        let mut parts = seg.split(';');
+        let mut parts = split_byte(seg, b';');
         let name = parts.next().unwrap_or("");
         push(out, KeyRef::Path(i), name)?;
         let first_param = out.len();
@@ -386,7 +387,7 @@ pub fn decompose_view<'a>(
             if p.is_empty() {
                 continue;
             }
-            let (pname, pval) = p.split_once('=').unwrap_or((p, ""));
+            let (pname, pval) = split_once_byte(p, b'=').unwrap_or((p, ""));
             let occurrence = occurrence_of(
                 &out[first_param..],
                 |k| matches!(k, KeyRef::PathParam { name, .. } if *name == pname),
@@ -404,11 +405,11 @@ pub fn decompose_view<'a>(
     }
     if let Some(q) = query {
         let first_query = out.len();
-        for p in q.split('&') {
+        for p in split_byte(q, b'&') {
             if p.is_empty() {
                 continue;
             }
-            let (qname, qval) = p.split_once('=').unwrap_or((p, ""));
+            let (qname, qval) = split_once_byte(p, b'=').unwrap_or((p, ""));
             let occurrence = occurrence_of(
                 &out[first_query..],
                 |k| matches!(k, KeyRef::Query { name, .. } if *name == qname),

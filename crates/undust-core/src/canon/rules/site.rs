@@ -30,6 +30,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::canon::split::{split_byte, split_once_byte};
 use crate::canon::view::UrlView;
 
 /// What a site rule does to every URL of its host.
@@ -572,7 +573,7 @@ impl SiteRewriter {
             }
             let mut found: Option<(usize, &str)> = None;
             let mut repeated = false;
-            for (i, part) in query.split('&').enumerate() {
+            for (i, part) in split_byte(query, b'&').enumerate() {
                 let named = match part.split_once('=') {
                     Some((n, v)) => (!name.is_empty() && same_name(n, name)).then_some(v),
                     None => (name.is_empty() && !part.is_empty()).then_some(part),
@@ -654,6 +655,9 @@ impl SiteRewriter {
     /// The length of `path` without the extension of its last segment
     /// ([`SiteAction::StripExtension`], the first that applies), or `None`.
     fn stem(&self, path: &str) -> Option<usize> {
+        if self.extensions.is_empty() {
+            return None;
+        }
         let last = &path[path.rfind('/')? + 1..];
         self.extensions.iter().find_map(|ext| {
             let stem = last.strip_suffix(ext.as_str())?;
@@ -683,7 +687,7 @@ impl SiteRewriter {
         let rest = path.strip_prefix('/')?;
         // Most paths match no alias: look before allocating.
         let any = self.segment_aliases.iter().any(|(segment, _, aliases)| {
-            rest.split('/')
+            split_byte(rest, b'/')
                 .nth(usize::from(*segment))
                 .is_some_and(|v| aliases.iter().any(|a| a == v))
         });
@@ -730,6 +734,14 @@ impl SiteRewriter {
     }
 
     fn rewrite_query<'a>(&self, q: &'a str) -> Option<Cow<'a, str>> {
+        if !self.lowercase_query
+            && !self.sort_query
+            && self.ignored_params.is_empty()
+            && self.titled_values.is_empty()
+        {
+            // No query action: what `drop_and_sort` would find after a look at every parameter.
+            return Some(Cow::Borrowed(q));
+        }
         // Names are compared after lower-casing: the learner saw them so.
         let lower = (self.lowercase_query && has_upper_outside_escapes(q))
             .then(|| lower_outside_escapes(q));
@@ -782,9 +794,9 @@ impl SiteRewriter {
                 && beside.as_deref().is_none_or(|beside| {
                     beside.split('&').all(|wanted| {
                         if wanted.contains('=') {
-                            q.split('&').any(|p| p == wanted)
+                            split_byte(q, b'&').any(|p| p == wanted)
                         } else {
-                            q.split('&').any(|p| param_name(p) == wanted)
+                            split_byte(q, b'&').any(|p| param_name(p) == wanted)
                         }
                     })
                 })
@@ -797,7 +809,7 @@ impl SiteRewriter {
         let mut any_dropped = false;
         let mut unsorted = false;
         let mut prev: Option<&str> = None;
-        for part in q.split('&') {
+        for part in split_byte(q, b'&') {
             let name = param_name(part);
             any_dropped = any_dropped || self.drops(name, q);
             if self.sort_query {
@@ -813,7 +825,7 @@ impl SiteRewriter {
             let mut out = String::with_capacity(q.len());
             let mut first = true;
             let mut any_text = false;
-            for part in q.split('&').filter(|p| !self.drops(param_name(p), q)) {
+            for part in split_byte(q, b'&').filter(|p| !self.drops(param_name(p), q)) {
                 if !first {
                     out.push('&');
                 }
@@ -925,7 +937,7 @@ fn join_segments(segments: &[&str], capacity: usize) -> String {
 }
 
 fn param_name(p: &str) -> &str {
-    p.split_once('=').map_or(p, |(n, _)| n)
+    split_once_byte(p, b'=').map_or(p, |(n, _)| n)
 }
 
 fn has_upper_outside_escapes(path: &str) -> bool {
