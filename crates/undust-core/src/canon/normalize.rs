@@ -185,8 +185,8 @@ enum Class {
 enum Action {
     Keep,
     Drop,
-    /// Keep only the first `n` bytes.
-    Truncate(usize),
+    /// Write this instead.
+    Replace(String),
 }
 
 /// The changes one step makes; applied through the `url` crate's setters so only the touched
@@ -633,20 +633,7 @@ impl StaticNormalizer {
         }
         edits.path = self.strip_path_sessions(path);
         if let Some(query) = query {
-            edits.query = rewrite_query(query, |param| {
-                if self.is_session_param(param) {
-                    return Action::Drop;
-                }
-                // `a=1;jsessionid=...`: a servlet path parameter glued to a query value. What is
-                // left can itself be a session id (`sid=<token>;jsessionid=...`): drop it too,
-                // so one pass is enough.
-                match self.session_suffix(param) {
-                    Some(at) if at == 0 || self.is_session_param(&param[..at]) => Action::Drop,
-                    Some(at) => Action::Truncate(at),
-                    None => Action::Keep,
-                }
-            })
-            .map(Some);
+            edits.query = rewrite_query(query, |param| self.session_action(param)).map(Some);
         }
         edits
     }
@@ -883,16 +870,18 @@ impl StaticNormalizer {
                 scan.empty_params |= config.remove_empty_params;
             }
             let (key, value) = split_param(param);
+            // A parameter with `;`-glued pieces is judged piece by piece, as the step does.
+            let glued = param.as_bytes().contains(&b';');
             match self.classify(key) {
                 Some(Class::Tracking) => scan.tracking = true,
-                Some(Class::Session) => scan.session = true,
-                Some(Class::SessionIfToken) => {
+                Some(Class::Session) if !glued => scan.session = true,
+                Some(Class::SessionIfToken) if !glued => {
                     scan.session |= params::looks_like_session_token(value);
                 }
-                None => {}
+                _ => {}
             }
-            if config.remove_session_ids && !scan.session && param.as_bytes().contains(&b';') {
-                scan.session = self.session_suffix(param).is_some();
+            if config.remove_session_ids && !scan.session && glued {
+                scan.session = !matches!(self.session_action(param), Action::Keep);
             }
             if config.sort_query && !scan.unsorted {
                 if let Some(prev) = previous {
@@ -904,6 +893,39 @@ impl StaticNormalizer {
         scan
     }
 
+    /// What the session step does to one query parameter. Pieces glued with `;` are judged one
+    /// by one and only session pieces go: a servlet glues its path parameter to a value
+    /// (`a=1;jsessionid=…`), and servers that take `;` as a separator (SMF, Perl's CGI.pm, as
+    /// HTML 4 recommended) read `PHPSESSID=…;topic=5.0` as two parameters, so dropping the whole
+    /// pair for its first name would merge every topic of the forum.
+    fn session_action(&self, param: &str) -> Action {
+        if !param.as_bytes().contains(&b';') {
+            return if self.is_session_param(param) {
+                Action::Drop
+            } else {
+                Action::Keep
+            };
+        }
+        if !param.split(';').any(|piece| self.is_session_param(piece)) {
+            return Action::Keep;
+        }
+        let mut kept = String::with_capacity(param.len());
+        for piece in param.split(';') {
+            if piece.is_empty() || self.is_session_param(piece) {
+                continue;
+            }
+            if !kept.is_empty() {
+                kept.push(';');
+            }
+            kept.push_str(piece);
+        }
+        if kept.is_empty() {
+            Action::Drop
+        } else {
+            Action::Replace(kept)
+        }
+    }
+
     /// Whether a `name=value` path (or `;`-glued) parameter is a session id.
     fn is_session_param(&self, param: &str) -> bool {
         let (key, value) = split_param(param);
@@ -911,19 +933,6 @@ impl StaticNormalizer {
             Some(Class::Session) => true,
             Some(Class::SessionIfToken) => params::looks_like_session_token(value),
             _ => false,
-        }
-    }
-
-    /// Byte offset of the first `;name=value` session parameter in `s`, if any.
-    fn session_suffix(&self, s: &str) -> Option<usize> {
-        let mut at = s.find(';')?;
-        loop {
-            let rest = &s[at + 1..];
-            let end = rest.find(';').unwrap_or(rest.len());
-            if self.is_session_param(&rest[..end]) {
-                return Some(at);
-            }
-            at += 1 + rest[end..].find(';')? + end;
         }
     }
 
@@ -1000,10 +1009,11 @@ fn rewrite_query(query: &str, mut act: impl FnMut(&str) -> Action) -> Option<Str
         out.push_str(&query[..start - 1]);
     }
     for param in query[start..].split('&') {
-        let kept = match act(param) {
+        let action = act(param);
+        let kept = match action {
             Action::Keep => param,
             Action::Drop => continue,
-            Action::Truncate(n) => param.get(..n).unwrap_or(param),
+            Action::Replace(ref with) => with,
         };
         if wrote_any {
             out.push('&');
@@ -1279,6 +1289,37 @@ mod tests {
             "http://a.example/page.aspx?a=1"
         );
         assert_eq!(norm("http://a.example/?utm_source=x"), "http://a.example/");
+    }
+
+    #[test]
+    fn session_ids_glued_with_semicolons_leave_the_other_pieces() {
+        // SMF's redirects put the session first and glue the topic to it; its pages put it
+        // after (`topic=5.0;PHPSESSID=…`), with view flags after that (`;wap2`). Only the
+        // session piece goes: the topic names the page.
+        let sid = "PHPSESSID=0f1e2d3c4b5a69788796a5b4c3d2e1f0";
+        assert_eq!(
+            norm(&format!("http://forum.example/index.php?{sid};topic=5.0")),
+            "http://forum.example/index.php?topic=5.0"
+        );
+        assert_ne!(
+            norm(&format!("http://forum.example/index.php?{sid};topic=5.0")),
+            norm(&format!("http://forum.example/index.php?{sid};topic=6.0"))
+        );
+        assert_eq!(
+            norm(&format!(
+                "http://forum.example/index.php?topic=5.0;{sid};wap2"
+            )),
+            "http://forum.example/index.php?topic=5.0;wap2"
+        );
+        assert_eq!(
+            norm(&format!("http://forum.example/index.php?board=2.0&{sid}")),
+            "http://forum.example/index.php?board=2.0"
+        );
+        // Every piece a session id: the parameter goes.
+        assert_eq!(
+            norm("http://a.example/p?sid=9682993c8daa2c5497996114facdc805;jsessionid=x1&q=1"),
+            "http://a.example/p?q=1"
+        );
     }
 
     #[test]
