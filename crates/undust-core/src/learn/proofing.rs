@@ -470,21 +470,10 @@ fn is_digits(v: &str) -> bool {
 /// one pass over the samples, cluster by cluster.
 fn typed_segments(samples: &Samples) -> FxHashMap<(u64, KeyId), Vec<u32>> {
     use crate::canon::rules::key::Key;
-    // (prefix, key, value) -> (distinct clusters, last cluster seen)
-    let mut seen: FxHashMap<(u64, KeyId, u32), (u32, u32)> = FxHashMap::default();
+    let mut seen: ClusterCounts<(u64, KeyId, u32)> = ClusterCounts::default();
     let mut path: Vec<(u16, KeyId, u32)> = Vec::new();
-    for c in 0..samples.cluster_count as usize {
-        let (Some(&from), Some(&to)) = (
-            samples.cluster_start.get(c),
-            samples.cluster_start.get(c + 1),
-        ) else {
-            break;
-        };
-        for &u in samples
-            .cluster_urls
-            .get(from as usize..to as usize)
-            .unwrap_or(&[])
-        {
+    for c in 0..samples.cluster_count {
+        for &u in samples.cluster(c) {
             path.clear();
             path.extend(samples.pairs_of(u).iter().filter_map(|&(k, v)| {
                 match samples.keys[k as usize] {
@@ -496,21 +485,15 @@ fn typed_segments(samples: &Samples) -> FxHashMap<(u64, KeyId), Vec<u32>> {
             let mut prefix = 0u64;
             for &(_, k, v) in &path {
                 if !is_digits(&samples.values[v as usize]) {
-                    let e = seen.entry((prefix, k, v)).or_insert((0, u32::MAX));
-                    if e.1 != c as u32 {
-                        e.0 += 1;
-                        e.1 = c as u32;
-                    }
+                    seen.see((prefix, k, v), c);
                 }
                 prefix = fold(prefix, samples.value_hash[v as usize]);
             }
         }
     }
     let mut out: FxHashMap<(u64, KeyId), Vec<u32>> = FxHashMap::default();
-    for ((prefix, k, v), (clusters, _)) in seen {
-        if clusters >= 2 {
-            out.entry((prefix, k)).or_default().push(v);
-        }
+    for (prefix, k, v) in seen.in_at_least(2) {
+        out.entry((prefix, k)).or_default().push(v);
     }
     for vals in out.values_mut() {
         vals.sort_unstable();
@@ -530,44 +513,57 @@ fn file_kind(value: &str) -> Option<String> {
 /// `Proofer::file_kinds`).
 fn file_kinds(samples: &Samples) -> FxHashMap<KeyId, Vec<String>> {
     use crate::canon::rules::key::Key;
-    // (key, extension) -> (distinct clusters, last cluster seen)
-    let mut seen: FxHashMap<(KeyId, String), (u32, u32)> = FxHashMap::default();
-    for c in 0..samples.cluster_count as usize {
-        let (Some(&from), Some(&to)) = (
-            samples.cluster_start.get(c),
-            samples.cluster_start.get(c + 1),
-        ) else {
-            break;
-        };
-        for &u in samples
-            .cluster_urls
-            .get(from as usize..to as usize)
-            .unwrap_or(&[])
-        {
+    let mut seen: ClusterCounts<(KeyId, String)> = ClusterCounts::default();
+    for c in 0..samples.cluster_count {
+        for &u in samples.cluster(c) {
             for &(k, v) in samples.pairs_of(u) {
                 if !matches!(samples.keys[k as usize], Key::Path(_)) {
                     continue;
                 }
                 if let Some(kind) = file_kind(&samples.values[v as usize]) {
-                    let e = seen.entry((k, kind)).or_insert((0, u32::MAX));
-                    if e.1 != c as u32 {
-                        e.0 += 1;
-                        e.1 = c as u32;
-                    }
+                    seen.see((k, kind), c);
                 }
             }
         }
     }
     let mut out: FxHashMap<KeyId, Vec<String>> = FxHashMap::default();
-    for ((k, kind), (clusters, _)) in seen {
-        if clusters >= 2 {
-            out.entry(k).or_default().push(kind);
-        }
+    for (k, kind) in seen.in_at_least(2) {
+        out.entry(k).or_default().push(kind);
     }
     for kinds in out.values_mut() {
         kinds.sort_unstable();
     }
     out
+}
+
+/// How many distinct clusters each item is seen in, for items seen cluster by cluster (all of
+/// one cluster's sightings before the next cluster's).
+struct ClusterCounts<K>(FxHashMap<K, (u32, u32)>);
+
+impl<K> Default for ClusterCounts<K> {
+    fn default() -> Self {
+        ClusterCounts(FxHashMap::default())
+    }
+}
+
+impl<K: std::hash::Hash + Eq> ClusterCounts<K> {
+    /// `item` seen in `cluster`.
+    fn see(&mut self, item: K, cluster: u32) {
+        // (distinct clusters, last cluster seen)
+        let e = self.0.entry(item).or_insert((0, u32::MAX));
+        if e.1 != cluster {
+            e.0 += 1;
+            e.1 = cluster;
+        }
+    }
+
+    /// The items seen in at least `clusters` distinct clusters, in no particular order.
+    fn in_at_least(self, clusters: u32) -> impl Iterator<Item = K> {
+        self.0
+            .into_iter()
+            .filter(move |(_, (n, _))| *n >= clusters)
+            .map(|(item, _)| item)
+    }
 }
 
 /// Pairs of equal adjacent items in a sorted slice.
