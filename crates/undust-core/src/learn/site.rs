@@ -2411,6 +2411,11 @@ fn count_group(members: &mut [(u64, u64)], e: &mut Evidence) {
 mod tests {
     use super::*;
 
+    /// Whether a rule of `out` has an action `is` accepts.
+    fn has_rule(out: &SiteOutcome, is: impl Fn(&SiteAction) -> bool) -> bool {
+        out.rules.iter().any(|r| is(&r.action))
+    }
+
     fn lu(url: &str, cluster: u64) -> LabelledUrl {
         LabelledUrl {
             url: url.to_owned(),
@@ -2574,9 +2579,10 @@ mod tests {
     }
 
     fn strips_document(out: &SiteOutcome, document: &str) -> bool {
-        out.rules
-            .iter()
-            .any(|r| matches!(&r.action, SiteAction::DefaultDocument { name } if name == document))
+        has_rule(
+            out,
+            |a| matches!(a, SiteAction::DefaultDocument { name } if name == document),
+        )
     }
 
     #[test]
@@ -2645,8 +2651,7 @@ mod tests {
         }
         let out = learn(&s, &LearnConfig::default());
         assert!(
-            !out.rules.iter().any(|r| matches!(
-                &r.action,
+            !has_rule(&out, |a| matches!(a,
                 SiteAction::DefaultDocument { name } if name == "latest"
             )),
             "{:?}",
@@ -2789,9 +2794,7 @@ mod tests {
         s.push(lu("http://c.example/shop/games-corner/1", 900));
         let out = learn(&s, &LearnConfig::default());
         assert!(
-            !out.rules
-                .iter()
-                .any(|r| matches!(r.action, SiteAction::SlugBesideId { .. })),
+            !has_rule(&out, |a| matches!(a, SiteAction::SlugBesideId { .. })),
             "{:?}",
             out.rules
         );
@@ -2810,9 +2813,7 @@ mod tests {
         s.push(lu("http://c.example/index.php?q=node/999", 501));
         let out = learn(&s, &LearnConfig::default());
         assert!(
-            !out.rules
-                .iter()
-                .any(|r| matches!(r.action, SiteAction::QueryValueToPath { .. })),
+            !has_rule(&out, |a| matches!(a, SiteAction::QueryValueToPath { .. })),
             "{:?}",
             out.rules
         );
@@ -2914,9 +2915,7 @@ mod tests {
         s.push(lu("http://cat.example/catalog.php?item=5000&menu=1", 9001));
         let out = learn(&s, &LearnConfig::default());
         assert!(
-            !out.rules
-                .iter()
-                .any(|r| matches!(r.action, SiteAction::TitledIdInQuery { .. })),
+            !has_rule(&out, |a| matches!(a, SiteAction::TitledIdInQuery { .. })),
             "{:?}",
             out.rules
         );
@@ -3046,9 +3045,7 @@ mod tests {
         s.push(lu("https://m.example/archive/week-12.html", 500));
         let out = learn(&s, &LearnConfig::default());
         assert!(
-            !out.rules
-                .iter()
-                .any(|r| matches!(r.action, SiteAction::IdInSlug { .. })),
+            !has_rule(&out, |a| matches!(a, SiteAction::IdInSlug { .. })),
             "{:?}",
             out.rules
         );
@@ -3124,9 +3121,7 @@ mod tests {
         s.push(lu("https://e.example/app/report", 501));
         let out = learn(&s, &LearnConfig::default());
         assert!(
-            !out.rules
-                .iter()
-                .any(|r| matches!(r.action, SiteAction::StripExtension { .. })),
+            !has_rule(&out, |a| matches!(a, SiteAction::StripExtension { .. })),
             "{:?}",
             out.rules
         );
