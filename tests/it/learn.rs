@@ -717,6 +717,13 @@ fn evaluation_table_graph_and_naive() {
 /// Seeds of the family runs: each generates one site of every family asked for.
 const FAMILY_SEEDS: [u64; 3] = [41, 42, 43];
 
+/// The seed one family's site is generated from in the run of `run_seed`: a function of the
+/// family's name, not of its place in a list, so adding, moving or removing a family leaves
+/// every other family's sites as they were.
+fn family_seed(run_seed: u64, kind: undust::corpus::SiteKind) -> u64 {
+    run_seed ^ xxhash_rust::xxh3::xxh3_64(kind.name().as_bytes())
+}
+
 /// Learns on each generated site of `kinds` (one per seed in [`FAMILY_SEEDS`]) exactly as
 /// `corpus_run` does (defaults, static normalization, 20% of the clusters for training) and
 /// returns the per-family rows (pooled over seeds), the corpus-wide micro totals, and the
@@ -743,12 +750,15 @@ fn family_run(
     let mut merged: BTreeMap<&'static str, usize> = BTreeMap::new();
     let verbose = std::env::var("LEARN_DEBUG").is_ok();
     for seed in FAMILY_SEEDS {
-        let corpus = generate(
-            &CorpusConfig::new(seed, 1)
-                .with_kinds(kinds)
-                .with_pages(1500, 5000),
-        );
-        for site in &corpus.sites {
+        let sites = kinds.iter().flat_map(|&kind| {
+            generate(
+                &CorpusConfig::new(family_seed(seed, kind), 1)
+                    .with_kinds(&[kind])
+                    .with_pages(1500, 5000),
+            )
+            .sites
+        });
+        for site in sites {
             let observed: Vec<LabelledUrl> = site
                 .pages
                 .iter()
@@ -897,8 +907,12 @@ const TUNING_FPR_CEILING: f64 = 0.001;
 /// both), so they moved to the tuning set too, each with a floor a little under its share
 /// pooled over the seeds at its tuning position (0.96 and 0.38; Plone's documents lose their
 /// `/view` rule on folders of hosts that hold files, QUALITY.md stop 23).
+/// Since stop 24 a family's sites are seeded by its name ([`family_seed`]), so every family's
+/// sites changed once: OpenCart's include a host with SEO URLs (0.87 pooled, 0.54 on that
+/// host: a product under its categories' keywords), Plone's measure 0.33; their floors were
+/// re-measured on the new sites, XenForo's (0.51) held.
 const LATER_TUNING_FLOORS: [(&str, f64); 3] =
-    [("xenforo", 0.50), ("opencart", 0.94), ("plone", 0.36)];
+    [("xenforo", 0.50), ("opencart", 0.86), ("plone", 0.32)];
 
 /// The tuning families (constants may be chosen on them): no hard negative merged, and today's
 /// figures held as floors.
@@ -950,21 +964,26 @@ const HELD_OUT_SHARE_FLOOR: f64 = 0.86;
 /// (0.47 -> 0.60, measured 0.65, each seed above 0.50): its non-SEF addresses are joined by a
 /// bundle of site actions (`catid` and `Itemid` dropped beside the article, the alias dropped
 /// from `id=N:alias`).
+/// Stop 24: a family's sites are seeded by its name ([`family_seed`]), not by its place, so
+/// every family's sites changed once and the floors were re-measured on them: DokuWiki's new
+/// sites write namespaces as folders (`useslash`) on two hosts of three, 0.80 until page ids
+/// moved into the path learned `:` as `/` (0.988); SMF 0.70 (0.75 on the old sites); Piwigo
+/// 0.54 on its new sites (raised from 0.04); the others held theirs.
 const LATER_HELD_OUT_FLOORS: [(&str, f64); 6] = [
-    ("dokuwiki", 0.99),
+    ("dokuwiki", 0.98),
     ("joomla", 0.60),
     ("bugzilla", 0.96),
-    ("smf", 0.75),
+    ("smf", 0.69),
     ("gitea", 0.40),
-    ("piwigo", 0.04),
+    ("piwigo", 0.50),
 ];
 
 /// Held-out families on which the learner does not keep the no-false-merge guarantee yet, with
 /// why. Their false merges are asserted away in
 /// `held_out_families_reach_the_generality_target` (ignored until met), not here, so that this
 /// test keeps guarding every other family; each stays listed until the learner is fixed.
-/// Gitea (stop 23, fpr 0.064 at its first run, at the place it first had in this set; its
-/// sites at its present place happen not to show it, fpr 0): a path is lower-cased site-wide
+/// Gitea (stop 23, fpr 0.064 at its first run, at the place it first had in this set; 0.015
+/// on the sites seeded by its name since stop 24, two hosts of three): a path is lower-cased site-wide
 /// because owner and repository names are case-insensitive, which merges files whose git paths
 /// differ only in case (`xt_DSCP.h`, `xt_dscp.h`); `state` is dropped site-wide because
 /// `state=open` is the issue list's default, which merges the closed issues' list with the open

@@ -1303,6 +1303,11 @@ fn slugs_beside_ids(
     ranked
 }
 
+/// Characters a query value may separate namespaces with where the path form writes `/`:
+/// DokuWiki's `:` (its `useslash` option). A value written with one is tried both as it is and
+/// with the character as `/`, and the samples decide ([`moved_ids`]).
+const NAMESPACE_SEPARATORS: [char; 1] = [':'];
+
 /// A query part as (name, value) when its value could move into the path
 /// ([`SiteAction::QueryValueToPath`]): `n=V` with a path-safe value, or a part without `=` that
 /// reads as a route (name empty).
@@ -1319,14 +1324,18 @@ fn moved_value(part: &str) -> Option<(&str, &str)> {
 /// cluster, a URL `S?…&n=V&…` beside a URL whose path is `P` + `V` (`/w/index.php?title=T` and
 /// `/wiki/T`; `/index.php?q=node/5` and `/node/5`) proposes `(S, n, P)`; a proposal made by at
 /// least [`MIN_MOVED_ID_VALUES`] distinct values is a candidate, the most shown first (the
-/// majority form of the site's paths is the one written). Each comes with the samples of path
-/// `S` carrying `n`.
+/// majority form of the site's paths is the one written). A value whose namespaces the path
+/// writes as segments (`doku.php?id=ns:page` beside `/ns/page`) proposes the same with its
+/// [`NAMESPACE_SEPARATORS`] character; such a proposal needs as many values that show the
+/// separator, and then counts the plain values of its script too (it moves them alike). Each
+/// comes with the samples of path `S` carrying `n`.
 fn moved_ids(
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
     clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    // (path, name, prefix) -> distinct values shown.
-    let mut proposals: FxHashMap<(&str, &str, &str), FxHashSet<&str>> = FxHashMap::default();
+    // (path, name, prefix, namespace separator) -> distinct values shown.
+    let mut proposals: FxHashMap<(&str, &str, &str, Option<char>), FxHashSet<&str>> =
+        FxHashMap::default();
     // Whether another member's path ends in `/` + `value`: looked at before the value is
     // checked ([`moved_value`] costs more, and most values end no other path).
     let ends_another = |members: &[u32], a: u32, value: &str| {
@@ -1344,24 +1353,44 @@ fn moved_ids(
             let Some(q) = query.as_deref() else { continue };
             for part in q.split('&') {
                 let raw = part.split_once('=').map_or(part, |(_, v)| v);
-                if !ends_another(members, a, raw) {
-                    continue;
-                }
-                let Some((name, value)) = moved_value(part) else {
-                    continue;
-                };
-                for &b in members {
-                    let other: &str = &outputs[b as usize].0;
-                    let Some(prefix) = other.strip_suffix(value) else {
+                let written = std::iter::once((Cow::Borrowed(raw), None)).chain(
+                    NAMESPACE_SEPARATORS
+                        .iter()
+                        .filter(|&&c| raw.contains(c))
+                        .map(|&c| (Cow::Owned(raw.replace(c, "/")), Some(c))),
+                );
+                for (as_path, separator) in written {
+                    if !ends_another(members, a, &as_path) || !path_safe_value(&as_path) {
+                        continue;
+                    }
+                    let Some((name, value)) = moved_value(part) else {
                         continue;
                     };
-                    if b != a && prefix.ends_with('/') {
-                        proposals
-                            .entry((script, name, prefix))
-                            .or_default()
-                            .insert(value);
+                    for &b in members {
+                        let other: &str = &outputs[b as usize].0;
+                        let Some(prefix) = other.strip_suffix(as_path.as_ref()) else {
+                            continue;
+                        };
+                        if b != a && prefix.ends_with('/') {
+                            proposals
+                                .entry((script, name, prefix, separator))
+                                .or_default()
+                                .insert(value);
+                        }
                     }
                 }
+            }
+        }
+    }
+    let plain: Vec<_> = proposals
+        .iter()
+        .filter(|(key, _)| key.3.is_none())
+        .map(|(&(script, name, prefix, _), values)| ((script, name, prefix), values.clone()))
+        .collect();
+    for ((script, name, prefix, separator), values) in proposals.iter_mut() {
+        if separator.is_some() && values.len() >= MIN_MOVED_ID_VALUES {
+            if let Some((_, more)) = plain.iter().find(|(k, _)| *k == (*script, *name, *prefix)) {
+                values.extend(more.iter().copied());
             }
         }
     }
@@ -1375,7 +1404,7 @@ fn moved_ids(
     // (path, name) -> samples with that path carrying that parameter, for the proposals only.
     let wanted: FxHashSet<(&str, &str)> = proposals
         .iter()
-        .map(|((script, name, _), _)| (*script, *name))
+        .map(|((script, name, _, _), _)| (*script, *name))
         .collect();
     let mut carriers: FxHashMap<(&str, &str), Vec<u32>> = FxHashMap::default();
     for (i, (path, query)) in outputs.iter().enumerate() {
@@ -1390,7 +1419,7 @@ fn moved_ids(
     }
     let out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
         .into_iter()
-        .filter_map(|((script, name, prefix), values)| {
+        .filter_map(|((script, name, prefix, namespace_separator), values)| {
             let samples = carriers.get(&(script, name))?.clone();
             Some((
                 values.len(),
@@ -1398,6 +1427,7 @@ fn moved_ids(
                     path: script.to_owned(),
                     name: name.to_owned(),
                     prefix: prefix.to_owned(),
+                    namespace_separator,
                 },
                 samples,
             ))
@@ -1880,6 +1910,7 @@ fn titled_moves(
                 path: script.to_owned(),
                 name: name.to_owned(),
                 prefix: prefix.to_owned(),
+                namespace_separator: None,
             },
             SiteAction::SlugInSegment {
                 prefix: prefix.to_owned(),
@@ -2478,6 +2509,7 @@ mod tests {
             path: "/w/index.php".into(),
             name: "title".into(),
             prefix: "/wiki/".into(),
+            namespace_separator: None,
         };
         assert!(actions.contains(&&moved), "{actions:?}");
         let rw = SiteRewriter::new(actions.iter().copied());
@@ -2497,6 +2529,54 @@ mod tests {
             canon("http://w.example/w/index.php?title=Unseen_page&action=history"),
             canon("http://w.example/wiki/Unseen_page"),
         );
+    }
+
+    #[test]
+    fn namespaces_written_as_segments_are_learned_only_where_the_paths_show_them() {
+        // DokuWiki: pages linked as `/ns:page` by default and as `/ns/page` with `useslash`,
+        // and through `doku.php?id=ns:page` on both; revisions are other pages.
+        let site = |host: &str, slash: bool| {
+            let mut s = Vec::new();
+            for id in 0..48u64 {
+                let page = if id % 3 == 0 {
+                    format!("page_{id}")
+                } else {
+                    format!("ns{}:page_{id}", id % 4)
+                };
+                let path = if slash {
+                    page.replace(':', "/")
+                } else {
+                    page.clone()
+                };
+                s.push(lu(&format!("http://{host}/{path}"), id));
+                if id % 2 == 0 {
+                    s.push(lu(&format!("http://{host}/doku.php?id={page}"), id));
+                }
+                if id % 5 == 0 {
+                    s.push(lu(&format!("http://{host}/{path}?rev={id}"), 1000 + id));
+                }
+            }
+            let out = learn(&s, &LearnConfig::default());
+            out.rules.into_iter().map(|r| r.action).collect::<Vec<_>>()
+        };
+        let moved = |namespace_separator| SiteAction::QueryValueToPath {
+            path: "/doku.php".into(),
+            name: "id".into(),
+            prefix: "/".into(),
+            namespace_separator,
+        };
+        let slashed = site("a.example", true);
+        assert!(slashed.contains(&moved(Some(':'))), "{slashed:?}");
+        assert!(!slashed.contains(&moved(None)), "{slashed:?}");
+        let rw = SiteRewriter::new(slashed.iter());
+        let canon = |u: &str| rw.rewrite(&Url::parse(u).unwrap()).unwrap_or(u.to_owned());
+        assert_eq!(
+            canon("http://a.example/doku.php?id=other:unseen"),
+            "http://a.example/other/unseen"
+        );
+        let colons = site("b.example", false);
+        assert!(colons.contains(&moved(None)), "{colons:?}");
+        assert!(!colons.contains(&moved(Some(':'))), "{colons:?}");
     }
 
     #[test]
@@ -2536,6 +2616,7 @@ mod tests {
                 path: "/index.php".into(),
                 name: String::new(),
                 prefix: "/".into(),
+                namespace_separator: None,
             },
         ] {
             assert!(actions.contains(&&want), "{want}: {actions:?}");
@@ -3570,6 +3651,7 @@ mod tests {
             path: "/index.php".into(),
             name: "title".into(),
             prefix: "/wiki/".into(),
+            namespace_separator: None,
         };
         let accepted_sets: Vec<Vec<SiteAction>> = vec![
             vec![],

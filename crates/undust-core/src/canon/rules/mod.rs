@@ -403,15 +403,22 @@ impl HostRuleSet {
                         return Err(bad("a dropped segment must be a non-empty segment value"));
                     }
                 }
-                SiteAction::QueryValueToPath { path, name, prefix } => {
+                SiteAction::QueryValueToPath {
+                    path,
+                    name,
+                    prefix,
+                    namespace_separator,
+                } => {
                     let bad_path = |v: &String| !v.starts_with('/') || v.contains(['?', '#']);
                     if bad_path(path)
                         || bad_path(prefix)
                         || !prefix.ends_with('/')
                         || name.contains(['&', '=', '#'])
+                        || namespace_separator
+                            .is_some_and(|c| !c.is_ascii_punctuation() || "/?#&=%".contains(c))
                     {
                         return Err(bad(
-                            "a query value moved to the path needs a path, a parameter name (or none) and a prefix ending with /",
+                            "a query value moved to the path needs a path, a parameter name (or none), a prefix ending with / and a namespace separator that is punctuation other than / ? # & = %",
                         ));
                     }
                 }

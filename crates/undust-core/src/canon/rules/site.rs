@@ -102,6 +102,11 @@ pub enum SiteAction {
         name: String,
         /// What the value is appended to: starts and ends with `/`.
         prefix: String,
+        /// A character the value separates namespaces with that the path form writes as `/`:
+        /// DokuWiki set to write slashes links `/doku.php?id=ns:page` as `/ns/page`. `None`
+        /// (and absent from older rule files): the value is written as it is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace_separator: Option<char>,
     },
     /// A slug beside a numeric id under a page type's literal `prefix` is dropped: with
     /// `before_id` false, `prefix` + `N/x` (`x` the last segment, whatever it holds) becomes
@@ -191,11 +196,20 @@ impl fmt::Display for SiteAction {
                 aliases,
             } => write!(f, "path_{segment}: {} -> {canonical}", aliases.join(", ")),
             SiteAction::StripTrailingSlash => f.write_str("strip trailing slashes"),
-            SiteAction::QueryValueToPath { path, name, prefix } => {
+            SiteAction::QueryValueToPath {
+                path,
+                name,
+                prefix,
+                namespace_separator,
+            } => {
                 if name.is_empty() {
-                    write!(f, "{path}?V -> {prefix}V")
+                    write!(f, "{path}?V -> {prefix}V")?;
                 } else {
-                    write!(f, "{path}?{name}=V -> {prefix}V")
+                    write!(f, "{path}?{name}=V -> {prefix}V")?;
+                }
+                match namespace_separator {
+                    Some(c) => write!(f, " with {c:?} as '/'"),
+                    None => Ok(()),
                 }
             }
             SiteAction::SlugBesideId { prefix, before_id } => {
@@ -259,6 +273,15 @@ pub struct SiteRule {
     pub false_positive_rate: f64,
 }
 
+/// A compiled [`SiteAction::QueryValueToPath`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct QueryToPath {
+    script: String,
+    name: String,
+    prefix: String,
+    namespace_separator: Option<char>,
+}
+
 /// The site actions of one host, ready to apply.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SiteRewriter {
@@ -275,7 +298,7 @@ pub struct SiteRewriter {
     /// (segment, value) removed, highest segment first.
     dropped_segments: Vec<(u16, String)>,
     /// (path, name, prefix) of [`SiteAction::QueryValueToPath`].
-    query_to_path: Vec<(String, String, String)>,
+    query_to_path: Vec<QueryToPath>,
     /// (prefix, before_id) of [`SiteAction::SlugBesideId`].
     slugs: Vec<(String, bool)>,
     /// (short, depth, suffix) of [`SiteAction::IdInSlug`].
@@ -337,8 +360,18 @@ impl SiteRewriter {
                 }
             }
             SiteAction::StripTrailingSlash => self.strip_trailing_slash = true,
-            SiteAction::QueryValueToPath { path, name, prefix } => {
-                let entry = (path.clone(), name.clone(), prefix.clone());
+            SiteAction::QueryValueToPath {
+                path,
+                name,
+                prefix,
+                namespace_separator,
+            } => {
+                let entry = QueryToPath {
+                    script: path.clone(),
+                    name: name.clone(),
+                    prefix: prefix.clone(),
+                    namespace_separator: *namespace_separator,
+                };
                 if !self.query_to_path.contains(&entry) {
                     self.query_to_path.push(entry);
                 }
@@ -567,7 +600,13 @@ impl SiteRewriter {
                 a == b
             }
         };
-        for (script, name, prefix) in &self.query_to_path {
+        for QueryToPath {
+            script,
+            name,
+            prefix,
+            namespace_separator,
+        } in &self.query_to_path
+        {
             if !same_path(script) {
                 continue;
             }
@@ -584,10 +623,14 @@ impl SiteRewriter {
                 }
             }
             let Some((at, value)) = found else { continue };
+            let value = match namespace_separator {
+                Some(c) => Cow::Owned(value.replace(*c, "/")),
+                None => Cow::Borrowed(value),
+            };
             let safe = if name.is_empty() {
-                route_safe_value(value)
+                route_safe_value(&value)
             } else {
-                path_safe_value(value)
+                path_safe_value(&value)
             };
             if repeated || !safe {
                 continue;
@@ -1000,6 +1043,7 @@ mod tests {
                 path: "/forum/index.php".into(),
                 name: String::new(),
                 prefix: "/forum/".into(),
+                namespace_separator: None,
             },
             SiteAction::SlugInSegment {
                 prefix: "/forum/threads/".into(),
@@ -1244,6 +1288,7 @@ mod tests {
                 path: "/index.php".into(),
                 name: "q".into(),
                 prefix: "/".into(),
+                namespace_separator: None,
             },
             SiteAction::LowercasePath,
             SiteAction::StripTrailingSlash,
@@ -1289,6 +1334,57 @@ mod tests {
         ] {
             assert_rewrites(&actions, input, want);
         }
+    }
+
+    #[test]
+    fn a_namespaced_query_value_moves_into_the_path_as_segments() {
+        // DokuWiki set to write slashes: `doku.php?id=ns:sub:page` is `/ns/sub/page`.
+        let actions = [SiteAction::QueryValueToPath {
+            path: "/doku.php".into(),
+            name: "id".into(),
+            prefix: "/".into(),
+            namespace_separator: Some(':'),
+        }];
+        for (input, want) in [
+            (
+                "http://w.example/doku.php?id=ns:sub:page",
+                "http://w.example/ns/sub/page",
+            ),
+            (
+                "http://w.example/doku.php?id=start",
+                "http://w.example/start",
+            ),
+            (
+                "http://w.example/doku.php?id=ns:page&do=edit",
+                "http://w.example/ns/page?do=edit",
+            ),
+            // An empty namespace would be an empty segment: left alone.
+            (
+                "http://w.example/doku.php?id=:ns:page",
+                "http://w.example/doku.php?id=:ns:page",
+            ),
+            (
+                "http://w.example/doku.php?id=ns::page",
+                "http://w.example/doku.php?id=ns::page",
+            ),
+        ] {
+            assert_rewrites(&actions, input, want);
+        }
+        // Stored only when set, so files written before the field read as before.
+        let json = serde_json::to_string(&actions[0]).unwrap();
+        assert!(json.contains(r#""namespace_separator":":""#), "{json}");
+        let plain = r#"{"op":"query_value_to_path","path":"/doku.php","name":"id","prefix":"/"}"#;
+        let read: SiteAction = serde_json::from_str(plain).unwrap();
+        assert_eq!(
+            read,
+            SiteAction::QueryValueToPath {
+                path: "/doku.php".into(),
+                name: "id".into(),
+                prefix: "/".into(),
+                namespace_separator: None,
+            }
+        );
+        assert_eq!(serde_json::to_string(&read).unwrap(), plain);
     }
 
     #[test]
