@@ -641,11 +641,7 @@ impl StaticNormalizer {
     fn step_tracking(&self, _path: &str, query: Option<&str>) -> Edits {
         let query = query.and_then(|query| {
             rewrite_query(query, |param| {
-                if self.classify(split_param(param).0) == Some(Class::Tracking) {
-                    Action::Drop
-                } else {
-                    Action::Keep
-                }
+                glued_action(param, |piece| self.is_tracking_param(piece))
             })
         });
         Edits {
@@ -873,7 +869,7 @@ impl StaticNormalizer {
             // A parameter with `;`-glued pieces is judged piece by piece, as the step does.
             let glued = param.as_bytes().contains(&b';');
             match self.classify(key) {
-                Some(Class::Tracking) => scan.tracking = true,
+                Some(Class::Tracking) if !glued => scan.tracking = true,
                 Some(Class::Session) if !glued => scan.session = true,
                 Some(Class::SessionIfToken) if !glued => {
                     scan.session |= params::looks_like_session_token(value);
@@ -882,6 +878,9 @@ impl StaticNormalizer {
             }
             if config.remove_session_ids && !scan.session && glued {
                 scan.session = !matches!(self.session_action(param), Action::Keep);
+            }
+            if !scan.tracking && glued {
+                scan.tracking = param.split(';').any(|piece| self.is_tracking_param(piece));
             }
             if config.sort_query && !scan.unsorted {
                 if let Some(prev) = previous {
@@ -893,37 +892,14 @@ impl StaticNormalizer {
         scan
     }
 
-    /// What the session step does to one query parameter. Pieces glued with `;` are judged one
-    /// by one and only session pieces go: a servlet glues its path parameter to a value
-    /// (`a=1;jsessionid=…`), and servers that take `;` as a separator (SMF, Perl's CGI.pm, as
-    /// HTML 4 recommended) read `PHPSESSID=…;topic=5.0` as two parameters, so dropping the whole
-    /// pair for its first name would merge every topic of the forum.
+    /// What the session step does to one query parameter ([`glued_action`]).
     fn session_action(&self, param: &str) -> Action {
-        if !param.as_bytes().contains(&b';') {
-            return if self.is_session_param(param) {
-                Action::Drop
-            } else {
-                Action::Keep
-            };
-        }
-        if !param.split(';').any(|piece| self.is_session_param(piece)) {
-            return Action::Keep;
-        }
-        let mut kept = String::with_capacity(param.len());
-        for piece in param.split(';') {
-            if piece.is_empty() || self.is_session_param(piece) {
-                continue;
-            }
-            if !kept.is_empty() {
-                kept.push(';');
-            }
-            kept.push_str(piece);
-        }
-        if kept.is_empty() {
-            Action::Drop
-        } else {
-            Action::Replace(kept)
-        }
+        glued_action(param, |piece| self.is_session_param(piece))
+    }
+
+    /// Whether a `name=value` query parameter (or `;`-glued piece) is a tracking parameter.
+    fn is_tracking_param(&self, param: &str) -> bool {
+        self.classify(split_param(param).0) == Some(Class::Tracking)
     }
 
     /// Whether a `name=value` path (or `;`-glued) parameter is a session id.
@@ -987,6 +963,40 @@ fn is_c0_or_space(c: char) -> bool {
 /// `name=value` → (`name`, `value`); a parameter without `=` has an empty value.
 fn split_param(param: &str) -> (&str, &str) {
     split_once_byte(param, b'=').unwrap_or((param, ""))
+}
+
+/// What a step that drops some parameters does to one query parameter, `drop` saying which.
+/// Pieces glued with `;` are judged one by one and only the pieces `drop` names go: a servlet
+/// glues its path parameter to a value (`a=1;jsessionid=…`), and servers that take `;` as a
+/// separator (SMF, Perl's CGI.pm, as HTML 4 recommended) read `PHPSESSID=…;topic=5.0` or
+/// `utm_source=x;topic=5.0` as two parameters, so dropping the whole pair for its first name
+/// would merge every topic of the forum.
+fn glued_action(param: &str, drop: impl Fn(&str) -> bool) -> Action {
+    if !param.as_bytes().contains(&b';') {
+        return if drop(param) {
+            Action::Drop
+        } else {
+            Action::Keep
+        };
+    }
+    if !param.split(';').any(&drop) {
+        return Action::Keep;
+    }
+    let mut kept = String::with_capacity(param.len());
+    for piece in param.split(';') {
+        if piece.is_empty() || drop(piece) {
+            continue;
+        }
+        if !kept.is_empty() {
+            kept.push(';');
+        }
+        kept.push_str(piece);
+    }
+    if kept.is_empty() {
+        Action::Drop
+    } else {
+        Action::Replace(kept)
+    }
 }
 
 /// Applies `act` to every `&`-separated parameter. Returns the new query, or `None` when every
@@ -1318,6 +1328,29 @@ mod tests {
         // Every piece a session id: the parameter goes.
         assert_eq!(
             norm("http://a.example/p?sid=9682993c8daa2c5497996114facdc805;jsessionid=x1&q=1"),
+            "http://a.example/p?q=1"
+        );
+    }
+
+    #[test]
+    fn tracking_parameters_glued_with_semicolons_leave_the_other_pieces() {
+        // The same separator, with a campaign tag first: the topic stays, in either order.
+        for url in [
+            "http://forum.example/index.php?utm_source=news;topic=5.0",
+            "http://forum.example/index.php?topic=5.0;utm_source=news",
+        ] {
+            assert_eq!(
+                norm(url),
+                "http://forum.example/index.php?topic=5.0",
+                "{url}"
+            );
+        }
+        assert_ne!(
+            norm("http://forum.example/index.php?utm_source=news;topic=5.0"),
+            norm("http://forum.example/index.php?utm_source=news;topic=6.0")
+        );
+        assert_eq!(
+            norm("http://a.example/p?utm_source=x;utm_medium=y&q=1"),
             "http://a.example/p?q=1"
         );
     }
