@@ -1360,12 +1360,21 @@ fn moved_ids(
                         .map(|&c| (Cow::Owned(raw.replace(c, "/")), Some(c))),
                 );
                 for (as_path, separator) in written {
-                    if !ends_another(members, a, &as_path) || !path_safe_value(&as_path) {
+                    if !ends_another(members, a, &as_path) {
                         continue;
                     }
                     let Some((name, value)) = moved_value(part) else {
                         continue;
                     };
+                    // The value with its namespaces as folders must read as segments too.
+                    let safe = if name.is_empty() {
+                        route_safe_value(&as_path)
+                    } else {
+                        path_safe_value(&as_path)
+                    };
+                    if separator.is_some() && !safe {
+                        continue;
+                    }
                     for &b in members {
                         let other: &str = &outputs[b as usize].0;
                         let Some(prefix) = other.strip_suffix(as_path.as_ref()) else {
@@ -1968,8 +1977,9 @@ fn segment_aliases(
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     };
-    // (position, hash of the URL without that segment, cluster, value hash, sample)
-    let mut entries: Vec<(u16, u64, u64, u64, u32)> = Vec::new();
+    // (position, hash of the URL without that segment, cluster, value hash, sample, whether
+    // the segment is the path's last non-empty one)
+    let mut entries: Vec<(u16, u64, u64, u64, u32, bool)> = Vec::new();
     // A sample and position showing each value, to write the value back out.
     let mut value_at: FxHashMap<(u16, u64), u32> = FxHashMap::default();
     let mut segments: Vec<&str> = Vec::new();
@@ -2013,6 +2023,7 @@ fn segment_aliases(
                 p.cluster,
                 vh,
                 i as u32,
+                segments[pos + 1..].iter().all(|s| s.is_empty()),
             ));
         }
     }
@@ -2027,6 +2038,9 @@ fn segment_aliases(
     entries.sort_unstable();
     // Pairs of values met in one cluster with the rest equal, and the clusters showing each.
     let mut pairs: FxHashMap<(u16, u64, u64), FxHashSet<u64>> = FxHashMap::default();
+    // Values met in such a pair as the path's last segment: the page itself has several names,
+    // not only the folders above it.
+    let mut named_pages: FxHashSet<(u16, u64)> = FxHashSet::default();
     let mut i = 0;
     while i < entries.len() {
         let key = (entries[i].0, entries[i].1, entries[i].2);
@@ -2041,6 +2055,11 @@ fn segment_aliases(
                     .entry((key.0, w[0].3, w[1].3))
                     .or_default()
                     .insert(key.2);
+                // Both have the same segments around this one, so the same place in the path.
+                if w[0].5 {
+                    named_pages.insert((key.0, w[0].3));
+                    named_pages.insert((key.0, w[1].3));
+                }
             }
         }
         i = j;
@@ -2116,11 +2135,13 @@ fn segment_aliases(
             .collect();
         may_change.sort_unstable();
         may_change.dedup();
+        let folders_only = !values.iter().any(|&vh| named_pages.contains(&(pos, vh)));
         out.push((
             SiteAction::SegmentAlias {
                 segment: pos,
                 canonical: canonical.to_owned(),
                 aliases,
+                folders_only,
             },
             may_change,
         ));
@@ -2528,6 +2549,52 @@ mod tests {
         assert_ne!(
             canon("http://w.example/w/index.php?title=Unseen_page&action=history"),
             canon("http://w.example/wiki/Unseen_page"),
+        );
+    }
+
+    #[test]
+    fn values_shown_interchangeable_above_pages_are_not_aliased_where_they_are_the_page() {
+        // A shop's product under whichever collection it was opened from, and the collections'
+        // own listings, which the sample shows one of each (nothing contradicts an alias there).
+        let mut s = Vec::new();
+        let collections = ["shoes", "bags", "sale", "new"];
+        for p in 0..40u64 {
+            for (k, c) in collections.iter().enumerate() {
+                if !(p + k as u64).is_multiple_of(4) {
+                    s.push(lu(
+                        &format!("http://s.example/collections/{c}/products/p{p}"),
+                        p,
+                    ));
+                }
+            }
+        }
+        for (k, c) in collections.iter().enumerate() {
+            s.push(lu(
+                &format!("http://s.example/collections/{c}"),
+                1000 + k as u64,
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let actions: Vec<&SiteAction> = out.rules.iter().map(|r| &r.action).collect();
+        assert!(
+            actions.iter().any(|a| matches!(
+                a,
+                SiteAction::SegmentAlias {
+                    folders_only: true,
+                    ..
+                }
+            )),
+            "{actions:?}"
+        );
+        let rw = SiteRewriter::new(actions.iter().copied());
+        let canon = |u: &str| rw.rewrite(&Url::parse(u).unwrap()).unwrap_or(u.to_owned());
+        assert_eq!(
+            canon("http://s.example/collections/shoes/products/p99"),
+            canon("http://s.example/collections/bags/products/p99")
+        );
+        assert_ne!(
+            canon("http://s.example/collections/shoes"),
+            canon("http://s.example/collections/bags")
         );
     }
 
@@ -3517,11 +3584,13 @@ mod tests {
             segment,
             canonical,
             aliases,
+            folders_only,
         } = &out.rules[0].action
         else {
             panic!("{:?}", out.rules);
         };
         assert_eq!(*segment, 0);
+        assert!(*folders_only, "the mirrors were shown only above pages");
         assert!(["eu", "us"].contains(&canonical.as_str()), "{canonical}");
         assert_eq!(aliases.len(), 2);
         let forms: FxHashSet<&str> = out.samples.iter().map(|l| l.url.as_str()).collect();

@@ -84,6 +84,13 @@ pub enum SiteAction {
         canonical: String,
         /// The values replaced.
         aliases: Vec<String>,
+        /// Only where the segment is a folder, not the path's last segment: the values were
+        /// shown interchangeable only above other pages (a shop's product under whichever
+        /// collection it was opened from, `/collections/a/products/p` ≡
+        /// `/collections/b/products/p`), which says nothing of the pages they name themselves
+        /// (`/collections/a` is not `/collections/b`). Absent from older rule files: everywhere.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        folders_only: bool,
     },
     /// Trailing slashes are removed from every path but the root: `/dir/` becomes `/dir`.
     StripTrailingSlash,
@@ -194,7 +201,14 @@ impl fmt::Display for SiteAction {
                 segment,
                 canonical,
                 aliases,
-            } => write!(f, "path_{segment}: {} -> {canonical}", aliases.join(", ")),
+                folders_only,
+            } => {
+                write!(f, "path_{segment}: {} -> {canonical}", aliases.join(", "))?;
+                if *folders_only {
+                    f.write_str(" in folders")?;
+                }
+                Ok(())
+            }
             SiteAction::StripTrailingSlash => f.write_str("strip trailing slashes"),
             SiteAction::QueryValueToPath {
                 path,
@@ -294,7 +308,8 @@ pub struct SiteRewriter {
     use_https: bool,
     strip_trailing_slash: bool,
     /// (segment, canonical, aliases).
-    segment_aliases: Vec<(u16, String, Vec<String>)>,
+    /// (segment, canonical, aliases, folders only) of [`SiteAction::SegmentAlias`].
+    segment_aliases: Vec<(u16, String, Vec<String>, bool)>,
     /// (segment, value) removed, highest segment first.
     dropped_segments: Vec<(u16, String)>,
     /// (path, name, prefix) of [`SiteAction::QueryValueToPath`].
@@ -353,8 +368,9 @@ impl SiteRewriter {
                 segment,
                 canonical,
                 aliases,
+                folders_only,
             } => {
-                let entry = (*segment, canonical.clone(), aliases.clone());
+                let entry = (*segment, canonical.clone(), aliases.clone(), *folders_only);
                 if !self.segment_aliases.contains(&entry) {
                     self.segment_aliases.push(entry);
                 }
@@ -729,7 +745,7 @@ impl SiteRewriter {
     fn alias_segments(&self, path: &str) -> Option<String> {
         let rest = path.strip_prefix('/')?;
         // Most paths match no alias: look before allocating.
-        let any = self.segment_aliases.iter().any(|(segment, _, aliases)| {
+        let any = self.segment_aliases.iter().any(|(segment, _, aliases, _)| {
             split_byte(rest, b'/')
                 .nth(usize::from(*segment))
                 .is_some_and(|v| aliases.iter().any(|a| a == v))
@@ -738,11 +754,15 @@ impl SiteRewriter {
             return None;
         }
         let segments: Vec<&str> = rest.split('/').collect();
+        // A folder has a non-empty segment after it (`/a/` names `a` as much as `/a` does).
+        let is_folder = |i: usize| segments[i + 1..].iter().any(|s| !s.is_empty());
         let mut out: Option<Vec<&str>> = None;
-        for (segment, canonical, aliases) in &self.segment_aliases {
+        for (segment, canonical, aliases, folders_only) in &self.segment_aliases {
             let i = usize::from(*segment);
             let current = out.as_ref().map_or(segments.get(i), |o| o.get(i));
-            if current.is_some_and(|v| aliases.iter().any(|a| a == v)) {
+            if current.is_some_and(|v| aliases.iter().any(|a| a == v))
+                && (!folders_only || is_folder(i))
+            {
                 out.get_or_insert_with(|| segments.clone())[i] = canonical;
             }
         }
@@ -941,7 +961,10 @@ pub const TITLE_SEPARATORS: [char; 6] = ['.', '-', ':', '_', '~', ','];
 /// The id of a segment that writes an id and a title together (`title.123` with `.` as
 /// separator, or `123-title` when `id_first`): the id is all digits (at most 19, so it is a
 /// number) and the title holds at least two letters (a word), so `v1.2` or `2024-05` are not
-/// titled ids.
+/// titled ids. A title that is a few letters and then a number (`msg316400`, `page2`, `p15`) is
+/// a typed reference to something else, not a title: SMF's `topic=5.msg310` names the page
+/// holding message 310, which is not always the topic's first. Nor is a title glued parameters
+/// (`;` or `=` in it): SMF's `topic=5.0;all` is the whole topic on one page.
 pub fn titled_id(segment: &str, separator: char, id_first: bool) -> Option<&str> {
     let (title, id) = if id_first {
         let (id, title) = segment.split_once(separator)?;
@@ -955,7 +978,21 @@ pub fn titled_id(segment: &str, separator: char, id_first: bool) -> Option<&str>
         .filter(u8::is_ascii_alphabetic)
         .take(2)
         .count();
-    (id_ok && letters == 2).then_some(id)
+    let words = !title.contains([';', '=']) && !is_typed_reference(title);
+    (id_ok && letters == 2 && words).then_some(id)
+}
+
+/// Whether a would-be title is a short word and then a number: `msg316400`, `page2`, `p15`.
+fn is_typed_reference(title: &str) -> bool {
+    let digits_at = title
+        .bytes()
+        .position(|b| b.is_ascii_digit())
+        .unwrap_or(title.len());
+    let (word, number) = title.split_at(digits_at);
+    (1..=5).contains(&word.len())
+        && word.bytes().all(|b| b.is_ascii_alphabetic())
+        && !number.is_empty()
+        && number.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The name of a query part and the id its value writes with a title, when the part is one of
@@ -1031,6 +1068,11 @@ mod tests {
         assert_eq!(titled_id("2024-05", '-', false), None);
         assert_eq!(titled_id("some-title.", '.', false), None);
         assert_eq!(titled_id("title.12345678901234567890", '.', false), None);
+        // A typed reference after the id is not its title (SMF's message links).
+        assert_eq!(titled_id("10072.msg316400", '.', true), None);
+        assert_eq!(titled_id("page2-77", '-', false), None);
+        assert_eq!(titled_id("12087.0;all", '.', true), None);
+        assert_eq!(titled_id("77-top10-tips", '-', true), Some("77"));
         assert!(route_safe_value("threads/a-title.1/"));
         assert!(!route_safe_value("123"));
         assert!(!route_safe_value("a//b"));
@@ -1217,6 +1259,7 @@ mod tests {
                 segment: 0,
                 canonical: "m2".into(),
                 aliases: vec!["m1".into(), "m3".into()],
+                folders_only: false,
             },
             SiteAction::UseHttps,
             SiteAction::StripTrailingSlash,
@@ -1334,6 +1377,54 @@ mod tests {
         ] {
             assert_rewrites(&actions, input, want);
         }
+    }
+
+    #[test]
+    fn an_alias_shown_only_on_folders_leaves_the_pages_the_values_name() {
+        let alias = SiteAction::SegmentAlias {
+            segment: 1,
+            canonical: "b".into(),
+            aliases: vec!["a".into()],
+            folders_only: true,
+        };
+        for (input, want) in [
+            (
+                "http://s.example/collections/a/products/p",
+                "http://s.example/collections/b/products/p",
+            ),
+            (
+                "http://s.example/collections/a",
+                "http://s.example/collections/a",
+            ),
+            (
+                "http://s.example/collections/a/",
+                "http://s.example/collections/a/",
+            ),
+            (
+                "http://s.example/collections/a?page=2",
+                "http://s.example/collections/a?page=2",
+            ),
+        ] {
+            assert_rewrites(std::slice::from_ref(&alias), input, want);
+        }
+        // Stored only when set: files written before the field read as aliases everywhere.
+        let json = serde_json::to_string(&alias).unwrap();
+        assert!(json.contains(r#""folders_only":true"#), "{json}");
+        let plain = r#"{"op":"segment_alias","segment":1,"canonical":"b","aliases":["a"]}"#;
+        let read: SiteAction = serde_json::from_str(plain).unwrap();
+        assert!(matches!(
+            read,
+            SiteAction::SegmentAlias {
+                folders_only: false,
+                ..
+            }
+        ));
+        assert_eq!(serde_json::to_string(&read).unwrap(), plain);
+        assert_rewrites(
+            &[read],
+            "http://s.example/collections/a",
+            "http://s.example/collections/b",
+        );
     }
 
     #[test]

@@ -136,7 +136,9 @@ impl Section for Sphinx {
                 .sections
                 .choose(rng)
                 .map_or(String::new(), |s| format!("{s}/"));
-            if !self.used.insert(folder.clone()) {
+            // Keyed without the slash: with `dirhtml` a page `x` is the folder `x/`, so a
+            // section `x/` and a page `x` beside it would be two pages at one address.
+            if !self.used.insert(folder.trim_end_matches('/').to_owned()) {
                 return;
             }
             (folder, String::new())
