@@ -2,7 +2,7 @@
 //! learner must find and hard negatives (URLs that look alike but show different pages) it must
 //! never merge. Rules are learned from a seeded half of the pages and applied to all URLs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -729,6 +729,19 @@ fn family_run(
     undust::learn::eval::Metrics,
     BTreeMap<&'static str, usize>,
 ) {
+    family_run_on(kinds, label, &FAMILY_SEEDS)
+}
+
+/// [`family_run`] on the sites generated with `seeds`.
+fn family_run_on(
+    kinds: &[undust::corpus::SiteKind],
+    label: &str,
+    seeds: &[u64],
+) -> (
+    Vec<undust::learn::eval::FamilyRow>,
+    undust::learn::eval::Metrics,
+    BTreeMap<&'static str, usize>,
+) {
     use undust::canon::normalize::{StaticConfig, StaticNormalizer};
     use undust::corpus::{generate, CorpusConfig};
     use undust::learn::eval::{by_family, Metrics};
@@ -742,7 +755,7 @@ fn family_run(
     let mut families = Vec::new();
     let mut merged: BTreeMap<&'static str, usize> = BTreeMap::new();
     let verbose = std::env::var("LEARN_DEBUG").is_ok();
-    for seed in FAMILY_SEEDS {
+    for &seed in seeds {
         let corpus = generate(
             &CorpusConfig::new(seed, 1)
                 .with_kinds(kinds)
@@ -949,14 +962,15 @@ const HELD_OUT_SHARE_FLOOR: f64 = 0.86;
 /// false merges) and 0.348 (QUALITY.md, stop 23). Joomla raised at stop 23
 /// (0.47 -> 0.60, measured 0.65, each seed above 0.50): its non-SEF addresses are joined by a
 /// bundle of site actions (`catid` and `Itemid` dropped beside the article, the alias dropped
-/// from `id=N:alias`).
+/// from `id=N:alias`). Piwigo raised at stop 24 (0.04 -> 0.84, measured 0.864): its paths
+/// written as the query string are read as segments (`SiteAction::QueryPath`).
 const LATER_HELD_OUT_FLOORS: [(&str, f64); 6] = [
     ("dokuwiki", 0.99),
     ("joomla", 0.60),
     ("bugzilla", 0.96),
     ("smf", 0.75),
     ("gitea", 0.40),
-    ("piwigo", 0.04),
+    ("piwigo", 0.84),
 ];
 
 /// Held-out families on which the learner does not keep the no-false-merge guarantee yet, with
@@ -1029,19 +1043,38 @@ fn held_out_families_keep_the_guarantees() {
     );
 }
 
+/// Piwigo generated alone, share of the best achievable compression pooled over
+/// [`PIWIGO_SEEDS`]: 0.05 before its query strings were read as paths (stop 23's learner on the
+/// held-out Piwigo sites; QUALITY.md, stop 24 querypath, has this test's figures).
+const PIWIGO_ALONE_FLOOR: f64 = 0.30;
+/// Seeds of [`a_generated_piwigo_host_is_learned_from_its_query_string_paths`]: enough sites
+/// that both spellings of Piwigo's paths are drawn (`?/`, and the path itself on a quarter of
+/// the hosts).
+const PIWIGO_SEEDS: [u64; 12] = [41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52];
+
 /// Piwigo's pages are paths written as the query string (`picture.php?/123/category/5-name`):
 /// read as parameters, every page is one key of its own and nothing is learned (0.017 of a
 /// best 0.346 at stop 23). Generated alone (its sites differ from those at its place in the
-/// held-out set), on seeds whose hosts write `?/` and the path-info spelling alike: the
-/// learner reads the query's path as segments (`SiteAction::QueryPath`) and learns the
-/// scheme's DUST on them, without merging a hard negative.
-/// Piwigo generated alone, share of the best achievable compression pooled over the seeds:
-/// 0.05 before its query strings were read as paths (stop 23's learner on the same sites).
-const PIWIGO_ALONE_FLOOR: f64 = 0.30;
-
+/// held-out set), on sites that write `?/` and sites that write the path itself: the learner
+/// reads the query's path as segments (`SiteAction::QueryPath`) and learns the scheme's DUST
+/// on them, without merging a hard negative.
 #[test]
 fn a_generated_piwigo_host_is_learned_from_its_query_string_paths() {
-    let (rows, total, merged) = family_run(&[undust::corpus::SiteKind::Piwigo], "piwigo");
+    use undust::corpus::{generate, CorpusConfig, SiteKind};
+    let spellings: BTreeSet<bool> = PIWIGO_SEEDS
+        .iter()
+        .flat_map(|&seed| {
+            generate(
+                &CorpusConfig::new(seed, 1)
+                    .with_kinds(&[SiteKind::Piwigo])
+                    .with_pages(1500, 5000),
+            )
+            .sites
+        })
+        .map(|site| site.variant.contains("?/"))
+        .collect();
+    assert_eq!(spellings.len(), 2, "both spellings drawn: {spellings:?}");
+    let (rows, total, merged) = family_run_on(&[SiteKind::Piwigo], "piwigo", &PIWIGO_SEEDS);
     assert!(merged.is_empty(), "hard negatives merged: {merged:?}");
     assert_eq!(rows.len(), 1);
     assert_eq!(total.false_positive_rate(), 0.0);
