@@ -1454,6 +1454,37 @@ mod tests {
     }
 
     #[test]
+    fn a_query_path_rule_reads_from_the_rule_file_and_the_engine_applies_it() {
+        use crate::canon::engine::HostRules;
+        use crate::canon::rules::HostRuleSet;
+        let text = r#"{"host":"g.example","version":1,"learned_at_unix_ms":0,"site_rules":[{"id":"g.example#s1","op":"query_path","path":"/picture.php","support":0,"support_clusters":0,"false_positive_rate":0.0}],"rules":[]}"#;
+        let set: HostRuleSet = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            set.site_rules[0].action,
+            SiteAction::QueryPath {
+                path: "/picture.php".into()
+            }
+        );
+        assert_eq!(
+            serde_json::from_str::<HostRuleSet>(&serde_json::to_string(&set).unwrap()).unwrap(),
+            set
+        );
+        let engine = HostRules::compile(&set).unwrap();
+        let url = Url::parse("http://g.example/picture.php?/12/category/5&metadata").unwrap();
+        assert_eq!(
+            engine.apply(&url).map(|r| r.canonical).as_deref(),
+            Some("http://g.example/picture.php/12/category/5?metadata")
+        );
+        assert!(engine
+            .apply(&Url::parse("http://g.example/picture.php?id=12").unwrap())
+            .is_none());
+        // A directory is not a script: refused by the rule file's validation.
+        let mut bad = set.clone();
+        bad.site_rules[0].action = SiteAction::QueryPath { path: "/g/".into() };
+        assert!(bad.validate().is_err());
+    }
+
+    #[test]
     fn site_rules_round_trip_as_json() {
         let rule = SiteRule {
             id: "a.example#s1".into(),
