@@ -214,6 +214,17 @@ fn suite_strings(dir: &Path) -> BTreeSet<String> {
             out.insert(format!("https://news.example.org/story?{name}=abc123"));
         }
     }
+    // Paths written as the query string, with parameters after them (Piwigo, CodeIgniter).
+    for query in [
+        "/123-img_2041/category/5-name&metadata",
+        "/category/5/start-15&utm_source=x",
+        "/tags/7-x/posted-monthly-list",
+        "/blog/view/5?x=1",
+        "/a//b&PHPSESSID=abc",
+        "/%2e%2e/x",
+    ] {
+        out.insert(format!("http://g.example/gallery/index.php?{query}"));
+    }
     out.extend(real_page_links(dir, 20_000));
     let captures = fs::read_to_string(dir.join("real-crawls-netarchivesuite/captures.tsv"))
         .expect("real crawl captures");
@@ -593,6 +604,13 @@ fn adversarial_url() -> impl Strategy<Value = String> {
         "a=2",
         "%61=1",
         "k=%C3%A9",
+        // Paths written as the query string (Piwigo, CodeIgniter).
+        "/123-img_2041/category/5-name",
+        "/category/5/start-15",
+        "/a//b",
+        "/../x",
+        "/a/",
+        "/",
     ]);
     let query = prop::option::of(prop::collection::vec(param, 0..5));
     let fragment = prop::sample::select(vec!["", "", "", "#", "#top", "#a b", "#?q"]);
@@ -631,6 +649,7 @@ fn one_byte_off() -> impl Strategy<Value = String> {
         "https://shop.example:8080/p/12?id=3",
         "http://a.b.c/%C3%A9/x?q=%2F",
         "http://example.com/a;jsessionid=0123456789ABCDEF0123/b?utm_source=x&y=2",
+        "http://g.example/picture.php?/123-img_2041/category/5-name&metadata",
     ]);
     let byte = prop::sample::select(vec![
         'A', '.', '/', '%', '?', '#', '@', ':', '\\', ' ', '\t', '\n', '\'', '^', '|', '[', '&',

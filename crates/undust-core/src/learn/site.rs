@@ -13,7 +13,8 @@
 //!   interchangeable segment values (`/mirror1/`, `/mirror2/`) as one, sort the query, use
 //!   https, move an id between shapes (a query value into the path, the number ending a slug
 //!   to the site's short link), drop a slug beside an id, strip a file extension a page is
-//!   also reachable without;
+//!   also reachable without; before all of them, a path written as the query string is read as
+//!   the path where the host's queries show that scheme ([`super::query_path`]);
 //! - with the accepted actions `A` applied, a candidate `X` *merges* two samples when they
 //!   differ under `A` and are identical under `A ∪ X`. Each group of samples made identical is
 //!   positive when it merges samples of one cluster, negative when it merges different clusters;
@@ -690,6 +691,20 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
     let mut accepted: Vec<(SiteAction, Evidence)> = Vec::new();
     let mut rewriter = SiteRewriter::default();
     let mut round = start_round(&parsed, &rewriter);
+    // Paths written as the query string are read as paths before anything else is looked for,
+    // so every other action sees their segments (`super::query_path`).
+    for (candidate, may_change) in super::query_path::proposals(parsed.iter().map(|p| &p.url)) {
+        let mut with = rewriter.clone();
+        with.add(&candidate);
+        let (evidence, _) = measure(&parsed, &with, &round, &may_change, None);
+        // A reading merges nothing unless a page is written both ways: one merge of
+        // different pages refuses it.
+        if evidence.negative_groups == 0 {
+            rewriter = with;
+            round = start_round(&parsed, &rewriter);
+            accepted.push((candidate, evidence));
+        }
+    }
     let clusters = small_clusters(&parsed);
     for round_number in 0..MAX_ROUNDS {
         let mut changed = false;
@@ -2550,6 +2565,107 @@ mod tests {
             canon("http://w.example/w/index.php?title=Unseen_page&action=history"),
             canon("http://w.example/wiki/Unseen_page"),
         );
+    }
+
+    /// A Piwigo-like gallery: albums `index.php?/category/N-name` also written
+    /// `index.php?/category/N`, their later pages (other pages), and photos
+    /// `picture.php?/M/category/N`, some with `&metadata` (another page).
+    fn gallery(both_ways: Option<u64>) -> Vec<LabelledUrl> {
+        let mut s = Vec::new();
+        for id in 0..40u64 {
+            let n = 100 + 7 * id;
+            let album = format!("http://g.example/index.php?/category/{n}-album_{id}");
+            match id % 3 {
+                0 => {
+                    s.push(lu(&album, id));
+                    s.push(lu(&format!("http://g.example/index.php?/category/{n}"), id));
+                }
+                1 => s.push(lu(&format!("{album}/start-15"), 500 + id)),
+                _ => s.push(lu(&album, id)),
+            }
+            let photo = format!("http://g.example/picture.php?/{}/category/{n}", 9000 + id);
+            s.push(lu(&photo, 1000 + id));
+            if id % 4 == 0 {
+                s.push(lu(&format!("{photo}&metadata"), 2000 + id));
+            }
+        }
+        if let Some(cluster) = both_ways {
+            // The same album written with its path as the path: another page here.
+            s.push(lu(
+                "http://g.example/index.php/category/100-album_0",
+                cluster,
+            ));
+        }
+        s
+    }
+
+    #[test]
+    fn a_path_written_as_the_query_string_is_read_as_segments() {
+        let out = learn(&gallery(None), &LearnConfig::default());
+        let actions: Vec<&SiteAction> = out.rules.iter().map(|r| &r.action).collect();
+        for want in [
+            SiteAction::QueryPath {
+                path: "/index.php".into(),
+            },
+            SiteAction::QueryPath {
+                path: "/picture.php".into(),
+            },
+            // Learned on the segments the query wrote.
+            SiteAction::SlugInSegment {
+                prefix: "/index.php/category/".into(),
+                separator: '-',
+                id_first: true,
+            },
+        ] {
+            assert!(actions.contains(&&want), "{want}: {actions:?}");
+        }
+        let rw = SiteRewriter::new(actions.iter().copied());
+        let canon = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rw.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        // An unseen album: with and without its name one page, its later page and a photo's
+        // metadata view other pages.
+        let album = canon("http://g.example/index.php?/category/777-unseen_album");
+        assert_eq!(canon("http://g.example/index.php?/category/777"), album);
+        assert_ne!(
+            canon("http://g.example/index.php?/category/777-unseen_album/start-15"),
+            album
+        );
+        assert_ne!(
+            canon("http://g.example/picture.php?/1/category/5&metadata"),
+            canon("http://g.example/picture.php?/1/category/5")
+        );
+        // The training samples the tree learns from are read the same way.
+        assert!(
+            out.samples.iter().all(|s| !s.url.contains("php?/")),
+            "{:?}",
+            out.samples
+        );
+    }
+
+    #[test]
+    fn a_query_path_is_not_read_where_the_samples_contradict_it() {
+        // The path-info spelling of an album is another page on this host: reading the query
+        // as the path would merge them.
+        let out = learn(&gallery(Some(99_999)), &LearnConfig::default());
+        assert!(
+            !has_rule(
+                &out,
+                |a| matches!(a, SiteAction::QueryPath { path } if path == "/index.php")
+            ),
+            "{:?}",
+            out.rules
+        );
+        // Queries of ordinary parameters are not paths.
+        let params: Vec<LabelledUrl> = (0..30u64)
+            .map(|i| lu(&format!("http://p.example/index.php?id={i}&x"), i))
+            .collect();
+        let out = learn(&params, &LearnConfig::default());
+        assert!(!has_rule(&out, |a| matches!(
+            a,
+            SiteAction::QueryPath { .. }
+        )));
     }
 
     #[test]

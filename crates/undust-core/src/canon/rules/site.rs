@@ -18,7 +18,8 @@
 //! ```
 //!
 //! Every action is idempotent, and [`SiteRewriter::rewrite`] applies them in a fixed order
-//! (scheme, a query value moved into the path, lower-case the path (and the query), segment
+//! (scheme, a path written as the query string read as the path, a query value moved into the
+//! path, lower-case the path (and the query), segment
 //! aliases, dropped segments, slugs beside ids, ids ending slugs to short links, strip a
 //! default document, strip a file extension, strip trailing slashes, drop titles from ids in
 //! query values, drop parameters, sort the query), so the result does not depend on the order
@@ -114,6 +115,18 @@ pub enum SiteAction {
         /// (and absent from older rule files): the value is written as it is.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         namespace_separator: Option<char>,
+    },
+    /// A path written as the query string is read as the path: a URL whose path is `path` (a
+    /// script such as `/index.php`) and whose query's first part is a path ([`query_path_part`]:
+    /// it starts with `/` and holds no `=`) becomes `path` followed by that part, the query's
+    /// other parts kept: Piwigo's `/picture.php?/123/category/5&metadata` is
+    /// `/picture.php/123/category/5?metadata`, CodeIgniter's `/index.php?/blog/view/5` is
+    /// `/index.php/blog/view/5`. Both programs route the path-info spelling the same way
+    /// (Piwigo when `question_mark_in_urls` is off, CodeIgniter always), so the result is an
+    /// address of the same page, and the path actions and the pattern rules see its segments.
+    QueryPath {
+        /// The script whose query strings are paths.
+        path: String,
     },
     /// A slug beside a numeric id under a page type's literal `prefix` is dropped: with
     /// `before_id` false, `prefix` + `N/x` (`x` the last segment, whatever it holds) becomes
@@ -226,6 +239,7 @@ impl fmt::Display for SiteAction {
                     None => Ok(()),
                 }
             }
+            SiteAction::QueryPath { path } => write!(f, "{path}?/P -> {path}/P"),
             SiteAction::SlugBesideId { prefix, before_id } => {
                 if *before_id {
                     write!(f, "{prefix}slug/N -> {prefix}N")
@@ -314,6 +328,8 @@ pub struct SiteRewriter {
     dropped_segments: Vec<(u16, String)>,
     /// (path, name, prefix) of [`SiteAction::QueryValueToPath`].
     query_to_path: Vec<QueryToPath>,
+    /// Scripts of [`SiteAction::QueryPath`].
+    query_paths: Vec<String>,
     /// (prefix, before_id) of [`SiteAction::SlugBesideId`].
     slugs: Vec<(String, bool)>,
     /// (short, depth, suffix) of [`SiteAction::IdInSlug`].
@@ -392,6 +408,11 @@ impl SiteRewriter {
                     self.query_to_path.push(entry);
                 }
             }
+            SiteAction::QueryPath { path } => {
+                if !self.query_paths.contains(path) {
+                    self.query_paths.push(path.clone());
+                }
+            }
             SiteAction::SlugBesideId { prefix, before_id } => {
                 let entry = (prefix.clone(), *before_id);
                 if !self.slugs.contains(&entry) {
@@ -444,6 +465,7 @@ impl SiteRewriter {
             || !self.segment_aliases.is_empty()
             || !self.dropped_segments.is_empty()
             || !self.query_to_path.is_empty()
+            || !self.query_paths.is_empty()
             || !self.slugs.is_empty()
             || !self.ids_in_slugs.is_empty()
             || !self.titled_ids.is_empty()
@@ -462,6 +484,7 @@ impl SiteRewriter {
             && self.segment_aliases.is_empty()
             && self.dropped_segments.is_empty()
             && self.query_to_path.is_empty()
+            && self.query_paths.is_empty()
             && self.slugs.is_empty()
             && self.ids_in_slugs.is_empty()
             && self.titled_ids.is_empty()
@@ -504,8 +527,11 @@ impl SiteRewriter {
     ) -> (Cow<'a, str>, Option<Cow<'a, str>>, bool) {
         let mut changed = false;
         let mut path: Cow<'a, str> = Cow::Borrowed(path);
-        // First, so every path action applies to the path the id moved into.
-        if let Some((moved, rest)) = self.move_query_value(&path, query) {
+        // First, so every path action applies to the path the query wrote or the id moved into.
+        if let Some((moved, rest)) = self
+            .read_query_path(&path, query)
+            .or_else(|| self.move_query_value(&path, query))
+        {
             let (path, query, _) = self.rewrite_parts(&moved, rest.as_deref());
             return (
                 Cow::Owned(path.into_owned()),
@@ -584,11 +610,40 @@ impl SiteRewriter {
             };
         }
         let new_query = query.and_then(|q| self.rewrite_query(q));
+        // Dropped or sorted parameters may leave a path first in the query: read it too, so
+        // the result is a fixpoint.
+        if let Some((moved, rest)) = self.read_query_path(&path, new_query.as_deref()) {
+            let (path, query, _) = self.rewrite_parts(&moved, rest.as_deref());
+            return (
+                Cow::Owned(path.into_owned()),
+                query.map(|q| Cow::Owned(q.into_owned())),
+                true,
+            );
+        }
         changed |= !matches!(
             (&new_query, query),
             (Some(Cow::Borrowed(_)), _) | (None, None)
         );
         (path, new_query, changed)
+    }
+
+    /// The path and the query left when a [`SiteAction::QueryPath`] applies: the script path
+    /// compares without case when the site's paths are case-insensitive.
+    fn read_query_path(&self, path: &str, query: Option<&str>) -> Option<(String, Option<String>)> {
+        if self.query_paths.is_empty() {
+            return None;
+        }
+        let (written, rest) = query_path_part(query?)?;
+        self.query_paths
+            .iter()
+            .any(|script| {
+                if self.lowercase_path {
+                    script.eq_ignore_ascii_case(path)
+                } else {
+                    script == path
+                }
+            })
+            .then(|| (format!("{path}{written}"), rest.map(str::to_owned)))
     }
 
     /// The path and the query left when a [`SiteAction::QueryValueToPath`] applies: the script
@@ -919,6 +974,33 @@ pub fn path_safe_value(v: &str) -> bool {
         && !v.to_ascii_lowercase().contains("%2f")
         && !v.to_ascii_lowercase().contains("%2e")
         && v.split('/').all(|s| !s.is_empty() && s != "." && s != "..")
+}
+
+/// The path a query string writes as its first part, and the query's other parts (`None` when
+/// there are none): `/123/category/5&metadata` is (`/123/category/5`, `metadata`). The part
+/// starts with `/`, holds no `=` (a parameter, not a path) and reads the same as path segments:
+/// at least one segment, none empty (one trailing `/` aside), `.` or `..`, and no byte that
+/// means something else in a path (`;` starts a path parameter, `+` is a space in a query) or
+/// that the URL parser escapes in a path but not in a query (`` ` ``, `{`, `}`, `^`), no escaped
+/// slash or dot.
+pub fn query_path_part(query: &str) -> Option<(&str, Option<&str>)> {
+    let (first, rest) = match split_once_byte(query, b'&') {
+        Some((first, rest)) => (first, (!rest.is_empty()).then_some(rest)),
+        None => (query, None),
+    };
+    let segments = first.strip_prefix('/')?;
+    let inner = segments.strip_suffix('/').unwrap_or(segments);
+    let escaped_slash_or_dot = inner.contains('%') && {
+        let lower = inner.to_ascii_lowercase();
+        lower.contains("%2f") || lower.contains("%2e")
+    };
+    let readable = !inner.is_empty()
+        && !inner.contains(['=', ';', '+', '?', '#', '\\', '`', '{', '}', '^'])
+        && !escaped_slash_or_dot
+        && inner
+            .split('/')
+            .all(|s| !s.is_empty() && s != "." && s != "..");
+    readable.then_some((first, rest))
 }
 
 /// Whether a query part without a name reads the same as path segments (a route written as
@@ -1377,6 +1459,117 @@ mod tests {
         ] {
             assert_rewrites(&actions, input, want);
         }
+    }
+
+    #[test]
+    fn a_path_written_as_the_query_string_is_read_as_the_path() {
+        let actions = [
+            SiteAction::QueryPath {
+                path: "/gallery/picture.php".into(),
+            },
+            SiteAction::SlugInSegment {
+                prefix: "/gallery/picture.php/".into(),
+                separator: '-',
+                id_first: true,
+            },
+            SiteAction::SortQuery,
+        ];
+        for (input, want) in [
+            (
+                "http://g.example/gallery/picture.php?/123/category/5",
+                "http://g.example/gallery/picture.php/123/category/5",
+            ),
+            // Segment actions apply to the path the query wrote; parameters after it stay
+            // parameters, sorted as any others.
+            (
+                "http://g.example/gallery/picture.php?/123-img_2041/category/5&metadata&b=1",
+                "http://g.example/gallery/picture.php/123/category/5?b=1&metadata",
+            ),
+            // The path-info spelling of the same page is already its own reading.
+            (
+                "http://g.example/gallery/picture.php/123/category/5",
+                "http://g.example/gallery/picture.php/123/category/5",
+            ),
+            // Another script, a first part that is a parameter or does not read as segments,
+            // a path part that is not first: left alone.
+            (
+                "http://g.example/gallery/index.php?/category/5",
+                "http://g.example/gallery/index.php?/category/5",
+            ),
+            (
+                "http://g.example/gallery/picture.php?/a=1",
+                "http://g.example/gallery/picture.php?/a=1",
+            ),
+            (
+                "http://g.example/gallery/picture.php?/a//b",
+                "http://g.example/gallery/picture.php?/a//b",
+            ),
+            (
+                "http://g.example/gallery/picture.php?/a+b",
+                "http://g.example/gallery/picture.php?/a+b",
+            ),
+            (
+                "http://g.example/gallery/picture.php?/",
+                "http://g.example/gallery/picture.php?/",
+            ),
+        ] {
+            assert_rewrites(&actions, input, want);
+        }
+        // A path the sorted query puts first is read as well, so the result is a fixpoint.
+        assert_rewrites(
+            &actions,
+            "http://g.example/gallery/picture.php?x=1&/123",
+            "http://g.example/gallery/picture.php/123?x=1",
+        );
+        assert_eq!(
+            query_path_part("/category/5/start-15&x=1"),
+            Some(("/category/5/start-15", Some("x=1")))
+        );
+        assert_eq!(query_path_part("/a/"), Some(("/a/", None)));
+        assert_eq!(query_path_part("/a&"), Some(("/a", None)));
+        for bad in [
+            "a/b",
+            "/",
+            "//a",
+            "/a;b",
+            "/a%2Fb",
+            "/%2e%2e/x",
+            "/a{b}",
+            "/a/./b",
+        ] {
+            assert_eq!(query_path_part(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_query_path_rule_reads_from_the_rule_file_and_the_engine_applies_it() {
+        use crate::canon::engine::HostRules;
+        use crate::canon::rules::HostRuleSet;
+        let text = r#"{"host":"g.example","version":1,"learned_at_unix_ms":0,"site_rules":[{"id":"g.example#s1","op":"query_path","path":"/picture.php","support":0,"support_clusters":0,"false_positive_rate":0.0}],"rules":[]}"#;
+        let set: HostRuleSet = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            set.site_rules[0].action,
+            SiteAction::QueryPath {
+                path: "/picture.php".into()
+            }
+        );
+        assert_eq!(
+            serde_json::from_str::<HostRuleSet>(&serde_json::to_string(&set).unwrap()).unwrap(),
+            set
+        );
+        let engine = HostRules::compile(&set).unwrap();
+        let url = Url::parse("http://g.example/picture.php?/12/category/5&metadata").unwrap();
+        assert_eq!(
+            engine.apply(&url).map(|r| r.canonical).as_deref(),
+            Some("http://g.example/picture.php/12/category/5?metadata")
+        );
+        assert!(engine
+            .apply(&Url::parse("http://g.example/picture.php?id=12").unwrap())
+            .is_none());
+        // A directory is not a script: refused by the rule file's validation.
+        let mut bad = set.clone();
+        bad.site_rules[0].action = SiteAction::QueryPath { path: "/g/".into() };
+        assert!(bad.validate().is_err());
     }
 
     #[test]
