@@ -24,6 +24,7 @@ pub mod eval;
 pub(crate) mod key;
 pub(crate) mod operations;
 pub(crate) mod proofing;
+mod segments;
 pub(crate) mod select;
 pub(crate) mod site;
 pub(crate) mod tree;

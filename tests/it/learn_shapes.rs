@@ -1,0 +1,174 @@
+//! Site rules learned on generated hosts of software that spells one page's address in several
+//! shapes (`learn::segments`): SMF's search-engine-friendly links, a query value written inside
+//! a templated path segment (`index.php/topic,5.0.html` ≡ `index.php?topic=5.0`), and its bare
+//! ids completed with the offset (`topic=5` ≡ `topic=5.0`); Discourse's categories with their
+//! default view written out (`/c/slug/5/l/latest` ≡ `/c/slug/5`). Learned from 20% of the
+//! clusters as in the family runs (`learn.rs`), the documented examples are reached on the
+//! whole site and no hard negative (later pages, other views, the print view) is merged.
+
+use undust::canon::engine::HostRules;
+use undust::canon::normalize::{StaticConfig, StaticNormalizer};
+use undust::canon::rules::SiteAction;
+use undust::corpus::{generate, CorpusConfig, Site, SiteKind};
+use undust::learn::eval::{canonicalize, split_training};
+use undust::learn::{learn_host, LabelledUrl, LearnConfig};
+
+/// Seeds tried for a host of the wanted layout (one host per seed).
+const SEEDS: std::ops::Range<u64> = 41..61;
+
+/// The first generated host of `kind` (seeds [`SEEDS`]) that `wanted` accepts, its rules learned
+/// from a 20% training split with the defaults, and a canonicalizer with them.
+fn learned(
+    kind: SiteKind,
+    wanted: impl Fn(&Site) -> bool,
+) -> (Site, Vec<SiteAction>, impl Fn(&str) -> String) {
+    let normalizer = StaticNormalizer::new(StaticConfig::default()).expect("default config");
+    let stat = move |u: &str| -> String {
+        normalizer
+            .normalize(u)
+            .map_or_else(|_| u.to_owned(), |x| x.to_string())
+    };
+    for seed in SEEDS {
+        let corpus = generate(
+            &CorpusConfig::new(seed, 1)
+                .with_kinds(&[kind])
+                .with_pages(1500, 5000),
+        );
+        let Some(site) = corpus.sites.into_iter().find(|s| wanted(s)) else {
+            continue;
+        };
+        let observed: Vec<LabelledUrl> = site
+            .pages
+            .iter()
+            .map(|p| LabelledUrl {
+                url: p.url.clone(),
+                cluster: p.label,
+            })
+            .collect();
+        let train: Vec<LabelledUrl> = split_training(&observed, 0.2, seed, 100_000)
+            .into_iter()
+            .map(|l| LabelledUrl {
+                url: stat(&l.url),
+                cluster: l.cluster,
+            })
+            .collect();
+        let out = learn_host(&site.host, &train, &LearnConfig::default()).expect("learn");
+        let actions = out
+            .rules
+            .site_rules
+            .iter()
+            .map(|r| r.action.clone())
+            .collect();
+        let engine = HostRules::compile(&out.rules).expect("learned rules compile");
+        let canon = move |u: &str| canonicalize(&engine, &stat(u));
+        return (site, actions, canon);
+    }
+    panic!("no {kind:?} host of the wanted layout among seeds {SEEDS:?}");
+}
+
+/// Share of the examples of the site's documented DUST described as `description` that the
+/// rules make one URL.
+fn reached(site: &Site, canon: &impl Fn(&str) -> String, description: &str) -> f64 {
+    let expected = site
+        .expected
+        .iter()
+        .find(|e| e.description.contains(description))
+        .unwrap_or_else(|| panic!("{description:?} is not documented on {}", site.host));
+    let hit = expected
+        .examples
+        .iter()
+        .filter(|(a, b)| canon(a) == canon(b))
+        .count();
+    hit as f64 / expected.examples.len().max(1) as f64
+}
+
+fn no_hard_negative_merged(site: &Site, canon: &impl Fn(&str) -> String) {
+    let merged: Vec<_> = site
+        .hard_negatives
+        .iter()
+        .filter(|(a, b)| canon(a) == canon(b))
+        .take(3)
+        .collect();
+    assert!(merged.is_empty(), "{}: merged {merged:?}", site.host);
+}
+
+#[test]
+fn smf_links_written_as_templated_segments_and_bare_ids_reach_their_query_form() {
+    let (site, actions, canon) = learned(SiteKind::Smf, |s| {
+        s.pages.iter().any(|p| p.url.contains("/index.php/topic,"))
+    });
+    assert!(
+        actions.iter().any(
+            |a| matches!(a, SiteAction::TemplatedSegmentToQuery { name, .. } if name == "topic")
+        ),
+        "{}: {actions:?}",
+        site.host
+    );
+    let spelled = reached(&site, &canon, "search-engine-friendly link");
+    assert!(
+        spelled >= 1.0,
+        "{}: {spelled:.2} of the friendly links",
+        site.host
+    );
+    no_hard_negative_merged(&site, &canon);
+    // The path form of a topic never seen lands on its query form.
+    let script = site
+        .pages
+        .iter()
+        .find_map(|p| {
+            p.url
+                .split_once("/index.php/")
+                .map(|(head, _)| head.to_owned())
+        })
+        .expect("a friendly link");
+    assert_eq!(
+        canon(&format!("{script}/index.php/topic,987654.30.html")),
+        canon(&format!("{script}/index.php?topic=987654.30"))
+    );
+    assert_ne!(
+        canon(&format!("{script}/index.php/topic,987654.30.html")),
+        canon(&format!("{script}/index.php?topic=987654.0"))
+    );
+}
+
+#[test]
+fn smf_bare_ids_are_completed_with_their_offset() {
+    let (site, actions, canon) = learned(SiteKind::Smf, |_| true);
+    assert!(
+        actions.iter().any(
+            |a| matches!(a, SiteAction::DefaultValueSuffix { name, suffix } if name == "topic" && suffix == ".0")
+        ),
+        "{}: {actions:?}",
+        site.host
+    );
+    let bare = reached(&site, &canon, "without its offset");
+    assert!(bare >= 0.5, "{}: {bare:.2} of the bare ids", site.host);
+    no_hard_negative_merged(&site, &canon);
+}
+
+#[test]
+fn discourse_categories_lose_their_default_view_and_keep_the_others() {
+    let (site, actions, canon) = learned(SiteKind::Discourse, |s| {
+        s.pages.iter().any(|p| p.url.ends_with("/l/latest"))
+    });
+    assert!(
+        actions
+            .iter()
+            .any(|a| matches!(a, SiteAction::DefaultViewTail { tail } if tail == "/l/latest")),
+        "{}: {actions:?}",
+        site.host
+    );
+    let latest = reached(&site, &canon, "default `latest` view");
+    assert!(
+        latest >= 1.0,
+        "{}: {latest:.2} of the latest views",
+        site.host
+    );
+    no_hard_negative_merged(&site, &canon);
+    let category = site
+        .pages
+        .iter()
+        .find_map(|p| p.url.strip_suffix("/l/latest").map(str::to_owned))
+        .expect("a latest view");
+    assert_ne!(canon(&format!("{category}/l/top")), canon(&category));
+}
