@@ -14,9 +14,10 @@
 //!
 //! A shape is proposed only when at least [`MIN_MOVED_ID_VALUES`] distinct values (ids,
 //! pages) show it, so one coincidence is not a scheme; the measure then pools the evidence of
-//! every address of that shape, and one merge of different pages refuses the action (a view
-//! tail that is the default on one-page topics only, `threads/x.1/latest` on XenForo, shows
-//! its other pages as different and is refused).
+//! every address of that shape, and one merge of different pages refuses the action. A view
+//! tail that is the page on one-page topics only (XenForo's `threads/x.1/latest`, the last
+//! page) is refused when a cluster shows it beside other addresses but not beside the page
+//! without it.
 
 use std::borrow::Cow;
 
@@ -222,15 +223,18 @@ pub(super) fn default_value_suffixes(
 }
 
 /// Candidates for a default view written as trailing segments: inside one duplicate cluster,
-/// two URLs with one query whose paths are `P` and `P` + `T` (`T` one to three whole segments,
-/// [`is_view_tail`], `P` at least one segment) propose `T`; a tail shown after at least
-/// [`MIN_MOVED_ID_VALUES`] distinct paths `P` is a candidate. Each comes with the samples
-/// whose path ends with it after at least one segment.
+/// two URLs with one query whose paths are `P` and `P` + `T` (`T` one to three named segments,
+/// [`is_view_tail`], `P` at least one segment) propose `T`; a tail shown on at least
+/// [`MIN_MOVED_ID_VALUES`] distinct pages (path and query) is a candidate, unless a cluster
+/// shows a URL ending with it among other addresses none of which is its page without the tail
+/// ([`stray_tails`]). Each comes with the samples whose path ends with it after at least one
+/// segment.
 pub(super) fn default_view_tails(
     outputs: &[Output<'_>],
     clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    let mut proposals: FxHashMap<&str, FxHashSet<&str>> = FxHashMap::default();
+    // tail -> distinct (path without it, query) shown.
+    let mut proposals: FxHashMap<&str, FxHashSet<(&str, Option<&str>)>> = FxHashMap::default();
     for members in clusters.values() {
         for &a in members {
             let (long, query) = &outputs[a as usize];
@@ -244,14 +248,17 @@ pub(super) fn default_view_tails(
                     continue;
                 };
                 if is_view_tail(tail) {
-                    proposals.entry(tail).or_default().insert(short);
+                    proposals
+                        .entry(tail)
+                        .or_default()
+                        .insert((short, query.as_deref()));
                 }
             }
         }
     }
     let mut out: Vec<(usize, SiteAction, Vec<u32>)> = Vec::new();
-    for (tail, shorts) in proposals {
-        if shorts.len() < MIN_MOVED_ID_VALUES {
+    for (tail, pages) in proposals {
+        if pages.len() < MIN_MOVED_ID_VALUES || stray_tails(outputs, clusters, tail) {
             continue;
         }
         let samples: Vec<u32> = outputs
@@ -261,7 +268,7 @@ pub(super) fn default_view_tails(
             .map(|(i, _)| i as u32)
             .collect();
         out.push((
-            shorts.len(),
+            pages.len(),
             SiteAction::DefaultViewTail {
                 tail: tail.to_owned(),
             },
@@ -271,6 +278,31 @@ pub(super) fn default_view_tails(
     let mut ranked = most_shown_first(out);
     ranked.truncate(MAX_TAIL_CANDIDATES);
     ranked
+}
+
+/// Whether a duplicate cluster holds a URL `P` + `tail` beside other addresses of its page, none
+/// of them `P` (a trailing slash aside): the view the tail names is then a page of its own that
+/// is sometimes the same as `P`, not `P`'s default view. XenForo's `threads/x.1/latest` opens
+/// the last page: on a one-page thread it is the thread, on a longer one it sits in the cluster
+/// of `page-3`. A 20% sample seldom holds both the thread's first page and its last, so the
+/// merge of different pages that would refuse the tail is rarely seen, while the last page's
+/// cluster, which shows the same, is as common as the tail itself.
+fn stray_tails(outputs: &[Output<'_>], clusters: &SmallClusters, tail: &str) -> bool {
+    clusters.values().any(|members| {
+        members.iter().any(|&a| {
+            let Some(short) = outputs[a as usize]
+                .0
+                .strip_suffix(tail)
+                .filter(|rest| rest.len() > 1)
+            else {
+                return false;
+            };
+            !members.iter().any(|&b| {
+                let other: &str = &outputs[b as usize].0;
+                b != a && (other == short || other.strip_suffix('/') == Some(short))
+            })
+        })
+    })
 }
 
 #[cfg(test)]

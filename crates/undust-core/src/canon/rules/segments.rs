@@ -125,8 +125,10 @@ pub(crate) fn complete_default_values(defaults: &[(String, String)], q: &str) ->
 }
 
 /// Whether `tail` can be a default view's tail ([`super::SiteAction::DefaultViewTail`]): one to
-/// [`MAX_TAIL_SEGMENTS`] non-empty segments, each starting with `/`, none `.` or `..`, no
-/// query or fragment.
+/// [`MAX_TAIL_SEGMENTS`] segments, each after a `/`, each a name holding an ASCII letter (a
+/// view, a branch: not a number, which is an id or a position, nor `.` or `..`), no query or
+/// fragment. A number would also end other paths: a post's `/4` dropped site-wide would take
+/// category 4's id off `/c/news/4`.
 pub fn is_view_tail(tail: &str) -> bool {
     let Some(rest) = tail.strip_prefix('/') else {
         return false;
@@ -136,7 +138,7 @@ pub fn is_view_tail(tail: &str) -> bool {
         && !tail.contains(['?', '#'])
         && rest
             .split('/')
-            .all(|s| !s.is_empty() && s != "." && s != "..")
+            .all(|s| s.bytes().any(|b| b.is_ascii_alphabetic()))
 }
 
 /// Most segments of a default view's tail (Gitea's `/src/branch/main` has three).
@@ -240,5 +242,7 @@ mod tests {
         assert!(!is_view_tail("l/latest"));
         assert!(!is_view_tail("/l//latest"));
         assert!(!is_view_tail("/l/.."));
+        assert!(!is_view_tail("/4"));
+        assert!(!is_view_tail("/page/2"));
     }
 }
