@@ -463,6 +463,41 @@ mod tests {
     }
 
     #[test]
+    fn a_view_tail_that_sits_with_another_page_of_its_item_is_refused() {
+        // XenForo's `threads/x.N/latest` opens the last page: on one-page threads the thread,
+        // on longer ones the cluster of `page-3`, whose first page the sample does not hold, so
+        // no merge of different pages is ever seen.
+        let b = "https://xf.example/threads";
+        let mut s = Vec::new();
+        for n in 1..40u64 {
+            let c = n * 10;
+            if n % 3 == 0 {
+                s.push(lu(&format!("{b}/t.{n}/page-3"), c + 3));
+                s.push(lu(&format!("{b}/t.{n}/latest"), c + 3));
+            } else {
+                s.push(lu(&format!("{b}/t.{n}"), c));
+                s.push(lu(&format!("{b}/t.{n}/latest"), c));
+            }
+        }
+        let (actions, _) = learned(&s);
+        assert!(
+            !actions
+                .iter()
+                .any(|a| matches!(a, SiteAction::DefaultViewTail { .. })),
+            "{actions:?}"
+        );
+        // The same threads without the longer ones: the tail is the thread.
+        let short: Vec<LabelledUrl> = s.into_iter().filter(|l| l.cluster % 10 == 0).collect();
+        let (actions, _) = learned(&short);
+        assert!(
+            actions.contains(&SiteAction::DefaultViewTail {
+                tail: "/latest".into()
+            }),
+            "{actions:?}"
+        );
+    }
+
+    #[test]
     fn a_view_tail_is_refused_when_a_sample_shows_it_another_page() {
         // Some categories' `latest` view differs from the category (as XenForo's
         // `threads/x.1/latest` does on topics of several pages).
