@@ -13,6 +13,7 @@ mod deploy;
 mod fleet;
 mod fleet_mirrors;
 mod learn;
+mod learn_shapes;
 mod mirrors;
 mod mirrors_serve;
 mod one_pipeline;

@@ -130,6 +130,99 @@ fn case_urls() -> Vec<String> {
     .to_vec()
 }
 
+/// The host of the hand-written rules on addresses spelled in several shapes.
+const SHAPES_HOST: &str = "shapes.example";
+
+/// `shapes.example`: SMF's links written as templated segments
+/// (`/index.php/topic,V.html` is `/index.php?topic=V`), bare topic ids completed with the
+/// offset `.0`, Discourse's default category view `/l/latest` dropped, `sid` dropped; and a
+/// pattern rule moving the topic into the path (`/index.php?topic=*` is `/t/*`), so the site
+/// actions' output is what the pattern rule reads and the path actions run again after it.
+fn shapes_rules() -> HostRuleSet {
+    let site = |n: usize, action: SiteAction| SiteRule {
+        id: format!("{SHAPES_HOST}#s{n}"),
+        action,
+        support: 2,
+        support_clusters: 1,
+        false_positive_rate: 0.0,
+    };
+    HostRuleSet {
+        host: SHAPES_HOST.into(),
+        version: 1,
+        learned_at_unix_ms: 0,
+        site_rules: vec![
+            site(
+                1,
+                SiteAction::TemplatedSegmentToQuery {
+                    dir: "/index.php/".into(),
+                    before: "topic,".into(),
+                    after: ".html".into(),
+                    script: "/index.php".into(),
+                    name: "topic".into(),
+                },
+            ),
+            site(
+                2,
+                SiteAction::DefaultValueSuffix {
+                    name: "topic".into(),
+                    suffix: ".0".into(),
+                },
+            ),
+            site(
+                3,
+                SiteAction::DefaultViewTail {
+                    tail: "/l/latest".into(),
+                },
+            ),
+            site(
+                4,
+                SiteAction::IgnoreParam {
+                    name: "sid".into(),
+                    beside: None,
+                },
+            ),
+        ],
+        rules: vec![Rule {
+            id: format!("{SHAPES_HOST}#1"),
+            source_pattern: "http://shapes.example/index.php?topic=*".into(),
+            target_pattern: "http://shapes.example/t/*".into(),
+            operations: vec![
+                op_keep("scheme", "http"),
+                op_keep("auth_0", "shapes"),
+                op_keep("auth_1", "example"),
+                op_keep("path_0", "t"),
+                op_replace("path_1", "query:topic", false),
+            ],
+            support: 2,
+            false_positive_rate: 0.0,
+            support_clusters: 1,
+        }],
+    }
+}
+
+/// URLs of `shapes.example`: every spelling the rules join, and their neighbours they must not.
+fn shapes_urls() -> Vec<String> {
+    [
+        "http://shapes.example/index.php/topic,5.0.html",
+        "http://shapes.example/index.php/topic,5.15.html?sid=1",
+        "http://shapes.example/index.php?topic=5",
+        "http://shapes.example/index.php?sid=2&topic=5",
+        "http://shapes.example/index.php?topic=5.15",
+        "http://shapes.example/index.php/board,3.0.html",
+        "http://shapes.example/index.php/topic,it's.html",
+        "http://shapes.example/index.php/topic,5.0.html/l/latest",
+        "http://shapes.example/Index.php/topic,5.0.html",
+        "http://shapes.example/c/news/5/l/latest",
+        "http://shapes.example/c/news/5/l/latest?page=2",
+        "http://shapes.example/c/news/5/l/top",
+        "http://shapes.example/c/news/5",
+        "http://shapes.example/l/latest",
+        "http://shapes.example/t/5.0/l/latest",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
 /// One mirror set per site, three kinds in turn: the site canonical with a whole-origin alias
 /// and a folder alias; a rule-less canonical the site is a whole-origin alias of (so the site's
 /// own rules answer) beside a folder alias; a canonical under a folder that the site and another
@@ -222,6 +315,11 @@ fn fixture() -> &'static Fixture {
         canonicalizer.rules().swap(&case.host, Arc::new(compiled));
         sets.push(case);
         urls.extend(case_urls());
+        let shapes = shapes_rules();
+        let compiled = HostRules::compile(&shapes).expect("the shapes rules compile");
+        canonicalizer.rules().swap(&shapes.host, Arc::new(compiled));
+        sets.push(shapes);
+        urls.extend(shapes_urls());
         let (mirror_sets, mirror_urls) = mirror_fixture(&origins);
         let mirrored = Canonicalizer::new(normalizer);
         for set in &sets {
@@ -488,6 +586,58 @@ fn only_the_rule_that_lower_cases_lower_cases_mixed_case_values() {
     );
     for url in case_urls() {
         check(f, &url).unwrap_or_else(|message| panic!("{message}"));
+    }
+}
+
+#[test]
+fn addresses_spelled_in_several_shapes_reach_one_form_and_their_neighbours_stay() {
+    let f = fixture();
+    let canonical = |u: &str| f.canonicalizer.canonicalize(u).expect(u).canonical;
+    let topic = canonical("http://shapes.example/index.php/topic,5.0.html");
+    assert_eq!(topic, "http://shapes.example/t/5.0");
+    assert_eq!(canonical("http://shapes.example/index.php?topic=5"), topic);
+    assert_eq!(
+        canonical("http://shapes.example/index.php?sid=2&topic=5"),
+        topic
+    );
+    assert_eq!(
+        canonical("http://shapes.example/index.php/topic,5.15.html?sid=1"),
+        canonical("http://shapes.example/index.php?topic=5.15")
+    );
+    assert_ne!(
+        canonical("http://shapes.example/index.php?topic=5.15"),
+        topic
+    );
+    // No template for boards; a value the query would read otherwise stays in the path.
+    assert_eq!(
+        canonical("http://shapes.example/index.php/board,3.0.html"),
+        "http://shapes.example/index.php/board,3.0.html"
+    );
+    assert_eq!(
+        canonical("http://shapes.example/index.php/topic,it's.html"),
+        "http://shapes.example/index.php/topic,it's.html"
+    );
+    assert_eq!(
+        canonical("http://shapes.example/c/news/5/l/latest?page=2"),
+        "http://shapes.example/c/news/5?page=2"
+    );
+    assert_eq!(
+        canonical("http://shapes.example/c/news/5/l/latest"),
+        canonical("http://shapes.example/c/news/5")
+    );
+    assert_ne!(
+        canonical("http://shapes.example/c/news/5/l/top"),
+        canonical("http://shapes.example/c/news/5")
+    );
+    assert_eq!(
+        canonical("http://shapes.example/l/latest"),
+        "http://shapes.example/l/latest"
+    );
+    for url in shapes_urls() {
+        check(f, &url).unwrap_or_else(|message| panic!("{message}"));
+        // A canonical form is its own canonical form.
+        let once = canonical(&url);
+        assert_eq!(canonical(&once), once, "{url}");
     }
 }
 

@@ -368,8 +368,9 @@ impl HostRules {
             return self.apply_rules_to(url, url.scheme, &url.path, url.query);
         }
         // The pattern rules see the rewritten path and query directly: the site actions only
-        // lower-case letters, drop a final segment or whole parameters and reorder parameters,
-        // so the text stays a serialized URL and needs no second parse.
+        // lower-case letters, drop segments or whole parameters, reorder parameters and move
+        // values between path and query that read the same in both, so the text stays a
+        // serialized URL and needs no second parse.
         let scheme = self.site.scheme_of(url.scheme, url.port.is_some());
         let (path, query, changed) = self.site.rewrite_parts(&url.path, url.query);
         match self.apply_rules_to(url, scheme, &path, query.as_deref()) {

@@ -25,6 +25,7 @@ pub(crate) mod key;
 pub(crate) mod operations;
 pub(crate) mod proofing;
 mod query_path;
+mod segments;
 pub(crate) mod select;
 pub(crate) mod site;
 pub(crate) mod tree;

@@ -52,6 +52,7 @@ use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::config::LearnConfig;
+use super::segments::{default_value_suffixes, default_view_tails, templated_segments};
 use super::LabelledUrl;
 use crate::canon::rules::site::{
     is_extension, path_safe_value, route_safe_value, slug_id_suffix, titled_id, TITLE_SEPARATORS,
@@ -94,7 +95,7 @@ const MAX_ALIAS_CLASS: usize = 32;
 /// Distinct values that must show an id moving from a query value into the path
 /// ([`SiteAction::QueryValueToPath`]) before the move is a candidate: one page showing both
 /// forms is a coincidence of one id, several are a scheme.
-const MIN_MOVED_ID_VALUES: usize = 3;
+pub(super) const MIN_MOVED_ID_VALUES: usize = 3;
 /// Clusters larger than this are not searched for ids moving between shapes: pairing is
 /// quadratic in a cluster's size, and a real page has a handful of addresses.
 const MAX_MOVED_ID_CLUSTER: usize = 32;
@@ -752,6 +753,9 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         ..
                     }
                     | SiteAction::StripExtension { .. }
+                    | SiteAction::TemplatedSegmentToQuery { .. }
+                    | SiteAction::DefaultValueSuffix { .. }
+                    | SiteAction::DefaultViewTail { .. }
             ) && evidence.negative_groups > 0;
             if let SiteAction::DefaultDocument { name } = &candidate {
                 evidence.negative_groups +=
@@ -800,6 +804,8 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         | SiteAction::IdInSlug { .. }
                         | SiteAction::SlugInSegment { .. }
                         | SiteAction::StripExtension { .. }
+                        | SiteAction::TemplatedSegmentToQuery { .. }
+                        | SiteAction::DefaultViewTail { .. }
                 ) {
                     // Paths changed: page types are recomputed with the outputs.
                     round = start_round(&parsed, &rewriter);
@@ -900,7 +906,7 @@ fn small_clusters(parsed: &[Parsed]) -> SmallClusters {
 }
 
 /// Sample indexes of the small duplicate clusters, by cluster ([`small_clusters`]).
-type SmallClusters = FxHashMap<u64, Vec<u32>>;
+pub(super) type SmallClusters = FxHashMap<u64, Vec<u32>>;
 
 fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
     let mut hashes = Vec::with_capacity(parsed.len());
@@ -1109,6 +1115,13 @@ fn candidates(
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
+    out.extend(
+        templated_segments(outputs, clusters)
+            .into_iter()
+            .chain(default_value_suffixes(outputs, clusters))
+            .chain(default_view_tails(outputs, clusters))
+            .filter(|(a, _)| !taken(a)),
+    );
     if !trailing_slash.is_empty() && !taken(&SiteAction::StripTrailingSlash) {
         out.push((SiteAction::StripTrailingSlash, trailing_slash));
     }
@@ -1246,7 +1259,9 @@ fn document_shown_elsewhere(
 /// Candidates `(times shown, action, samples)` ordered by how often they were shown, most first,
 /// ties by their text so the order does not depend on hashing: the majority form of a site is
 /// tested (and written) first.
-fn most_shown_first(mut shown: Vec<(usize, SiteAction, Vec<u32>)>) -> Vec<(SiteAction, Vec<u32>)> {
+pub(super) fn most_shown_first(
+    mut shown: Vec<(usize, SiteAction, Vec<u32>)>,
+) -> Vec<(SiteAction, Vec<u32>)> {
     shown.sort_by(|a, b| {
         b.0.cmp(&a.0)
             .then_with(|| a.1.to_string().cmp(&b.1.to_string()))

@@ -42,6 +42,7 @@
 pub mod key;
 pub mod mirror;
 pub mod pattern;
+mod segments;
 pub mod site;
 
 use std::fmt;
@@ -485,6 +486,55 @@ impl HostRuleSet {
                         return Err(bad("a slug's page type prefix must start and end with /"));
                     }
                 }
+                SiteAction::TemplatedSegmentToQuery {
+                    dir,
+                    before,
+                    after,
+                    script,
+                    name,
+                } => {
+                    let literal = |v: &String| !v.contains(['/', '?', '#', '&', '=']);
+                    // The script must not read as a templated segment itself, so the query
+                    // form is a fixpoint.
+                    let script_templated = script
+                        .strip_prefix(dir.as_str())
+                        .and_then(|s| s.strip_prefix(before.as_str()))
+                        .and_then(|s| s.strip_suffix(after.as_str()))
+                        .is_some_and(site::query_safe_segment_value);
+                    if !dir.starts_with('/')
+                        || !dir.ends_with('/')
+                        || dir.contains(['?', '#'])
+                        || !literal(before)
+                        || !literal(after)
+                        || (before.is_empty() && after.is_empty())
+                        || !script.starts_with('/')
+                        || script.contains(['?', '#'])
+                        || script_templated
+                        || name.is_empty()
+                        || name.contains(['&', '=', '#'])
+                    {
+                        return Err(bad(
+                            "a templated segment needs a directory starting and ending with /, literals without / ? # & = (not both empty), a script path that is not itself templated and a parameter name",
+                        ));
+                    }
+                }
+                SiteAction::DefaultValueSuffix { name, suffix } => {
+                    if name.is_empty()
+                        || name.contains(['&', '=', '#'])
+                        || !site::is_value_suffix(suffix)
+                    {
+                        return Err(bad(
+                            "a default value suffix needs a parameter name and one to eight characters, the first not a digit, without & = ; + ? # / '",
+                        ));
+                    }
+                }
+                SiteAction::DefaultViewTail { tail } => {
+                    if !site::is_view_tail(tail) {
+                        return Err(bad(
+                            "a default view's tail is one to three non-empty path segments, each after a /",
+                        ));
+                    }
+                }
                 SiteAction::LowercasePath
                 | SiteAction::LowercasePathAndQuery
                 | SiteAction::SortQuery
@@ -724,6 +774,109 @@ mod tests {
         let text = file.to_json_pretty().unwrap();
         assert!(text.contains("\"format\": \"undust-rules\""));
         assert_eq!(RuleFile::from_json(&text).unwrap(), file);
+    }
+
+    #[test]
+    fn addresses_spelled_in_several_shapes_round_trip_and_bad_ones_are_refused() {
+        let site = |n: usize, action: SiteAction| site::SiteRule {
+            id: format!("example.com#s{n}"),
+            action,
+            support: 5,
+            support_clusters: 3,
+            false_positive_rate: 0.0,
+        };
+        let template = SiteAction::TemplatedSegmentToQuery {
+            dir: "/forum/index.php/".into(),
+            before: "topic,".into(),
+            after: ".html".into(),
+            script: "/forum/index.php".into(),
+            name: "topic".into(),
+        };
+        let suffix = SiteAction::DefaultValueSuffix {
+            name: "topic".into(),
+            suffix: ".0".into(),
+        };
+        let tail = SiteAction::DefaultViewTail {
+            tail: "/l/latest".into(),
+        };
+        let file = |actions: Vec<SiteAction>| {
+            RuleFile::new(vec![HostRuleSet {
+                host: "example.com".into(),
+                version: 1,
+                learned_at_unix_ms: 0,
+                site_rules: actions
+                    .into_iter()
+                    .enumerate()
+                    .map(|(n, a)| site(n, a))
+                    .collect(),
+                rules: Vec::new(),
+            }])
+        };
+        let good = file(vec![template.clone(), suffix, tail]);
+        let text = good.to_json_pretty().unwrap();
+        for op in [
+            "\"op\": \"templated_segment_to_query\"",
+            "\"op\": \"default_value_suffix\"",
+            "\"op\": \"default_view_tail\"",
+        ] {
+            assert!(text.contains(op), "{op} in {text}");
+        }
+        assert_eq!(RuleFile::from_json(&text).unwrap(), good);
+        let SiteAction::TemplatedSegmentToQuery {
+            dir,
+            before,
+            after,
+            name,
+            ..
+        } = template
+        else {
+            unreachable!()
+        };
+        let bad = [
+            // A script that reads as a templated segment itself: the query form would move again.
+            SiteAction::TemplatedSegmentToQuery {
+                dir: dir.clone(),
+                before: before.clone(),
+                after: after.clone(),
+                script: "/forum/index.php/topic,5.html".into(),
+                name: name.clone(),
+            },
+            // Neither literal: a whole segment, not a template.
+            SiteAction::TemplatedSegmentToQuery {
+                dir,
+                before: String::new(),
+                after: String::new(),
+                script: "/forum/index.php".into(),
+                name,
+            },
+            // A suffix that leaves a bare number, one that adds a parameter.
+            SiteAction::DefaultValueSuffix {
+                name: "topic".into(),
+                suffix: "0".into(),
+            },
+            SiteAction::DefaultValueSuffix {
+                name: "topic".into(),
+                suffix: ".0&x=1".into(),
+            },
+            // Four segments, an empty one, no leading slash.
+            SiteAction::DefaultViewTail {
+                tail: "/a/b/c/d".into(),
+            },
+            SiteAction::DefaultViewTail {
+                tail: "/l//latest".into(),
+            },
+            SiteAction::DefaultViewTail {
+                tail: "l/latest".into(),
+            },
+        ];
+        for action in bad {
+            let text = serde_json::to_string(&file(vec![action.clone()])).unwrap();
+            let err = RuleFile::from_json(&text).unwrap_err();
+            assert!(
+                err.to_string().contains("example.com#s0"),
+                "{action:?}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -21,9 +21,13 @@
 //! (scheme, a path written as the query string read as the path, a query value moved into the
 //! path, lower-case the path (and the query), segment
 //! aliases, dropped segments, slugs beside ids, ids ending slugs to short links, strip a
-//! default document, strip a file extension, strip trailing slashes, drop titles from ids in
-//! query values, drop parameters, sort the query), so the result does not depend on the order
-//! of the rules in the file.
+//! default view's tail, strip a default document, strip a file extension, strip trailing
+//! slashes, complete bare values with their default, drop titles from ids in query values, drop
+//! parameters, sort the query; then a templated segment left in the path back to its query
+//! value, and every action again on that query form), so the result does not depend on the
+//! order of the rules in the file. The three actions on how one address is
+//! spelled in several shapes (templated segments, defaults inside values, default views as
+//! trailing segments) are written in `canon::rules::segments`.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -31,6 +35,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use super::segments::{self, SegmentTemplate};
+pub use super::segments::{is_value_suffix, is_view_tail, query_safe_segment_value};
 use crate::canon::split::{split_byte, split_once_byte};
 use crate::canon::view::UrlView;
 
@@ -188,6 +194,41 @@ pub enum SiteAction {
         /// Whether the id comes before the title.
         id_first: bool,
     },
+    /// A query value written inside a templated path segment becomes the query again: a path
+    /// `dir` + `before` + `V` + `after` (one segment under `dir`, `V` non-empty and read the
+    /// same in a query, [`query_safe_segment_value`]) becomes `script?name=V`, the URL's own
+    /// query after it. Simple Machines Forum's `index.php/topic,5.0.html` is
+    /// `index.php?topic=5.0`; phpBB's SEO modifications' `topic5.html` is
+    /// `viewtopic.php?t=5` (`canon::rules::segments`).
+    TemplatedSegmentToQuery {
+        /// The directory the segment is in: starts and ends with `/`.
+        dir: String,
+        /// Literal before the value in the segment (may be empty).
+        before: String,
+        /// Literal after the value in the segment (may be empty; not both).
+        after: String,
+        /// The path of the query form: starts with `/`.
+        script: String,
+        /// The parameter that holds the value in the query form.
+        name: String,
+    },
+    /// A bare numeric value of parameter `name` is completed with `suffix`, the default the
+    /// software fills in: SMF's `topic=5` is `topic=5.0` (offset 0), while `topic=5.15` stays
+    /// (`canon::rules::segments`).
+    DefaultValueSuffix {
+        /// The parameter name.
+        name: String,
+        /// What completes a bare number ([`is_value_suffix`]: its first character not a digit).
+        suffix: String,
+    },
+    /// A path ending with the literal segments `tail`, something before them, loses them: the
+    /// view a page shows when none is named, written out (Discourse's `/c/slug/5/l/latest` is
+    /// `/c/slug/5`, Gitea's `/owner/repo/src/branch/main` is `/owner/repo`); sibling views
+    /// (`/l/top`) stay (`canon::rules::segments`).
+    DefaultViewTail {
+        /// One to three segments, starting with `/` ([`is_view_tail`]).
+        tail: String,
+    },
 }
 
 impl fmt::Display for SiteAction {
@@ -280,6 +321,19 @@ impl fmt::Display for SiteAction {
                     write!(f, "query:{name}=title{separator}N -> N")
                 }
             }
+            SiteAction::TemplatedSegmentToQuery {
+                dir,
+                before,
+                after,
+                script,
+                name,
+            } => write!(f, "{dir}{before}V{after} -> {script}?{name}=V"),
+            SiteAction::DefaultValueSuffix { name, suffix } => {
+                write!(f, "query:{name}=N -> N{suffix}")
+            }
+            SiteAction::DefaultViewTail { tail } => {
+                write!(f, "strip the default view {tail}")
+            }
         }
     }
 }
@@ -340,6 +394,12 @@ pub struct SiteRewriter {
     extensions: Vec<String>,
     /// (name, separator, id_first) of [`SiteAction::TitledIdInQuery`].
     titled_values: Vec<(String, char, bool)>,
+    /// Templates of [`SiteAction::TemplatedSegmentToQuery`].
+    segment_templates: Vec<SegmentTemplate>,
+    /// (name, suffix) of [`SiteAction::DefaultValueSuffix`].
+    value_defaults: Vec<(String, String)>,
+    /// Tails of [`SiteAction::DefaultViewTail`].
+    view_tails: Vec<String>,
 }
 
 impl SiteRewriter {
@@ -454,6 +514,35 @@ impl SiteRewriter {
                     self.titled_values.push(entry);
                 }
             }
+            SiteAction::TemplatedSegmentToQuery {
+                dir,
+                before,
+                after,
+                script,
+                name,
+            } => {
+                let entry = SegmentTemplate {
+                    dir: dir.clone(),
+                    before: before.clone(),
+                    after: after.clone(),
+                    script: script.clone(),
+                    name: name.clone(),
+                };
+                if !self.segment_templates.contains(&entry) {
+                    self.segment_templates.push(entry);
+                }
+            }
+            SiteAction::DefaultValueSuffix { name, suffix } => {
+                let entry = (name.clone(), suffix.clone());
+                if !self.value_defaults.contains(&entry) {
+                    self.value_defaults.push(entry);
+                }
+            }
+            SiteAction::DefaultViewTail { tail } => {
+                if !self.view_tails.contains(tail) {
+                    self.view_tails.push(tail.clone());
+                }
+            }
         }
     }
 
@@ -470,6 +559,8 @@ impl SiteRewriter {
             || !self.ids_in_slugs.is_empty()
             || !self.titled_ids.is_empty()
             || !self.extensions.is_empty()
+            || !self.segment_templates.is_empty()
+            || !self.view_tails.is_empty()
     }
 
     /// Whether the rewriter does nothing.
@@ -490,6 +581,9 @@ impl SiteRewriter {
             && self.titled_ids.is_empty()
             && self.extensions.is_empty()
             && self.titled_values.is_empty()
+            && self.segment_templates.is_empty()
+            && self.value_defaults.is_empty()
+            && self.view_tails.is_empty()
     }
 
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
@@ -525,6 +619,32 @@ impl SiteRewriter {
         path: &'a str,
         query: Option<&'a str>,
     ) -> (Cow<'a, str>, Option<Cow<'a, str>>, bool) {
+        let (out_path, out_query, changed) = self.rewrite_parts_after_templates(path, query);
+        if self.segment_templates.is_empty() {
+            return (out_path, out_query, changed);
+        }
+        // On the path the other actions leave (the learner found the template on that path,
+        // lower-cased or without a default view's tail), then every action again on the query
+        // form; once only: a script never reads as a templated segment (the rule file's check).
+        match segments::segment_to_query(&self.segment_templates, &out_path, out_query.as_deref()) {
+            Some((script, moved)) => {
+                let (path, query, _) = self.rewrite_parts_after_templates(&script, Some(&moved));
+                (
+                    Cow::Owned(path.into_owned()),
+                    query.map(|q| Cow::Owned(q.into_owned())),
+                    true,
+                )
+            }
+            None => (out_path, out_query, changed),
+        }
+    }
+
+    /// [`SiteRewriter::rewrite_parts`] but for templated segments.
+    fn rewrite_parts_after_templates<'a>(
+        &self,
+        path: &'a str,
+        query: Option<&'a str>,
+    ) -> (Cow<'a, str>, Option<Cow<'a, str>>, bool) {
         let mut changed = false;
         let mut path: Cow<'a, str> = Cow::Borrowed(path);
         // First, so every path action applies to the path the query wrote or the id moved into.
@@ -532,7 +652,7 @@ impl SiteRewriter {
             .read_query_path(&path, query)
             .or_else(|| self.move_query_value(&path, query))
         {
-            let (path, query, _) = self.rewrite_parts(&moved, rest.as_deref());
+            let (path, query, _) = self.rewrite_parts_after_templates(&moved, rest.as_deref());
             return (
                 Cow::Owned(path.into_owned()),
                 query.map(|q| Cow::Owned(q.into_owned())),
@@ -572,6 +692,16 @@ impl SiteRewriter {
                 path = Cow::Owned(short);
                 changed = true;
             }
+        }
+        if let Some(end) = segments::without_view_tail(&self.view_tails, &path) {
+            changed = true;
+            path = match path {
+                Cow::Borrowed(p) => Cow::Borrowed(&p[..end]),
+                Cow::Owned(mut p) => {
+                    p.truncate(end);
+                    Cow::Owned(p)
+                }
+            };
         }
         if !self.default_documents.is_empty() {
             if let Some(slash) = path.rfind('/') {
@@ -856,6 +986,7 @@ impl SiteRewriter {
             && !self.sort_query
             && self.ignored_params.is_empty()
             && self.titled_values.is_empty()
+            && self.value_defaults.is_empty()
         {
             // No query action: what `drop_and_sort` would find after a look at every parameter.
             return Some(Cow::Borrowed(q));
@@ -863,6 +994,11 @@ impl SiteRewriter {
         // Names are compared after lower-casing: the learner saw them so.
         let lower = (self.lowercase_query && has_upper_outside_escapes(q))
             .then(|| lower_outside_escapes(q));
+        let lowered = lower.as_deref().unwrap_or(q);
+        // A default filled into a bare value before titles and dropped parameters, which then
+        // read the value as the software does.
+        let completed = segments::complete_default_values(&self.value_defaults, lowered);
+        let lower = completed.or(lower);
         let lowered = lower.as_deref().unwrap_or(q);
         // Titles leave ids before parameters are dropped, so a parameter dropped beside the id
         // is decided on the query as it reads.

@@ -1,0 +1,248 @@
+//! How a site spells one page's address in more than one shape, applied by
+//! [`super::SiteRewriter`]: an id written inside a templated path segment that is also a query
+//! value, a default the software fills in inside a value, and a default view written as
+//! trailing path segments.
+//!
+//! - **Templated segment ↔ query value** ([`super::SiteAction::TemplatedSegmentToQuery`]): a
+//!   front controller's query `script?name=V` written as a path segment `before` + `V` + `after`
+//!   under a directory. Simple Machines Forum's `queryless_urls` writes `index.php?topic=5.0` as
+//!   `index.php/topic,5.0.html`; phpBB and MyBB "SEO URL" modifications write
+//!   `viewtopic.php?t=5` as `topic5.html` and `showthread.php?tid=5` as `thread-5.html`. The
+//!   query is what the software parses (the path is an output-buffer or rewrite-rule spelling of
+//!   it), so the query is the form written, and the query's own rules (parameters dropped,
+//!   defaults filled in) then apply to both spellings.
+//! - **A default inside a value** ([`super::SiteAction::DefaultValueSuffix`]): a bare numeric value
+//!   that the software completes with a fixed suffix (SMF's request cleaner reads `topic=5` as
+//!   `topic=5.0`, the offset 0); the complete form is written.
+//! - **A default view as trailing segments** ([`super::SiteAction::DefaultViewTail`]): a literal
+//!   tail of segments naming the view a page shows when none is named (Discourse's
+//!   `/c/slug/5/l/latest` is `/c/slug/5`; Gitea's `/owner/repo/src/branch/main` is the
+//!   repository's home `/owner/repo`; a listing's `/page/1`); the page without it is written.
+//!
+//! Each function here is one action's rewrite, a fixpoint of itself (its output is not rewritten
+//! again by it), and bounded by the input's length.
+
+/// One [`super::SiteAction::TemplatedSegmentToQuery`], as the rewriter holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SegmentTemplate {
+    /// Directory the segment is in: starts and ends with `/`.
+    pub(crate) dir: String,
+    /// Literal before the value in the segment.
+    pub(crate) before: String,
+    /// Literal after the value in the segment.
+    pub(crate) after: String,
+    /// Path of the query form.
+    pub(crate) script: String,
+    /// Parameter holding the value in the query form.
+    pub(crate) name: String,
+}
+
+/// Whether a value taken from a path segment means the same as a query value: non-empty, and
+/// none of the characters that a query reads otherwise (`&`, `=`, `;` separate parameters, `+`
+/// is a space, `?` and `#` end it, `'` is percent-encoded by the URL parser in the query of a
+/// special scheme but not in its path), nor `/`.
+pub fn query_safe_segment_value(v: &str) -> bool {
+    !v.is_empty() && !v.contains(['&', '=', ';', '+', '?', '#', '\'', '/', '\\'])
+}
+
+/// The value a template reads in `path`: the last segment under `dir`, `before` + value +
+/// `after`, the value [`query_safe_segment_value`].
+pub(crate) fn templated_value<'p>(template: &SegmentTemplate, path: &'p str) -> Option<&'p str> {
+    let segment = path.strip_prefix(template.dir.as_str())?;
+    if segment.contains('/') {
+        return None;
+    }
+    let value = segment
+        .strip_prefix(template.before.as_str())?
+        .strip_suffix(template.after.as_str())?;
+    query_safe_segment_value(value).then_some(value)
+}
+
+/// The query form of a path a template matches (the first that does): its script path, and
+/// the query `name=V` followed by the URL's own query, if any.
+pub(crate) fn segment_to_query(
+    templates: &[SegmentTemplate],
+    path: &str,
+    query: Option<&str>,
+) -> Option<(String, String)> {
+    templates.iter().find_map(|t| {
+        let value = templated_value(t, path)?;
+        let mut q =
+            String::with_capacity(t.name.len() + value.len() + 1 + query.map_or(0, str::len));
+        q.push_str(&t.name);
+        q.push('=');
+        q.push_str(value);
+        if let Some(rest) = query.filter(|r| !r.is_empty()) {
+            q.push('&');
+            q.push_str(rest);
+        }
+        Some((t.script.clone(), q))
+    })
+}
+
+/// Whether a value is bare: all ASCII digits, at most 19 (a number), so a default suffix may
+/// complete it.
+fn is_bare_number(v: &str) -> bool {
+    !v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether a suffix may complete bare numbers ([`super::SiteAction::DefaultValueSuffix`]): one
+/// to eight characters, the first not a digit (so the completed value is not bare again), none
+/// that separates or ends query parameters.
+pub fn is_value_suffix(suffix: &str) -> bool {
+    (1..=8).contains(&suffix.len())
+        && !suffix.starts_with(|c: char| c.is_ascii_digit())
+        && !suffix.contains(['&', '=', ';', '+', '?', '#', '/', '\''])
+}
+
+/// `q` with every part `name=N` (`N` bare, [`is_bare_number`]) of a `(name, suffix)` in
+/// `defaults` written `name=N` + suffix, or `None` when no part is.
+pub(crate) fn complete_default_values(defaults: &[(String, String)], q: &str) -> Option<String> {
+    let suffix_of = |part: &str| {
+        let (name, value) = part.split_once('=')?;
+        if !is_bare_number(value) {
+            return None;
+        }
+        defaults
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s.as_str())
+    };
+    if !q.split('&').any(|p| suffix_of(p).is_some()) {
+        return None;
+    }
+    let mut out = String::with_capacity(q.len() + 8);
+    for (i, part) in q.split('&').enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        out.push_str(part);
+        if let Some(suffix) = suffix_of(part) {
+            out.push_str(suffix);
+        }
+    }
+    Some(out)
+}
+
+/// Whether `tail` can be a default view's tail ([`super::SiteAction::DefaultViewTail`]): one to
+/// [`MAX_TAIL_SEGMENTS`] segments, each after a `/`, each a name holding an ASCII letter (a
+/// view, a branch: not a number, which is an id or a position, nor `.` or `..`), no query or
+/// fragment. A number would also end other paths: a post's `/4` dropped site-wide would take
+/// category 4's id off `/c/news/4`.
+pub fn is_view_tail(tail: &str) -> bool {
+    let Some(rest) = tail.strip_prefix('/') else {
+        return false;
+    };
+    let segments = rest.split('/').count();
+    (1..=MAX_TAIL_SEGMENTS).contains(&segments)
+        && !tail.contains(['?', '#'])
+        && rest
+            .split('/')
+            .all(|s| s.bytes().any(|b| b.is_ascii_alphabetic()))
+}
+
+/// Most segments of a default view's tail (Gitea's `/src/branch/main` has three).
+pub const MAX_TAIL_SEGMENTS: usize = 3;
+
+/// The length of `path` without a default view's tail, dropped as long as one ends it and
+/// something is left before it, or `None` when none does.
+pub(crate) fn without_view_tail(tails: &[String], path: &str) -> Option<usize> {
+    let mut end = path.len();
+    // Each round removes at least one byte: bounded by the path's length.
+    while let Some(tail) = tails.iter().find(|t| {
+        path[..end]
+            .strip_suffix(t.as_str())
+            .is_some_and(|rest| rest.len() > 1)
+    }) {
+        end -= tail.len();
+    }
+    (end < path.len()).then_some(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn smf() -> SegmentTemplate {
+        SegmentTemplate {
+            dir: "/forum/index.php/".into(),
+            before: "topic,".into(),
+            after: ".html".into(),
+            script: "/forum/index.php".into(),
+            name: "topic".into(),
+        }
+    }
+
+    #[test]
+    fn a_templated_segment_becomes_its_query_form() {
+        let t = [smf()];
+        assert_eq!(
+            segment_to_query(&t, "/forum/index.php/topic,5.0.html", None),
+            Some(("/forum/index.php".into(), "topic=5.0".into()))
+        );
+        assert_eq!(
+            segment_to_query(&t, "/forum/index.php/topic,5.15.html", Some("x=1")),
+            Some(("/forum/index.php".into(), "topic=5.15&x=1".into()))
+        );
+        // Another directory, a deeper path, an empty value, a value the query reads otherwise.
+        for path in [
+            "/index.php/topic,5.0.html",
+            "/forum/index.php/board,5.0/topic,5.0.html",
+            "/forum/index.php/topic,.html",
+            "/forum/index.php/topic,5&x=1.html",
+            "/forum/index.php/topic,it's.html",
+            "/forum/index.php",
+        ] {
+            assert_eq!(segment_to_query(&t, path, None), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn bare_numbers_get_their_default_suffix_once() {
+        let d = [("topic".to_owned(), ".0".to_owned())];
+        assert_eq!(
+            complete_default_values(&d, "topic=5"),
+            Some("topic=5.0".into())
+        );
+        assert_eq!(
+            complete_default_values(&d, "a=1&topic=5&b=2"),
+            Some("a=1&topic=5.0&b=2".into())
+        );
+        for q in [
+            "topic=5.0",
+            "topic=5.15",
+            "topic=x",
+            "topic=",
+            "board=5",
+            "topic",
+        ] {
+            assert_eq!(complete_default_values(&d, q), None, "{q}");
+        }
+        assert!(is_value_suffix(".0"));
+        assert!(!is_value_suffix("0"));
+        assert!(!is_value_suffix(""));
+        assert!(!is_value_suffix(".0&x=1"));
+    }
+
+    #[test]
+    fn a_default_view_tail_is_dropped_from_the_end_only() {
+        let tails = ["/l/latest".to_owned()];
+        fn cut<'p>(tails: &[String], p: &'p str) -> Option<&'p str> {
+            without_view_tail(tails, p).map(|n| &p[..n])
+        }
+        let cut = |p| cut(&tails, p);
+        assert_eq!(cut("/c/news/5/l/latest"), Some("/c/news/5"));
+        assert_eq!(cut("/c/news/5/l/latest/l/latest"), Some("/c/news/5"));
+        assert_eq!(cut("/c/news/5/l/top"), None);
+        assert_eq!(cut("/c/news/5/l/latest/x"), None);
+        // Nothing is left before it: the site's root keeps it.
+        assert_eq!(cut("/l/latest"), None);
+        assert!(is_view_tail("/src/branch/main"));
+        assert!(!is_view_tail("/a/b/c/d"));
+        assert!(!is_view_tail("l/latest"));
+        assert!(!is_view_tail("/l//latest"));
+        assert!(!is_view_tail("/l/.."));
+        assert!(!is_view_tail("/4"));
+        assert!(!is_view_tail("/page/2"));
+    }
+}

@@ -1,0 +1,512 @@
+//! Site-rule candidates for one address spelled in several shapes, found in pairs of addresses
+//! of one duplicate cluster and then measured by `learn::site` like every other site action:
+//!
+//! - a query value written inside a templated path segment
+//!   ([`SiteAction::TemplatedSegmentToQuery`]): `script?name=V` beside `dir` + `before` + `V` +
+//!   `after` (SMF's `index.php?topic=5.0` and `index.php/topic,5.0.html`; phpBB SEO's
+//!   `viewtopic.php?t=5` and `topic5.html`);
+//! - a default the software fills into a bare value ([`SiteAction::DefaultValueSuffix`]):
+//!   `name=N` beside `name=N` + suffix, the rest of the address equal (SMF's `topic=5` and
+//!   `topic=5.0`);
+//! - a default view written as trailing segments ([`SiteAction::DefaultViewTail`]): a path
+//!   beside the same path followed by a literal tail (Discourse's `/c/slug/5` and
+//!   `/c/slug/5/l/latest`; Gitea's `/owner/repo` and `/owner/repo/src/branch/main`).
+//!
+//! A shape is proposed only when at least [`MIN_MOVED_ID_VALUES`] distinct values (ids,
+//! pages) show it, so one coincidence is not a scheme; the measure then pools the evidence of
+//! every address of that shape, and one merge of different pages refuses the action. A view
+//! tail that is the page on one-page topics only (XenForo's `threads/x.1/latest`, the last
+//! page) is refused when a cluster shows it beside other addresses but not beside the page
+//! without it.
+
+use std::borrow::Cow;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::site::{most_shown_first, SmallClusters, MIN_MOVED_ID_VALUES};
+use crate::canon::rules::site::{is_value_suffix, is_view_tail, query_safe_segment_value};
+use crate::canon::rules::SiteAction;
+
+/// A sample's path and query under the accepted actions.
+type Output<'a> = (Cow<'a, str>, Option<Cow<'a, str>>);
+
+/// Templated-segment candidates tested per round (the most shown first).
+const MAX_TEMPLATE_CANDIDATES: usize = 8;
+/// Default-suffix candidates tested per round (the most shown first).
+const MAX_SUFFIX_CANDIDATES: usize = 8;
+/// View-tail candidates tested per round (the most shown first).
+const MAX_TAIL_CANDIDATES: usize = 8;
+
+/// The query `q` without its part number `at`, parts joined by `&` as they were (empty when it
+/// was the only one).
+fn query_without_part(q: &str, at: usize) -> String {
+    q.split('&')
+        .enumerate()
+        .filter(|&(i, _)| i != at)
+        .map(|(_, part)| part)
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// Candidates for a query value written inside a templated path segment: inside one duplicate
+/// cluster, a URL `S?…&n=V&…` beside a URL whose path is `D` + `B` + `V` + `A` (one segment
+/// under directory `D`, `B` and `A` literals not both empty) and whose query is the first URL's
+/// other parameters proposes `(D, B, A, S, n)`; a proposal made by at least
+/// [`MIN_MOVED_ID_VALUES`] distinct values is a candidate. Each comes with the samples whose
+/// path the template matches.
+pub(super) fn templated_segments(
+    outputs: &[Output<'_>],
+    clusters: &SmallClusters,
+) -> Vec<(SiteAction, Vec<u32>)> {
+    // (dir, before, after, script, name) -> distinct values shown.
+    type Shape<'s> = (&'s str, &'s str, &'s str, &'s str, &'s str);
+    let mut proposals: FxHashMap<Shape<'_>, FxHashSet<&str>> = FxHashMap::default();
+    for members in clusters.values() {
+        for &a in members {
+            let (script, query) = &outputs[a as usize];
+            let script: &str = script;
+            let Some(q) = query.as_deref() else { continue };
+            for (at, part) in q.split('&').enumerate() {
+                let Some((name, value)) = part.split_once('=') else {
+                    continue;
+                };
+                if name.is_empty() || !query_safe_segment_value(value) {
+                    continue;
+                }
+                for &b in members {
+                    let (path, other_query) = &outputs[b as usize];
+                    let path: &str = path;
+                    if b == a || path == script {
+                        continue;
+                    }
+                    let Some(slash) = path.rfind('/') else {
+                        continue;
+                    };
+                    let (dir, segment) = path.split_at(slash + 1);
+                    let Some(start) = segment.find(value) else {
+                        continue;
+                    };
+                    let (before, after) = (&segment[..start], &segment[start + value.len()..]);
+                    if before.is_empty() && after.is_empty() {
+                        continue;
+                    }
+                    // The rest of the address must agree: the value is all that moved.
+                    let rest = query_without_part(q, at);
+                    if other_query.as_deref().unwrap_or("") != rest {
+                        continue;
+                    }
+                    proposals
+                        .entry((dir, before, after, script, name))
+                        .or_default()
+                        .insert(value);
+                }
+            }
+        }
+    }
+    let mut out: Vec<(usize, SiteAction, Vec<u32>)> = Vec::new();
+    for ((dir, before, after, script, name), values) in proposals {
+        if values.len() < MIN_MOVED_ID_VALUES {
+            continue;
+        }
+        let action = SiteAction::TemplatedSegmentToQuery {
+            dir: dir.to_owned(),
+            before: before.to_owned(),
+            after: after.to_owned(),
+            script: script.to_owned(),
+            name: name.to_owned(),
+        };
+        let samples: Vec<u32> = outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, (path, _))| {
+                path.strip_prefix(dir)
+                    .filter(|s| !s.contains('/'))
+                    .and_then(|s| s.strip_prefix(before))
+                    .and_then(|s| s.strip_suffix(after))
+                    .is_some_and(query_safe_segment_value)
+            })
+            .map(|(i, _)| i as u32)
+            .collect();
+        out.push((values.len(), action, samples));
+    }
+    let mut ranked = most_shown_first(out);
+    ranked.truncate(MAX_TEMPLATE_CANDIDATES);
+    ranked
+}
+
+/// Whether a value is a bare number (all ASCII digits, at most 19).
+fn is_bare_number(v: &str) -> bool {
+    !v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Candidates for a default filled into a bare value: inside one duplicate cluster, two URLs of
+/// one path whose queries differ in one part only, `n=N` (`N` a bare number) and `n=N` +
+/// suffix, propose `(n, suffix)`; a proposal made by at least [`MIN_MOVED_ID_VALUES`] distinct
+/// numbers is a candidate. Each comes with the samples that carry `n` with a bare number.
+pub(super) fn default_value_suffixes(
+    outputs: &[Output<'_>],
+    clusters: &SmallClusters,
+) -> Vec<(SiteAction, Vec<u32>)> {
+    let mut proposals: FxHashMap<(&str, &str), FxHashSet<&str>> = FxHashMap::default();
+    for members in clusters.values() {
+        for &a in members {
+            let (path, query) = &outputs[a as usize];
+            let Some(q) = query.as_deref() else { continue };
+            for (at, part) in q.split('&').enumerate() {
+                let Some((name, number)) = part.split_once('=') else {
+                    continue;
+                };
+                if name.is_empty() || !is_bare_number(number) {
+                    continue;
+                }
+                for &b in members {
+                    let (other_path, other_query) = &outputs[b as usize];
+                    if b == a || other_path != path {
+                        continue;
+                    }
+                    let Some(other) = other_query.as_deref() else {
+                        continue;
+                    };
+                    // One part differs, at the same place: the value written with its suffix.
+                    let mut parts = q.split('&');
+                    let mut others = other.split('&');
+                    let mut suffix = None;
+                    let mut same = true;
+                    for i in 0.. {
+                        match (parts.next(), others.next()) {
+                            (None, None) => break,
+                            (Some(x), Some(y)) if i == at => {
+                                suffix = y.strip_prefix(x).filter(|s| is_value_suffix(s));
+                                same &= suffix.is_some();
+                            }
+                            (Some(x), Some(y)) => same &= x == y,
+                            _ => same = false,
+                        }
+                        if !same {
+                            break;
+                        }
+                    }
+                    if let (true, Some(suffix)) = (same, suffix) {
+                        proposals.entry((name, suffix)).or_default().insert(number);
+                    }
+                }
+            }
+        }
+    }
+    let mut out: Vec<(usize, SiteAction, Vec<u32>)> = Vec::new();
+    for ((name, suffix), numbers) in proposals {
+        if numbers.len() < MIN_MOVED_ID_VALUES {
+            continue;
+        }
+        let samples: Vec<u32> = outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, query))| {
+                query.as_deref().is_some_and(|q| {
+                    q.split('&').any(|p| {
+                        p.split_once('=')
+                            .is_some_and(|(n, v)| n == name && is_bare_number(v))
+                    })
+                })
+            })
+            .map(|(i, _)| i as u32)
+            .collect();
+        let action = SiteAction::DefaultValueSuffix {
+            name: name.to_owned(),
+            suffix: suffix.to_owned(),
+        };
+        out.push((numbers.len(), action, samples));
+    }
+    let mut ranked = most_shown_first(out);
+    ranked.truncate(MAX_SUFFIX_CANDIDATES);
+    ranked
+}
+
+/// Candidates for a default view written as trailing segments: inside one duplicate cluster,
+/// two URLs with one query whose paths are `P` and `P` + `T` (`T` one to three named segments,
+/// [`is_view_tail`], `P` at least one segment) propose `T`; a tail shown on at least
+/// [`MIN_MOVED_ID_VALUES`] distinct pages (path and query) is a candidate, unless a cluster
+/// shows a URL ending with it among other addresses none of which is its page without the tail
+/// ([`stray_tails`]). Each comes with the samples whose path ends with it after at least one
+/// segment.
+pub(super) fn default_view_tails(
+    outputs: &[Output<'_>],
+    clusters: &SmallClusters,
+) -> Vec<(SiteAction, Vec<u32>)> {
+    // tail -> distinct (path without it, query) shown.
+    let mut proposals: FxHashMap<&str, FxHashSet<(&str, Option<&str>)>> = FxHashMap::default();
+    for members in clusters.values() {
+        for &a in members {
+            let (long, query) = &outputs[a as usize];
+            for &b in members {
+                let (short, other_query) = &outputs[b as usize];
+                let short: &str = short;
+                if b == a || query != other_query || short.len() <= 1 || short.ends_with('/') {
+                    continue;
+                }
+                let Some(tail) = long.strip_prefix(short) else {
+                    continue;
+                };
+                if is_view_tail(tail) {
+                    proposals
+                        .entry(tail)
+                        .or_default()
+                        .insert((short, query.as_deref()));
+                }
+            }
+        }
+    }
+    let mut out: Vec<(usize, SiteAction, Vec<u32>)> = Vec::new();
+    for (tail, pages) in proposals {
+        if pages.len() < MIN_MOVED_ID_VALUES || stray_tails(outputs, clusters, tail) {
+            continue;
+        }
+        let samples: Vec<u32> = outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, (path, _))| path.strip_suffix(tail).is_some_and(|rest| rest.len() > 1))
+            .map(|(i, _)| i as u32)
+            .collect();
+        out.push((
+            pages.len(),
+            SiteAction::DefaultViewTail {
+                tail: tail.to_owned(),
+            },
+            samples,
+        ));
+    }
+    let mut ranked = most_shown_first(out);
+    ranked.truncate(MAX_TAIL_CANDIDATES);
+    ranked
+}
+
+/// Whether a duplicate cluster holds a URL `P` + `tail` beside other addresses of its page, none
+/// of them `P` (a trailing slash aside): the view the tail names is then a page of its own that
+/// is sometimes the same as `P`, not `P`'s default view. XenForo's `threads/x.1/latest` opens
+/// the last page: on a one-page thread it is the thread, on a longer one it sits in the cluster
+/// of `page-3`. A 20% sample seldom holds both the thread's first page and its last, so the
+/// merge of different pages that would refuse the tail is rarely seen, while the last page's
+/// cluster, which shows the same, is as common as the tail itself.
+fn stray_tails(outputs: &[Output<'_>], clusters: &SmallClusters, tail: &str) -> bool {
+    clusters.values().any(|members| {
+        members.iter().any(|&a| {
+            let Some(short) = outputs[a as usize]
+                .0
+                .strip_suffix(tail)
+                .filter(|rest| rest.len() > 1)
+            else {
+                return false;
+            };
+            !members.iter().any(|&b| {
+                let other: &str = &outputs[b as usize].0;
+                b != a && (other == short || other.strip_suffix('/') == Some(short))
+            })
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use url::Url;
+
+    use super::super::config::LearnConfig;
+    use super::super::site::learn;
+    use super::super::LabelledUrl;
+    use crate::canon::rules::{SiteAction, SiteRewriter};
+
+    fn lu(url: &str, cluster: u64) -> LabelledUrl {
+        LabelledUrl {
+            url: url.to_owned(),
+            cluster,
+        }
+    }
+
+    /// The learned actions and a canonicalizer with them.
+    fn learned(samples: &[LabelledUrl]) -> (Vec<SiteAction>, impl Fn(&str) -> String) {
+        let out = learn(samples, &LearnConfig::default());
+        let actions: Vec<SiteAction> = out.rules.iter().map(|r| r.action.clone()).collect();
+        let rw = SiteRewriter::new(actions.iter());
+        let canon = move |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rw.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        (actions, canon)
+    }
+
+    /// An SMF-like forum: topic pages in both spellings (path form for most, both for some),
+    /// bare ids beside the first page's offset `.0` for some, later pages (`.15`) other pages.
+    /// `same` says whether the path form and the bare id are the page they appear to be.
+    fn forum(same: impl Fn(u64) -> bool) -> Vec<LabelledUrl> {
+        let b = "http://smf.example/forum/index.php";
+        let mut s = Vec::new();
+        for n in 100..160u64 {
+            let first = n * 10;
+            let other = |c: u64| if same(n) { first } else { c };
+            s.push(lu(&format!("{b}/topic,{n}.0.html"), first));
+            if n % 2 == 0 {
+                s.push(lu(&format!("{b}?topic={n}.0"), other(first + 1)));
+            }
+            if n % 3 == 0 {
+                s.push(lu(&format!("{b}?topic={n}"), other(first + 2)));
+            }
+            if n % 4 == 0 {
+                s.push(lu(&format!("{b}/topic,{n}.15.html"), first + 5));
+                s.push(lu(&format!("{b}?topic={n}.15"), first + 5));
+            }
+            s.push(lu(&format!("{b}?action=printpage;topic={n}.0"), first + 7));
+        }
+        s
+    }
+
+    #[test]
+    fn a_query_value_written_in_a_templated_segment_and_its_default_are_learned() {
+        let (actions, canon) = learned(&forum(|_| true));
+        let template = SiteAction::TemplatedSegmentToQuery {
+            dir: "/forum/index.php/".into(),
+            before: "topic,".into(),
+            after: ".html".into(),
+            script: "/forum/index.php".into(),
+            name: "topic".into(),
+        };
+        let default = SiteAction::DefaultValueSuffix {
+            name: "topic".into(),
+            suffix: ".0".into(),
+        };
+        assert!(actions.contains(&template), "{actions:?}");
+        assert!(actions.contains(&default), "{actions:?}");
+        let b = "http://smf.example/forum/index.php";
+        // Topics never seen in training.
+        assert_eq!(
+            canon(&format!("{b}/topic,9.0.html")),
+            format!("{b}?topic=9.0")
+        );
+        assert_eq!(canon(&format!("{b}?topic=9")), format!("{b}?topic=9.0"));
+        assert_eq!(
+            canon(&format!("{b}/topic,9.30.html")),
+            format!("{b}?topic=9.30")
+        );
+        assert_ne!(
+            canon(&format!("{b}?topic=9.15")),
+            canon(&format!("{b}?topic=9"))
+        );
+        assert_ne!(
+            canon(&format!("{b}?action=printpage;topic=9.0")),
+            canon(&format!("{b}?topic=9.0"))
+        );
+    }
+
+    #[test]
+    fn templated_segments_and_defaults_are_refused_when_a_sample_contradicts_them() {
+        // Every fifth topic's path form and bare id are other pages than its `.0` page.
+        let (actions, _) = learned(&forum(|n| n % 5 != 0));
+        assert!(
+            !actions.iter().any(|a| matches!(
+                a,
+                SiteAction::TemplatedSegmentToQuery { .. } | SiteAction::DefaultValueSuffix { .. }
+            )),
+            "{actions:?}"
+        );
+        // Without two spellings of one page in a cluster, nothing is proposed.
+        let alone: Vec<LabelledUrl> = forum(|_| true)
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut l)| {
+                l.cluster = i as u64;
+                l
+            })
+            .collect();
+        let (actions, _) = learned(&alone);
+        assert!(actions.is_empty(), "{actions:?}");
+    }
+
+    /// A Discourse-like board: categories with their `latest` view written out for some, other
+    /// views (`top`) other listings. `same` says whether the written-out view is the category.
+    fn board(same: impl Fn(u64) -> bool) -> Vec<LabelledUrl> {
+        let b = "https://talk.example";
+        let mut s = Vec::new();
+        for id in 1..40u64 {
+            let c = id * 10;
+            let slug = format!("topic-area-{id}");
+            s.push(lu(&format!("{b}/c/{slug}/{id}"), c));
+            if id % 2 == 0 {
+                let latest = if same(id) { c } else { c + 3 };
+                s.push(lu(&format!("{b}/c/{slug}/{id}/l/latest"), latest));
+            }
+            if id % 3 == 0 {
+                s.push(lu(&format!("{b}/c/{slug}/{id}/l/top"), c + 1));
+            }
+            s.push(lu(&format!("{b}/c/{slug}/{id}?page=2"), c + 2));
+        }
+        s
+    }
+
+    #[test]
+    fn a_default_view_written_as_trailing_segments_is_dropped_and_its_siblings_stay() {
+        let (actions, canon) = learned(&board(|_| true));
+        let tail = SiteAction::DefaultViewTail {
+            tail: "/l/latest".into(),
+        };
+        assert!(actions.contains(&tail), "{actions:?}");
+        let b = "https://talk.example";
+        assert_eq!(
+            canon(&format!("{b}/c/new-area/77/l/latest")),
+            format!("{b}/c/new-area/77")
+        );
+        assert_eq!(
+            canon(&format!("{b}/c/new-area/77/l/latest?page=2")),
+            format!("{b}/c/new-area/77?page=2")
+        );
+        assert_ne!(
+            canon(&format!("{b}/c/new-area/77/l/top")),
+            canon(&format!("{b}/c/new-area/77"))
+        );
+    }
+
+    #[test]
+    fn a_view_tail_that_sits_with_another_page_of_its_item_is_refused() {
+        // XenForo's `threads/x.N/latest` opens the last page: on one-page threads the thread,
+        // on longer ones the cluster of `page-3`, whose first page the sample does not hold, so
+        // no merge of different pages is ever seen.
+        let b = "https://xf.example/threads";
+        let mut s = Vec::new();
+        for n in 1..40u64 {
+            let c = n * 10;
+            if n % 3 == 0 {
+                s.push(lu(&format!("{b}/t.{n}/page-3"), c + 3));
+                s.push(lu(&format!("{b}/t.{n}/latest"), c + 3));
+            } else {
+                s.push(lu(&format!("{b}/t.{n}"), c));
+                s.push(lu(&format!("{b}/t.{n}/latest"), c));
+            }
+        }
+        let (actions, _) = learned(&s);
+        assert!(
+            !actions
+                .iter()
+                .any(|a| matches!(a, SiteAction::DefaultViewTail { .. })),
+            "{actions:?}"
+        );
+        // The same threads without the longer ones: the tail is the thread.
+        let short: Vec<LabelledUrl> = s.into_iter().filter(|l| l.cluster % 10 == 0).collect();
+        let (actions, _) = learned(&short);
+        assert!(
+            actions.contains(&SiteAction::DefaultViewTail {
+                tail: "/latest".into()
+            }),
+            "{actions:?}"
+        );
+    }
+
+    #[test]
+    fn a_view_tail_is_refused_when_a_sample_shows_it_another_page() {
+        // Some categories' `latest` view differs from the category (as XenForo's
+        // `threads/x.1/latest` does on topics of several pages).
+        let (actions, _) = learned(&board(|id| id % 6 != 0));
+        assert!(
+            !actions
+                .iter()
+                .any(|a| matches!(a, SiteAction::DefaultViewTail { .. })),
+            "{actions:?}"
+        );
+    }
+}
