@@ -746,7 +746,8 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             ) {
                 AtDefault::Keep => {}
                 AtDefault::Refuse => continue,
-                AtDefault::Value((scoped, scoped_with, scoped_evidence, scoped_moved)) => {
+                AtDefault::Value(tested) => {
+                    let (scoped, scoped_with, scoped_evidence, scoped_moved) = *tested;
                     candidate = scoped;
                     with = scoped_with;
                     evidence = scoped_evidence;

@@ -47,8 +47,9 @@ pub(super) enum AtDefault {
     /// The evidence showed one value, and no value on its own passes: the candidate is not
     /// accepted (dropping every value of a default would merge the other values' pages).
     Refuse,
-    /// The parameter dropped at the value the evidence showed, tested.
-    Value(Tested),
+    /// The parameter dropped at the value the evidence showed, tested (boxed: the evidence is
+    /// large beside the other answers).
+    Value(Box<Tested>),
 }
 
 /// The value of query part `part` of parameter `name`: `Some(Some(v))` for `name=v`,
@@ -116,7 +117,7 @@ pub(super) fn at_default_value(
         with.add(&action);
         let (evidence, moved) = measure(parsed, &with, round, &part_holders, None, true);
         if evidence.accepts(config) {
-            return AtDefault::Value((action, with, evidence, moved));
+            return AtDefault::Value(Box::new((action, with, evidence, moved)));
         }
     }
     if wide_accepted {
