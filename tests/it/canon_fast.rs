@@ -22,7 +22,7 @@ use undust::canon::engine::HostRules;
 use undust::canon::fast::{recognize, recognize_form, FastForm};
 use undust::canon::mirror::MirrorTable;
 use undust::canon::normalize::{StaticConfig, StaticNormalizer};
-use undust::canon::rules::{MirrorAlias, MirrorSet, MirrorSite};
+use undust::canon::rules::{HostRuleSet, MirrorAlias, MirrorSet, MirrorSite, SiteAction, SiteRule};
 use undust::canon::view::UrlView;
 use undust::canon::{Canonical, Canonicalizer};
 use undust::corpus::{generate, CorpusConfig};
@@ -307,6 +307,50 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
             urls.extend(page.canonical.clone());
             urls.extend(page.final_url.clone());
         }
+    }
+    // A forge's rules: defaults dropped at their values, case folded in the first two segments.
+    let forge = HostRuleSet {
+        host: "forge.example".into(),
+        version: 1,
+        learned_at_unix_ms: 0,
+        site_rules: [
+            SiteAction::IgnoreParamValue {
+                name: "state".into(),
+                value: "open".into(),
+            },
+            SiteAction::IgnoreParamValue {
+                name: "page".into(),
+                value: "1".into(),
+            },
+            SiteAction::LowercaseSegments { segments: 2 },
+            SiteAction::SortQuery,
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, action)| SiteRule {
+            id: format!("forge.example#s{i}"),
+            action,
+            support: 3,
+            support_clusters: 3,
+            false_positive_rate: 0.0,
+        })
+        .collect(),
+        rules: Vec::new(),
+    };
+    let forge = Arc::new(HostRules::compile(&forge).expect("valid forge rules"));
+    plain.rules().swap("forge.example", Arc::clone(&forge));
+    mirrored.rules().swap("forge.example", forge);
+    for path in [
+        "/Owner/Repo/issues?state=open&page=1",
+        "/owner/repo/issues?page=2&state=open",
+        "/Owner/Repo/issues?state=closed&utm_source=x",
+        "/Owner/Repo/src/branch/main/xt_DSCP.h",
+        "/OWNER/",
+        "/Owner/Re%C3%A9po/src/Main?page=10",
+        "/owner/repo",
+    ] {
+        urls.push(format!("http://forge.example{path}"));
+        urls.push(format!("https://forge.example:8443{path}"));
     }
     mirrored.set_mirrors(Arc::new(
         MirrorTable::compile(&sets).expect("valid mirror sets"),

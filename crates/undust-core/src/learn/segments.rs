@@ -87,7 +87,8 @@ pub(super) fn templated_segments(
                         continue;
                     };
                     let (before, after) = (&segment[..start], &segment[start + value.len()..]);
-                    if before.is_empty() && after.is_empty() {
+                    if (before.is_empty() && after.is_empty()) || !template_literals(before, after)
+                    {
                         continue;
                     }
                     // The rest of the address must agree: the value is all that moved.
@@ -303,6 +304,20 @@ fn stray_tails(outputs: &[Output<'_>], clusters: &SmallClusters, tail: &str) -> 
             })
         })
     })
+}
+
+/// Whether `before` and `after` are what software writes around an id in a segment: a short
+/// word and its separator before it (`topic,`, `thread-`, `t`), a file extension or nothing
+/// after it (`.html`). Anything else (`-blue-widget` after `5`) is a title that happens to be
+/// shared by a few pages, not a template: a template learned from it would reach only pages
+/// with that title, and never the scheme.
+fn template_literals(before: &str, after: &str) -> bool {
+    let word = before.len() <= 16
+        && before
+            .bytes()
+            .all(|b| b.is_ascii_alphabetic() || b",-_~".contains(&b));
+    let tail = after.is_empty() || crate::canon::rules::site::is_extension(after);
+    word && tail
 }
 
 #[cfg(test)]

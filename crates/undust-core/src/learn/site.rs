@@ -54,6 +54,10 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::config::LearnConfig;
 use super::segments::{default_value_suffixes, default_view_tails, templated_segments};
 use super::LabelledUrl;
+use value_defaults::AtDefault;
+
+mod case_scope;
+mod value_defaults;
 use crate::canon::rules::site::{
     is_extension, path_safe_value, route_safe_value, slug_id_suffix, titled_id, TITLE_SEPARATORS,
 };
@@ -697,7 +701,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
     for (candidate, may_change) in super::query_path::proposals(parsed.iter().map(|p| &p.url)) {
         let mut with = rewriter.clone();
         with.add(&candidate);
-        let (evidence, _) = measure(&parsed, &with, &round, &may_change, None);
+        let (evidence, _) = measure(&parsed, &with, &round, &may_change, None, false);
         // A reading merges nothing unless a page is written both ways: one merge of
         // different pages refuses it.
         if evidence.negative_groups == 0 {
@@ -725,7 +729,14 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             with.add(&candidate);
             let dropped = dropped_param(&candidate, &accepted);
             let derivable = dropped.is_some();
-            let (mut evidence, mut moved) = measure(&parsed, &with, &round, &may_change, dropped);
+            let (mut evidence, mut moved) = measure(
+                &parsed,
+                &with,
+                &round,
+                &may_change,
+                dropped,
+                dropped.is_some(),
+            );
             let mut candidate = candidate;
             // A parameter shown irrelevant only next to another one is dropped only there.
             if let Some((scoped, scoped_with, scoped_evidence, scoped_moved)) = narrow_param(
@@ -736,6 +747,40 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 &may_change,
                 derivable,
             ) {
+                candidate = scoped;
+                with = scoped_with;
+                evidence = scoped_evidence;
+                moved = scoped_moved;
+            }
+            // A parameter shown irrelevant at one value only is dropped at that value only.
+            match value_defaults::at_default_value(
+                &candidate,
+                &evidence,
+                config,
+                (&parsed, &rewriter, &round),
+                &may_change,
+            ) {
+                AtDefault::Keep => {}
+                AtDefault::Refuse => continue,
+                AtDefault::Value(tested) => {
+                    let (scoped, scoped_with, scoped_evidence, scoped_moved) = *tested;
+                    candidate = scoped;
+                    with = scoped_with;
+                    evidence = scoped_evidence;
+                    moved = scoped_moved;
+                }
+            }
+            // Case shown different in the first segments only is folded there only.
+            if let Some((scoped, scoped_with, scoped_evidence, scoped_moved)) =
+                case_scope::scoped_case(
+                    &candidate,
+                    &evidence,
+                    &moved,
+                    config,
+                    (&parsed, &rewriter, &round),
+                    &may_change,
+                )
+            {
                 candidate = scoped;
                 with = scoped_with;
                 evidence = scoped_evidence;
@@ -794,6 +839,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 if matches!(
                     candidate,
                     SiteAction::LowercasePath
+                        | SiteAction::LowercaseSegments { .. }
                         | SiteAction::LowercasePathAndQuery
                         | SiteAction::DefaultDocument { .. }
                         | SiteAction::StripTrailingSlash
@@ -824,13 +870,18 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         if !changed {
             bundles = titled_moves(&round.outputs, &clusters, &accepted);
             bundles.extend(query_bundles(&round.outputs, &clusters, &accepted));
+            bundles.extend(value_defaults::default_bundles(
+                &round.outputs,
+                &clusters,
+                &accepted,
+            ));
         }
         for (bundle, may_change) in bundles.into_iter().take(MAX_BUNDLE_CANDIDATES) {
             let mut with = rewriter.clone();
             for action in &bundle {
                 with.add(action);
             }
-            let (mut evidence, _) = measure(&parsed, &with, &round, &may_change, None);
+            let (mut evidence, _) = measure(&parsed, &with, &round, &may_change, None, false);
             if bundle
                 .iter()
                 .any(|a| matches!(a, SiteAction::SlugInSegment { .. }))
@@ -2270,7 +2321,7 @@ fn narrow_param(
     with.add(&scoped);
     // The same parameter, which no accepted action drops: derived from the outputs too.
     let dropped = derivable.then(|| dropped_param(&scoped, &[])).flatten();
-    let (evidence, moved) = measure(parsed, &with, round, &narrowed, dropped);
+    let (evidence, moved) = measure(parsed, &with, round, &narrowed, dropped, dropped.is_some());
     evidence
         .accepts(config)
         .then_some((scoped, with, evidence, moved))
@@ -2278,13 +2329,15 @@ fn narrow_param(
 
 /// Evidence for adding one action to the accepted ones (`round`), giving `after`; `may_change`
 /// lists the samples the action can change; `dropped` is the action's parameter when it only
-/// drops one ([`dropped_param`]).
+/// drops one ([`dropped_param`]); `param_guards` asks for the guards of a dropped parameter on
+/// a front controller's routes ([`Evidence::emptied_routes`], [`Evidence::beside_the_routes`]).
 fn measure(
     parsed: &[Parsed],
     after: &SiteRewriter,
     round: &Round<'_>,
     may_change: &[u32],
     dropped: Option<(&str, Option<&str>)>,
+    param_guards: bool,
 ) -> (Evidence, Vec<(u32, u64)>) {
     // Samples the candidate changes, by their new output.
     let mut touched: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
@@ -2370,14 +2423,13 @@ fn measure(
         } else {
             *unevidenced.entry(t).or_default() += 1;
             let route = round.routes[u as usize];
-            e.emptied_routes +=
-                u64::from(dropped.is_some() && route.hash != 0 && route.arguments == 1);
+            e.emptied_routes += u64::from(param_guards && route.hash != 0 && route.arguments == 1);
         }
     }
     e.largest_unevidenced_type = unevidenced.values().copied().max().unwrap_or(0);
     // A parameter shown and changed only on pages outside the host's front controller says
     // nothing about the controller's routes, where it may name the page.
-    e.beside_the_routes = dropped.is_some()
+    e.beside_the_routes = param_guards
         && round.controller_twins
         && !is_touched
             .iter()
@@ -3204,10 +3256,12 @@ mod tests {
     fn an_id_moves_from_a_query_value_into_a_segment_that_writes_it_with_a_title() {
         // A shop: `product.php?id=N` is `/p/N-title`, and no page is written `/p/N`, so neither
         // the move nor the title's removal merges anything alone. Reviews are a page of their
-        // own below the product; other products stay apart.
+        // own below the product; other products stay apart. Each product has its own title.
         let mut s = Vec::new();
+        let colours = ["blue", "red", "green", "black", "white", "grey", "brown"];
         for id in 0..60u64 {
-            let titled = format!("http://shop.example/p/{id}-blue-widget");
+            let colour = colours[id as usize % colours.len()];
+            let titled = format!("http://shop.example/p/{id}-{colour}-widget");
             s.push(lu(&titled, id));
             if id % 3 == 0 {
                 s.push(lu(&format!("http://shop.example/product.php?id={id}"), id));

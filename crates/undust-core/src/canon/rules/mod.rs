@@ -381,6 +381,21 @@ impl HostRuleSet {
                         ));
                     }
                 }
+                SiteAction::IgnoreParamValue { name, value } => {
+                    if name.is_empty()
+                        || name.contains(['&', '=', '#'])
+                        || value.contains(['&', '#'])
+                    {
+                        return Err(bad(
+                            "a parameter at its default value needs a name without & = # and a value without & #",
+                        ));
+                    }
+                }
+                SiteAction::LowercaseSegments { segments } => {
+                    if *segments == 0 {
+                        return Err(bad("lower-cased segments must be at least one"));
+                    }
+                }
                 SiteAction::DefaultDocument { name } => {
                     if name.is_empty() || name.contains(['/', '?', '#']) {
                         return Err(bad("a default document must be a non-empty file name"));
@@ -910,5 +925,43 @@ mod tests {
         let err = rule.validate().unwrap_err();
         assert!(err.to_string().contains("query:sid"), "{err}");
         assert!(RuleFile::from_json("{}").is_err());
+    }
+
+    #[test]
+    fn default_values_and_scoped_case_are_validated() {
+        let set = |action: SiteAction| HostRuleSet {
+            host: "example.com".into(),
+            version: 1,
+            learned_at_unix_ms: 0,
+            site_rules: vec![SiteRule {
+                id: "example.com#s1".into(),
+                action,
+                support: 3,
+                support_clusters: 3,
+                false_positive_rate: 0.0,
+            }],
+            rules: Vec::new(),
+        };
+        let value = |name: &str, value: &str| SiteAction::IgnoreParamValue {
+            name: name.into(),
+            value: value.into(),
+        };
+        for good in [
+            value("state", "open"),
+            value("q", ""),
+            SiteAction::LowercaseSegments { segments: 2 },
+        ] {
+            assert!(set(good.clone()).validate().is_ok(), "{good:?}");
+        }
+        for bad in [
+            value("", "open"),
+            value("a=b", "open"),
+            value("state", "open&x=1"),
+            value("state", "open#x"),
+            SiteAction::LowercaseSegments { segments: 0 },
+        ] {
+            let err = set(bad.clone()).validate().unwrap_err();
+            assert!(err.to_string().contains("example.com#s1"), "{bad:?}: {err}");
+        }
     }
 }

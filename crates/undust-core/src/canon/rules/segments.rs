@@ -145,14 +145,20 @@ pub fn is_view_tail(tail: &str) -> bool {
 pub const MAX_TAIL_SEGMENTS: usize = 3;
 
 /// The length of `path` without a default view's tail, dropped as long as one ends it and
-/// something is left before it, or `None` when none does.
+/// something is left before it that is not a file, or `None` when none does. A view of a file
+/// is a page about the file, not the file (Plone's `/scan.pdf/view` beside the PDF's bytes).
 pub(crate) fn without_view_tail(tails: &[String], path: &str) -> Option<usize> {
+    let names_a_file = |rest: &str| {
+        let last = rest.rsplit('/').next().unwrap_or("");
+        last.rfind('.')
+            .is_some_and(|dot| super::site::is_extension(&last[dot..]))
+    };
     let mut end = path.len();
     // Each round removes at least one byte: bounded by the path's length.
     while let Some(tail) = tails.iter().find(|t| {
         path[..end]
             .strip_suffix(t.as_str())
-            .is_some_and(|rest| rest.len() > 1)
+            .is_some_and(|rest| rest.len() > 1 && !names_a_file(rest))
     }) {
         end -= tail.len();
     }
@@ -237,6 +243,8 @@ mod tests {
         assert_eq!(cut("/c/news/5/l/latest/x"), None);
         // Nothing is left before it: the site's root keeps it.
         assert_eq!(cut("/l/latest"), None);
+        // A file's view is not the file.
+        assert_eq!(cut("/c/scan.pdf/l/latest"), None);
         assert!(is_view_tail("/src/branch/main"));
         assert!(!is_view_tail("/a/b/c/d"));
         assert!(!is_view_tail("l/latest"));

@@ -58,8 +58,27 @@ pub enum SiteAction {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         beside: Option<String>,
     },
+    /// Query part `name=value` is dropped, every other value of `name` kept: a parameter
+    /// written at its default value names the page the URL without it names, while its other
+    /// values name other pages (`?page=1` beside `?page=2`, a list's `state=open` beside
+    /// `state=closed`, a profile's `tab=repositories`, MediaWiki's `action=view`). Compared
+    /// after the query is lower-cased, when it is.
+    IgnoreParamValue {
+        /// The parameter name.
+        name: String,
+        /// The one value dropped (may be empty: `q=`).
+        value: String,
+    },
     /// ASCII letters of the path are lower-cased (percent escapes are left as they are).
     LowercasePath,
+    /// ASCII letters of the first `segments` path segments are lower-cased, the rest kept: an
+    /// application that looks up its first names case-insensitively in front of a
+    /// case-sensitive part (a forge's `/Owner/Repo` before git paths, where `xt_DSCP.h` and
+    /// `xt_dscp.h` are two files). Implied by [`SiteAction::LowercasePath`].
+    LowercaseSegments {
+        /// How many segments from the first are folded (at least one).
+        segments: u16,
+    },
     /// ASCII letters of the path and of the query, keys and values, are lower-cased: a
     /// case-insensitive server in front of a case-insensitive database (IIS/ASP.NET), where
     /// `/Item.aspx?ID=5` and `/item.aspx?id=5` are one page. Implies [`SiteAction::LowercasePath`].
@@ -241,7 +260,13 @@ impl fmt::Display for SiteAction {
                 name,
                 beside: Some(beside),
             } => write!(f, "ignore query:{name} beside query:{beside}"),
+            SiteAction::IgnoreParamValue { name, value } => {
+                write!(f, "ignore query:{name}={value} on every URL")
+            }
             SiteAction::LowercasePath => f.write_str("lower-case the path"),
+            SiteAction::LowercaseSegments { segments } => {
+                write!(f, "lower-case the first {segments} path segments")
+            }
             SiteAction::LowercasePathAndQuery => f.write_str("lower-case the path and the query"),
             SiteAction::DefaultDocument { name } => {
                 write!(f, "strip the default document /{name}")
@@ -369,7 +394,11 @@ struct QueryToPath {
 pub struct SiteRewriter {
     /// (name, beside) of [`SiteAction::IgnoreParam`].
     ignored_params: Vec<(String, Option<String>)>,
+    /// Query parts `name=value` of [`SiteAction::IgnoreParamValue`].
+    ignored_values: Vec<String>,
     lowercase_path: bool,
+    /// Segments folded by [`SiteAction::LowercaseSegments`] (the largest asked; 0 for none).
+    lowercase_segments: u16,
     lowercase_query: bool,
     default_documents: Vec<String>,
     sort_query: bool,
@@ -421,7 +450,16 @@ impl SiteRewriter {
                     self.ignored_params.push(entry);
                 }
             }
+            SiteAction::IgnoreParamValue { name, value } => {
+                let part = format!("{name}={value}");
+                if !self.ignored_values.contains(&part) {
+                    self.ignored_values.push(part);
+                }
+            }
             SiteAction::LowercasePath => self.lowercase_path = true,
+            SiteAction::LowercaseSegments { segments } => {
+                self.lowercase_segments = self.lowercase_segments.max(*segments);
+            }
             SiteAction::LowercasePathAndQuery => {
                 self.lowercase_path = true;
                 self.lowercase_query = true;
@@ -549,6 +587,7 @@ impl SiteRewriter {
     /// Whether an action looks at the path (case, default documents, trailing slashes).
     pub fn changes_paths(&self) -> bool {
         self.lowercase_path
+            || self.lowercase_segments > 0
             || !self.default_documents.is_empty()
             || self.strip_trailing_slash
             || !self.segment_aliases.is_empty()
@@ -566,7 +605,9 @@ impl SiteRewriter {
     /// Whether the rewriter does nothing.
     pub fn is_empty(&self) -> bool {
         self.ignored_params.is_empty()
+            && self.ignored_values.is_empty()
             && !self.lowercase_path
+            && self.lowercase_segments == 0
             && !self.lowercase_query
             && self.default_documents.is_empty()
             && !self.sort_query
@@ -662,6 +703,14 @@ impl SiteRewriter {
         if self.lowercase_path && has_upper_outside_escapes(&path) {
             path = Cow::Owned(lower_outside_escapes(&path));
             changed = true;
+        } else if !self.lowercase_path && self.lowercase_segments > 0 {
+            let end = segments_end(&path, self.lowercase_segments);
+            if has_upper_outside_escapes(&path[..end]) {
+                let mut folded = lower_outside_escapes(&path[..end]);
+                folded.push_str(&path[end..]);
+                path = Cow::Owned(folded);
+                changed = true;
+            }
         }
         if !self.segment_aliases.is_empty() {
             if let Some(aliased) = self.alias_segments(&path) {
@@ -985,6 +1034,7 @@ impl SiteRewriter {
         if !self.lowercase_query
             && !self.sort_query
             && self.ignored_params.is_empty()
+            && self.ignored_values.is_empty()
             && self.titled_values.is_empty()
             && self.value_defaults.is_empty()
         {
@@ -1040,9 +1090,13 @@ impl SiteRewriter {
         Some(out)
     }
 
-    /// Whether parameter `name` of query `q` is dropped: an ignored parameter, and when it is
-    /// ignored only beside another one, `q` holds that one.
-    fn drops(&self, name: &str, q: &str) -> bool {
+    /// Whether query part `part` of query `q` is dropped: a parameter ignored at this value, or
+    /// an ignored parameter, and when it is ignored only beside another one, `q` holds that one.
+    fn drops(&self, part: &str, q: &str) -> bool {
+        if self.ignored_values.iter().any(|v| v == part) {
+            return true;
+        }
+        let name = param_name(part);
         self.ignored_params.iter().any(|(ignored, beside)| {
             ignored == name
                 && beside.as_deref().is_none_or(|beside| {
@@ -1065,7 +1119,7 @@ impl SiteRewriter {
         let mut prev: Option<&str> = None;
         for part in split_byte(q, b'&') {
             let name = param_name(part);
-            any_dropped = any_dropped || self.drops(name, q);
+            any_dropped = any_dropped || self.drops(part, q);
             if self.sort_query {
                 unsorted |= prev.is_some_and(|p| p > name);
                 prev = Some(name);
@@ -1079,7 +1133,7 @@ impl SiteRewriter {
             let mut out = String::with_capacity(q.len());
             let mut first = true;
             let mut any_text = false;
-            for part in split_byte(q, b'&').filter(|p| !self.drops(param_name(p), q)) {
+            for part in split_byte(q, b'&').filter(|p| !self.drops(p, q)) {
                 if !first {
                     out.push('&');
                 }
@@ -1089,10 +1143,7 @@ impl SiteRewriter {
             }
             return any_text.then_some(Cow::Owned(out));
         }
-        let mut parts: Vec<&str> = q
-            .split('&')
-            .filter(|p| !self.drops(param_name(p), q))
-            .collect();
+        let mut parts: Vec<&str> = q.split('&').filter(|p| !self.drops(p, q)).collect();
         parts.sort_by(|a, b| param_name(a).cmp(param_name(b)));
         if parts.iter().all(|p| p.is_empty()) {
             return None;
@@ -1222,6 +1273,21 @@ fn titled_part<'p>(titled: &[(String, char, bool)], part: &'p str) -> Option<(&'
         .filter(|(n, _, _)| n == name)
         .find_map(|&(_, separator, id_first)| titled_id(value, separator, id_first))
         .map(|id| (name, id))
+}
+
+/// The byte length of the first `segments` segments of `path` with their leading slashes
+/// (`/A/B/c` and 2: the length of `/A/B`), the whole path when it has fewer.
+fn segments_end(path: &str, segments: u16) -> usize {
+    let mut seen = 0u16;
+    for (i, b) in path.bytes().enumerate().skip(1) {
+        if b == b'/' {
+            seen += 1;
+            if seen == segments {
+                return i;
+            }
+        }
+    }
+    path.len()
 }
 
 /// A path from its segments (`["a", "b"]` is `/a/b`).
@@ -1598,6 +1664,117 @@ mod tests {
     }
 
     #[test]
+    fn a_default_value_is_dropped_and_its_other_values_kept() {
+        let actions = [
+            SiteAction::IgnoreParamValue {
+                name: "state".into(),
+                value: "open".into(),
+            },
+            SiteAction::IgnoreParamValue {
+                name: "page".into(),
+                value: "1".into(),
+            },
+            SiteAction::IgnoreParamValue {
+                name: "q".into(),
+                value: String::new(),
+            },
+        ];
+        for (input, want) in [
+            (
+                "http://g.example/o/r/issues?state=open",
+                "http://g.example/o/r/issues",
+            ),
+            (
+                "http://g.example/o/r/issues?q=&state=open&page=1",
+                "http://g.example/o/r/issues",
+            ),
+            (
+                "http://g.example/o/r/issues?state=open&page=2",
+                "http://g.example/o/r/issues?page=2",
+            ),
+            (
+                "http://g.example/o/r/issues?state=closed&page=1",
+                "http://g.example/o/r/issues?state=closed",
+            ),
+            // Another value, a longer one, another name, a bare flag, a repeated value.
+            (
+                "http://g.example/o/r/issues?state=opened&page=10&q=x&state",
+                "http://g.example/o/r/issues?state=opened&page=10&q=x&state",
+            ),
+            (
+                "http://g.example/o/r/issues?xstate=open",
+                "http://g.example/o/r/issues?xstate=open",
+            ),
+            (
+                "http://g.example/o/r/issues?page=1&page=1",
+                "http://g.example/o/r/issues",
+            ),
+        ] {
+            assert_rewrites(&actions, input, want);
+        }
+        assert_eq!(
+            actions[0].to_string(),
+            "ignore query:state=open on every URL"
+        );
+        // On a case-insensitive query the value is compared lower-cased, as the learner saw it.
+        let folded = [
+            SiteAction::LowercasePathAndQuery,
+            SiteAction::IgnoreParamValue {
+                name: "tab".into(),
+                value: "overview".into(),
+            },
+        ];
+        assert_rewrites(
+            &folded,
+            "http://g.example/u?Tab=Overview",
+            "http://g.example/u",
+        );
+    }
+
+    #[test]
+    fn scoped_case_folding_leaves_the_segments_after_the_scope() {
+        let actions = [SiteAction::LowercaseSegments { segments: 2 }];
+        for (input, want) in [
+            (
+                "http://g.example/Torvalds/Linux/src/branch/main/xt_DSCP.h",
+                "http://g.example/torvalds/linux/src/branch/main/xt_DSCP.h",
+            ),
+            (
+                "http://g.example/Torvalds/Linux",
+                "http://g.example/torvalds/linux",
+            ),
+            ("http://g.example/Torvalds/", "http://g.example/torvalds/"),
+            ("http://g.example/Torvalds", "http://g.example/torvalds"),
+            ("http://g.example/", "http://g.example/"),
+            (
+                "http://g.example/A%C3%A9/B/C?X=1",
+                "http://g.example/a%C3%A9/b/C?X=1",
+            ),
+            (
+                "http://g.example/torvalds/linux/README",
+                "http://g.example/torvalds/linux/README",
+            ),
+        ] {
+            assert_rewrites(&actions, input, want);
+        }
+        assert_eq!(
+            SiteRewriter::new(&actions).rewrite(&Url::parse("http://g.example/a/b/C").unwrap()),
+            None,
+            "nothing to change"
+        );
+        // The whole path's fold implies the scoped one.
+        let both = [
+            SiteAction::LowercaseSegments { segments: 1 },
+            SiteAction::LowercasePath,
+        ];
+        assert_rewrites(&both, "http://g.example/A/B/C", "http://g.example/a/b/c");
+        assert_eq!(
+            actions[0].to_string(),
+            "lower-case the first 2 path segments"
+        );
+    }
+
+    #[test]
     fn a_path_written_as_the_query_string_is_read_as_the_path() {
         let actions = [
             SiteAction::QueryPath {
@@ -1827,5 +2004,42 @@ mod tests {
         )
         .unwrap();
         assert_eq!(lower.action, SiteAction::LowercasePath);
+        for action in [
+            SiteAction::IgnoreParamValue {
+                name: "state".into(),
+                value: "open".into(),
+            },
+            SiteAction::LowercaseSegments { segments: 2 },
+        ] {
+            let rule = SiteRule {
+                id: "a.example#s3".into(),
+                action,
+                support: 4,
+                support_clusters: 3,
+                false_positive_rate: 0.0,
+            };
+            let text = serde_json::to_string(&rule).unwrap();
+            assert_eq!(
+                serde_json::from_str::<SiteRule>(&text).unwrap(),
+                rule,
+                "{text}"
+            );
+        }
+        let value: SiteRule = serde_json::from_str(
+            r#"{"id":"x#s4","op":"ignore_param_value","name":"page","value":"1","support":3,"support_clusters":3,"false_positive_rate":0.0}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            value.action,
+            SiteAction::IgnoreParamValue {
+                name: "page".into(),
+                value: "1".into()
+            }
+        );
+        let scoped: SiteRule = serde_json::from_str(
+            r#"{"id":"x#s5","op":"lowercase_segments","segments":2,"support":3,"support_clusters":3,"false_positive_rate":0.0}"#,
+        )
+        .unwrap();
+        assert_eq!(scoped.action, SiteAction::LowercaseSegments { segments: 2 });
     }
 }

@@ -1,0 +1,361 @@
+//! Parameters irrelevant at one value, their default, and relevant at the others.
+//!
+//! Real software writes a page's defaults out in its own links: `?page=1` on the first page of
+//! a list, `state=open` on an issue list whose default state is open, a profile's
+//! `tab=repositories`, MediaWiki's `action=view`, a pager spelling every filter at its default
+//! (Gitea's `type=all&state=open&milestone=0&project=0&assignee=0&poster=0`). The other values
+//! of such a parameter name other pages (`page=2`, `state=closed`), and a training sample of a
+//! fifth of the pages rarely shows them, so dropping the parameter at every value would rest on
+//! evidence for one value only. Two forms follow:
+//!
+//! - **thin evidence narrows a dropped parameter to its value**: a parameter whose merged
+//!   duplicates all hold one value is dropped at that value only
+//!   ([`SiteAction::IgnoreParamValue`]); dropping it at every value needs duplicates shown at
+//!   [`MIN_IGNORED_VALUES`] values (a session id, a tracking tag: a new value on every link).
+//!   The same holds when dropping it everywhere is refused because other values name other
+//!   pages: the value the duplicates showed is tested alone ([`at_default_value`]);
+//! - **defaults written together are one bundle**: two addresses of one page whose queries
+//!   differ by several parts present in one only, every one `name=value`, propose dropping
+//!   those parts at those values, tested together ([`default_bundles`]): none of them merges
+//!   anything alone (the pager's link lacks every filter of the plain list at once).
+//!
+//! Both use the guards of every site action ([`Evidence::accepts`]); a bundle is refused by a
+//! single merge of different pages, as every bundle is.
+
+use std::borrow::Cow;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::{
+    measure, param_name, Evidence, LearnConfig, Parsed, Round, SiteAction, SiteRewriter,
+    SmallClusters, Tested, MAX_BUNDLE_CANDIDATES, MIN_MOVED_ID_VALUES,
+};
+
+/// Distinct values at which a parameter must be shown irrelevant (duplicates merged by dropping
+/// it) before it is dropped at every value: one value shown is the evidence of a default.
+pub(super) const MIN_IGNORED_VALUES: usize = 2;
+/// Values of one parameter tested as defaults, the most shown first.
+const MAX_VALUES_TESTED: usize = 2;
+/// Most parts of one bundle of defaults ([`default_bundles`]): a pager writes a handful of
+/// filters; two queries that differ in more are not one page's defaults.
+const MAX_DEFAULT_PARTS: usize = 8;
+
+/// What [`at_default_value`] makes of a parameter candidate.
+pub(super) enum AtDefault {
+    /// Not a question of values: the candidate is judged as it is.
+    Keep,
+    /// The evidence showed one value, and no value on its own passes: the candidate is not
+    /// accepted (dropping every value of a default would merge the other values' pages).
+    Refuse,
+    /// The parameter dropped at the value the evidence showed, tested (boxed: the evidence is
+    /// large beside the other answers).
+    Value(Box<Tested>),
+}
+
+/// The value of query part `part` of parameter `name`: `Some(Some(v))` for `name=v`,
+/// `Some(None)` for a bare `name` (a flag), `None` for another parameter.
+fn value_of<'p>(part: &'p str, name: &str) -> Option<Option<&'p str>> {
+    match part.split_once('=') {
+        Some((n, v)) => (n == name).then_some(Some(v)),
+        None => (part == name).then_some(None),
+    }
+}
+
+/// The value-level form of a candidate dropping parameter `name` for every URL, once it was
+/// measured (`wide`, on `may_change`): kept when its merged duplicates showed it at
+/// [`MIN_IGNORED_VALUES`] values or more (or as a flag without a value, which has no other
+/// value), and otherwise narrowed to the value they showed, the most shown first, the first that
+/// passes the guards alone. A candidate scoped beside another parameter is left as it is (its
+/// scope is already where the evidence lies).
+pub(super) fn at_default_value(
+    candidate: &SiteAction,
+    wide: &Evidence,
+    config: &LearnConfig,
+    (parsed, rewriter, round): (&[Parsed], &SiteRewriter, &Round<'_>),
+    may_change: &[u32],
+) -> AtDefault {
+    let SiteAction::IgnoreParam { name, beside: None } = candidate else {
+        return AtDefault::Keep;
+    };
+    if wide.positive_samples.is_empty() {
+        return AtDefault::Keep;
+    }
+    // Values the merged duplicates held, with how many samples held each.
+    let mut shown: FxHashMap<&str, usize> = FxHashMap::default();
+    for &u in &wide.positive_samples {
+        let query = round.outputs[u as usize].1.as_deref().unwrap_or("");
+        let mut values = query.split('&').filter_map(|p| value_of(p, name));
+        match (values.next(), values.next()) {
+            // A flag has no other value; a repeated parameter is not one value.
+            (Some(None), _) | (Some(_), Some(_)) => return AtDefault::Keep,
+            (Some(Some(v)), None) => *shown.entry(v).or_default() += 1,
+            (None, _) => {}
+        }
+    }
+    let wide_accepted = wide.accepts(config);
+    if shown.is_empty() || (shown.len() >= MIN_IGNORED_VALUES && wide_accepted) {
+        return AtDefault::Keep;
+    }
+    let mut values: Vec<(&str, usize)> = shown.into_iter().collect();
+    values.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    for (value, _) in values.into_iter().take(MAX_VALUES_TESTED) {
+        let action = SiteAction::IgnoreParamValue {
+            name: name.clone(),
+            value: value.to_owned(),
+        };
+        let part_holders: Vec<u32> = may_change
+            .iter()
+            .copied()
+            .filter(|&u| {
+                round.outputs[u as usize]
+                    .1
+                    .as_deref()
+                    .is_some_and(|q| q.split('&').any(|p| value_of(p, name) == Some(Some(value))))
+            })
+            .collect();
+        let mut with = rewriter.clone();
+        with.add(&action);
+        let (evidence, moved) = measure(parsed, &with, round, &part_holders, None, true);
+        if evidence.accepts(config) {
+            return AtDefault::Value(Box::new((action, with, evidence, moved)));
+        }
+    }
+    if wide_accepted {
+        AtDefault::Refuse
+    } else {
+        AtDefault::Keep
+    }
+}
+
+/// The non-empty parts of a query, sorted.
+fn sorted_parts(query: Option<&str>) -> Vec<&str> {
+    let mut parts: Vec<&str> = query
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .collect();
+    parts.sort_unstable();
+    parts
+}
+
+/// Bundles of defaults: inside one duplicate cluster, two samples of one path whose queries
+/// differ only by parts one of them lacks (the other's parts all in it), at least two and at
+/// most [`MAX_DEFAULT_PARTS`], each `name=value` of a name the shorter query lacks, propose
+/// dropping those parts at those values ([`SiteAction::IgnoreParamValue`] each). A proposal
+/// made by at least [`MIN_MOVED_ID_VALUES`] clusters is a candidate, the most shown first, at
+/// most [`MAX_BUNDLE_CANDIDATES`], each with every sample holding one of its parts. Proposals
+/// every part of which an accepted action drops are left out. (One part alone is the single
+/// parameter search's, narrowed by [`at_default_value`].)
+pub(super) fn default_bundles(
+    outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+    clusters: &SmallClusters,
+    accepted: &[(SiteAction, Evidence)],
+) -> Vec<(Vec<SiteAction>, Vec<u32>)> {
+    let mut proposals: FxHashMap<Vec<&str>, FxHashSet<u64>> = FxHashMap::default();
+    for (&cluster, members) in clusters {
+        for (i, &a) in members.iter().enumerate() {
+            let (path_a, qa) = &outputs[a as usize];
+            for &b in &members[i + 1..] {
+                let (path_b, qb) = &outputs[b as usize];
+                if path_a != path_b || qa == qb {
+                    continue;
+                }
+                let (pa, pb) = (sorted_parts(qa.as_deref()), sorted_parts(qb.as_deref()));
+                let (long, short) = if pa.len() >= pb.len() {
+                    (pa, pb)
+                } else {
+                    (pb, pa)
+                };
+                let extra: Vec<&str> = long
+                    .iter()
+                    .copied()
+                    .filter(|p| !short.contains(p))
+                    .collect();
+                let is_default = |p: &&str| {
+                    p.contains('=') && !short.iter().any(|s| param_name(s) == param_name(p))
+                };
+                if extra.len() < 2
+                    || extra.len() > MAX_DEFAULT_PARTS
+                    || long.len() - extra.len() != short.len()
+                    || !extra.iter().all(is_default)
+                {
+                    continue;
+                }
+                proposals.entry(extra).or_default().insert(cluster);
+            }
+        }
+    }
+    let mut shown: Vec<(usize, Vec<&str>)> = proposals
+        .into_iter()
+        .filter(|(_, c)| c.len() >= MIN_MOVED_ID_VALUES)
+        .map(|(parts, c)| (c.len(), parts))
+        .collect();
+    shown.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let taken = |a: &SiteAction| accepted.iter().any(|(b, _)| b == a);
+    let mut out = Vec::new();
+    for (_, parts) in shown {
+        let actions: Vec<SiteAction> = parts
+            .iter()
+            .map(|p| {
+                let (name, value) = p.split_once('=').unwrap_or((p, ""));
+                SiteAction::IgnoreParamValue {
+                    name: name.to_owned(),
+                    value: value.to_owned(),
+                }
+            })
+            .collect();
+        if actions.iter().all(taken) {
+            continue;
+        }
+        let samples = outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, q))| {
+                q.as_deref()
+                    .is_some_and(|q| q.split('&').any(|part| parts.contains(&part)))
+            })
+            .map(|(i, _)| i as u32)
+            .collect();
+        out.push((actions, samples));
+        if out.len() == MAX_BUNDLE_CANDIDATES {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{learn, SiteOutcome};
+    use crate::canon::rules::{SiteAction, SiteRewriter};
+    use crate::learn::{LabelledUrl, LearnConfig};
+    use url::Url;
+
+    fn lu(url: String, cluster: u64) -> LabelledUrl {
+        LabelledUrl { url, cluster }
+    }
+
+    fn actions(out: &SiteOutcome) -> Vec<&SiteAction> {
+        out.rules.iter().map(|r| &r.action).collect()
+    }
+
+    fn ignores_every_value(out: &SiteOutcome, name: &str) -> bool {
+        actions(out)
+            .iter()
+            .any(|a| matches!(a, SiteAction::IgnoreParam { name: n, .. } if n == name))
+    }
+
+    fn ignores_value(out: &SiteOutcome, name: &str, value: &str) -> bool {
+        actions(out).contains(&&SiteAction::IgnoreParamValue {
+            name: name.into(),
+            value: value.into(),
+        })
+    }
+
+    /// Issue lists of `repos` repositories, each also written with its default state spelled
+    /// out (`?state=open`), the closed list of the first `closed` of them shown as a page of
+    /// its own, and one issue page per repository.
+    fn issue_lists(repos: u64, closed: u64) -> Vec<LabelledUrl> {
+        let mut s = Vec::new();
+        for r in 0..repos {
+            s.push(lu(format!("https://f.example/o/r{r}/issues"), r));
+            s.push(lu(format!("https://f.example/o/r{r}/issues?state=open"), r));
+            s.push(lu(format!("https://f.example/o/r{r}/issues/1"), 1000 + r));
+            if r < closed {
+                s.push(lu(
+                    format!("https://f.example/o/r{r}/issues?state=closed"),
+                    2000 + r,
+                ));
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn a_parameter_at_its_default_value_is_dropped_there_only() {
+        let out = learn(&issue_lists(20, 4), &LearnConfig::default());
+        assert!(ignores_value(&out, "state", "open"), "{:?}", actions(&out));
+        assert!(!ignores_every_value(&out, "state"), "{:?}", actions(&out));
+        let rewriter = SiteRewriter::new(actions(&out));
+        let closed = Url::parse("https://f.example/o/r30/issues?state=closed").unwrap();
+        assert_eq!(rewriter.rewrite(&closed), None);
+        let open = Url::parse("https://f.example/o/r30/issues?state=open").unwrap();
+        assert_eq!(
+            rewriter.rewrite(&open).as_deref(),
+            Some("https://f.example/o/r30/issues")
+        );
+    }
+
+    #[test]
+    fn evidence_for_one_value_is_not_evidence_for_every_value() {
+        // No closed list in the sample at all: nothing contradicts dropping `state`, but the
+        // duplicates showed one value of it.
+        let out = learn(&issue_lists(20, 0), &LearnConfig::default());
+        assert!(ignores_value(&out, "state", "open"), "{:?}", actions(&out));
+        assert!(!ignores_every_value(&out, "state"), "{:?}", actions(&out));
+    }
+
+    #[test]
+    fn a_parameter_shown_irrelevant_at_several_values_is_dropped_at_every_value() {
+        let mut s = Vec::new();
+        for id in 0..20u64 {
+            s.push(lu(format!("https://t.example/item/{id}"), id));
+            s.push(lu(
+                format!("https://t.example/item/{id}?from=f{}", id % 5),
+                id,
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        assert!(ignores_every_value(&out, "from"), "{:?}", actions(&out));
+    }
+
+    /// Issue lists paged `?page=N`, the pager's link writing every filter at its default before
+    /// the page; with `contrary`, a page of each repository holding two of the filters is another
+    /// page than the plain list.
+    fn pager_site(contrary: bool) -> Vec<LabelledUrl> {
+        let mut s = Vec::new();
+        for r in 0..8u64 {
+            for page in 2..5u64 {
+                let cluster = r * 10 + page;
+                let list = format!("https://g.example/o/r{r}/issues");
+                s.push(lu(format!("{list}?page={page}"), cluster));
+                s.push(lu(
+                    format!("{list}?type=all&milestone=0&poster=0&page={page}"),
+                    cluster,
+                ));
+            }
+            s.push(lu(format!("https://g.example/o/r{r}/issues"), 500 + r));
+            if contrary {
+                s.push(lu(
+                    format!("https://g.example/o/r{r}/issues?type=all&milestone=0"),
+                    600 + r,
+                ));
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn defaults_written_together_are_learned_as_one_bundle() {
+        let out = learn(&pager_site(false), &LearnConfig::default());
+        for (name, value) in [("type", "all"), ("milestone", "0"), ("poster", "0")] {
+            assert!(ignores_value(&out, name, value), "{:?}", actions(&out));
+            assert!(!ignores_every_value(&out, name), "{:?}", actions(&out));
+        }
+        let rewriter = SiteRewriter::new(actions(&out));
+        let other = Url::parse("https://g.example/o/r1/issues?type=pulls&milestone=3").unwrap();
+        assert_eq!(rewriter.rewrite(&other), None, "other values are kept");
+    }
+
+    #[test]
+    fn a_bundle_of_defaults_that_merges_different_pages_is_refused() {
+        let out = learn(&pager_site(true), &LearnConfig::default());
+        assert!(
+            !actions(&out)
+                .iter()
+                .any(|a| matches!(a, SiteAction::IgnoreParamValue { .. })),
+            "{:?}",
+            actions(&out)
+        );
+    }
+}
