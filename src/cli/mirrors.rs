@@ -569,3 +569,90 @@ pub fn across_hosts_table(report: &serde_json::Value) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A crawl built from [`HostPages`] made beside clustering (as `undust learn` and `undust
+    /// mirrors` now build it, on every core) is the crawl that observing each page with its raw
+    /// links one at a time gives ([`HostSummaries::observe_page`], what they did before and what
+    /// the sidecar's summaries take): same summaries, same labelled URLs, in the same order.
+    #[test]
+    fn host_pages_build_the_crawl_page_by_page_observation_builds() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("pages.jsonl");
+        let mut file = std::fs::File::create(&path).expect("page file");
+        for (host, ip) in [("a.example", "192.0.2.1"), ("b.example", "192.0.2.2")] {
+            for i in 0..6 {
+                let html = format!(
+                    "<html><body><nav><a href=/>Home</a><a href=\"page/{i}?x=1\">Next</a>\
+                     <a href=\"http://other.example/p{i}\">Other</a><a href=\"mailto:x@y\">Mail</a>\
+                     <a href=\"//cdn.example/asset\">CDN</a></nav><article><p>Story {i} of {host} \
+                     with enough words to count as a page of text here {}</p></article></body></html>",
+                    "more words ".repeat(i + 3)
+                );
+                let line = serde_json::json!({
+                    "url": format!("http://{host}/story/{i}"),
+                    "html": html,
+                    "server_ip": ip,
+                });
+                writeln!(file, "{line}").expect("write page");
+            }
+        }
+        drop(file);
+        let normalizer = StaticNormalizer::new(crate::canon::normalize::StaticConfig::default())
+            .expect("default normalization");
+        let config = ContentConfig::default();
+        let (hosts, _) =
+            read_hosts_with_links(&[path], &normalizer, &config, false).expect("read pages");
+        assert_eq!(hosts.len(), 2);
+
+        let mut made = Crawl::default();
+        let max_links = made.summaries.limits().max_links_per_page;
+        cluster_hosts_and(
+            &hosts,
+            &config,
+            |_, offline, clusters| HostPages::of(offline, &clusters, max_links),
+            |_, _, pages| made.add_host(pages),
+        );
+
+        let mut observed = Crawl::default();
+        for offline in hosts.values() {
+            let clusters = offline.cluster(&config);
+            for (((page, links), server_ip), (_, print)) in offline
+                .pages
+                .iter()
+                .zip(&offline.links)
+                .zip(&offline.server_ips)
+                .zip(&clusters.fingerprints)
+            {
+                let url = Url::parse(&page.url).expect("sampled URL");
+                let mark = ContentMark::from_fingerprint(print);
+                observed
+                    .summaries
+                    .observe_page(&url, mark, links.iter().map(String::as_str));
+                if let Some(ip) = server_ip {
+                    observed.summaries.observe_ip(&url, *ip);
+                }
+                observed.labelled.push(LabelledUrl {
+                    url: url.to_string(),
+                    cluster: label(url.as_str(), &[mark]),
+                });
+            }
+        }
+
+        assert_eq!(made.labelled.len(), 12);
+        assert_eq!(made.labelled, observed.labelled);
+        assert!(made
+            .summaries
+            .hosts()
+            .iter()
+            .any(|h| format!("{h:?}").contains("other.example")));
+        assert_eq!(
+            format!("{:?}", made.summaries),
+            format!("{:?}", observed.summaries)
+        );
+    }
+}
