@@ -256,6 +256,19 @@ mod tests {
             }
             assert_eq!(fast.into_vector(), slow, "{count} features");
         }
+        // Every bit set (or clear, or alternating) in every feature: a byte lane counts its
+        // most between folds, so a fold period one too long would carry into the next lane.
+        for hash in [u64::MAX, 0, 0x5555_5555_5555_5555] {
+            for count in [255usize, 256, 257, 2000] {
+                let mut slow = SimhashVector::default();
+                let mut fast = FeatureCounts::default();
+                for _ in 0..count {
+                    slow.add_feature(hash);
+                    fast.add_feature(hash);
+                }
+                assert_eq!(fast.into_vector(), slow, "{count} × {hash:#x}");
+            }
+        }
     }
 
     /// The table-driven [`SimhashVector::add_feature`] adds exactly what the per-bit definition
