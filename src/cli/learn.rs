@@ -14,9 +14,9 @@ use rayon::prelude::*;
 
 use super::canonicalize::StaticArgs;
 use super::index::index_training_sets;
-use super::mirrors::{learn_mirrors, learn_mirrors_of, Crawl};
+use super::mirrors::{learn_mirrors, learn_mirrors_of, Crawl, HostPages};
 use super::pipeline::{
-    cluster_hosts, read_hosts, read_hosts_with_links, read_labelled, OfflineHost,
+    cluster_hosts_and, read_hosts, read_hosts_with_links, read_labelled, OfflineHost,
 };
 use super::{output_failed, EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::rules::RuleFile;
@@ -101,9 +101,12 @@ pub fn training_sets(
         read_hosts(pages, &normalizer, &config, true).map_err(|err| (EXIT_NO_INPUT, err))?;
     eprintln!("{}", summary.describe(hosts.len()));
     let mut sets = Vec::with_capacity(hosts.len());
-    cluster_hosts(&hosts, &config, |host, offline, clusters| {
-        sets.push((host.to_owned(), training_set(host, offline, &clusters, raw)));
-    });
+    cluster_hosts_and(
+        &hosts,
+        &config,
+        |host, offline, clusters| training_set(host, offline, &clusters, raw),
+        |host, _, set| sets.push((host.to_owned(), set)),
+    );
     Ok(sets)
 }
 
@@ -162,12 +165,24 @@ pub fn training_sets_and_crawl(
     let kept_every_page = summary.sampled_away == 0 && summary.hosts_dropped == 0;
     let mut crawl = Crawl::default();
     let mut sets = Vec::with_capacity(hosts.len());
-    cluster_hosts(&hosts, &config, |host, offline, clusters| {
-        crawl.observe_host(offline, &clusters);
-        if kept_every_page {
-            sets.push((host.to_owned(), training_set(host, offline, &clusters, raw)));
-        }
-    });
+    let max_links = crawl.summaries.limits().max_links_per_page;
+    // A host's crawl pages and training set are made on the core that clustered it; only adding
+    // them to the crawl and the list follows in host order.
+    cluster_hosts_and(
+        &hosts,
+        &config,
+        |host, offline, clusters| {
+            let pages = HostPages::of(offline, &clusters, max_links);
+            let set = kept_every_page.then(|| training_set(host, offline, &clusters, raw));
+            (pages, set)
+        },
+        |host, _, (pages, set)| {
+            crawl.add_host(pages);
+            if let Some(set) = set {
+                sets.push((host.to_owned(), set));
+            }
+        },
+    );
     if !kept_every_page {
         drop(hosts);
         sets = training_sets(pages, &[], &[], normalization, raw)?;

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use url::Url;
 
 use super::canonicalize::StaticArgs;
-use super::pipeline::{cluster_hosts, open_text, read_hosts_with_links, OfflineHost};
+use super::pipeline::{cluster_hosts_and, open_text, read_hosts_with_links, OfflineHost};
 use super::{EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::mirror::MirrorTable;
 use crate::canon::normalize::StaticNormalizer;
@@ -26,7 +26,7 @@ use crate::content::ContentConfig;
 use crate::learn::eval::{measure_across_hosts, CrossHostMetrics};
 use crate::learn::LabelledUrl;
 use crate::mirrors::sets::apply_decisions;
-use crate::mirrors::summary::origin_of;
+use crate::mirrors::summary::{origin_of, PageLinks};
 use crate::mirrors::{detect, ContentMark, Detection, HostSummaries, MirrorConfig};
 use crate::pipeline::HostClusters;
 
@@ -129,21 +129,52 @@ pub fn read_summaries(
         summaries,
         labelled,
     };
-    cluster_hosts(&hosts, &config, |_, offline, clusters| {
-        crawl.observe_host(offline, &clusters);
-    });
+    let max_links = crawl.summaries.limits().max_links_per_page;
+    cluster_hosts_and(
+        &hosts,
+        &config,
+        |_, offline, clusters| HostPages::of(offline, &clusters, max_links),
+        |_, _, pages| crawl.add_host(pages),
+    );
     Ok(crawl)
 }
 
 impl Crawl {
-    /// Adds a host's sampled pages (read with their links) to the summaries, with its clusters'
-    /// fingerprints as content marks: the pipeline's own, against the host's template model, as
-    /// the sidecar computes them.
-    pub fn observe_host(&mut self, offline: &OfflineHost, clusters: &HostClusters) {
-        let Crawl {
-            summaries,
-            labelled,
-        } = self;
+    /// Adds a host's sampled pages (read with their links, made ready by [`HostPages::of`]) to
+    /// the summaries, with its clusters' fingerprints as content marks: the pipeline's own,
+    /// against the host's template model, as the sidecar computes them.
+    pub fn add_host(&mut self, pages: HostPages) {
+        for page in pages.0 {
+            self.summaries
+                .observe_page_linked(&page.url, page.mark, &page.links);
+            if let Some(ip) = page.server_ip {
+                self.summaries.observe_ip(&page.url, ip);
+            }
+            self.labelled.push(page.labelled);
+        }
+    }
+}
+
+/// One host's sampled pages as [`Crawl::add_host`] takes them: parsed, marked, their out-links
+/// resolved and labelled. Making them needs nothing but the host itself, so it runs on any core
+/// beside the host's clustering ([`super::pipeline::cluster_hosts_and`]); only adding them to
+/// the crawl is sequential (resolving every out-link, a URL join each, was most of what `undust
+/// learn` did on one thread after reading).
+pub struct HostPages(Vec<CrawlPage>);
+
+struct CrawlPage {
+    url: Url,
+    mark: ContentMark,
+    links: PageLinks,
+    server_ip: Option<std::net::IpAddr>,
+    labelled: LabelledUrl,
+}
+
+impl HostPages {
+    /// A host's pages with their clusters' fingerprints as content marks and at most
+    /// `max_links` out-links each (the summaries' bound).
+    pub fn of(offline: &OfflineHost, clusters: &HostClusters, max_links: usize) -> Self {
+        let mut pages = Vec::with_capacity(offline.pages.len());
         for (((page, links), server_ip), (_, print)) in offline
             .pages
             .iter()
@@ -158,15 +189,20 @@ impl Crawl {
                 continue;
             }
             let mark = ContentMark::from_fingerprint(print);
-            summaries.observe_page(&url, mark, links.iter().map(String::as_str));
-            if let Some(ip) = server_ip {
-                summaries.observe_ip(&url, *ip);
-            }
-            labelled.push(LabelledUrl {
+            let links = PageLinks::of(&url, &url, links.iter().map(String::as_str), max_links);
+            let labelled = LabelledUrl {
                 url: url.to_string(),
                 cluster: label(url.as_str(), &[mark]),
+            };
+            pages.push(CrawlPage {
+                url,
+                mark,
+                links,
+                server_ip: *server_ip,
+                labelled,
             });
         }
+        HostPages(pages)
     }
 }
 
@@ -532,4 +568,91 @@ pub fn across_hosts_table(report: &serde_json::Value) -> String {
         }
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A crawl built from [`HostPages`] made beside clustering (as `undust learn` and `undust
+    /// mirrors` now build it, on every core) is the crawl that observing each page with its raw
+    /// links one at a time gives ([`HostSummaries::observe_page`], what they did before and what
+    /// the sidecar's summaries take): same summaries, same labelled URLs, in the same order.
+    #[test]
+    fn host_pages_build_the_crawl_page_by_page_observation_builds() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("pages.jsonl");
+        let mut file = std::fs::File::create(&path).expect("page file");
+        for (host, ip) in [("a.example", "192.0.2.1"), ("b.example", "192.0.2.2")] {
+            for i in 0..6 {
+                let html = format!(
+                    "<html><body><nav><a href=/>Home</a><a href=\"page/{i}?x=1\">Next</a>\
+                     <a href=\"http://other.example/p{i}\">Other</a><a href=\"mailto:x@y\">Mail</a>\
+                     <a href=\"//cdn.example/asset\">CDN</a></nav><article><p>Story {i} of {host} \
+                     with enough words to count as a page of text here {}</p></article></body></html>",
+                    "more words ".repeat(i + 3)
+                );
+                let line = serde_json::json!({
+                    "url": format!("http://{host}/story/{i}"),
+                    "html": html,
+                    "server_ip": ip,
+                });
+                writeln!(file, "{line}").expect("write page");
+            }
+        }
+        drop(file);
+        let normalizer = StaticNormalizer::new(crate::canon::normalize::StaticConfig::default())
+            .expect("default normalization");
+        let config = ContentConfig::default();
+        let (hosts, _) =
+            read_hosts_with_links(&[path], &normalizer, &config, false).expect("read pages");
+        assert_eq!(hosts.len(), 2);
+
+        let mut made = Crawl::default();
+        let max_links = made.summaries.limits().max_links_per_page;
+        cluster_hosts_and(
+            &hosts,
+            &config,
+            |_, offline, clusters| HostPages::of(offline, &clusters, max_links),
+            |_, _, pages| made.add_host(pages),
+        );
+
+        let mut observed = Crawl::default();
+        for offline in hosts.values() {
+            let clusters = offline.cluster(&config);
+            for (((page, links), server_ip), (_, print)) in offline
+                .pages
+                .iter()
+                .zip(&offline.links)
+                .zip(&offline.server_ips)
+                .zip(&clusters.fingerprints)
+            {
+                let url = Url::parse(&page.url).expect("sampled URL");
+                let mark = ContentMark::from_fingerprint(print);
+                observed
+                    .summaries
+                    .observe_page(&url, mark, links.iter().map(String::as_str));
+                if let Some(ip) = server_ip {
+                    observed.summaries.observe_ip(&url, *ip);
+                }
+                observed.labelled.push(LabelledUrl {
+                    url: url.to_string(),
+                    cluster: label(url.as_str(), &[mark]),
+                });
+            }
+        }
+
+        assert_eq!(made.labelled.len(), 12);
+        assert_eq!(made.labelled, observed.labelled);
+        assert!(made
+            .summaries
+            .hosts()
+            .iter()
+            .any(|h| format!("{h:?}").contains("other.example")));
+        assert_eq!(
+            format!("{:?}", made.summaries),
+            format!("{:?}", observed.summaries)
+        );
+    }
 }

@@ -179,17 +179,28 @@ impl OfflineHost {
 pub fn cluster_hosts<'a>(
     hosts: impl IntoIterator<Item = (&'a String, &'a OfflineHost)>,
     config: &ContentConfig,
-    mut each: impl FnMut(&'a str, &'a OfflineHost, HostClusters),
+    each: impl FnMut(&'a str, &'a OfflineHost, HostClusters),
+) {
+    cluster_hosts_and(hosts, config, |_, _, clusters| clusters, each);
+}
+
+/// [`cluster_hosts`], with `then` applied to each host's clusters on the core that clustered it
+/// (work that needs only the host, done in parallel) and `each` given its result in host order.
+pub fn cluster_hosts_and<'a, T: Send>(
+    hosts: impl IntoIterator<Item = (&'a String, &'a OfflineHost)>,
+    config: &ContentConfig,
+    then: impl Fn(&'a str, &'a OfflineHost, HostClusters) -> T + Sync,
+    mut each: impl FnMut(&'a str, &'a OfflineHost, T),
 ) {
     let hosts: Vec<(&'a String, &'a OfflineHost)> = hosts.into_iter().collect();
     let at_once = rayon::current_num_threads().saturating_mul(4).max(1);
     for chunk in hosts.chunks(at_once) {
-        let clustered: Vec<HostClusters> = chunk
+        let done: Vec<T> = chunk
             .par_iter()
-            .map(|(_, offline)| offline.cluster(config))
+            .map(|&(name, offline)| then(name.as_str(), offline, offline.cluster(config)))
             .collect();
-        for ((name, offline), clusters) in chunk.iter().zip(clustered) {
-            each(name.as_str(), offline, clusters);
+        for ((name, offline), result) in chunk.iter().zip(done) {
+            each(name.as_str(), offline, result);
         }
     }
 }

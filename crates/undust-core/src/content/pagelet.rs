@@ -107,7 +107,7 @@ use lol_html::{doc_text, element, HtmlRewriter, MemorySettings, Settings};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
-use super::simhash::{shingle_hash, SimhashVector, SHINGLE_WORDS};
+use super::simhash::{shingle_hash, FeatureCounts, SimhashVector, SHINGLE_WORDS};
 use super::tokens::{complete_prefix, Tokenizer};
 use super::ContentConfig;
 
@@ -322,6 +322,12 @@ pub fn analyze(html: &[u8], config: &ContentConfig) -> PageAnalysis {
                     .with_preallocated_parsing_buffer_size(4096),
             )
             .append_element_content_handler(element!("*", move |el| {
+                // The rewriter's output is discarded: removing each outermost element turns its
+                // serialization off for the whole subtree (handlers still run inside removed
+                // content, and elements inside it come here already removed).
+                if !el.removed() {
+                    el.remove();
+                }
                 let name = el.tag_name();
                 let href = if name == "a" {
                     el.get_attribute("href")
@@ -608,7 +614,7 @@ thread_local! {
 struct EmitScratch {
     owner: Vec<usize>,
     segments: Vec<(u32, u32, bool)>,
-    seg_vecs: Vec<Option<SimhashVector>>,
+    seg_vecs: Vec<Option<FeatureCounts>>,
 }
 
 /// Bytes of HTML per token, at least, on the pages measured (markup included): the token lists
@@ -980,7 +986,7 @@ impl State {
         if tokens == 0 {
             return;
         }
-        let mut vector = SimhashVector::default();
+        let mut vector = FeatureCounts::default();
         let mut exact = Xxh3::new();
         let mut min = [u64::MAX; 2];
         let mut link_tokens = 0u32;
@@ -1032,7 +1038,7 @@ impl State {
             seg_vecs.extend(
                 segments
                     .iter()
-                    .map(|seg| seg.2.then(SimhashVector::default)),
+                    .map(|seg| seg.2.then(FeatureCounts::default)),
             );
             let (Some(toks), Some(num)) = (self.tokens.get(ua..ub), self.numeric.get(ua..ub))
             else {
@@ -1059,8 +1065,8 @@ impl State {
                 };
                 min_two(&mut min, m);
             }
-            for (&(s, e, _), v) in segments.iter().zip(&seg_vecs) {
-                let Some(v) = v else {
+            for (&(s, e, _), v) in segments.iter().zip(&mut seg_vecs) {
+                let Some(v) = v.take().map(FeatureCounts::into_vector) else {
                     continue;
                 };
                 vector.add(&v.0);
@@ -1101,7 +1107,7 @@ impl State {
                 tokens,
                 link_tokens,
                 exact: exact.digest(),
-                vector: quantize(&vector.0),
+                vector: quantize(&vector.into_vector().0),
                 blocks,
             },
         ));

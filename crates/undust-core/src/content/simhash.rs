@@ -99,6 +99,89 @@ impl SimhashVector {
     }
 }
 
+/// For each byte value, its eight bits spread over the eight bytes of a `u64` (bit k → byte k,
+/// 0 or 1), so that [`FeatureCounts::add_feature`] counts set bits eight lanes to a word.
+static BYTE_BITS: [u64; 256] = byte_bits();
+
+const fn byte_bits() -> [u64; 256] {
+    let mut table = [0u64; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let mut bit = 0;
+        while bit < 8 {
+            if (byte >> bit) & 1 == 1 {
+                table[byte] |= 1 << (8 * bit);
+            }
+            bit += 1;
+        }
+        byte += 1;
+    }
+    table
+}
+
+/// Features a [`FeatureCounts`] takes before folding its byte-lane counts into the sums: a byte
+/// lane counts at most this many set bits without carrying into its neighbour.
+const FEATURES_PER_FOLD: u32 = 255;
+
+/// A simhash vector under construction, for adding many features: the same sums as
+/// [`SimhashVector::add_feature`] gives, at a fraction of its cost.
+///
+/// It counts, per bit, how many of the features since the last fold had it set, one byte per bit
+/// packed eight to a `u64` (a feature costs eight table lookups and eight integer additions
+/// instead of 64 lane additions), and every [`FEATURES_PER_FOLD`] features folds the counts into
+/// the sums: a bit set in `c` of `n` features adds `c − (n − c)`, exactly the ±1s one at a time.
+/// Page analysis adds two features per word of text (the word and the shingle starting at it),
+/// which made the per-feature additions one of its largest costs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FeatureCounts {
+    sums: SimhashVector,
+    /// Set-bit counts since the last fold: byte k of `set[j]` counts bit `8j + k`.
+    set: [u64; 8],
+    /// Features since the last fold.
+    pending: u32,
+}
+
+impl FeatureCounts {
+    /// Adds a feature with weight 1 (as [`SimhashVector::add_feature`]).
+    #[inline]
+    pub(crate) fn add_feature(&mut self, hash: u64) {
+        for (lanes, byte) in self.set.iter_mut().zip(hash.to_le_bytes()) {
+            *lanes += BYTE_BITS[usize::from(byte)];
+        }
+        self.pending += 1;
+        if self.pending == FEATURES_PER_FOLD {
+            self.fold();
+        }
+    }
+
+    /// Adds a finished vector's sums (as [`SimhashVector::add`]).
+    pub(crate) fn add(&mut self, other: &[i32; 64]) {
+        self.sums.add(other);
+    }
+
+    /// The sums of everything added.
+    pub(crate) fn into_vector(mut self) -> SimhashVector {
+        self.fold();
+        self.sums
+    }
+
+    /// Moves the pending counts into the sums.
+    fn fold(&mut self) {
+        if self.pending == 0 {
+            return;
+        }
+        let n = self.pending as i32;
+        for (sums, lanes) in self.sums.0.chunks_exact_mut(8).zip(self.set) {
+            for (k, sum) in sums.iter_mut().enumerate() {
+                let set = ((lanes >> (8 * k)) & 0xff) as i32;
+                *sum += 2 * set - n;
+            }
+        }
+        self.set = [0; 8];
+        self.pending = 0;
+    }
+}
+
 /// Simhash of a token sequence (as one pagelet).
 pub fn simhash_tokens(tokens: &[u64]) -> u64 {
     let mut v = SimhashVector::default();
@@ -145,6 +228,47 @@ mod tests {
         for_each_feature(&b, |h| both.add_feature(h));
         va.add(&vb.0);
         assert_eq!(va, both);
+    }
+
+    /// [`FeatureCounts`] gives exactly the sums of [`SimhashVector::add_feature`], whatever the
+    /// number of features relative to its fold period (none, fewer, exactly, more, many folds),
+    /// with finished vectors added in between.
+    #[test]
+    fn feature_counts_match_add_feature() {
+        let mut hash = 0x9e37_79b9_7f4a_7c15u64;
+        for count in [0usize, 1, 2, 254, 255, 256, 509, 510, 511, 1000, 70_000] {
+            let mut slow = SimhashVector::default();
+            let mut fast = FeatureCounts::default();
+            let extra = [3i32; 64];
+            for step in 0..count {
+                hash = xxh3_64(&(step as u64).to_le_bytes()) ^ hash.rotate_left(13);
+                let h = match step % 7 {
+                    0 => 0,
+                    1 => u64::MAX,
+                    _ => hash,
+                };
+                slow.add_feature(h);
+                fast.add_feature(h);
+                if step == count / 2 {
+                    slow.add(&extra);
+                    fast.add(&extra);
+                }
+            }
+            assert_eq!(fast.into_vector(), slow, "{count} features");
+        }
+        // Every bit set (or clear, or alternating) in every feature: a byte lane counts its
+        // most between folds, so a fold period one too long would carry into the next lane.
+        for hash in [u64::MAX, 0, 0x5555_5555_5555_5555] {
+            for count in [255usize, 256, 257, 2000] {
+                let mut slow = SimhashVector::default();
+                let mut fast = FeatureCounts::default();
+                for _ in 0..count {
+                    slow.add_feature(hash);
+                    fast.add_feature(hash);
+                }
+                assert_eq!(fast.into_vector(), slow, "{count} × {hash:#x}");
+            }
+        }
     }
 
     /// The table-driven [`SimhashVector::add_feature`] adds exactly what the per-bit definition

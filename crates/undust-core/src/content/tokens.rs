@@ -35,6 +35,37 @@ fn is_unspaced(c: char) -> bool {
         | 0x20000..=0x3FFFF) // CJK extensions B..
 }
 
+/// [`BYTE_CLASS`] of an ASCII byte that separates words.
+const SEPARATOR: u8 = 0;
+/// [`BYTE_CLASS`] of an ASCII digit.
+const DIGIT: u8 = 1;
+/// [`BYTE_CLASS`] of an ASCII letter.
+const LETTER: u8 = 2;
+/// [`BYTE_CLASS`] of a byte of a non-ASCII character (taken a character at a time).
+const NON_ASCII: u8 = 3;
+
+/// What each byte is to the ASCII fast path of [`Tokenizer::feed`].
+static BYTE_CLASS: [u8; 256] = byte_classes();
+
+const fn byte_classes() -> [u8; 256] {
+    let mut table = [SEPARATOR; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = if !b.is_ascii() {
+            NON_ASCII
+        } else if b.is_ascii_digit() {
+            DIGIT
+        } else if b.is_ascii_alphabetic() {
+            LETTER
+        } else {
+            SEPARATOR
+        };
+        byte += 1;
+    }
+    table
+}
+
 /// Streaming tokenizer: feed text, receive token hashes through a callback.
 ///
 /// Keeps one reusable buffer so tokenizing allocates nothing per token.
@@ -58,27 +89,40 @@ impl Tokenizer {
         let bytes = text.as_bytes();
         let mut at = 0;
         while let Some(&first) = bytes.get(at) {
-            if first.is_ascii() {
+            let class = BYTE_CLASS[usize::from(first)];
+            if class != NON_ASCII {
                 // A whole run of ASCII word bytes (or of ASCII separators) at once: most text is
-                // ASCII, and a run costs one scan and one copy instead of a step per character.
+                // ASCII, and a run costs one scan (a table lookup per byte, which also tells
+                // whether a letter made the word non-numeric) and one copy instead of a step per
+                // character.
                 self.end_cjk(emit);
-                let in_word = first.is_ascii_alphanumeric();
-                let run = bytes[at..]
-                    .iter()
-                    .position(|b| !b.is_ascii() || b.is_ascii_alphanumeric() != in_word)
-                    .unwrap_or(bytes.len() - at);
-                let run_bytes = &bytes[at..at + run];
-                if in_word {
-                    if self.word.is_empty() {
-                        self.numeric = true;
-                    }
-                    self.numeric &= run_bytes.iter().all(u8::is_ascii_digit);
-                    let room = MAX_WORD_BYTES.saturating_sub(self.word.len());
-                    self.word
-                        .extend(run_bytes.iter().take(room).map(u8::to_ascii_lowercase));
-                } else {
+                let rest = &bytes[at..];
+                if class == SEPARATOR {
+                    let run = rest
+                        .iter()
+                        .position(|&b| BYTE_CLASS[usize::from(b)] != SEPARATOR)
+                        .unwrap_or(rest.len());
                     self.end_word(emit);
+                    at += run;
+                    continue;
                 }
+                let mut letters = false;
+                let run = rest
+                    .iter()
+                    .position(|&b| {
+                        let class = BYTE_CLASS[usize::from(b)];
+                        letters |= class == LETTER;
+                        class == SEPARATOR || class == NON_ASCII
+                    })
+                    .unwrap_or(rest.len());
+                if self.word.is_empty() {
+                    self.numeric = true;
+                }
+                self.numeric &= !letters;
+                let kept = run.min(MAX_WORD_BYTES.saturating_sub(self.word.len()));
+                let from = self.word.len();
+                self.word.extend_from_slice(&rest[..kept]);
+                self.word[from..].make_ascii_lowercase();
                 at += run;
                 continue;
             }

@@ -244,6 +244,11 @@ impl HostSummaries {
         }
     }
 
+    /// The bounds these summaries keep.
+    pub fn limits(&self) -> SummaryLimits {
+        self.limits
+    }
+
     /// The summaries, in the order their origins were first observed.
     pub fn hosts(&self) -> &[HostSummary] {
         &self.hosts
