@@ -431,10 +431,16 @@ impl Learning {
             }
         }
         // A sample added and evicted before this commit needs neither write.
-        let deleted: HashSet<(String, u64)> = batch.delete.iter().cloned().collect();
-        batch
-            .put
-            .retain(|sample| !deleted.contains(&(sample.host.clone(), sample.id)));
+        if !batch.delete.is_empty() {
+            let deleted: HashSet<(&str, u64)> = batch
+                .delete
+                .iter()
+                .map(|(host, id)| (host.as_str(), *id))
+                .collect();
+            batch
+                .put
+                .retain(|sample| !deleted.contains(&(sample.host.as_str(), sample.id)));
+        }
         let result = self.store.apply_samples(&batch);
         if result.is_err() {
             // Keep the changes for the next attempt; the caller reports the failure.

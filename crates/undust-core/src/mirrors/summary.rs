@@ -149,12 +149,15 @@ impl PageLinks {
         // Root-relative links resolve against the base's origin: written as is only when that is
         // the page's own.
         let base_is_own_origin = origin.is_some() && same_origin(base, url);
+        // Links are written as is only on http(s) pages.
+        let web_origin = origin
+            .as_deref()
+            .filter(|_| matches!(url.scheme(), "http" | "https"));
         let mut hashed = Vec::new();
         let mut hosts: Vec<(String, u32)> = Vec::new();
         for link in links.into_iter().take(max) {
-            if let Some(path) = origin
-                .as_deref()
-                .and_then(|origin| own_origin_path(link, origin, base_is_own_origin))
+            if let Some(path) =
+                web_origin.and_then(|origin| own_origin_path(link, origin, base_is_own_origin))
             {
                 hashed.push(xxh3_64(path.as_bytes()));
                 continue;
@@ -196,11 +199,11 @@ fn path_and_query(url: &Url) -> &str {
 }
 
 /// The path and query (the [`path_of`]) that `link` resolves to on the page's own `origin`
-/// (`scheme://host[:port]` of an http(s) URL), when that is provable without resolving it: the
-/// link is root-relative (`/…`, when `base_is_own_origin`) or starts with the origin and a `/`,
-/// and what follows up to any `#` holds only bytes the URL parser keeps as they are (no percent-
-/// encoding, no backslash, no tab or newline, no `.` or `..` segment, written or percent-encoded).
-/// `None` means only that the link must be resolved.
+/// (`scheme://host[:port]` of an http(s) URL: the caller checks), when that is provable without
+/// resolving it: the link is root-relative (`/…`, when `base_is_own_origin`) or starts with the
+/// origin and a `/`, and what follows up to any `#` holds only bytes the URL parser keeps as they
+/// are (no percent-encoding, no backslash, no tab or newline, no `.` or `..` segment, written or
+/// percent-encoded). `None` means only that the link must be resolved. One pass over the link.
 fn own_origin_path<'a>(link: &'a str, origin: &str, base_is_own_origin: bool) -> Option<&'a str> {
     let path = if link.starts_with('/') {
         // `//host/…` names another authority.
@@ -209,31 +212,69 @@ fn own_origin_path<'a>(link: &'a str, origin: &str, base_is_own_origin: bool) ->
         let rest = link.strip_prefix(origin)?;
         rest.starts_with('/').then_some(rest)?
     };
-    if !matches!(origin.split_once("://"), Some(("http" | "https", _))) {
+    let bytes = path.as_bytes();
+    let mut end = bytes.len();
+    let mut in_query = false;
+    // Where the path's current segment starts (after its `/`).
+    let mut segment_start = 0;
+    for (at, &byte) in bytes.iter().enumerate() {
+        if byte == b'#' {
+            // The fragment is not part of the path and query.
+            end = at;
+            break;
+        }
+        if in_query {
+            if !KEPT_IN_QUERY[usize::from(byte)] {
+                return None;
+            }
+        } else if byte == b'/' || byte == b'?' {
+            // Every byte so far is ASCII: `at` is a character boundary.
+            if is_dot_segment(&path[segment_start..at]) {
+                return None;
+            }
+            segment_start = at + 1;
+            in_query = byte == b'?';
+        } else if !KEPT_IN_PATH[usize::from(byte)] {
+            return None;
+        }
+    }
+    if !in_query && is_dot_segment(&path[segment_start..end]) {
         return None;
     }
-    // The fragment is not part of the path and query.
-    let path = path.split_once('#').map_or(path, |(kept, _)| kept);
-    let (path_part, query) = match path.split_once('?') {
-        Some((path_part, query)) => (path_part, Some(query)),
-        None => (path, None),
-    };
-    let path_kept =
-        path_part.bytes().all(kept_in_path) && !path_part.split('/').any(is_dot_segment);
-    let query_kept = query.is_none_or(|query| query.bytes().all(kept_in_query));
-    (path_kept && query_kept).then_some(path)
+    Some(&path[..end])
 }
+
+/// [`kept_in_query`] of every byte.
+const KEPT_IN_QUERY: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        table[byte] = kept_in_query(byte as u8);
+        byte += 1;
+    }
+    table
+};
+/// [`kept_in_path`] of every byte.
+const KEPT_IN_PATH: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        table[byte] = kept_in_path(byte as u8);
+        byte += 1;
+    }
+    table
+};
 
 /// A byte the URL parser keeps as it is in the query of an http(s) URL: printable ASCII but the
 /// quote, apostrophe, `#`, `<` and `>` (which it percent-encodes).
-fn kept_in_query(byte: u8) -> bool {
+const fn kept_in_query(byte: u8) -> bool {
     matches!(byte, b'!'..=b'~') && !matches!(byte, b'"' | b'#' | b'\'' | b'<' | b'>')
 }
 
 /// A byte the URL parser keeps as it is in the path of an http(s) URL: as in the query, but not
 /// the characters it percent-encodes in paths (`?`, `^`, `` ` ``, `{`, `}`), the backslash (a
 /// separator in http(s) paths) nor `|` (kept conservatively).
-fn kept_in_path(byte: u8) -> bool {
+const fn kept_in_path(byte: u8) -> bool {
     kept_in_query(byte) && !matches!(byte, b'?' | b'^' | b'`' | b'{' | b'}' | b'\\' | b'|')
 }
 
