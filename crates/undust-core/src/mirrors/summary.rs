@@ -205,9 +205,9 @@ fn path_and_query(url: &Url) -> &str {
 /// are (no percent-encoding, no backslash, no tab or newline, no `.` or `..` segment, written or
 /// percent-encoded). `None` means only that the link must be resolved. One pass over the link.
 fn own_origin_path<'a>(link: &'a str, origin: &str, base_is_own_origin: bool) -> Option<&'a str> {
-    let path = if link.starts_with('/') {
+    let path = if let Some(after_slash) = link.strip_prefix('/') {
         // `//host/…` names another authority.
-        (base_is_own_origin && !link[1..].starts_with('/')).then_some(link)?
+        (base_is_own_origin && !after_slash.starts_with('/')).then_some(link)?
     } else {
         let rest = link.strip_prefix(origin)?;
         rest.starts_with('/').then_some(rest)?
