@@ -281,10 +281,17 @@ db_error!(
 /// Wraps a payload in the checksummed envelope.
 fn seal(payload: &[u8]) -> Vec<u8> {
     let mut sealed = Vec::with_capacity(payload.len() + 9);
+    seal_into(&mut sealed, payload);
+    sealed
+}
+
+/// [`seal`] into `sealed` (cleared first): a transaction writing many rows reuses one buffer
+/// instead of allocating an envelope per row.
+fn seal_into(sealed: &mut Vec<u8>, payload: &[u8]) {
+    sealed.clear();
     sealed.push(ENVELOPE_VERSION);
     sealed.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(payload).to_le_bytes());
     sealed.extend_from_slice(payload);
-    sealed
 }
 
 /// The payload of an envelope whose checksum holds.
@@ -564,11 +571,10 @@ impl Store {
             for (host, id) in &batch.delete {
                 samples.remove((host.as_str(), *id))?;
             }
+            let mut sealed = Vec::new();
             for sample in &batch.put {
-                samples.insert(
-                    (sample.host.as_str(), sample.id),
-                    seal(&sample.payload).as_slice(),
-                )?;
+                seal_into(&mut sealed, &sample.payload);
+                samples.insert((sample.host.as_str(), sample.id), sealed.as_slice())?;
             }
             let mut templates = txn.open_table(TEMPLATES)?;
             for host in &batch.delete_templates {

@@ -6,6 +6,7 @@
 //!   host's template model, its [`EvidencePage`](crate::pipeline::EvidencePage) offered to a bounded
 //!   reservoir ([`crate::ingest::sample`]), changes made durable in one store transaction before an
 //!   ingest stream is acknowledged.
+//! - [`sample_record`]: a sample's stored bytes (postcard's encoding) written without serde.
 //! - [`scheduler`]: when a host is due: `--relearn-min-new-samples` new pages, or
 //!   `--relearn-interval-secs` after the first page not yet learned from (hosts never learned
 //!   included), on tokio's clock so tests can pause time; triggers and the bytes-saved total are
@@ -33,6 +34,7 @@ mod fleet_mirrors;
 mod jobs;
 pub mod mirrors;
 mod relearn;
+mod sample_record;
 mod samples;
 mod scheduler;
 mod seen_log;

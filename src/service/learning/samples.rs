@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 
 use serde::{Deserialize, Serialize};
 
-use super::Learning;
+use super::{sample_record, Learning};
 use crate::content::TemplateModel;
 use crate::ingest::sample::{Decision, SampleBytes};
 use crate::mirrors::PageLinks;
@@ -70,9 +70,9 @@ thread_local! {
     static RECORD_SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Postcard output appended to a vector, with short writes made byte by byte: a digest is
-/// mostly simhash lanes, each a varint of one to three bytes written as a slice, and a copy of a
-/// few bytes through `memcpy` costs more than the bytes themselves (it was most of the encoding).
+/// Postcard output appended to a vector (a sample's fetch facts, after the sample), with short
+/// writes made byte by byte: the facts are mostly varints of a few bytes each, written as slices,
+/// and a copy of a few bytes through `memcpy` costs more than the bytes themselves.
 struct AppendFlavor<'a>(&'a mut Vec<u8>);
 
 /// Writes of at most this many bytes are made byte by byte.
@@ -104,23 +104,21 @@ impl postcard::ser_flavors::Flavor for AppendFlavor<'_> {
 }
 
 /// A sample's stored record (the sample, then its fetch facts when there are any: see
-/// [`FetchFacts`]) and the length of its first part, the bare sample the fleet shares. `None`
-/// when the sample cannot be encoded; facts that cannot be encoded are left out.
-fn encode_record(sample: &Sample, facts: Option<&FetchFacts>) -> Option<(Vec<u8>, usize)> {
+/// [`FetchFacts`]) and the length of its first part, the bare sample the fleet shares. The sample
+/// is written by [`sample_record`] (postcard's bytes, without serde's per-lane calls); facts that
+/// cannot be encoded are left out.
+fn encode_record(sample: &Sample, facts: Option<&FetchFacts>) -> (Vec<u8>, usize) {
     RECORD_SCRATCH.with(|scratch| {
         let mut scratch = scratch.borrow_mut();
         scratch.clear();
-        let record = postcard::serialize_with_flavor(sample, AppendFlavor(&mut scratch))
-            .ok()
-            .map(|()| {
-                let bare = scratch.len();
-                if let Some(facts) = facts {
-                    if postcard::serialize_with_flavor(facts, AppendFlavor(&mut scratch)).is_err() {
-                        scratch.truncate(bare);
-                    }
-                }
-                (scratch.to_vec(), bare)
-            });
+        sample_record::append_sample(&mut scratch, sample);
+        let bare = scratch.len();
+        if let Some(facts) = facts {
+            if postcard::serialize_with_flavor(facts, AppendFlavor(&mut scratch)).is_err() {
+                scratch.truncate(bare);
+            }
+        }
+        let record = (scratch.to_vec(), bare);
         if scratch.capacity() > RECORD_SCRATCH_KEPT_BYTES {
             *scratch = Vec::new();
         }
@@ -352,16 +350,15 @@ impl Learning {
         }
         let mut pending = self.pending.lock();
         if kept {
-            if let Some((payload, bare)) = record {
-                if let Some(url_key) = url_key {
-                    self.share_sample(&host, url_key, &payload[..bare]);
-                }
-                pending.put.push(StoredSample {
-                    host: host.clone(),
-                    id,
-                    payload,
-                });
+            let (payload, bare) = record;
+            if let Some(url_key) = url_key {
+                self.share_sample(&host, url_key, &payload[..bare]);
             }
+            pending.put.push(StoredSample {
+                host: host.clone(),
+                id,
+                payload,
+            });
             // A refreshed page is new evidence too (its content may have changed).
             let mut state = state.lock();
             state.trigger.sampled(tokio::time::Instant::now());
@@ -434,10 +431,16 @@ impl Learning {
             }
         }
         // A sample added and evicted before this commit needs neither write.
-        let deleted: HashSet<(String, u64)> = batch.delete.iter().cloned().collect();
-        batch
-            .put
-            .retain(|sample| !deleted.contains(&(sample.host.clone(), sample.id)));
+        if !batch.delete.is_empty() {
+            let deleted: HashSet<(&str, u64)> = batch
+                .delete
+                .iter()
+                .map(|(host, id)| (host.as_str(), *id))
+                .collect();
+            batch
+                .put
+                .retain(|sample| !deleted.contains(&(sample.host.as_str(), sample.id)));
+        }
         let result = self.store.apply_samples(&batch);
         if result.is_err() {
             // Keep the changes for the next attempt; the caller reports the failure.
@@ -586,13 +589,13 @@ mod tests {
             let bare = postcard::to_allocvec(&sample).unwrap();
             let mut expected = bare.clone();
             expected.extend(postcard::to_allocvec(&facts).unwrap());
-            let (record, bare_len) = encode_record(&sample, Some(&facts)).expect("encodes");
+            let (record, bare_len) = encode_record(&sample, Some(&facts));
             if i == 0 {
                 assert!(record.len() > RECORD_SCRATCH_KEPT_BYTES, "{}", record.len());
             }
             assert_eq!(record, expected, "sample {i}");
             assert_eq!(&record[..bare_len], &bare[..], "sample {i}");
-            let (alone, alone_len) = encode_record(&sample, None).expect("encodes");
+            let (alone, alone_len) = encode_record(&sample, None);
             assert_eq!((alone, alone_len), (bare.clone(), bare.len()), "sample {i}");
         }
         assert!(

@@ -134,6 +134,11 @@ impl PageLinks {
     /// The first `max` of `links` (absolute, or relative to `base`: the page's URL, or the
     /// `<base href>` it declares) of the page at `url`; links that do not resolve to an http(s)
     /// URL are left out.
+    ///
+    /// A link to the page's own origin written so that resolving it provably changes nothing but
+    /// prepends the origin ([`own_origin_path`]: most links of most pages) is hashed as written,
+    /// without building its URL; every other link is resolved with [`Url::join`]. Both give the
+    /// same hashes and hosts.
     pub fn of<'a>(
         url: &Url,
         base: &Url,
@@ -141,17 +146,30 @@ impl PageLinks {
         max: usize,
     ) -> Self {
         let origin = origin_of(url);
+        // Root-relative links resolve against the base's origin: written as is only when that is
+        // the page's own.
+        let base_is_own_origin = origin.is_some() && same_origin(base, url);
+        // Links are written as is only on http(s) pages.
+        let web_origin = origin
+            .as_deref()
+            .filter(|_| matches!(url.scheme(), "http" | "https"));
         let mut hashed = Vec::new();
         let mut hosts: Vec<(String, u32)> = Vec::new();
         for link in links.into_iter().take(max) {
+            if let Some(path) =
+                web_origin.and_then(|origin| own_origin_path(link, origin, base_is_own_origin))
+            {
+                hashed.push(xxh3_64(path.as_bytes()));
+                continue;
+            }
             let Ok(target) = base.join(link) else {
                 continue;
             };
             if !matches!(target.scheme(), "http" | "https") {
                 continue;
             }
-            if origin_of(&target) == origin {
-                hashed.push(xxh3_64(path_of(&target).as_bytes()));
+            if origin.is_some() && same_origin(&target, url) {
+                hashed.push(xxh3_64(path_and_query(&target).as_bytes()));
             } else {
                 hashed.push(xxh3_64(target.as_str().as_bytes()));
                 if let Some(host) = target.host_str() {
@@ -166,6 +184,109 @@ impl PageLinks {
         hashed.dedup();
         PageLinks { hashed, hosts }
     }
+}
+
+/// Whether two URLs have the same [`origin_of`] (scheme, host and port as serialized), without
+/// writing either origin out.
+fn same_origin(a: &Url, b: &Url) -> bool {
+    a.scheme() == b.scheme() && a.host_str() == b.host_str() && a.port() == b.port()
+}
+
+/// [`path_of`] as a slice of the URL's serialization (path, then `?` and the query when there is
+/// one), which is how the URL writes them.
+fn path_and_query(url: &Url) -> &str {
+    &url[url::Position::BeforePath..url::Position::AfterQuery]
+}
+
+/// The path and query (the [`path_of`]) that `link` resolves to on the page's own `origin`
+/// (`scheme://host[:port]` of an http(s) URL: the caller checks), when that is provable without
+/// resolving it: the link is root-relative (`/…`, when `base_is_own_origin`) or starts with the
+/// origin and a `/`, and what follows up to any `#` holds only bytes the URL parser keeps as they
+/// are (no percent-encoding, no backslash, no tab or newline, no `.` or `..` segment, written or
+/// percent-encoded). `None` means only that the link must be resolved. One pass over the link.
+fn own_origin_path<'a>(link: &'a str, origin: &str, base_is_own_origin: bool) -> Option<&'a str> {
+    let path = if let Some(after_slash) = link.strip_prefix('/') {
+        // `//host/…` names another authority.
+        (base_is_own_origin && !after_slash.starts_with('/')).then_some(link)?
+    } else {
+        let rest = link.strip_prefix(origin)?;
+        rest.starts_with('/').then_some(rest)?
+    };
+    let bytes = path.as_bytes();
+    let mut end = bytes.len();
+    let mut in_query = false;
+    // Where the path's current segment starts (after its `/`).
+    let mut segment_start = 0;
+    for (at, &byte) in bytes.iter().enumerate() {
+        if byte == b'#' {
+            // The fragment is not part of the path and query.
+            end = at;
+            break;
+        }
+        if in_query {
+            if !KEPT_IN_QUERY[usize::from(byte)] {
+                return None;
+            }
+        } else if byte == b'/' || byte == b'?' {
+            // Every byte so far is ASCII: `at` is a character boundary.
+            if is_dot_segment(&path[segment_start..at]) {
+                return None;
+            }
+            segment_start = at + 1;
+            in_query = byte == b'?';
+        } else if !KEPT_IN_PATH[usize::from(byte)] {
+            return None;
+        }
+    }
+    if !in_query && is_dot_segment(&path[segment_start..end]) {
+        return None;
+    }
+    Some(&path[..end])
+}
+
+/// [`kept_in_query`] of every byte.
+const KEPT_IN_QUERY: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        table[byte] = kept_in_query(byte as u8);
+        byte += 1;
+    }
+    table
+};
+/// [`kept_in_path`] of every byte.
+const KEPT_IN_PATH: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        table[byte] = kept_in_path(byte as u8);
+        byte += 1;
+    }
+    table
+};
+
+/// A byte the URL parser keeps as it is in the query of an http(s) URL: printable ASCII but the
+/// quote, apostrophe, `#`, `<` and `>` (which it percent-encodes).
+const fn kept_in_query(byte: u8) -> bool {
+    matches!(byte, b'!'..=b'~') && !matches!(byte, b'"' | b'#' | b'\'' | b'<' | b'>')
+}
+
+/// A byte the URL parser keeps as it is in the path of an http(s) URL: as in the query, but not
+/// the characters it percent-encodes in paths (`?`, `^`, `` ` ``, `{`, `}`), the backslash (a
+/// separator in http(s) paths) nor `|` (kept conservatively).
+const fn kept_in_path(byte: u8) -> bool {
+    kept_in_query(byte) && !matches!(byte, b'?' | b'^' | b'`' | b'{' | b'}' | b'\\' | b'|')
+}
+
+/// A path segment the URL parser removes or resolves: `.` or `..`, each dot possibly written
+/// `%2e` (either case).
+fn is_dot_segment(segment: &str) -> bool {
+    let rest = match segment.as_bytes() {
+        [b'.', rest @ ..] => rest,
+        [b'%', b'2', b'e' | b'E', rest @ ..] => rest,
+        _ => return false,
+    };
+    matches!(rest, [] | [b'.'] | [b'%', b'2', b'e' | b'E'])
 }
 
 /// What mirror detection knows about one origin. Serializable, so sidecars of a fleet share
@@ -433,6 +554,173 @@ mod tests {
 
     fn url(s: &str) -> Url {
         Url::parse(s).unwrap()
+    }
+
+    /// `PageLinks::of` as it was before links to the page's own origin were hashed as written:
+    /// every link resolved with `Url::join`, origins and paths written out.
+    fn links_resolved_one_by_one(url: &Url, base: &Url, links: &[String]) -> PageLinks {
+        let origin = origin_of(url);
+        let mut hashed = Vec::new();
+        let mut hosts: Vec<(String, u32)> = Vec::new();
+        for link in links {
+            let Ok(target) = base.join(link) else {
+                continue;
+            };
+            if !matches!(target.scheme(), "http" | "https") {
+                continue;
+            }
+            if origin_of(&target) == origin {
+                hashed.push(xxh3_64(path_of(&target).as_bytes()));
+            } else {
+                hashed.push(xxh3_64(target.as_str().as_bytes()));
+                if let Some(host) = target.host_str() {
+                    match hosts.iter_mut().find(|(h, _)| h == host) {
+                        Some((_, count)) => *count += 1,
+                        None => hosts.push((host.to_owned(), 1)),
+                    }
+                }
+            }
+        }
+        hashed.sort_unstable();
+        hashed.dedup();
+        PageLinks { hashed, hosts }
+    }
+
+    /// Links hashed as written are hashed exactly as resolved ones: every link the URL parser
+    /// would rewrite (percent-encoding, dot segments, backslashes, tabs, another authority, another
+    /// base) is checked one by one against a page, a page with a port, and `<base href>`s of the
+    /// same and of another origin, then many links drawn from an alphabet of such characters.
+    #[test]
+    fn links_hashed_as_written_hash_as_resolved_links_do() {
+        let tricky = [
+            "/",
+            "/a/b.html",
+            "/a/b?x=1&y=2",
+            "/a/b?x=1#top",
+            "/a/b#",
+            "/a/./b",
+            "/a/../b",
+            "/..",
+            "/.",
+            "/a/.",
+            "/a/%2e/b",
+            "/a/%2E%2e/b",
+            "/a/.%2e",
+            "/a/.hidden",
+            "/a/..b",
+            "/a b",
+            "/a\tb",
+            "/a\\b",
+            "/a\\..\\b",
+            "//b.org/x",
+            "/a?q=a b",
+            "/a?q='x'",
+            "/a?q=\"x\"",
+            "/a?q=<x>",
+            "/a^b",
+            "/a`b",
+            "/a{b}",
+            "/a|b",
+            "/a?b^c`d{e}|f\\g",
+            "/caf\u{e9}",
+            "/a?caf\u{e9}",
+            "/a%zz",
+            "/a%20b",
+            "/a?x=%2e%2e",
+            "/a?x=/../",
+            "/a#x y\u{e9}",
+            "/a\n",
+            "http://a.org/x",
+            "http://a.org:8080/x",
+            "http://a.org",
+            "http://a.org?x",
+            "http://a.org/./x",
+            "http://a.org.evil/x",
+            "http://A.org/x",
+            "https://a.org/x",
+            "http://a.org//x",
+            "http://a.org:80/x",
+            "http://user@a.org/x",
+            "rel/x",
+            "../x",
+            "?q=1",
+            "#top",
+            "mailto:q@r",
+            "javascript:void(0)",
+            "http:/x",
+            "http:x",
+            "https://b.org/p?q#f",
+            "",
+        ];
+        let alphabet = [
+            "/",
+            ".",
+            "..",
+            "%2e",
+            "%2E",
+            "?",
+            "#",
+            "a",
+            "b",
+            "=",
+            "&",
+            " ",
+            "\\",
+            "\t",
+            "'",
+            "\"",
+            "^",
+            "|",
+            "`",
+            "{",
+            "%",
+            "\u{e9}",
+            "//",
+            ":",
+            "@",
+            "http://a.org",
+            "http://a.org:8080",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound as u64) as usize
+        };
+        let mut drawn: Vec<String> = (0..5_000)
+            .map(|_| {
+                let first = ["/", "http://a.org/", "http://a.org:8080/"][next(3)];
+                let len = 1 + next(8);
+                first.to_owned()
+                    + &(0..len)
+                        .map(|_| alphabet[next(alphabet.len())])
+                        .collect::<String>()
+            })
+            .collect();
+        drawn.extend(tricky.iter().map(|link| (*link).to_owned()));
+        for (page, base) in [
+            ("http://a.org/dir/page.html", "http://a.org/dir/page.html"),
+            ("http://a.org:8080/dir/page", "http://a.org:8080/dir/page"),
+            ("http://a.org/dir/page", "http://a.org/other/"),
+            ("http://a.org/dir/page", "https://a.org/"),
+            ("http://a.org/dir/page", "http://cdn.a.org/base/"),
+        ] {
+            let (page, base) = (url(page), url(base));
+            for link in &drawn {
+                let one = std::slice::from_ref(link);
+                assert_eq!(
+                    PageLinks::of(&page, &base, one.iter().map(String::as_str), 10),
+                    links_resolved_one_by_one(&page, &base, one),
+                    "{link:?} on {page} with base {base}"
+                );
+            }
+            assert_eq!(
+                PageLinks::of(&page, &base, drawn.iter().map(String::as_str), usize::MAX),
+                links_resolved_one_by_one(&page, &base, &drawn),
+                "every link at once on {page} with base {base}"
+            );
+        }
     }
 
     #[test]
