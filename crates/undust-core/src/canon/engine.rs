@@ -373,14 +373,40 @@ impl HostRules {
         // serialized URL and needs no second parse.
         let scheme = self.site.scheme_of(url.scheme, url.port.is_some());
         let (path, query, changed) = self.site.rewrite_parts(&url.path, url.query);
-        match self.apply_rules_to(url, scheme, &path, query.as_deref()) {
+        let rewrite = match self.apply_rules_to(url, scheme, &path, query.as_deref()) {
             Some(rw) => Some(self.site_again(rw)),
             None if changed || scheme != url.scheme => Some(Rewrite {
                 canonical: url.text_with(scheme, &path, query.as_deref()),
                 rule_index: None,
             }),
             None => None,
+        };
+        if self.site.writes_back_query_paths() {
+            return self.written_back(url, rewrite);
         }
+        rewrite
+    }
+
+    /// `rewrite` of `url` (or `url` itself when nothing rewrote it) written back in a
+    /// script's query spelling ([`SiteRewriter::write_back_query_path`]): last, so every rule
+    /// sees the path-info spelling the learner learned on. `None` when the result is `url`.
+    fn written_back(&self, url: &UrlView<'_>, rewrite: Option<Rewrite>) -> Option<Rewrite> {
+        let input = || url.text_with(url.scheme, &url.path, url.query);
+        let Some(mut rw) = rewrite else {
+            let text = input();
+            let back = self.site.write_back_query_path(&text)?;
+            return (back != text).then_some(Rewrite {
+                canonical: back,
+                rule_index: None,
+            });
+        };
+        if let Some(back) = self.site.write_back_query_path(&rw.canonical) {
+            if back == input() {
+                return None;
+            }
+            rw.canonical = back;
+        }
+        Some(rw)
     }
 
     /// Site rules applied to a pattern rule's output that carries moved values (a mixed-case

@@ -41,10 +41,14 @@ struct ScriptQueries<'a> {
 }
 
 /// [`SiteAction::QueryPath`] candidates of a host's samples (`urls`, in sample order), each with
-/// the samples it changes, most shown first.
-pub(super) fn proposals<'a>(urls: impl Iterator<Item = &'a Url>) -> Vec<(SiteAction, Vec<u32>)> {
+/// the samples it changes, most shown first. A script's canonical form is written back in the
+/// query spelling ([`SiteAction::QueryPath`]'s `written_back`) unless the samples write its
+/// path-info spelling more often: the spelling the site writes is the one it serves.
+pub(super) fn proposals<'a>(
+    urls: impl Iterator<Item = &'a Url> + Clone,
+) -> Vec<(SiteAction, Vec<u32>)> {
     let mut scripts: FxHashMap<&'a str, ScriptQueries<'a>> = FxHashMap::default();
-    for (i, url) in urls.enumerate() {
+    for (i, url) in urls.clone().enumerate() {
         let Some(query) = url.query() else { continue };
         let path = url.path();
         // A script is a file: `/?/x` read as `//x` would not be a path of the same page.
@@ -67,12 +71,32 @@ pub(super) fn proposals<'a>(urls: impl Iterator<Item = &'a Url>) -> Vec<(SiteAct
         .map(|(path, s)| (path, s.written))
         .collect();
     shown.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(b.0)));
+    shown.truncate(MAX_QUERY_PATH_SCRIPTS);
+    if shown.is_empty() {
+        return Vec::new();
+    }
+    // Samples in the path-info spelling (`script/…`) of each script shown.
+    let mut path_info = vec![0usize; shown.len()];
+    for url in urls {
+        let path = url.path();
+        for (count, (script, _)) in path_info.iter_mut().zip(&shown) {
+            if path.len() > script.len()
+                && path.starts_with(script)
+                && path.as_bytes()[script.len()] == b'/'
+            {
+                *count += 1;
+            }
+        }
+    }
     shown
         .into_iter()
-        .take(MAX_QUERY_PATH_SCRIPTS)
-        .map(|(path, written)| {
-            let path = path.to_owned();
-            (SiteAction::QueryPath { path }, written)
+        .zip(path_info)
+        .map(|((path, written), path_info)| {
+            let action = SiteAction::QueryPath {
+                path: path.to_owned(),
+                written_back: written.len() >= path_info,
+            };
+            (action, written)
         })
         .collect()
 }
@@ -106,11 +130,45 @@ mod tests {
             got,
             vec![(
                 SiteAction::QueryPath {
-                    path: "/picture.php".into()
+                    path: "/picture.php".into(),
+                    written_back: true,
                 },
                 3
             )]
         );
+    }
+
+    #[test]
+    fn the_spelling_the_site_writes_more_is_the_canonical_one() {
+        let queries = [
+            "http://g.example/picture.php?/1/category/5",
+            "http://g.example/picture.php?/2/category/5",
+            "http://g.example/picture.php?/3",
+        ];
+        let path_info = [
+            "http://g.example/picture.php/1/category/5",
+            "http://g.example/picture.php/4",
+            "http://g.example/picture.php/5",
+            "http://g.example/picture.php/6/category/7",
+        ];
+        // Mostly queries (a default Piwigo, which does not route the path-info spelling):
+        // written back; mostly path-info (`question_mark_in_urls` off, CodeIgniter with
+        // rewriting): kept as path-info.
+        let mostly_queries: Vec<&str> = queries.iter().chain(&path_info[..1]).copied().collect();
+        let mostly_path_info: Vec<&str> = queries.iter().chain(&path_info).copied().collect();
+        for (list, written_back) in [(mostly_queries, true), (mostly_path_info, false)] {
+            assert_eq!(
+                proposed(&list),
+                vec![(
+                    SiteAction::QueryPath {
+                        path: "/picture.php".into(),
+                        written_back,
+                    },
+                    3
+                )],
+                "{list:?}"
+            );
+        }
     }
 
     #[test]

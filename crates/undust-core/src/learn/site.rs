@@ -2673,9 +2673,11 @@ mod tests {
         for want in [
             SiteAction::QueryPath {
                 path: "/index.php".into(),
+                written_back: true,
             },
             SiteAction::QueryPath {
                 path: "/picture.php".into(),
+                written_back: true,
             },
             // Learned on the segments the query wrote.
             SiteAction::SlugInSegment {
@@ -2719,7 +2721,7 @@ mod tests {
         assert!(
             !has_rule(
                 &out,
-                |a| matches!(a, SiteAction::QueryPath { path } if path == "/index.php")
+                |a| matches!(a, SiteAction::QueryPath { path, .. } if path == "/index.php")
             ),
             "{:?}",
             out.rules

@@ -438,7 +438,7 @@ impl HostRuleSet {
                         ));
                     }
                 }
-                SiteAction::QueryPath { path } => {
+                SiteAction::QueryPath { path, .. } => {
                     if !path.starts_with('/') || path.ends_with('/') || path.contains(['?', '#']) {
                         return Err(bad(
                             "a path written as the query string needs a script path starting with / and not ending with /",

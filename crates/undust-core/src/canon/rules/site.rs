@@ -152,6 +152,13 @@ pub enum SiteAction {
     QueryPath {
         /// The script whose query strings are paths.
         path: String,
+        /// Whether the canonical form is written back in the query spelling once every other
+        /// rule has applied (`/picture.php/123?metadata` becomes `/picture.php?/123&metadata`):
+        /// the site links to that spelling, and it may be the only one it serves (a default
+        /// Piwigo does not route the path-info spelling), so a crawler that fetches canonical
+        /// URLs must get it. Absent from older rule files: the path-info spelling is kept.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        written_back: bool,
     },
     /// A slug beside a numeric id under a page type's literal `prefix` is dropped: with
     /// `before_id` false, `prefix` + `N/x` (`x` the last segment, whatever it holds) becomes
@@ -305,7 +312,13 @@ impl fmt::Display for SiteAction {
                     None => Ok(()),
                 }
             }
-            SiteAction::QueryPath { path } => write!(f, "{path}?/P -> {path}/P"),
+            SiteAction::QueryPath { path, written_back } => {
+                write!(f, "{path}?/P -> {path}/P")?;
+                if *written_back {
+                    write!(f, ", written back as {path}?/P")?;
+                }
+                Ok(())
+            }
             SiteAction::SlugBesideId { prefix, before_id } => {
                 if *before_id {
                     write!(f, "{prefix}slug/N -> {prefix}N")
@@ -413,6 +426,8 @@ pub struct SiteRewriter {
     query_to_path: Vec<QueryToPath>,
     /// Scripts of [`SiteAction::QueryPath`].
     query_paths: Vec<String>,
+    /// The scripts among them whose canonical form is written back in the query spelling.
+    query_paths_written_back: Vec<String>,
     /// (prefix, before_id) of [`SiteAction::SlugBesideId`].
     slugs: Vec<(String, bool)>,
     /// (short, depth, suffix) of [`SiteAction::IdInSlug`].
@@ -506,9 +521,12 @@ impl SiteRewriter {
                     self.query_to_path.push(entry);
                 }
             }
-            SiteAction::QueryPath { path } => {
+            SiteAction::QueryPath { path, written_back } => {
                 if !self.query_paths.contains(path) {
                     self.query_paths.push(path.clone());
+                }
+                if *written_back && !self.query_paths_written_back.contains(path) {
+                    self.query_paths_written_back.push(path.clone());
                 }
             }
             SiteAction::SlugBesideId { prefix, before_id } => {
@@ -804,6 +822,56 @@ impl SiteRewriter {
             (Some(Cow::Borrowed(_)), _) | (None, None)
         );
         (path, new_query, changed)
+    }
+
+    /// Whether a canonical form may be written back in a script's query spelling
+    /// ([`SiteRewriter::write_back_query_path`]).
+    pub fn writes_back_query_paths(&self) -> bool {
+        !self.query_paths_written_back.is_empty()
+    }
+
+    /// `canonical` (a serialized URL, every rule applied) in the query spelling of a
+    /// [`SiteAction::QueryPath`] written back: `script/rest?q` becomes `script?/rest&q`.
+    /// `None` when its path is not under such a script, or when the query spelling would not
+    /// read back as exactly this path and query (a path holding `&` or `=`): then the
+    /// path-info spelling stays, so two canonical forms never meet in one spelling.
+    pub fn write_back_query_path(&self, canonical: &str) -> Option<String> {
+        if self.query_paths_written_back.is_empty() {
+            return None;
+        }
+        let url = Url::parse(canonical).ok()?;
+        let path = url.path();
+        let script_len = self.query_paths_written_back.iter().find_map(|script| {
+            let head = path.get(..script.len())?;
+            let same = if self.lowercase_path {
+                head.eq_ignore_ascii_case(script)
+            } else {
+                head == script
+            };
+            (same && path.as_bytes().get(script.len()) == Some(&b'/')).then_some(script.len())
+        })?;
+        let (script, rest) = path.split_at(script_len);
+        let query = match url.query() {
+            Some(q) => format!("{rest}&{q}"),
+            None => rest.to_owned(),
+        };
+        let (written, left) = query_path_part(&query)?;
+        if written != rest || left != url.query() {
+            return None;
+        }
+        let mut out = String::with_capacity(canonical.len() + 2);
+        out.push_str(&canonical[..url[..url::Position::BeforePath].len()]);
+        out.push_str(script);
+        out.push('?');
+        out.push_str(&query);
+        if let Some(fragment) = url.fragment() {
+            out.push('#');
+            out.push_str(fragment);
+        }
+        // The URL parser must keep the spelling as written, or the form is not a fixpoint.
+        Url::parse(&out)
+            .is_ok_and(|u| u.as_str() == out)
+            .then_some(out)
     }
 
     /// The path and the query left when a [`SiteAction::QueryPath`] applies: the script path
@@ -1779,6 +1847,7 @@ mod tests {
         let actions = [
             SiteAction::QueryPath {
                 path: "/gallery/picture.php".into(),
+                written_back: false,
             },
             SiteAction::SlugInSegment {
                 prefix: "/gallery/picture.php/".into(),
@@ -1863,7 +1932,8 @@ mod tests {
         assert_eq!(
             set.site_rules[0].action,
             SiteAction::QueryPath {
-                path: "/picture.php".into()
+                path: "/picture.php".into(),
+                written_back: false,
             }
         );
         assert_eq!(
@@ -1881,8 +1951,49 @@ mod tests {
             .is_none());
         // A directory is not a script: refused by the rule file's validation.
         let mut bad = set.clone();
-        bad.site_rules[0].action = SiteAction::QueryPath { path: "/g/".into() };
+        bad.site_rules[0].action = SiteAction::QueryPath {
+            path: "/g/".into(),
+            written_back: false,
+        };
         assert!(bad.validate().is_err());
+    }
+
+    #[test]
+    fn a_query_path_written_back_is_the_spelling_the_site_serves() {
+        use crate::canon::engine::HostRules;
+        use crate::canon::rules::HostRuleSet;
+        let text = r#"{"host":"g.example","version":1,"learned_at_unix_ms":0,"site_rules":[{"id":"g.example#s1","op":"query_path","path":"/picture.php","written_back":true,"support":0,"support_clusters":0,"false_positive_rate":0.0},{"id":"g.example#s2","op":"slug_in_segment","prefix":"/picture.php/","separator":"-","id_first":true,"support":0,"support_clusters":0,"false_positive_rate":0.0}],"rules":[]}"#;
+        let set: HostRuleSet = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            set.site_rules[0].action,
+            SiteAction::QueryPath {
+                path: "/picture.php".into(),
+                written_back: true,
+            }
+        );
+        assert_eq!(
+            serde_json::from_str::<HostRuleSet>(&serde_json::to_string(&set).unwrap()).unwrap(),
+            set
+        );
+        let engine = HostRules::compile(&set).unwrap();
+        let apply = |u: &str| engine.apply(&Url::parse(u).unwrap()).map(|r| r.canonical);
+        // Both spellings, with and without the photo's name, become the query spelling the
+        // rules see as segments, and that spelling is a fixpoint.
+        let want = "http://g.example/picture.php?/12/category/5&metadata";
+        for input in [
+            "http://g.example/picture.php?/12-img_7/category/5&metadata",
+            "http://g.example/picture.php/12-img_7/category/5?metadata",
+            "http://g.example/picture.php/12/category/5?metadata",
+        ] {
+            assert_eq!(apply(input).as_deref(), Some(want), "{input}");
+        }
+        assert_eq!(apply(want), None);
+        assert_eq!(engine.fixpoint_violation(&Url::parse(want).unwrap()), None);
+        // A path the query spelling would not read back as (a `&` inside it) stays path-info,
+        // and URLs outside the script are left alone.
+        assert_eq!(apply("http://g.example/picture.php/12&x/category/5"), None);
+        assert_eq!(apply("http://g.example/other.php/12"), None);
+        assert_eq!(apply("http://g.example/picture.php"), None);
     }
 
     #[test]
