@@ -368,10 +368,7 @@ mod tests {
         }
         // A name holding `=` names no part: `value_of` splits at the first `=`.
         assert!(holders_of_part(&outputs, &all, "state=open", "1").is_empty());
-        assert_eq!(
-            holders_of_part(&outputs, &[2, 3, 7], "state", "open"),
-            vec![]
-        );
+        assert!(holders_of_part(&outputs, &[2, 3, 7], "state", "open").is_empty());
     }
 
     #[test]
