@@ -54,9 +54,11 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::config::LearnConfig;
 use super::segments::{default_value_suffixes, default_view_tails, templated_segments};
 use super::LabelledUrl;
+use distinct_outputs::distinct_outputs;
 use value_defaults::AtDefault;
 
 mod case_scope;
+mod distinct_outputs;
 mod value_defaults;
 use crate::canon::rules::site::{
     is_extension, path_safe_value, route_safe_value, slug_id_suffix, titled_id, TITLE_SEPARATORS,
@@ -460,27 +462,34 @@ fn page_routes(outputs: &[Output<'_>]) -> (Vec<Route>, Vec<String>) {
             .map(|part| part.split_once('=').unwrap_or((part, "")))
             .filter(|(name, _)| !name.is_empty())
     }
+    /// Whether a value may name a page type: ids and page numbers do not.
+    fn has_letter(value: &str) -> bool {
+        value.bytes().any(|b| b.is_ascii_alphabetic())
+    }
     // Samples per script, per (script, key) and per (script, key, value).
     let mut scripts: FxHashMap<&str, u32> = FxHashMap::default();
     let mut keys: FxHashMap<(&str, &str), u32> = FxHashMap::default();
     let mut values: FxHashMap<(&str, &str, &str), u32> = FxHashMap::default();
+    let mut seen: Vec<&str> = Vec::new();
     for (path, query) in outputs {
         let Some(q) = query.as_deref() else {
             continue;
         };
         *scripts.entry(path).or_default() += 1;
-        let mut seen: Vec<&str> = Vec::new();
+        seen.clear();
         for (name, value) in parts(q) {
             if !seen.contains(&name) {
                 seen.push(name);
                 *keys.entry((path, name)).or_default() += 1;
-                *values.entry((path, name, value)).or_default() += 1;
+                // Only a value with a letter can name a page type (`named` below): ids and
+                // page numbers, most of a host's values, are not counted.
+                if has_letter(value) {
+                    *values.entry((path, name, value)).or_default() += 1;
+                }
             }
         }
     }
-    let named = |value: &str, samples: u32| {
-        value.bytes().any(|b| b.is_ascii_alphabetic()) && f64::from(samples) >= common
-    };
+    let named = |value: &str, samples: u32| has_letter(value) && f64::from(samples) >= common;
     // Keys with at least one value that names a page type: a key whose values are all ids or
     // titles (MediaWiki's `title=`) routes nothing.
     let naming: FxHashSet<(&str, &str)> = values
@@ -870,9 +879,10 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         if !changed {
             bundles = titled_moves(&round.outputs, &clusters, &accepted);
             bundles.extend(query_bundles(&round.outputs, &clusters, &accepted));
+            let distinct = distinct_outputs(&clusters, &round);
             bundles.extend(value_defaults::default_bundles(
                 &round.outputs,
-                &clusters,
+                distinct.as_ref().unwrap_or(&clusters),
                 &accepted,
             ));
         }
@@ -1146,18 +1156,23 @@ fn candidates(
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
+    // Searches in which two equal outputs propose nothing read each output of a cluster once
+    // (`distinct_outputs`); the moved-id search keeps every member (a script may end in its
+    // own value, so a sample's twin can show its move).
+    let distinct = distinct_outputs(clusters, round);
+    let distinct = distinct.as_ref().unwrap_or(clusters);
     out.extend(
-        ids_in_slugs(outputs, clusters)
+        ids_in_slugs(outputs, distinct)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        titled_ids(outputs, clusters)
+        titled_ids(outputs, distinct)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        extensions_shown(outputs, clusters)
+        extensions_shown(outputs, distinct)
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
@@ -1167,10 +1182,10 @@ fn candidates(
             .filter(|(a, _)| !taken(a)),
     );
     out.extend(
-        templated_segments(outputs, clusters)
+        templated_segments(outputs, distinct)
             .into_iter()
-            .chain(default_value_suffixes(outputs, clusters))
-            .chain(default_view_tails(outputs, clusters))
+            .chain(default_value_suffixes(outputs, distinct))
+            .chain(default_view_tails(outputs, distinct))
             .filter(|(a, _)| !taken(a)),
     );
     if !trailing_slash.is_empty() && !taken(&SiteAction::StripTrailingSlash) {

@@ -98,6 +98,10 @@ pub fn is_value_suffix(suffix: &str) -> bool {
 /// `q` with every part `name=N` (`N` bare, [`is_bare_number`]) of a `(name, suffix)` in
 /// `defaults` written `name=N` + suffix, or `None` when no part is.
 pub(crate) fn complete_default_values(defaults: &[(String, String)], q: &str) -> Option<String> {
+    // Most hosts have no default suffix, and every rewritten query comes through here.
+    if defaults.is_empty() {
+        return None;
+    }
     let suffix_of = |part: &str| {
         let (name, value) = part.split_once('=')?;
         if !is_bare_number(value) {
@@ -224,6 +228,8 @@ mod tests {
         ] {
             assert_eq!(complete_default_values(&d, q), None, "{q}");
         }
+        // No default suffix learned: nothing to complete.
+        assert_eq!(complete_default_values(&[], "topic=5"), None);
         assert!(is_value_suffix(".0"));
         assert!(!is_value_suffix("0"));
         assert!(!is_value_suffix(""));

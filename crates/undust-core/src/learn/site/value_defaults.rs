@@ -80,9 +80,15 @@ pub(super) fn at_default_value(
     if wide.positive_samples.is_empty() {
         return AtDefault::Keep;
     }
+    let wide_accepted = wide.accepts(config);
     // Values the merged duplicates held, with how many samples held each.
     let mut shown: FxHashMap<&str, usize> = FxHashMap::default();
     for &u in &wide.positive_samples {
+        // Every answer from here on is `Keep`: a wide drop shown at enough values stands (a
+        // session id's samples need not all be read to tell).
+        if wide_accepted && shown.len() >= MIN_IGNORED_VALUES {
+            return AtDefault::Keep;
+        }
         let query = round.outputs[u as usize].1.as_deref().unwrap_or("");
         let mut values = query.split('&').filter_map(|p| value_of(p, name));
         match (values.next(), values.next()) {
@@ -92,27 +98,15 @@ pub(super) fn at_default_value(
             (None, _) => {}
         }
     }
-    let wide_accepted = wide.accepts(config);
     if shown.is_empty() || (shown.len() >= MIN_IGNORED_VALUES && wide_accepted) {
         return AtDefault::Keep;
     }
-    let mut values: Vec<(&str, usize)> = shown.into_iter().collect();
-    values.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    for (value, _) in values.into_iter().take(MAX_VALUES_TESTED) {
+    for value in most_shown_values(shown, MAX_VALUES_TESTED) {
         let action = SiteAction::IgnoreParamValue {
             name: name.clone(),
             value: value.to_owned(),
         };
-        let part_holders: Vec<u32> = may_change
-            .iter()
-            .copied()
-            .filter(|&u| {
-                round.outputs[u as usize]
-                    .1
-                    .as_deref()
-                    .is_some_and(|q| q.split('&').any(|p| value_of(p, name) == Some(Some(value))))
-            })
-            .collect();
+        let part_holders = holders_of_part(&round.outputs, may_change, name, value);
         let mut with = rewriter.clone();
         with.add(&action);
         let (evidence, moved) = measure(parsed, &with, round, &part_holders, None, true);
@@ -125,6 +119,54 @@ pub(super) fn at_default_value(
     } else {
         AtDefault::Keep
     }
+}
+
+/// The `most` values shown the most, by count and then by text (the order a full sort of
+/// `shown` would give, without sorting values beyond the first `most`: a session id's
+/// duplicates show thousands).
+fn most_shown_values(shown: FxHashMap<&str, usize>, most: usize) -> Vec<&str> {
+    let mut values: Vec<(&str, usize)> = shown.into_iter().collect();
+    let order = |a: &(&str, usize), b: &(&str, usize)| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0));
+    if values.len() > most && most > 0 {
+        values.select_nth_unstable_by(most - 1, order);
+        values.truncate(most);
+    }
+    values.sort_by(order);
+    values.truncate(most);
+    values.into_iter().map(|(v, _)| v).collect()
+}
+
+/// The samples of `samples` whose query holds the part `name=value` ([`value_of`] gives
+/// `value` for it), compared whole: a name holding `=` names no part.
+fn holders_of_part(
+    outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+    samples: &[u32],
+    name: &str,
+    value: &str,
+) -> Vec<u32> {
+    if name.contains('=') {
+        return Vec::new();
+    }
+    let part = format!("{name}={value}");
+    samples
+        .iter()
+        .copied()
+        .filter(|&u| {
+            outputs[u as usize]
+                .1
+                .as_deref()
+                .is_some_and(|q| q.contains(part.as_str()) && q.split('&').any(|p| p == part))
+        })
+        .collect()
+}
+
+/// How many parts [`sorted_parts`] lists.
+fn count_parts(query: Option<&str>) -> usize {
+    query
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .count()
 }
 
 /// The non-empty parts of a query, sorted.
@@ -158,6 +200,11 @@ pub(super) fn default_bundles(
             for &b in &members[i + 1..] {
                 let (path_b, qb) = &outputs[b as usize];
                 if path_a != path_b || qa == qb {
+                    continue;
+                }
+                // The longer query holds the shorter one's parts and at least two more: told
+                // by counting parts before any are listed (most pairs differ by one).
+                if count_parts(qa.as_deref()).abs_diff(count_parts(qb.as_deref())) < 2 {
                     continue;
                 }
                 let (pa, pb) = (sorted_parts(qa.as_deref()), sorted_parts(qb.as_deref()));
@@ -226,7 +273,12 @@ pub(super) fn default_bundles(
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+
+    use rustc_hash::FxHashMap;
+
     use super::super::{learn, SiteOutcome};
+    use super::{count_parts, holders_of_part, most_shown_values, sorted_parts, value_of};
     use crate::canon::rules::{SiteAction, SiteRewriter};
     use crate::learn::{LabelledUrl, LearnConfig};
     use url::Url;
@@ -269,6 +321,67 @@ mod tests {
             }
         }
         s
+    }
+
+    #[test]
+    fn the_most_shown_values_come_in_the_order_of_a_full_sort() {
+        let counts = [("b", 3), ("a", 3), ("c", 7), ("d", 1), ("e", 3), ("f", 7)];
+        let shown: FxHashMap<&str, usize> = counts.into_iter().collect();
+        let mut sorted: Vec<(&str, usize)> = counts.to_vec();
+        sorted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        for most in 0..=counts.len() + 1 {
+            let want: Vec<&str> = sorted.iter().take(most).map(|(v, _)| *v).collect();
+            assert_eq!(most_shown_values(shown.clone(), most), want, "{most}");
+        }
+    }
+
+    #[test]
+    fn holders_of_a_part_are_the_samples_whose_query_has_it_whole() {
+        let queries = [
+            Some("state=open"),
+            Some("a=1&state=open&b=2"),
+            Some("state=opened"),
+            Some("xstate=open"),
+            Some("state=open&state=closed"),
+            Some("state"),
+            Some("state=closed&x=state=open"),
+            None,
+            Some("state=open=1"),
+        ];
+        let outputs: Vec<(Cow<'_, str>, Option<Cow<'_, str>>)> = queries
+            .iter()
+            .map(|q| (Cow::Borrowed("/p"), q.map(Cow::Borrowed)))
+            .collect();
+        let all: Vec<u32> = (0..outputs.len() as u32).collect();
+        for (name, value) in [("state", "open"), ("state", "open=1"), ("x", "state=open")] {
+            let want: Vec<u32> = all
+                .iter()
+                .copied()
+                .filter(|&u| {
+                    queries[u as usize].is_some_and(|q| {
+                        q.split('&').any(|p| value_of(p, name) == Some(Some(value)))
+                    })
+                })
+                .collect();
+            assert!(!want.is_empty(), "{name}={value}");
+            assert_eq!(holders_of_part(&outputs, &all, name, value), want);
+        }
+        // A name holding `=` names no part: `value_of` splits at the first `=`.
+        assert!(holders_of_part(&outputs, &all, "state=open", "1").is_empty());
+        assert!(holders_of_part(&outputs, &[2, 3, 7], "state", "open").is_empty());
+    }
+
+    #[test]
+    fn parts_are_counted_as_they_are_listed() {
+        for q in [
+            None,
+            Some(""),
+            Some("a=1"),
+            Some("a=1&&b"),
+            Some("&c=3&a=1&"),
+        ] {
+            assert_eq!(count_parts(q), sorted_parts(q).len(), "{q:?}");
+        }
     }
 
     #[test]
