@@ -16,9 +16,12 @@
 //!
 //! And the rule as a whole must merge URLs of at least `min_support_clusters` distinct clusters,
 //! so one cluster that wrongly merged different pages cannot create a rule. A rule that makes
-//! its `*` segment the last one or stops it being the last (`/f/*/view` ≡ `/f/*`) is refused
-//! where the host shows that segment holding files of an extension its merges never showed:
-//! a file's bare URL is its bytes, its `/view` a page about it (Zope, Plone, WebDAV).
+//! its `*` segment the last one or stops it being the last (`/f/*/view` ≡ `/f/*`) reaches
+//! files there only where its merges showed files: a file's bare URL is its bytes, its `/view`
+//! a page about it (Zope, Plone, WebDAV). A rule shown on documents only has its `*` fenced off
+//! every value that names a file ([`crate::canon::rules::files`]); a rule shown on files is
+//! refused where the host shows that segment holding files of an extension its merges never
+//! showed.
 //!
 //! Canonical forms are compared by a 64-bit hash of their key-value sequence (the same sequence
 //! the engine writes); a collision would need ~2^32 distinct forms per host.
@@ -59,11 +62,16 @@ pub(crate) struct Proof {
     /// (deployed as more specific identity rules beside the rule).
     pub guards: Vec<(KeyId, u32)>,
     /// The rule makes its `*` path segment the last one or stops it being the last
-    /// (`/f/*/view` -> `/f/*`), and the host shows that segment holding files of an extension
-    /// (`see Proofer::file_kinds`) that no merge of the rule showed: a file's bare URL is its
-    /// bytes and `/x.png/view` a page about it, so the rule has no evidence there and is
-    /// refused (no pattern can fence off "every value with this extension").
+    /// (`/f/*/view` -> `/f/*`), its merges showed files there, and the host shows that segment
+    /// holding files of another extension (`see Proofer::file_kinds`): a file's bare URL is its
+    /// bytes and `/x.png/view` a page about it, so the rule has no evidence for those and is
+    /// refused (its `*` cannot be fenced off files without losing the files it was shown on).
     pub reaches_unshown_files: bool,
+    /// The same `*` when no merge of the rule showed a file there: the rule was shown on
+    /// documents only, so its `*` is written to match no value that names a file
+    /// (`Rule::not_files`), whatever the sample holds of files at that segment: the files
+    /// beside the documents keep their URLs, and the documents keep the rule.
+    pub fenced_files: Option<KeyId>,
 }
 
 impl Proof {
@@ -417,7 +425,9 @@ impl<'a> Proofer<'a> {
             }
         }
         proof.positive_clusters = positive.len() as u32;
-        if let Some(kinds) = ending.and_then(|k| self.file_kinds.get(&k)) {
+        if shown_kinds.iter().all(Option::is_none) {
+            proof.fenced_files = ending;
+        } else if let Some(kinds) = ending.and_then(|k| self.file_kinds.get(&k)) {
             proof.reaches_unshown_files = kinds
                 .iter()
                 .any(|kind| !shown_kinds.iter().flatten().any(|s| s == kind));
@@ -501,12 +511,10 @@ fn typed_segments(samples: &Samples) -> FxHashMap<(u64, KeyId), Vec<u32>> {
     out
 }
 
-/// The file extension of a path segment's value, lower-cased with its dot (`.png`), when it has
-/// one ([`crate::canon::rules::site::is_extension`]) after a non-empty stem.
+/// The file extension of a path segment's value, lower-cased with its dot (`.png`), when the
+/// value names a file ([`crate::canon::rules::files`]).
 fn file_kind(value: &str) -> Option<String> {
-    let dot = value.rfind('.').filter(|&d| d > 0)?;
-    let ext = &value[dot..];
-    crate::canon::rules::site::is_extension(ext).then(|| ext.to_ascii_lowercase())
+    crate::canon::rules::files::file_extension(value).map(str::to_ascii_lowercase)
 }
 
 /// Per path key, the file extensions its values take in at least two clusters (see
