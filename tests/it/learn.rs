@@ -933,9 +933,11 @@ const TUNING_FPR_CEILING: f64 = 0.001;
 /// Since stop 24 a family's sites are seeded by its name ([`family_seed`]), so every family's
 /// sites changed once: OpenCart's include a host with SEO URLs (0.87 pooled, 0.54 on that
 /// host: a product under its categories' keywords), Plone's measure 0.33; their floors were
-/// re-measured on the new sites, XenForo's (0.51) held.
+/// re-measured on the new sites, XenForo's (0.51) held. Stop 25: a rule shown on documents
+/// only has its `*` fenced off files (`Rule::not_files`) instead of being refused where files
+/// sit beside the documents, so Plone's documents keep their `/view` rule: 0.33 -> 0.54.
 const LATER_TUNING_FLOORS: [(&str, f64); 3] =
-    [("xenforo", 0.50), ("opencart", 0.86), ("plone", 0.32)];
+    [("xenforo", 0.50), ("opencart", 0.86), ("plone", 0.52)];
 
 /// The tuning families (constants may be chosen on them): no hard negative merged, and today's
 /// figures held as floors.

@@ -185,9 +185,10 @@ impl<'a> Proofer<'a> {
             .filter(move |&u| lits.iter().all(|&(k, v)| self.samples.get(u, k) == Some(v)))
     }
 
-    /// The `*` path segment of `source` that the rule keeps in place while it makes it the last
-    /// segment or stops it being the last (`/f/*/view` -> `/f/*`, or the reverse): where that
-    /// value is a file name, the rule maps a file to a page about it.
+    /// The `*` path segment of `source` whose value the rule writes as the output's last
+    /// segment while it was not the source's last, or the reverse (`/f/*/view` -> `/f/*`,
+    /// `/a/*/view` -> `/b/a/*`, `/f/*` -> `/f/*/view`): where that value is a file name, the
+    /// rule maps a file to a page about it.
     fn ending_wildcard(&self, source: &[(KeyId, Cond)], ops: &[Op]) -> Option<KeyId> {
         use crate::canon::rules::key::Key;
         let segment = |k: KeyId| match self.samples.keys[k as usize] {
@@ -207,14 +208,15 @@ impl<'a> Proofer<'a> {
             Op::Ignore { fill: None, .. } => None,
         });
         let (_, last_output) = last_in(&mut written.into_iter())?;
-        if last_source == last_output {
-            return None;
-        }
-        source.iter().find_map(|&(k, cond)| {
-            let kept = ops
-                .iter()
-                .any(|op| matches!(*op, Op::Replace { key, from, .. } if key == k && from == k));
-            (cond == Cond::Any && kept && (k == last_source || k == last_output)).then_some(k)
+        ops.iter().find_map(|op| match *op {
+            Op::Replace { key, from, .. }
+                if segment(key).is_some()
+                    && source.iter().any(|&(k, c)| k == from && c == Cond::Any)
+                    && (from == last_source) != (key == last_output) =>
+            {
+                Some(from)
+            }
+            _ => None,
         })
     }
 
