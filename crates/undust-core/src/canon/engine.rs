@@ -914,8 +914,8 @@ mod tests {
         }
         let catch_all = rule(
             "c",
-            "http://example.com/*/*/view",
-            "http://example.com/*/*/view",
+            "http://example.com/*/*/*",
+            "http://example.com/*/*/*",
             &ops(&[
                 "replace path_0 <- path_0",
                 "replace path_1 <- lower(path_1)",

@@ -911,10 +911,25 @@ mod tests {
                     c,
                 ));
             }
+            // Files beside them, each with its `details` page: two contents.
             for n in 0..4u64 {
-                let c = 1000 * f as u64 + 500 + n;
+                let c = 1000 * f as u64 + 500 + 2 * n;
                 samples.push(lu(format!("http://cms.example/{folder}/scan-{n}.pdf"), c));
+                samples.push(lu(
+                    format!("http://cms.example/{folder}/scan-{n}.pdf/details"),
+                    c + 1,
+                ));
             }
+        }
+        // A folder whose items' `details` is a page of its own (a profile and its contact
+        // card): `/details` is no default view site-wide, the rules are the folders' own.
+        for d in 0..40u64 {
+            let c = 5000 + 2 * d;
+            samples.push(lu(format!("http://cms.example/people/p-{d}"), c));
+            samples.push(lu(
+                format!("http://cms.example/people/p-{d}/details"),
+                c + 1,
+            ));
         }
         let out = learn_host("cms.example", &samples, &LearnConfig::default()).unwrap();
         let engine = HostRules::compile(&out.rules).unwrap();
@@ -929,8 +944,13 @@ mod tests {
             "{:#?}",
             out.rules
         );
-        let file = "http://cms.example/minutes/scan-9.pdf";
-        assert_ne!(canonical(file), canonical(&format!("{file}/details")));
+        for page in [
+            "http://cms.example/minutes/scan-9.pdf",
+            "http://cms.example/reports/scan-0.pdf",
+            "http://cms.example/people/p-77",
+        ] {
+            assert_ne!(canonical(page), canonical(&format!("{page}/details")));
+        }
         assert!(out.rules.rules.iter().any(|r| !r.not_files.is_empty()));
     }
 

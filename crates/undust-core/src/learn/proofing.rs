@@ -266,13 +266,48 @@ impl<'a> Proofer<'a> {
         ops: &[Op],
         merged: &[KeyId],
     ) -> Proof {
+        let proof = self.proof_of(source, shape, ops, merged, None);
+        // A rule fenced off files never rewrites them: its evidence is that of the URLs it
+        // still matches (a file and its view page in two clusters are no false merge of it).
+        match proof.fenced_files {
+            Some(k)
+                if self
+                    .matching(source, shape)
+                    .any(|u| self.names_a_file(u, k)) =>
+            {
+                self.proof_of(source, shape, ops, merged, Some(k))
+            }
+            _ => proof,
+        }
+    }
+
+    /// Whether URL `u`'s value of path key `k` names a file ([`crate::canon::rules::files`]).
+    fn names_a_file(&self, u: u32, k: KeyId) -> bool {
+        self.samples.get(u, k).is_some_and(|v| {
+            crate::canon::rules::files::names_a_file(&self.samples.values[v as usize])
+        })
+    }
+
+    /// [`Proofer::proof`] on the URLs the rule matches, without those whose value of `fence`
+    /// names a file.
+    fn proof_of(
+        &mut self,
+        source: &[(KeyId, Cond)],
+        shape: u32,
+        ops: &[Op],
+        merged: &[KeyId],
+        fence: Option<KeyId>,
+    ) -> Proof {
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             self.mark.iter_mut().for_each(|m| *m = 0);
             self.generation = 1;
         }
         let gen = self.generation;
-        let matched: Vec<u32> = self.matching(source, shape).collect();
+        let matched: Vec<u32> = self
+            .matching(source, shape)
+            .filter(|&u| fence.is_none_or(|k| !self.names_a_file(u, k)))
+            .collect();
         // Matched URLs by output: sorted runs rather than a map of vectors, as most outputs
         // are one URL's own (the stable sort keeps each run in matching order).
         let mut outputs: Vec<(u64, u32)> = Vec::with_capacity(matched.len());
