@@ -970,6 +970,13 @@ mod tests {
                 samples.push(lu(format!("http://zope.example/{folder}/page-{d}/view"), c));
             }
         }
+        // Items whose `view` is a page of their own: `/view` is no default view site-wide,
+        // the rules are the folders' own.
+        for d in 0..40u64 {
+            let c = 3000 + 2 * d;
+            samples.push(lu(format!("http://zope.example/staff/s-{d}"), c));
+            samples.push(lu(format!("http://zope.example/staff/s-{d}/view"), c + 1));
+        }
         samples.push(lu("http://zope.example/news/team-photo.jpg".into(), 5000));
         let out = learn_host("zope.example", &samples, &LearnConfig::default()).unwrap();
         let engine = HostRules::compile(&out.rules).unwrap();
@@ -987,6 +994,7 @@ mod tests {
         for file in [
             "http://zope.example/news/team-photo.jpg",
             "http://zope.example/events/poster.png",
+            "http://zope.example/staff/s-3",
         ] {
             assert_ne!(
                 canonical(file),
