@@ -28,6 +28,10 @@
 //!   host labels, path segments, scheme and port cannot be dropped without changing the URL's
 //!   shape, so they are set to the `fill` value (`ignore path_0 -> archive`).
 //!
+//! A rule may also fence a `*` path segment off files (`"not_files": ["path_1"]`, written only
+//! when set): there the `*` matches only values that do not name a file ([`files`]), so a rule
+//! learned on documents (`/f/report/view` ≡ `/f/report`) leaves `/f/scan.pdf/view` alone.
+//!
 //! A host may also carry `site_rules`, host-wide normalizations applied before the pattern rules
 //! (drop a parameter everywhere, lower-case paths, strip a default document or trailing slashes,
 //! sort the query, use https):
