@@ -22,7 +22,9 @@ use undust::canon::engine::HostRules;
 use undust::canon::fast::{recognize, recognize_form, FastForm};
 use undust::canon::mirror::MirrorTable;
 use undust::canon::normalize::{StaticConfig, StaticNormalizer};
-use undust::canon::rules::{HostRuleSet, MirrorAlias, MirrorSet, MirrorSite, SiteAction, SiteRule};
+use undust::canon::rules::{
+    HostRuleSet, Key, MirrorAlias, MirrorSet, MirrorSite, Operation, Rule, SiteAction, SiteRule,
+};
 use undust::canon::view::UrlView;
 use undust::canon::{Canonical, Canonicalizer};
 use undust::corpus::{generate, CorpusConfig};
@@ -351,6 +353,67 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
     ] {
         urls.push(format!("http://forge.example{path}"));
         urls.push(format!("https://forge.example:8443{path}"));
+    }
+    // A content tree's rule learned on documents, its `*` fenced off files
+    // (`Rule::not_files`): `/f/doc/view` ≡ `/f/doc`, while `/f/scan.pdf/view` stays.
+    let key = |text: &str| -> Key { text.parse().expect("a key") };
+    let tree = HostRuleSet {
+        host: "tree.example".into(),
+        version: 1,
+        learned_at_unix_ms: 0,
+        site_rules: Vec::new(),
+        rules: vec![Rule {
+            id: "tree.example#1".into(),
+            source_pattern: "http://tree.example/f/*/view".into(),
+            target_pattern: "http://tree.example/f/*".into(),
+            operations: vec![
+                Operation::Keep {
+                    key: key("scheme"),
+                    value: "http".into(),
+                },
+                Operation::Keep {
+                    key: key("auth_0"),
+                    value: "tree".into(),
+                },
+                Operation::Keep {
+                    key: key("auth_1"),
+                    value: "example".into(),
+                },
+                Operation::Keep {
+                    key: key("path_0"),
+                    value: "f".into(),
+                },
+                Operation::Replace {
+                    key: key("path_1"),
+                    from: key("path_1"),
+                    lowercase: false,
+                    extract: None,
+                },
+                Operation::Ignore {
+                    key: key("path_2"),
+                    fill: None,
+                },
+            ],
+            support: 4,
+            false_positive_rate: 0.0,
+            support_clusters: 2,
+            not_files: vec![key("path_1")],
+        }],
+    };
+    let tree = Arc::new(HostRules::compile(&tree).expect("valid tree rules"));
+    plain.rules().swap("tree.example", Arc::clone(&tree));
+    mirrored.rules().swap("tree.example", tree);
+    for path in [
+        "/f/report/view",
+        "/f/scan.pdf/view",
+        "/f/Photo.JPG/view",
+        "/f/v1.2/view",
+        "/f/a%2Epdf/view",
+        "/f/report/view?utm_source=x",
+        "/f/scan.pdf/view;jsessionid=0123456789abcdef",
+        "/f/.htaccess/view",
+    ] {
+        urls.push(format!("http://tree.example{path}"));
     }
     mirrored.set_mirrors(Arc::new(
         MirrorTable::compile(&sets).expect("valid mirror sets"),

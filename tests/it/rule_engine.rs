@@ -78,6 +78,7 @@ fn case_rules() -> HostRuleSet {
         support: 2,
         false_positive_rate: 0.0,
         support_clusters: 1,
+        not_files: Vec::new(),
     };
     HostRuleSet {
         host: CASE_HOST.into(),
@@ -196,6 +197,7 @@ fn shapes_rules() -> HostRuleSet {
             support: 2,
             false_positive_rate: 0.0,
             support_clusters: 1,
+            not_files: Vec::new(),
         }],
     }
 }

@@ -21,6 +21,7 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use url::Url;
 
+use crate::canon::rules::files;
 use crate::canon::rules::key::{
     decompose, decompose_view, escape_for, Key, KeyRef, MAX_KEYS_PER_URL,
 };
@@ -112,6 +113,9 @@ struct CompiledRule {
     ops_text: Vec<String>,
     /// Source entries: key, its hash, literal value if any.
     source: Vec<(Key, u64, Option<String>)>,
+    /// Source entries whose `*` matches only values that do not name a file
+    /// ([`Rule::not_files`]); mostly empty.
+    not_files: Vec<usize>,
     /// The order [`HostRules::matches`] checks the source entries in: literals of the path
     /// and query first (where the rules of one shape differ), the host's entries last (every
     /// URL the host's rules see mostly has them), so a rule that does not match fails early.
@@ -217,6 +221,11 @@ impl HostRules {
                     Operation::Ignore { fill: None, .. } => {}
                 }
             }
+            let not_files: Vec<usize> = rule
+                .not_files
+                .iter()
+                .filter_map(|key| source.iter().position(|(k, _, _)| k == key))
+                .collect();
             let mut check_order: Vec<usize> = (0..source.len()).collect();
             check_order.sort_by_key(|&j| {
                 let (key, _, literal) = &source[j];
@@ -250,6 +259,7 @@ impl HostRules {
                 ops_text: rule.operations.iter().map(ToString::to_string).collect(),
                 literals: v.source.literal_count(),
                 source,
+                not_files,
                 ops,
                 layout,
                 fixed_bytes,
@@ -582,7 +592,10 @@ impl HostRules {
             slots[j] = pos as u8;
             next = pos + 1;
         }
-        true
+        // A fenced `*` leaves files to their own URLs (checked last: most rules have none).
+        rule.not_files
+            .iter()
+            .all(|&j| !files::names_a_file(kv[usize::from(slots[j])].1))
     }
 
     /// Writes rule `i`'s output for a decomposed URL whose source entries are at `slots`;
@@ -815,6 +828,7 @@ mod tests {
             support: 1,
             false_positive_rate: 0.0,
             support_clusters: 1,
+            not_files: Vec::new(),
         }
     }
 
@@ -882,6 +896,92 @@ mod tests {
         // Extra key: closed-world pattern does not match.
         let u = Url::parse("http://example.com/a/forum.php?pageid=21&sid=9&page=2").unwrap();
         assert_eq!(h.apply(&u), None);
+    }
+
+    /// A rule learned on documents (`/f/report/view` ≡ `/f/report`) whose `*` is fenced off
+    /// files leaves a file and the page about it apart (`/f/scan.pdf/view` is not the PDF's
+    /// bytes), and a less specific rule of the same shape still sees the file.
+    #[test]
+    fn a_wildcard_fenced_off_files_leaves_files_to_other_rules() {
+        let mut view = rule(
+            "v",
+            "http://example.com/f/*/view",
+            "http://example.com/f/*",
+            &ops(&["keep path_0=f", "replace path_1 <- path_1", "ignore path_2"]),
+        );
+        let any = |text: &str| Url::parse(text).unwrap();
+        let unfenced = host(vec![view.clone()]);
+        assert_eq!(
+            unfenced
+                .apply(&any("http://example.com/f/scan.pdf/view"))
+                .map(|r| r.canonical),
+            Some("http://example.com/f/scan.pdf".to_owned()),
+            "without the fence the file meets its view page"
+        );
+        view.not_files = vec![Key::Path(1)];
+        let h = host(vec![view.clone()]);
+        assert_eq!(
+            h.apply(&any("http://example.com/f/report/view"))
+                .map(|r| r.canonical),
+            Some("http://example.com/f/report".to_owned())
+        );
+        for file in ["scan.pdf", "photo.JPG", "archive.tar.gz"] {
+            assert_eq!(
+                h.apply(&any(&format!("http://example.com/f/{file}/view"))),
+                None,
+                "{file}"
+            );
+        }
+        // Not files: a version, a titled id.
+        for page in ["v1.2", "a-title.123"] {
+            assert!(h
+                .apply(&any(&format!("http://example.com/f/{page}/view")))
+                .is_some());
+        }
+        let catch_all = rule(
+            "c",
+            "http://example.com/*/*/*",
+            "http://example.com/*/*/*",
+            &ops(&[
+                "replace path_0 <- path_0",
+                "replace path_1 <- lower(path_1)",
+                "replace path_2 <- path_2",
+            ]),
+        );
+        let h = host(vec![view, catch_all]);
+        let explained = h
+            .explain(&any("http://example.com/f/Scan.PDF/view"))
+            .unwrap();
+        assert_eq!(explained.rule.unwrap().rule_id, "c");
+    }
+
+    /// `not_files` names path segments the source leaves `*`, once each.
+    #[test]
+    fn a_fence_on_a_literal_or_a_query_key_is_refused() {
+        let base = rule(
+            "v",
+            "http://example.com/f/*/view?p=*",
+            "http://example.com/f/*?p=*",
+            &ops(&[
+                "keep path_0=f",
+                "replace path_1 <- path_1",
+                "ignore path_2",
+                "replace query:p <- query:p",
+            ]),
+        );
+        for fence in [
+            vec![Key::Path(0)],
+            vec!["query:p".parse().unwrap()],
+            vec![Key::Path(1), Key::Path(1)],
+            vec![Key::Path(5)],
+        ] {
+            let mut r = base.clone();
+            r.not_files = fence.clone();
+            assert!(r.validate().is_err(), "{fence:?}");
+        }
+        let mut r = base;
+        r.not_files = vec![Key::Path(1)];
+        assert!(r.validate().is_ok());
     }
 
     #[test]

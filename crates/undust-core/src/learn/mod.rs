@@ -691,6 +691,7 @@ fn to_rule(samples: &Samples, c: &Candidate, p: &Proof) -> Option<Rule> {
         support: u64::from(p.matched),
         false_positive_rate: p.fpr(),
         support_clusters: u64::from(p.positive_clusters),
+        not_files: p.fenced_files.into_iter().map(key).collect(),
     };
     rule.validate().ok()?;
     Some(rule)
@@ -747,6 +748,7 @@ fn with_guards(samples: &Samples, c: &Candidate, p: &Proof) -> Vec<Rule> {
             keys: Vec::new(),
             guards: Vec::new(),
             reaches_unshown_files: false,
+            fenced_files: None,
         };
         match to_rule(samples, &guard, &fence) {
             Some(r) => out.push(r),
@@ -888,6 +890,115 @@ mod tests {
             assert_ne!(
                 canonical(file),
                 canonical(&format!("{file}/details")),
+                "{file}: {:#?}",
+                out.rules
+            );
+        }
+    }
+
+    /// The same repository, where the documents keep their `details` rule: its `*` is fenced
+    /// off files (`Rule::not_files`) instead of the rule being refused because files sit
+    /// beside the documents (stop 23 refused it, and Plone's documents lost their `/view`).
+    #[test]
+    fn documents_keep_their_view_rule_beside_files() {
+        let mut samples = Vec::new();
+        for (f, folder) in ["reports", "minutes"].iter().enumerate() {
+            for d in 0..40u64 {
+                let c = 1000 * f as u64 + d;
+                samples.push(lu(format!("http://cms.example/{folder}/item-{d}"), c));
+                samples.push(lu(
+                    format!("http://cms.example/{folder}/item-{d}/details"),
+                    c,
+                ));
+            }
+            // Files beside them, each with its `details` page: two contents.
+            for n in 0..4u64 {
+                let c = 1000 * f as u64 + 500 + 2 * n;
+                samples.push(lu(format!("http://cms.example/{folder}/scan-{n}.pdf"), c));
+                samples.push(lu(
+                    format!("http://cms.example/{folder}/scan-{n}.pdf/details"),
+                    c + 1,
+                ));
+            }
+        }
+        // A folder whose items' `details` is a page of its own (a profile and its contact
+        // card): `/details` is no default view site-wide, the rules are the folders' own.
+        for d in 0..40u64 {
+            let c = 5000 + 2 * d;
+            samples.push(lu(format!("http://cms.example/people/p-{d}"), c));
+            samples.push(lu(
+                format!("http://cms.example/people/p-{d}/details"),
+                c + 1,
+            ));
+        }
+        let out = learn_host("cms.example", &samples, &LearnConfig::default()).unwrap();
+        let engine = HostRules::compile(&out.rules).unwrap();
+        let canonical = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            engine.apply(&url).map_or(url.to_string(), |r| r.canonical)
+        };
+        let document = "http://cms.example/minutes/item-77";
+        assert_eq!(
+            canonical(document),
+            canonical(&format!("{document}/details")),
+            "{:#?}",
+            out.rules
+        );
+        for page in [
+            "http://cms.example/minutes/scan-9.pdf",
+            "http://cms.example/reports/scan-0.pdf",
+            "http://cms.example/people/p-77",
+        ] {
+            assert_ne!(canonical(page), canonical(&format!("{page}/details")));
+        }
+        assert!(out.rules.rules.iter().any(|r| !r.not_files.is_empty()));
+    }
+
+    /// The Plone host of seed 46 (stop 24), reduced: a content tree whose documents are shown
+    /// with their `view` in two folders, and one image in the whole sample, at its bare URL
+    /// only. One cluster is too few to count `.jpg` as a page type of files at that depth, so
+    /// the learned `view` rule reached the image (`x.jpg` ≡ `x.jpg/view`: the bytes and a page
+    /// about them). A rule shown on documents only reaches no file, whatever the sample holds
+    /// of files there.
+    #[test]
+    fn a_file_the_sample_shows_once_is_not_merged_with_its_view() {
+        let mut samples = Vec::new();
+        for (f, folder) in ["news", "events"].iter().enumerate() {
+            for d in 0..40u64 {
+                let c = 1000 * f as u64 + d;
+                samples.push(lu(format!("http://zope.example/{folder}/page-{d}"), c));
+                samples.push(lu(format!("http://zope.example/{folder}/page-{d}/view"), c));
+            }
+        }
+        // Items whose `view` is a page of their own: `/view` is no default view site-wide,
+        // the rules are the folders' own.
+        for d in 0..40u64 {
+            let c = 3000 + 2 * d;
+            samples.push(lu(format!("http://zope.example/staff/s-{d}"), c));
+            samples.push(lu(format!("http://zope.example/staff/s-{d}/view"), c + 1));
+        }
+        samples.push(lu("http://zope.example/news/team-photo.jpg".into(), 5000));
+        let out = learn_host("zope.example", &samples, &LearnConfig::default()).unwrap();
+        let engine = HostRules::compile(&out.rules).unwrap();
+        let canonical = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            engine.apply(&url).map_or(url.to_string(), |r| r.canonical)
+        };
+        let document = "http://zope.example/events/page-99";
+        assert_eq!(
+            canonical(document),
+            canonical(&format!("{document}/view")),
+            "{:#?}",
+            out.rules
+        );
+        for file in [
+            "http://zope.example/news/team-photo.jpg",
+            "http://zope.example/events/poster.png",
+            "http://zope.example/staff/s-3",
+        ] {
+            assert_ne!(
+                canonical(file),
+                canonical(&format!("{file}/view")),
                 "{file}: {:#?}",
                 out.rules
             );

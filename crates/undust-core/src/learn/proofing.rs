@@ -16,9 +16,12 @@
 //!
 //! And the rule as a whole must merge URLs of at least `min_support_clusters` distinct clusters,
 //! so one cluster that wrongly merged different pages cannot create a rule. A rule that makes
-//! its `*` segment the last one or stops it being the last (`/f/*/view` ≡ `/f/*`) is refused
-//! where the host shows that segment holding files of an extension its merges never showed:
-//! a file's bare URL is its bytes, its `/view` a page about it (Zope, Plone, WebDAV).
+//! its `*` segment the last one or stops it being the last (`/f/*/view` ≡ `/f/*`) reaches
+//! files there only where its merges showed files: a file's bare URL is its bytes, its `/view`
+//! a page about it (Zope, Plone, WebDAV). A rule shown on documents only has its `*` fenced off
+//! every value that names a file ([`crate::canon::rules::files`]); a rule shown on files is
+//! refused where the host shows that segment holding files of an extension its merges never
+//! showed.
 //!
 //! Canonical forms are compared by a 64-bit hash of their key-value sequence (the same sequence
 //! the engine writes); a collision would need ~2^32 distinct forms per host.
@@ -59,11 +62,16 @@ pub(crate) struct Proof {
     /// (deployed as more specific identity rules beside the rule).
     pub guards: Vec<(KeyId, u32)>,
     /// The rule makes its `*` path segment the last one or stops it being the last
-    /// (`/f/*/view` -> `/f/*`), and the host shows that segment holding files of an extension
-    /// (`see Proofer::file_kinds`) that no merge of the rule showed: a file's bare URL is its
-    /// bytes and `/x.png/view` a page about it, so the rule has no evidence there and is
-    /// refused (no pattern can fence off "every value with this extension").
+    /// (`/f/*/view` -> `/f/*`), its merges showed files there, and the host shows that segment
+    /// holding files of another extension (`see Proofer::file_kinds`): a file's bare URL is its
+    /// bytes and `/x.png/view` a page about it, so the rule has no evidence for those and is
+    /// refused (its `*` cannot be fenced off files without losing the files it was shown on).
     pub reaches_unshown_files: bool,
+    /// The same `*` when no merge of the rule showed a file there: the rule was shown on
+    /// documents only, so its `*` is written to match no value that names a file
+    /// (`Rule::not_files`), whatever the sample holds of files at that segment: the files
+    /// beside the documents keep their URLs, and the documents keep the rule.
+    pub fenced_files: Option<KeyId>,
 }
 
 impl Proof {
@@ -177,9 +185,10 @@ impl<'a> Proofer<'a> {
             .filter(move |&u| lits.iter().all(|&(k, v)| self.samples.get(u, k) == Some(v)))
     }
 
-    /// The `*` path segment of `source` that the rule keeps in place while it makes it the last
-    /// segment or stops it being the last (`/f/*/view` -> `/f/*`, or the reverse): where that
-    /// value is a file name, the rule maps a file to a page about it.
+    /// The `*` path segment of `source` whose value the rule writes as the output's last
+    /// segment while it was not the source's last, or the reverse (`/f/*/view` -> `/f/*`,
+    /// `/a/*/view` -> `/b/a/*`, `/f/*` -> `/f/*/view`): where that value is a file name, the
+    /// rule maps a file to a page about it.
     fn ending_wildcard(&self, source: &[(KeyId, Cond)], ops: &[Op]) -> Option<KeyId> {
         use crate::canon::rules::key::Key;
         let segment = |k: KeyId| match self.samples.keys[k as usize] {
@@ -199,14 +208,15 @@ impl<'a> Proofer<'a> {
             Op::Ignore { fill: None, .. } => None,
         });
         let (_, last_output) = last_in(&mut written.into_iter())?;
-        if last_source == last_output {
-            return None;
-        }
-        source.iter().find_map(|&(k, cond)| {
-            let kept = ops
-                .iter()
-                .any(|op| matches!(*op, Op::Replace { key, from, .. } if key == k && from == k));
-            (cond == Cond::Any && kept && (k == last_source || k == last_output)).then_some(k)
+        ops.iter().find_map(|op| match *op {
+            Op::Replace { key, from, .. }
+                if segment(key).is_some()
+                    && source.iter().any(|&(k, c)| k == from && c == Cond::Any)
+                    && (from == last_source) != (key == last_output) =>
+            {
+                Some(from)
+            }
+            _ => None,
         })
     }
 
@@ -256,13 +266,48 @@ impl<'a> Proofer<'a> {
         ops: &[Op],
         merged: &[KeyId],
     ) -> Proof {
+        let proof = self.proof_of(source, shape, ops, merged, None);
+        // A rule fenced off files never rewrites them: its evidence is that of the URLs it
+        // still matches (a file and its view page in two clusters are no false merge of it).
+        match proof.fenced_files {
+            Some(k)
+                if self
+                    .matching(source, shape)
+                    .any(|u| self.names_a_file(u, k)) =>
+            {
+                self.proof_of(source, shape, ops, merged, Some(k))
+            }
+            _ => proof,
+        }
+    }
+
+    /// Whether URL `u`'s value of path key `k` names a file ([`crate::canon::rules::files`]).
+    fn names_a_file(&self, u: u32, k: KeyId) -> bool {
+        self.samples.get(u, k).is_some_and(|v| {
+            crate::canon::rules::files::names_a_file(&self.samples.values[v as usize])
+        })
+    }
+
+    /// [`Proofer::proof`] on the URLs the rule matches, without those whose value of `fence`
+    /// names a file.
+    fn proof_of(
+        &mut self,
+        source: &[(KeyId, Cond)],
+        shape: u32,
+        ops: &[Op],
+        merged: &[KeyId],
+        fence: Option<KeyId>,
+    ) -> Proof {
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             self.mark.iter_mut().for_each(|m| *m = 0);
             self.generation = 1;
         }
         let gen = self.generation;
-        let matched: Vec<u32> = self.matching(source, shape).collect();
+        let matched: Vec<u32> = self
+            .matching(source, shape)
+            .filter(|&u| fence.is_none_or(|k| !self.names_a_file(u, k)))
+            .collect();
         // Matched URLs by output: sorted runs rather than a map of vectors, as most outputs
         // are one URL's own (the stable sort keeps each run in matching order).
         let mut outputs: Vec<(u64, u32)> = Vec::with_capacity(matched.len());
@@ -417,7 +462,9 @@ impl<'a> Proofer<'a> {
             }
         }
         proof.positive_clusters = positive.len() as u32;
-        if let Some(kinds) = ending.and_then(|k| self.file_kinds.get(&k)) {
+        if shown_kinds.iter().all(Option::is_none) {
+            proof.fenced_files = ending;
+        } else if let Some(kinds) = ending.and_then(|k| self.file_kinds.get(&k)) {
             proof.reaches_unshown_files = kinds
                 .iter()
                 .any(|kind| !shown_kinds.iter().flatten().any(|s| s == kind));
@@ -501,12 +548,10 @@ fn typed_segments(samples: &Samples) -> FxHashMap<(u64, KeyId), Vec<u32>> {
     out
 }
 
-/// The file extension of a path segment's value, lower-cased with its dot (`.png`), when it has
-/// one ([`crate::canon::rules::site::is_extension`]) after a non-empty stem.
+/// The file extension of a path segment's value, lower-cased with its dot (`.png`), when the
+/// value names a file ([`crate::canon::rules::files`]).
 fn file_kind(value: &str) -> Option<String> {
-    let dot = value.rfind('.').filter(|&d| d > 0)?;
-    let ext = &value[dot..];
-    crate::canon::rules::site::is_extension(ext).then(|| ext.to_ascii_lowercase())
+    crate::canon::rules::files::file_extension(value).map(str::to_ascii_lowercase)
 }
 
 /// Per path key, the file extensions its values take in at least two clusters (see

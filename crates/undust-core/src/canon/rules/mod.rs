@@ -28,6 +28,10 @@
 //!   host labels, path segments, scheme and port cannot be dropped without changing the URL's
 //!   shape, so they are set to the `fill` value (`ignore path_0 -> archive`).
 //!
+//! A rule may also fence a `*` path segment off files (`"not_files": ["path_1"]`, written only
+//! when set): there the `*` matches only values that do not name a file ([`files`]), so a rule
+//! learned on documents (`/f/report/view` ≡ `/f/report`) leaves `/f/scan.pdf/view` alone.
+//!
 //! A host may also carry `site_rules`, host-wide normalizations applied before the pattern rules
 //! (drop a parameter everywhere, lower-case paths, strip a default document or trailing slashes,
 //! sort the query, use https):
@@ -39,6 +43,7 @@
 //! Loading validates everything ([`RuleFile::from_json`]): unknown format or version, bad
 //! patterns, operations that do not produce the target pattern are errors naming the rule.
 
+pub mod files;
 pub mod key;
 pub mod mirror;
 pub mod pattern;
@@ -205,6 +210,13 @@ pub struct Rule {
     /// Distinct duplicate clusters backing the rule.
     #[serde(default)]
     pub support_clusters: u64,
+    /// Path segments of the source whose `*` matches only values that do not name a file
+    /// ([`files`]): the rule was shown on documents (`/f/report/view` ≡ `/f/report`), and a
+    /// file's bare URL is its bytes while `/f/scan.pdf/view` is a page about it (Zope, Plone,
+    /// WebDAV), so the files beside the documents stay as they are. Absent from older rule
+    /// files: every value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_files: Vec<Key>,
 }
 
 /// The rules of one host.
@@ -584,6 +596,16 @@ impl Rule {
                 self.false_positive_rate
             )));
         }
+        for (i, key) in self.not_files.iter().enumerate() {
+            if !matches!(key, Key::Path(_)) || source.get(key) != Some(&ValuePattern::Any) {
+                return Err(bad(format!(
+                    "not_files names {key}, which is not a path segment with * in the source"
+                )));
+            }
+            if self.not_files[..i].contains(key) {
+                return Err(bad(format!("not_files names {key} twice")));
+            }
+        }
         for (i, op) in self.operations.iter().enumerate() {
             if self.operations[..i].iter().any(|o| o.key() == op.key()) {
                 return Err(bad(format!("two operations on {}", op.key())));
@@ -703,7 +725,39 @@ mod tests {
             support: 10,
             false_positive_rate: 0.0,
             support_clusters: 4,
+            not_files: Vec::new(),
         }
+    }
+
+    /// A fence off files is written only when set, and rule files written before it load
+    /// with every value matched.
+    #[test]
+    fn a_fence_off_files_is_written_only_when_set() {
+        let mut file = RuleFile::new(vec![HostRuleSet {
+            host: "example.com".into(),
+            version: 1,
+            learned_at_unix_ms: 0,
+            site_rules: Vec::new(),
+            rules: vec![sample_rule()],
+        }]);
+        let old = file.to_json_pretty().unwrap();
+        assert!(!old.contains("not_files"), "{old}");
+        assert!(RuleFile::from_json(&old).unwrap().hosts[0].rules[0]
+            .not_files
+            .is_empty());
+        let rule = &mut file.hosts[0].rules[0];
+        rule.source_pattern = "http://example.com/*?id=*&sid=*".into();
+        rule.target_pattern = "http://example.com/*?id=*".into();
+        rule.operations[3] = Operation::Replace {
+            key: Key::Path(0),
+            from: Key::Path(0),
+            lowercase: false,
+            extract: None,
+        };
+        rule.not_files = vec![Key::Path(0)];
+        let text = file.to_json_pretty().unwrap();
+        assert!(text.contains(r#""not_files": ["#), "{text}");
+        assert_eq!(RuleFile::from_json(&text).unwrap(), file);
     }
 
     #[test]

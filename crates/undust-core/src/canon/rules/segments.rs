@@ -152,11 +152,8 @@ pub const MAX_TAIL_SEGMENTS: usize = 3;
 /// something is left before it that is not a file, or `None` when none does. A view of a file
 /// is a page about the file, not the file (Plone's `/scan.pdf/view` beside the PDF's bytes).
 pub(crate) fn without_view_tail(tails: &[String], path: &str) -> Option<usize> {
-    let names_a_file = |rest: &str| {
-        let last = rest.rsplit('/').next().unwrap_or("");
-        last.rfind('.')
-            .is_some_and(|dot| super::site::is_extension(&last[dot..]))
-    };
+    let names_a_file =
+        |rest: &str| super::files::names_a_file(rest.rsplit('/').next().unwrap_or(""));
     let mut end = path.len();
     // Each round removes at least one byte: bounded by the path's length.
     while let Some(tail) = tails.iter().find(|t| {
