@@ -248,6 +248,17 @@ pub enum SiteAction {
         /// One to three segments, starting with `/` ([`is_view_tail`]).
         tail: String,
     },
+    /// An id written as the whole first part of a script's query, without a key, becomes the
+    /// parameter `name`: on path `script`, a query whose first part is `N` or `N-title` (no `=`,
+    /// [`keyless_id`]) has that part written `name=N`, the other parts kept after it.
+    /// vBulletin 3.8/4's friendly URLs write `showthread.php?t=5` as
+    /// `showthread.php?5-A-Title` and `forumdisplay.php?f=2` as `forumdisplay.php?2-Name`.
+    KeylessIdInQuery {
+        /// The script's path: starts with `/`.
+        script: String,
+        /// The parameter the id is written in otherwise.
+        name: String,
+    },
 }
 
 impl fmt::Display for SiteAction {
@@ -356,6 +367,9 @@ impl fmt::Display for SiteAction {
             SiteAction::DefaultValueSuffix { name, suffix } => {
                 write!(f, "query:{name}=N -> N{suffix}")
             }
+            SiteAction::KeylessIdInQuery { script, name } => {
+                write!(f, "{script}?N-title -> {script}?{name}=N")
+            }
             SiteAction::DefaultViewTail { tail } => {
                 write!(f, "strip the default view {tail}")
             }
@@ -429,6 +443,8 @@ pub struct SiteRewriter {
     value_defaults: Vec<(String, String)>,
     /// Tails of [`SiteAction::DefaultViewTail`].
     view_tails: Vec<String>,
+    /// (script, name) of [`SiteAction::KeylessIdInQuery`].
+    keyless_ids: Vec<(String, String)>,
 }
 
 impl SiteRewriter {
@@ -581,6 +597,12 @@ impl SiteRewriter {
                     self.view_tails.push(tail.clone());
                 }
             }
+            SiteAction::KeylessIdInQuery { script, name } => {
+                let entry = (script.clone(), name.clone());
+                if !self.keyless_ids.contains(&entry) {
+                    self.keyless_ids.push(entry);
+                }
+            }
         }
     }
 
@@ -600,6 +622,7 @@ impl SiteRewriter {
             || !self.extensions.is_empty()
             || !self.segment_templates.is_empty()
             || !self.view_tails.is_empty()
+            || !self.keyless_ids.is_empty()
     }
 
     /// Whether the rewriter does nothing.
@@ -625,6 +648,7 @@ impl SiteRewriter {
             && self.segment_templates.is_empty()
             && self.value_defaults.is_empty()
             && self.view_tails.is_empty()
+            && self.keyless_ids.is_empty()
     }
 
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
@@ -692,6 +716,7 @@ impl SiteRewriter {
         if let Some((moved, rest)) = self
             .read_query_path(&path, query)
             .or_else(|| self.move_query_value(&path, query))
+            .or_else(|| self.key_the_id(&path, query))
         {
             let (path, query, _) = self.rewrite_parts_after_templates(&moved, rest.as_deref());
             return (
@@ -823,6 +848,32 @@ impl SiteRewriter {
                 }
             })
             .then(|| (format!("{path}{written}"), rest.map(str::to_owned)))
+    }
+
+    /// The path and the query with its keyless id keyed, when a [`SiteAction::KeylessIdInQuery`]
+    /// applies: the script path compares without case when the site is case-insensitive.
+    fn key_the_id(&self, path: &str, query: Option<&str>) -> Option<(String, Option<String>)> {
+        if self.keyless_ids.is_empty() {
+            return None;
+        }
+        let query = query?;
+        let (first, rest) = match split_once_byte(query, b'&') {
+            Some((first, rest)) => (first, Some(rest)),
+            None => (query, None),
+        };
+        let id = keyless_id(first)?;
+        let (_, name) = self.keyless_ids.iter().find(|(script, _)| {
+            if self.lowercase_path {
+                script.eq_ignore_ascii_case(path)
+            } else {
+                script == path
+            }
+        })?;
+        let keyed = match rest.filter(|r| !r.is_empty()) {
+            Some(rest) => format!("{name}={id}&{rest}"),
+            None => format!("{name}={id}"),
+        };
+        Some((path.to_owned(), Some(keyed)))
     }
 
     /// The path and the query left when a [`SiteAction::QueryValueToPath`] applies: the script
@@ -1251,6 +1302,20 @@ pub fn titled_id(segment: &str, separator: char, id_first: bool) -> Option<&str>
     (id_ok && letters == 2 && words).then_some(id)
 }
 
+/// The id of a query part that writes an id without a key ([`SiteAction::KeylessIdInQuery`]):
+/// the part is all digits (at most 19), or digits, `-` and a title ([`titled_id`]); a part with
+/// `=` is a parameter, not an id.
+pub fn keyless_id(part: &str) -> Option<&str> {
+    if part.contains('=') {
+        return None;
+    }
+    let bare = !part.is_empty() && part.len() <= 19 && part.bytes().all(|b| b.is_ascii_digit());
+    if bare {
+        return Some(part);
+    }
+    titled_id(part, '-', true)
+}
+
 /// Whether a would-be title is a short word and then a number: `msg316400`, `page2`, `p15`.
 fn is_typed_reference(title: &str) -> bool {
     let digits_at = title
@@ -1340,6 +1405,29 @@ fn lower_outside_escapes(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keyless_ids_are_a_number_alone_or_before_a_title() {
+        assert_eq!(keyless_id("142097-Some-Title"), Some("142097"));
+        assert_eq!(keyless_id("142097"), Some("142097"));
+        // Parameters, routes, dates and typed references are not keyless ids.
+        assert_eq!(keyless_id("t=142097"), None);
+        assert_eq!(keyless_id("/category/5"), None);
+        assert_eq!(keyless_id("2024-05"), None);
+        assert_eq!(keyless_id("5-page2"), None);
+        assert_eq!(keyless_id(""), None);
+        let rw = SiteRewriter::new([&SiteAction::KeylessIdInQuery {
+            script: "/vb/showthread.php".into(),
+            name: "t".into(),
+        }]);
+        let canon = |u: &str| rw.rewrite(&Url::parse(u).unwrap());
+        assert_eq!(
+            canon("http://a.example/vb/showthread.php?5-A-Title&page=2").as_deref(),
+            Some("http://a.example/vb/showthread.php?t=5&page=2")
+        );
+        assert_eq!(canon("http://a.example/vb/showthread.php?t=5"), None);
+        assert_eq!(canon("http://a.example/vb/member.php?5-someone"), None);
+    }
 
     #[test]
     fn titled_ids_need_a_number_and_a_title_with_a_letter() {
