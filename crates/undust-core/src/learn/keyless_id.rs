@@ -6,7 +6,8 @@
 //! `showthread.php?142097-Some-Title` and `forumdisplay.php?f=2` as
 //! `forumdisplay.php?2-Name` (`&page=2` kept after it): read as parameters, the friendly form is
 //! one key without a value, different on every thread, so neither a dropped parameter nor a
-//! titled value (`TitledIdInQuery`, which needs a key) reaches it. Which key the id belongs to
+//! titled value (`TitledIdInQuery`, which needs a key) reaches it. Parameters in varying order
+//! put the keyless part anywhere in the query (`?s=…&5-title`). Which key the id belongs to
 //! is the script's (`t` on threads, `f` on forums), so it is learned per script: a cluster
 //! holding `S?N-title…` beside `S?…name=N…`, the other parts equal, proposes `(S, name)`.
 //!
@@ -20,7 +21,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::site::{most_shown_first, SmallClusters, MIN_MOVED_ID_VALUES};
-use crate::canon::rules::site::keyless_id;
+use crate::canon::rules::site::keyless_part;
 use crate::canon::rules::SiteAction;
 
 /// A sample's path and query under the accepted actions.
@@ -35,9 +36,14 @@ pub(super) const MIN_THIN_IDS: usize = 2;
 /// form is the script's scheme, not a link of one page.
 const MIN_KEYLESS_PAGES: usize = 2 * MIN_MOVED_ID_VALUES;
 
-/// The first query part and the rest (empty when it is the only one).
-fn first_part(q: &str) -> (&str, &str) {
-    q.split_once('&').unwrap_or((q, ""))
+/// The query `q` without its part number `at`, in the order written.
+fn without_part(q: &str, at: usize) -> String {
+    q.split('&')
+        .enumerate()
+        .filter(|&(i, _)| i != at)
+        .map(|(_, part)| part)
+        .collect::<Vec<_>>()
+        .join("&")
 }
 
 /// The rest of query `q` once its part `name=id` is taken out, in the order written, or `None`
@@ -72,9 +78,9 @@ fn ids_needed(keyless_pages: usize, keyed_shown: usize) -> usize {
 }
 
 /// [`SiteAction::KeylessIdInQuery`] candidates: inside one duplicate cluster, a URL
-/// `S?N-title&rest` (or `S?N&rest`) beside a URL `S?…&name=N&…` whose other parts are `rest`
-/// proposes `(S, name)`; a proposal shown by enough distinct ids ([`ids_needed`]) is a
-/// candidate. Each comes with the samples of `S` whose first query part is a keyless id.
+/// `S?N-title&rest` (or `S?N&rest`, the keyless part anywhere) beside a URL `S?…&name=N&…`
+/// whose other parts are `rest` proposes `(S, name)`; a proposal shown by enough distinct ids
+/// ([`ids_needed`]) is a candidate. Each comes with the samples of `S` with a keyless id.
 pub(super) fn keyless_ids(
     outputs: &[Output<'_>],
     clusters: &SmallClusters,
@@ -85,10 +91,10 @@ pub(super) fn keyless_ids(
         for &a in members {
             let (script, query) = &outputs[a as usize];
             let Some(q) = query.as_deref() else { continue };
-            let (first, rest) = first_part(q);
-            let Some(id) = keyless_id(first) else {
+            let Some((at, id)) = keyless_part(q) else {
                 continue;
             };
+            let rest = without_part(q, at);
             for &b in members {
                 let (path, other) = &outputs[b as usize];
                 if b == a || path != script {
@@ -104,7 +110,7 @@ pub(super) fn keyless_ids(
                     if name.is_empty() || value != id {
                         continue;
                     }
-                    if without_keyed(other, name, id).as_deref() == Some(rest) {
+                    if without_keyed(other, name, id).as_deref() == Some(rest.as_str()) {
                         proposals
                             .entry((script.as_ref(), name))
                             .or_default()
@@ -127,7 +133,7 @@ pub(super) fn keyless_ids(
         if !proposals.keys().any(|(s, _)| *s == path) {
             continue;
         }
-        if let Some(id) = keyless_id(first_part(q).0) {
+        if let Some((_, id)) = keyless_part(q) {
             let entry = keyless.entry(path).or_default();
             entry.0.push(i as u32);
             entry.1.insert(id);

@@ -248,9 +248,9 @@ pub enum SiteAction {
         /// One to three segments, starting with `/` ([`is_view_tail`]).
         tail: String,
     },
-    /// An id written as the whole first part of a script's query, without a key, becomes the
-    /// parameter `name`: on path `script`, a query whose first part is `N` or `N-title` (no `=`,
-    /// [`keyless_id`]) has that part written `name=N`, the other parts kept after it.
+    /// An id written as a part of a script's query without a key becomes the parameter `name`:
+    /// on path `script`, the one query part that is `N` or `N-title` (no `=`, [`keyless_part`])
+    /// is written `name=N` in its place, the other parts kept, unless a part names `name`.
     /// vBulletin 3.8/4's friendly URLs write `showthread.php?t=5` as
     /// `showthread.php?5-A-Title` and `forumdisplay.php?f=2` as `forumdisplay.php?2-Name`.
     KeylessIdInQuery {
@@ -851,17 +851,15 @@ impl SiteRewriter {
     }
 
     /// The path and the query with its keyless id keyed, when a [`SiteAction::KeylessIdInQuery`]
-    /// applies: the script path compares without case when the site is case-insensitive.
+    /// applies ([`keyless_part`], and no part names the parameter already, so the result is a
+    /// fixpoint): the script path and the name compare without case when the site is
+    /// case-insensitive.
     fn key_the_id(&self, path: &str, query: Option<&str>) -> Option<(String, Option<String>)> {
         if self.keyless_ids.is_empty() {
             return None;
         }
         let query = query?;
-        let (first, rest) = match split_once_byte(query, b'&') {
-            Some((first, rest)) => (first, Some(rest)),
-            None => (query, None),
-        };
-        let id = keyless_id(first)?;
+        let (at, id) = keyless_part(query)?;
         let (_, name) = self.keyless_ids.iter().find(|(script, _)| {
             if self.lowercase_path {
                 script.eq_ignore_ascii_case(path)
@@ -869,11 +867,29 @@ impl SiteRewriter {
                 script == path
             }
         })?;
-        let keyed = match rest.filter(|r| !r.is_empty()) {
-            Some(rest) => format!("{name}={id}&{rest}"),
-            None => format!("{name}={id}"),
-        };
-        Some((path.to_owned(), Some(keyed)))
+        let named = query.split('&').any(|part| {
+            let n = part.split_once('=').map_or(part, |(n, _)| n);
+            if self.lowercase_query {
+                n.eq_ignore_ascii_case(name)
+            } else {
+                n == name
+            }
+        });
+        if named {
+            return None;
+        }
+        let keyed: Vec<Cow<'_, str>> = query
+            .split('&')
+            .enumerate()
+            .map(|(i, part)| {
+                if i == at {
+                    Cow::Owned(format!("{name}={id}"))
+                } else {
+                    Cow::Borrowed(part)
+                }
+            })
+            .collect();
+        Some((path.to_owned(), Some(keyed.join("&"))))
     }
 
     /// The path and the query left when a [`SiteAction::QueryValueToPath`] applies: the script
@@ -1302,6 +1318,21 @@ pub fn titled_id(segment: &str, separator: char, id_first: bool) -> Option<&str>
     (id_ok && letters == 2 && words).then_some(id)
 }
 
+/// The position and id of the one part of `query` that is a keyless id ([`keyless_id`]), or
+/// `None` when no part is or several are (`?5-a&6-b` names no one page).
+pub fn keyless_part(query: &str) -> Option<(usize, &str)> {
+    let mut found = None;
+    for (i, part) in query.split('&').enumerate() {
+        if let Some(id) = keyless_id(part) {
+            if found.is_some() {
+                return None;
+            }
+            found = Some((i, id));
+        }
+    }
+    found
+}
+
 /// The id of a query part that writes an id without a key ([`SiteAction::KeylessIdInQuery`]):
 /// the part is all digits (at most 19), or digits, `-` and a title ([`titled_id`]); a part with
 /// `=` is a parameter, not an id.
@@ -1426,6 +1457,13 @@ mod tests {
             Some("http://a.example/vb/showthread.php?t=5&page=2")
         );
         assert_eq!(canon("http://a.example/vb/showthread.php?t=5"), None);
+        assert_eq!(
+            canon("http://a.example/vb/showthread.php?s=ab12&5-A-Title").as_deref(),
+            Some("http://a.example/vb/showthread.php?s=ab12&t=5")
+        );
+        // Two ids, or the key written already: no one page to key.
+        assert_eq!(canon("http://a.example/vb/showthread.php?5-A-Title&6-B-Title"), None);
+        assert_eq!(canon("http://a.example/vb/showthread.php?t=5&6-B-Title"), None);
         assert_eq!(canon("http://a.example/vb/member.php?5-someone"), None);
     }
 
