@@ -1462,8 +1462,14 @@ mod tests {
             Some("http://a.example/vb/showthread.php?s=ab12&t=5")
         );
         // Two ids, or the key written already: no one page to key.
-        assert_eq!(canon("http://a.example/vb/showthread.php?5-A-Title&6-B-Title"), None);
-        assert_eq!(canon("http://a.example/vb/showthread.php?t=5&6-B-Title"), None);
+        assert_eq!(
+            canon("http://a.example/vb/showthread.php?5-A-Title&6-B-Title"),
+            None
+        );
+        assert_eq!(
+            canon("http://a.example/vb/showthread.php?t=5&6-B-Title"),
+            None
+        );
         assert_eq!(canon("http://a.example/vb/member.php?5-someone"), None);
     }
 
