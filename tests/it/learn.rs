@@ -972,7 +972,8 @@ fn tuning_families_quality() {
 }
 
 /// Measured share of the best achievable compression on the first six held-out families
-/// (micro): 0.866 on the sites seeded by each family's name (stop 24; the earlier figures were
+/// (micro): 0.889 with vBulletin's friendly query (`showthread.php?N-title` ≡ `?t=N`) keyed
+/// (stop 25); 0.866 on the sites seeded by each family's name (stop 24; the earlier figures were
 /// measured on the sites of their places in the set); 0.893 with parameters dropped at their
 /// default value only (Q&A's `answertab=votes`, the default answer order, beside the other
 /// orders; stop 24); 0.875 with site actions learned as bundles (vBulletin's `showthread.php?t=N` ≡
@@ -981,7 +982,7 @@ fn tuning_families_quality() {
 /// stop 21; 0.659 before ids moving from a query value into the path and slugs beside ids;
 /// 0.669 before the page-type guards, which gave up Q&A rules that merged tag listings: fpr
 /// 0.00093 -> 0). A floor against regressions.
-const HELD_OUT_SHARE_FLOOR: f64 = 0.86;
+const HELD_OUT_SHARE_FLOOR: f64 = 0.88;
 /// The families added to the held-out set later, each with the share it had when first
 /// measured, before any learner change that followed: a floor per family. DokuWiki and Joomla
 /// at stop 20; Bugzilla at stop 22; SMF (0.761), Gitea (0.406) and Piwigo (0.049) at stop 23,

@@ -22,12 +22,14 @@ mod config;
 pub(crate) mod duplicate_nodes;
 pub mod eval;
 pub(crate) mod key;
+mod keyless_id;
 pub(crate) mod operations;
 pub(crate) mod proofing;
 mod query_path;
 mod segments;
 pub(crate) mod select;
 pub(crate) mod site;
+mod thin_tails;
 pub(crate) mod tree;
 
 use std::time::Instant;

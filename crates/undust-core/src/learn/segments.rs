@@ -13,7 +13,8 @@
 //!   `/c/slug/5/l/latest`; Gitea's `/owner/repo` and `/owner/repo/src/branch/main`).
 //!
 //! A shape is proposed only when at least [`MIN_MOVED_ID_VALUES`] distinct values (ids,
-//! pages) show it, so one coincidence is not a scheme; the measure then pools the evidence of
+//! pages) show it, so one coincidence is not a scheme (a view tail on fewer where its route
+//! shows it as the default, `super::thin_tails`); the measure then pools the evidence of
 //! every address of that shape, and one merge of different pages refuses the action. A view
 //! tail that is the page on one-page topics only (XenForo's `threads/x.1/latest`, the last
 //! page) is refused when a cluster shows it beside other addresses but not beside the page
@@ -24,6 +25,7 @@ use std::borrow::Cow;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::site::{most_shown_first, SmallClusters, MIN_MOVED_ID_VALUES};
+use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
 use crate::canon::rules::site::{is_value_suffix, is_view_tail, query_safe_segment_value};
 use crate::canon::rules::SiteAction;
 
@@ -259,7 +261,15 @@ pub(super) fn default_view_tails(
     }
     let mut out: Vec<(usize, SiteAction, Vec<u32>)> = Vec::new();
     for (tail, pages) in proposals {
-        if pages.len() < MIN_MOVED_ID_VALUES || stray_tails(outputs, clusters, tail) {
+        // Fewer pages suffice where the route shows the tail as its default view.
+        let needed = if pages.len() >= MIN_MOVED_ID_VALUES {
+            MIN_MOVED_ID_VALUES
+        } else if route_shows_default(outputs, clusters, tail) {
+            MIN_THIN_TAIL_PAGES
+        } else {
+            MIN_MOVED_ID_VALUES
+        };
+        if pages.len() < needed || stray_tails(outputs, clusters, tail) {
             continue;
         }
         let samples: Vec<u32> = outputs

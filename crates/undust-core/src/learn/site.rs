@@ -52,7 +52,9 @@ use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::config::LearnConfig;
+use super::keyless_id::{keyless_ids, MIN_THIN_IDS};
 use super::segments::{default_value_suffixes, default_view_tails, templated_segments};
+use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
 use super::LabelledUrl;
 use distinct_outputs::distinct_outputs;
 use value_defaults::AtDefault;
@@ -810,6 +812,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     | SiteAction::TemplatedSegmentToQuery { .. }
                     | SiteAction::DefaultValueSuffix { .. }
                     | SiteAction::DefaultViewTail { .. }
+                    | SiteAction::KeylessIdInQuery { .. }
             ) && evidence.negative_groups > 0;
             if let SiteAction::DefaultDocument { name } = &candidate {
                 evidence.negative_groups +=
@@ -839,10 +842,23 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 &candidate,
                 SiteAction::DefaultDocument { name } if is_server_default_document(name)
             );
+            // A keyless id was proposed on every pair of spellings the sample could show
+            // (`super::keyless_id`): that many clusters support it, none contradicting.
+            let keyless = matches!(candidate, SiteAction::KeylessIdInQuery { .. });
+            // A default view whose route shows it as a scheme (`super::thin_tails`): the pages
+            // the sample shows beside it suffice, none contradicting.
+            let thin_tail = matches!(&candidate, SiteAction::DefaultViewTail { tail }
+                if route_shows_default(&round.outputs, &clusters, tail));
             let accepts = evidence.accepts(config)
                 || (server_document
                     && evidence.negative_groups == 0
-                    && evidence.accepts_with_support(config, SERVER_DOCUMENT_MIN_CLUSTERS));
+                    && evidence.accepts_with_support(config, SERVER_DOCUMENT_MIN_CLUSTERS))
+                || (keyless
+                    && evidence.negative_groups == 0
+                    && evidence.accepts_with_support(config, MIN_THIN_IDS as u32))
+                || (thin_tail
+                    && evidence.negative_groups == 0
+                    && evidence.accepts_with_support(config, MIN_THIN_TAIL_PAGES as u32));
             if !contradicted && accepts {
                 rewriter = with;
                 if matches!(
@@ -861,6 +877,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         | SiteAction::StripExtension { .. }
                         | SiteAction::TemplatedSegmentToQuery { .. }
                         | SiteAction::DefaultViewTail { .. }
+                        | SiteAction::KeylessIdInQuery { .. }
                 ) {
                     // Paths changed: page types are recomputed with the outputs.
                     round = start_round(&parsed, &rewriter);
@@ -1186,6 +1203,7 @@ fn candidates(
             .into_iter()
             .chain(default_value_suffixes(outputs, distinct))
             .chain(default_view_tails(outputs, distinct))
+            .chain(keyless_ids(outputs, clusters))
             .filter(|(a, _)| !taken(a)),
     );
     if !trailing_slash.is_empty() && !taken(&SiteAction::StripTrailingSlash) {

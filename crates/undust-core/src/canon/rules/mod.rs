@@ -562,6 +562,17 @@ impl HostRuleSet {
                         ));
                     }
                 }
+                SiteAction::KeylessIdInQuery { script, name } => {
+                    if !script.starts_with('/')
+                        || script.contains(['?', '#'])
+                        || name.is_empty()
+                        || name.contains(['&', '=', '#'])
+                    {
+                        return Err(bad(
+                            "a keyless id needs a script path starting with / without ? # and a parameter name without & = #",
+                        ));
+                    }
+                }
                 SiteAction::LowercasePath
                 | SiteAction::LowercasePathAndQuery
                 | SiteAction::SortQuery

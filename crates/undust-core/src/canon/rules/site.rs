@@ -255,6 +255,17 @@ pub enum SiteAction {
         /// One to three segments, starting with `/` ([`is_view_tail`]).
         tail: String,
     },
+    /// An id written as a part of a script's query without a key becomes the parameter `name`:
+    /// on path `script`, the one query part that is `N` or `N-title` (no `=`, [`keyless_part`])
+    /// is written `name=N` in its place, the other parts kept, unless a part names `name`.
+    /// vBulletin 3.8/4's friendly URLs write `showthread.php?t=5` as
+    /// `showthread.php?5-A-Title` and `forumdisplay.php?f=2` as `forumdisplay.php?2-Name`.
+    KeylessIdInQuery {
+        /// The script's path: starts with `/`.
+        script: String,
+        /// The parameter the id is written in otherwise.
+        name: String,
+    },
 }
 
 impl fmt::Display for SiteAction {
@@ -369,6 +380,9 @@ impl fmt::Display for SiteAction {
             SiteAction::DefaultValueSuffix { name, suffix } => {
                 write!(f, "query:{name}=N -> N{suffix}")
             }
+            SiteAction::KeylessIdInQuery { script, name } => {
+                write!(f, "{script}?N-title -> {script}?{name}=N")
+            }
             SiteAction::DefaultViewTail { tail } => {
                 write!(f, "strip the default view {tail}")
             }
@@ -444,6 +458,8 @@ pub struct SiteRewriter {
     value_defaults: Vec<(String, String)>,
     /// Tails of [`SiteAction::DefaultViewTail`].
     view_tails: Vec<String>,
+    /// (script, name) of [`SiteAction::KeylessIdInQuery`].
+    keyless_ids: Vec<(String, String)>,
 }
 
 impl SiteRewriter {
@@ -599,6 +615,12 @@ impl SiteRewriter {
                     self.view_tails.push(tail.clone());
                 }
             }
+            SiteAction::KeylessIdInQuery { script, name } => {
+                let entry = (script.clone(), name.clone());
+                if !self.keyless_ids.contains(&entry) {
+                    self.keyless_ids.push(entry);
+                }
+            }
         }
     }
 
@@ -618,6 +640,7 @@ impl SiteRewriter {
             || !self.extensions.is_empty()
             || !self.segment_templates.is_empty()
             || !self.view_tails.is_empty()
+            || !self.keyless_ids.is_empty()
     }
 
     /// Whether the rewriter does nothing.
@@ -643,6 +666,7 @@ impl SiteRewriter {
             && self.segment_templates.is_empty()
             && self.value_defaults.is_empty()
             && self.view_tails.is_empty()
+            && self.keyless_ids.is_empty()
     }
 
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
@@ -710,6 +734,7 @@ impl SiteRewriter {
         if let Some((moved, rest)) = self
             .read_query_path(&path, query)
             .or_else(|| self.move_query_value(&path, query))
+            .or_else(|| self.key_the_id(&path, query))
         {
             let (path, query, _) = self.rewrite_parts_after_templates(&moved, rest.as_deref());
             return (
@@ -891,6 +916,48 @@ impl SiteRewriter {
                 }
             })
             .then(|| (format!("{path}{written}"), rest.map(str::to_owned)))
+    }
+
+    /// The path and the query with its keyless id keyed, when a [`SiteAction::KeylessIdInQuery`]
+    /// applies ([`keyless_part`], and no part names the parameter already, so the result is a
+    /// fixpoint): the script path and the name compare without case when the site is
+    /// case-insensitive.
+    fn key_the_id(&self, path: &str, query: Option<&str>) -> Option<(String, Option<String>)> {
+        if self.keyless_ids.is_empty() {
+            return None;
+        }
+        let query = query?;
+        let (at, id) = keyless_part(query)?;
+        let (_, name) = self.keyless_ids.iter().find(|(script, _)| {
+            if self.lowercase_path {
+                script.eq_ignore_ascii_case(path)
+            } else {
+                script == path
+            }
+        })?;
+        let named = query.split('&').any(|part| {
+            let n = part.split_once('=').map_or(part, |(n, _)| n);
+            if self.lowercase_query {
+                n.eq_ignore_ascii_case(name)
+            } else {
+                n == name
+            }
+        });
+        if named {
+            return None;
+        }
+        let keyed: Vec<Cow<'_, str>> = query
+            .split('&')
+            .enumerate()
+            .map(|(i, part)| {
+                if i == at {
+                    Cow::Owned(format!("{name}={id}"))
+                } else {
+                    Cow::Borrowed(part)
+                }
+            })
+            .collect();
+        Some((path.to_owned(), Some(keyed.join("&"))))
     }
 
     /// The path and the query left when a [`SiteAction::QueryValueToPath`] applies: the script
@@ -1319,6 +1386,35 @@ pub fn titled_id(segment: &str, separator: char, id_first: bool) -> Option<&str>
     (id_ok && letters == 2 && words).then_some(id)
 }
 
+/// The position and id of the one part of `query` that is a keyless id ([`keyless_id`]), or
+/// `None` when no part is or several are (`?5-a&6-b` names no one page).
+pub fn keyless_part(query: &str) -> Option<(usize, &str)> {
+    let mut found = None;
+    for (i, part) in query.split('&').enumerate() {
+        if let Some(id) = keyless_id(part) {
+            if found.is_some() {
+                return None;
+            }
+            found = Some((i, id));
+        }
+    }
+    found
+}
+
+/// The id of a query part that writes an id without a key ([`SiteAction::KeylessIdInQuery`]):
+/// the part is all digits (at most 19), or digits, `-` and a title ([`titled_id`]); a part with
+/// `=` is a parameter, not an id.
+pub fn keyless_id(part: &str) -> Option<&str> {
+    if part.contains('=') {
+        return None;
+    }
+    let bare = !part.is_empty() && part.len() <= 19 && part.bytes().all(|b| b.is_ascii_digit());
+    if bare {
+        return Some(part);
+    }
+    titled_id(part, '-', true)
+}
+
 /// Whether a would-be title is a short word and then a number: `msg316400`, `page2`, `p15`.
 fn is_typed_reference(title: &str) -> bool {
     let digits_at = title
@@ -1408,6 +1504,42 @@ fn lower_outside_escapes(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keyless_ids_are_a_number_alone_or_before_a_title() {
+        assert_eq!(keyless_id("142097-Some-Title"), Some("142097"));
+        assert_eq!(keyless_id("142097"), Some("142097"));
+        // Parameters, routes, dates and typed references are not keyless ids.
+        assert_eq!(keyless_id("t=142097"), None);
+        assert_eq!(keyless_id("/category/5"), None);
+        assert_eq!(keyless_id("2024-05"), None);
+        assert_eq!(keyless_id("5-page2"), None);
+        assert_eq!(keyless_id(""), None);
+        let rw = SiteRewriter::new([&SiteAction::KeylessIdInQuery {
+            script: "/vb/showthread.php".into(),
+            name: "t".into(),
+        }]);
+        let canon = |u: &str| rw.rewrite(&Url::parse(u).unwrap());
+        assert_eq!(
+            canon("http://a.example/vb/showthread.php?5-A-Title&page=2").as_deref(),
+            Some("http://a.example/vb/showthread.php?t=5&page=2")
+        );
+        assert_eq!(canon("http://a.example/vb/showthread.php?t=5"), None);
+        assert_eq!(
+            canon("http://a.example/vb/showthread.php?s=ab12&5-A-Title").as_deref(),
+            Some("http://a.example/vb/showthread.php?s=ab12&t=5")
+        );
+        // Two ids, or the key written already: no one page to key.
+        assert_eq!(
+            canon("http://a.example/vb/showthread.php?5-A-Title&6-B-Title"),
+            None
+        );
+        assert_eq!(
+            canon("http://a.example/vb/showthread.php?t=5&6-B-Title"),
+            None
+        );
+        assert_eq!(canon("http://a.example/vb/member.php?5-someone"), None);
+    }
 
     #[test]
     fn titled_ids_need_a_number_and_a_title_with_a_letter() {
