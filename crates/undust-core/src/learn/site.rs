@@ -58,6 +58,7 @@ use value_defaults::AtDefault;
 
 mod case_scope;
 mod value_defaults;
+mod vocabulary;
 use crate::canon::rules::site::{
     is_extension, path_safe_value, route_safe_value, slug_id_suffix, titled_id, TITLE_SEPARATORS,
 };
@@ -898,6 +899,31 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 round = start_round(&parsed, &rewriter);
                 accepted.extend(bundle.into_iter().map(|a| (a, evidence.clone())));
                 changed = true;
+            }
+        }
+        // A host's small vocabularies, on what every other action leaves: their tables are
+        // written in the outputs' terms (`vocabulary`).
+        if !changed {
+            for (candidate, may_change) in
+                vocabulary::proposals(&round.outputs, &clusters, &accepted)
+            {
+                let mut with = rewriter.clone();
+                with.add(&candidate);
+                let (mut evidence, _) = measure(&parsed, &with, &round, &may_change, None, false);
+                // Each entry was shown by a cluster and reaches only the URLs carrying its own
+                // id: the page-type coverage guards are waived, as for a title beside an id,
+                // and one merge of different pages refuses the table.
+                evidence.changed_in_evidenced_types = evidence.changed;
+                evidence.largest_unevidenced_type = 0;
+                if evidence.negative_groups == 0 && evidence.accepts(config) {
+                    rewriter = with;
+                    round = start_round(&parsed, &rewriter);
+                    accepted.push((candidate, evidence));
+                    changed = true;
+                    // The other proposals were read on the outputs before this one (the same
+                    // table read the other way among them): the next round proposes again.
+                    break;
+                }
             }
         }
         if !changed {

@@ -44,6 +44,7 @@ pub mod mirror;
 pub mod pattern;
 mod segments;
 pub mod site;
+pub mod vocabulary;
 
 use std::fmt;
 
@@ -548,6 +549,18 @@ impl HostRuleSet {
                         return Err(bad(
                             "a default view's tail is one to three non-empty path segments, each after a /",
                         ));
+                    }
+                }
+                SiteAction::Vocabulary {
+                    path,
+                    name,
+                    entries,
+                    renamed,
+                } => {
+                    if let Some(reason) =
+                        vocabulary::vocabulary_error(path, name, entries, renamed)
+                    {
+                        return Err(bad(reason));
                     }
                 }
                 SiteAction::LowercasePath
