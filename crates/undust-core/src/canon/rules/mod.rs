@@ -557,8 +557,7 @@ impl HostRuleSet {
                     entries,
                     renamed,
                 } => {
-                    if let Some(reason) =
-                        vocabulary::vocabulary_error(path, name, entries, renamed)
+                    if let Some(reason) = vocabulary::vocabulary_error(path, name, entries, renamed)
                     {
                         return Err(bad(reason));
                     }

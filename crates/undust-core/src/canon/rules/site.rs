@@ -36,8 +36,8 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::segments::{self, SegmentTemplate};
-use super::vocabulary::Vocabulary;
 pub use super::segments::{is_value_suffix, is_view_tail, query_safe_segment_value};
+use super::vocabulary::Vocabulary;
 use crate::canon::split::{split_byte, split_once_byte};
 use crate::canon::view::UrlView;
 
@@ -722,7 +722,8 @@ impl SiteRewriter {
             .find_map(|v| v.apply(&out_path, out_query.as_deref()));
         match named {
             Some((alias, rest)) => {
-                let (path, query, _) = self.rewrite_parts_before_vocabularies(&alias, rest.as_deref());
+                let (path, query, _) =
+                    self.rewrite_parts_before_vocabularies(&alias, rest.as_deref());
                 (
                     Cow::Owned(path.into_owned()),
                     query.map(|q| Cow::Owned(q.into_owned())),

@@ -57,14 +57,20 @@ impl Vocabulary {
     }
 
     /// The alias path and the query left when this vocabulary names the URL, or `None`.
-    pub(crate) fn apply(&self, path: &str, query: Option<&str>) -> Option<(String, Option<String>)> {
+    pub(crate) fn apply(
+        &self,
+        path: &str,
+        query: Option<&str>,
+    ) -> Option<(String, Option<String>)> {
         if self.name.is_empty() {
             let id = path.strip_prefix(self.path.as_str())?;
             if id.is_empty() || id.contains('/') {
                 return None;
             }
             let alias = self.table.get(id)?;
-            let rest = query.map(|q| self.rename(q, None)).filter(|q| !q.is_empty());
+            let rest = query
+                .map(|q| self.rename(q, None))
+                .filter(|q| !q.is_empty());
             return Some((alias.clone(), rest));
         }
         if path != self.path {
@@ -153,7 +159,9 @@ pub fn vocabulary_error(
                 id.contains(['&', '#'])
             };
         if bad_id || !alias.starts_with('/') || alias.contains(['?', '#']) {
-            return Some("a vocabulary entry needs a non-empty id and an alias path starting with /");
+            return Some(
+                "a vocabulary entry needs a non-empty id and an alias path starting with /",
+            );
         }
         let alias_is_an_id = if name.is_empty() {
             alias.starts_with(path)

@@ -15,7 +15,8 @@
 //! `start` on the route). A table is proposed only when:
 //!
 //! - it is small: the id form carries at most [`MAX_VOCABULARY_ENTRIES`] distinct values over
-//!   all of the host's samples, shown or not (a page's own alias, Drupal's `/node/7607` ≡
+//!   all of the host's samples, shown or not, and at most one per [`MIN_PAGES_PER_NAME`] pages
+//!   of the sample (a page's own alias, Drupal's `/node/7607` ≡
 //!   `/stories/harbor-special-history`, is one entry per page: no table learned from a sample
 //!   covers the pages it did not fetch);
 //! - it is never contradicted: one alias per id, one id per alias, one new name per renamed
@@ -39,6 +40,14 @@ pub(super) const MIN_VOCABULARY_ENTRIES: usize = 2;
 /// Vocabularies proposed at once (the most entries first), so learning stays linear.
 const MAX_VOCABULARY_CANDIDATES: usize = 4;
 
+/// Pages of the host's sample per distinct value of an id form, at least, for the form to be a
+/// vocabulary: a menu item, a category or a tag groups pages (a listing and the items under
+/// it), so a host has far fewer of them than pages; an id form with a value for every few
+/// pages names the pages themselves (Drupal's `/node/N` under each node's own path alias,
+/// WordPress's `?p=N` beside each post's permalink), and a table of those learned from a
+/// sample covers only the pages the sample fetched.
+const MIN_PAGES_PER_NAME: usize = 8;
+
 /// Where an id is written: (script or directory, parameter name or empty for a path segment).
 type IdForm<'o> = (&'o str, &'o str);
 
@@ -56,8 +65,13 @@ struct Shown<'o> {
 pub(super) fn proposals(
     outputs: &[Output<'_>],
     clusters: &SmallClusters,
+    pages: usize,
     accepted: &[(SiteAction, Evidence)],
 ) -> Vec<(SiteAction, Vec<u32>)> {
+    let most_names = (pages / MIN_PAGES_PER_NAME).min(MAX_VOCABULARY_ENTRIES);
+    if most_names < MIN_VOCABULARY_ENTRIES {
+        return Vec::new();
+    }
     let mut shown: FxHashMap<IdForm<'_>, Shown<'_>> = FxHashMap::default();
     for members in clusters.values() {
         for &a in members {
@@ -76,18 +90,40 @@ pub(super) fn proposals(
     for output in outputs {
         for (form, id) in id_forms(output) {
             if let Some(set) = values.get_mut(&form) {
-                if set.len() <= MAX_VOCABULARY_ENTRIES {
+                if set.len() <= most_names {
                     set.insert(id);
                 }
             }
         }
     }
+    // The aliases must be a few names too: the last segments of their directories (a page's
+    // own alias is one of many under its directory, `/blog/2019/05/title`, even where the
+    // directory that holds it is one of many small ones).
+    let mut alias_dirs: FxHashMap<&str, FxHashSet<&str>> = FxHashMap::default();
+    for s in shown.values() {
+        for aliases in s.aliases.values() {
+            for alias in aliases {
+                alias_dirs.entry(alias_form(alias).0).or_default();
+            }
+        }
+    }
+    for (path, _) in outputs {
+        let (dir, last) = alias_form(path);
+        if let Some(set) = alias_dirs.get_mut(dir) {
+            if set.len() <= most_names {
+                set.insert(last);
+            }
+        }
+    }
+    let few = |set: Option<&FxHashSet<&str>>| set.is_some_and(|v| v.len() <= most_names);
     let mut tables: Vec<(IdForm<'_>, Vec<(String, String)>, Vec<(String, String)>)> = Vec::new();
     for (form, s) in shown {
-        if values
-            .get(&form)
-            .is_none_or(|v| v.len() > MAX_VOCABULARY_ENTRIES)
-        {
+        let few_aliases = s
+            .aliases
+            .values()
+            .flatten()
+            .all(|alias| few(alias_dirs.get(alias_form(alias).0)));
+        if !few(values.get(&form)) || !few_aliases {
             continue;
         }
         if let Some((entries, renamed)) = table_of(&s) {
@@ -158,6 +194,16 @@ fn table_of(s: &Shown<'_>) -> Option<(Vec<(String, String)>, Vec<(String, String
     Some((entries, renamed))
 }
 
+/// An alias path's directory and last segment, a trailing `/` left out of both
+/// (`/category/news/` is `news` under `/category/`).
+fn alias_form(path: &str) -> (&str, &str) {
+    let trimmed = path.strip_suffix('/').unwrap_or(path);
+    match trimmed.rfind('/') {
+        Some(slash) => (&trimmed[..=slash], &trimmed[slash + 1..]),
+        None => ("", trimmed),
+    }
+}
+
 /// Every id form `output` is an address of, with the id: its last path segment under its
 /// directory, and each query parameter's value on its script.
 fn id_forms<'o>(output: &'o Output<'_>) -> impl Iterator<Item = (IdForm<'o>, &'o str)> {
@@ -177,7 +223,11 @@ fn id_forms<'o>(output: &'o Output<'_>) -> impl Iterator<Item = (IdForm<'o>, &'o
 }
 
 /// Records the entries `a` and `b`, two addresses of one page, show with `a` as the id form.
-fn show_pair<'o>(a: &'o Output<'_>, b: &'o Output<'_>, shown: &mut FxHashMap<IdForm<'o>, Shown<'o>>) {
+fn show_pair<'o>(
+    a: &'o Output<'_>,
+    b: &'o Output<'_>,
+    shown: &mut FxHashMap<IdForm<'o>, Shown<'o>>,
+) {
     let (a_path, a_query) = a;
     let (b_path, b_query) = b;
     let b_path: &'o str = b_path;
@@ -274,11 +324,14 @@ mod tests {
     fn a_menu_is_learned_with_its_renamed_page_key() {
         let (outputs, clusters) = host(&[
             &["/index.php?Itemid=106", "/central-respond"],
-            &["/index.php?Itemid=106&limitstart=10", "/central-respond?start=10"],
+            &[
+                "/index.php?Itemid=106&limitstart=10",
+                "/central-respond?start=10",
+            ],
             &["/index.php?Itemid=107", "/news"],
             &["/other-page"],
         ]);
-        let got = proposals(&outputs, &clusters, &[]);
+        let got = proposals(&outputs, &clusters, 1000, &[]);
         let want = SiteAction::Vocabulary {
             path: "/index.php".into(),
             name: "Itemid".into(),
@@ -301,7 +354,7 @@ mod tests {
             &["/taxonomy/term/5?page=1", "/category/b?page=1"],
             &["/taxonomy/term/6", "/category/c"],
         ]);
-        let got = proposals(&outputs, &clusters, &[]);
+        let got = proposals(&outputs, &clusters, 1000, &[]);
         assert!(got.is_empty(), "{got:?}");
         // One alias for two ids.
         let (outputs, clusters) = host(&[
@@ -309,7 +362,7 @@ mod tests {
             &["/taxonomy/term/6", "/category/a?x"],
             &["/taxonomy/term/6", "/category/a"],
         ]);
-        let got = proposals(&outputs, &clusters, &[]);
+        let got = proposals(&outputs, &clusters, 1000, &[]);
         assert!(got.is_empty(), "{got:?}");
     }
 
@@ -321,14 +374,17 @@ mod tests {
         let groups: Vec<[&str; 2]> = urls.iter().map(|(a, b)| [a.as_str(), b.as_str()]).collect();
         let groups: Vec<&[&str]> = groups.iter().map(|g| &g[..]).collect();
         let (outputs, clusters) = host(&groups);
-        assert!(proposals(&outputs, &clusters, &[]).is_empty());
+        assert!(proposals(&outputs, &clusters, 100_000, &[]).is_empty());
+        // Nor is a table with a name for every few pages of the host.
+        let (outputs, clusters) = host(&groups[..8]);
+        assert!(proposals(&outputs, &clusters, 8 * MIN_PAGES_PER_NAME - 1, &[]).is_empty());
         // The same scheme on a small host is a vocabulary.
         // (Both ways: either shape may be the id form.)
         let (outputs, clusters) = host(&groups[..8]);
-        let got = proposals(&outputs, &clusters, &[]);
+        let got = proposals(&outputs, &clusters, 8 * MIN_PAGES_PER_NAME, &[]);
         assert_eq!(got.len(), 2);
-        assert!(got
-            .iter()
-            .all(|(a, _)| matches!(a, SiteAction::Vocabulary { entries, .. } if entries.len() == 8)));
+        assert!(got.iter().all(
+            |(a, _)| matches!(a, SiteAction::Vocabulary { entries, .. } if entries.len() == 8)
+        ));
     }
 }
