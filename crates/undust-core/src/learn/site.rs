@@ -62,6 +62,7 @@ use value_defaults::AtDefault;
 mod case_scope;
 mod distinct_outputs;
 mod value_defaults;
+mod vocabulary;
 use crate::canon::rules::site::{
     is_extension, path_safe_value, route_safe_value, slug_id_suffix, titled_id, TITLE_SEPARATORS,
 };
@@ -114,6 +115,9 @@ const MIN_SLUG_IDS: usize = MIN_DOCUMENT_DIRECTORIES;
 const MAX_SLUG_CANDIDATES: usize = 16;
 /// Rounds of the accept-and-retest loop.
 const MAX_ROUNDS: usize = 4;
+/// Vocabularies accepted per host, at most ([`SiteAction::Vocabulary`]: a menu, categories,
+/// tags, authors), each found after the previous one is applied.
+const MAX_VOCABULARIES: usize = 4;
 /// Most actions in one bundle ([`query_bundles`]): two addresses of one page that differ in
 /// more parameters than this are not one scheme written two ways.
 const MAX_BUNDLE_ACTIONS: usize = 4;
@@ -930,6 +934,50 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         if !changed {
             break;
         }
+    }
+    // A host's small vocabularies, on what every other action leaves: their tables are written
+    // in the outputs' terms, and the engine applies them last (`vocabulary`).
+    let pages = parsed
+        .iter()
+        .map(|p| p.cluster)
+        .collect::<FxHashSet<u64>>()
+        .len();
+    for _ in 0..MAX_VOCABULARIES {
+        // Of the tables the evidence accepts, the one that rewrites the fewest samples: a
+        // table read both ways (`/taxonomy/term/5` -> `/category/a` and back) writes the form
+        // the sample shows more often, as the other mappings do.
+        let mut best: Option<(SiteAction, Evidence, SiteRewriter)> = None;
+        for (candidate, may_change) in
+            vocabulary::proposals(&round.outputs, &clusters, pages, &accepted)
+        {
+            let mut with = rewriter.clone();
+            with.add(&candidate);
+            let (mut evidence, _) = measure(&parsed, &with, &round, &may_change, None, false);
+            // Each entry was shown by a cluster and reaches only the URLs carrying its own id:
+            // the page-type coverage guards are waived, as for a title beside an id, and one
+            // merge of different pages refuses the table. A host's listings are few, and a
+            // 20% sample shows few of them: two entries, each shown by a cluster of its own,
+            // are the evidence asked (`vocabulary::MIN_VOCABULARY_ENTRIES`).
+            evidence.changed_in_evidenced_types = evidence.changed;
+            evidence.largest_unevidenced_type = 0;
+            let shown = vocabulary::MIN_VOCABULARY_ENTRIES as u32;
+            if evidence.negative_groups == 0
+                && evidence.accepts_with_support(config, shown)
+                && best
+                    .as_ref()
+                    .is_none_or(|(_, b, _)| evidence.changed < b.changed)
+            {
+                best = Some((candidate, evidence, with));
+            }
+        }
+        let Some((candidate, evidence, with)) = best else {
+            break;
+        };
+        rewriter = with;
+        round = start_round(&parsed, &rewriter);
+        accepted.push((candidate, evidence));
+        // The other proposals were read on the outputs before this one (the same table read
+        // the other way among them): proposed again on the new outputs.
     }
     let rules = accepted
         .into_iter()

@@ -49,6 +49,7 @@ pub mod mirror;
 pub mod pattern;
 mod segments;
 pub mod site;
+pub mod vocabulary;
 
 use std::fmt;
 
@@ -571,6 +572,17 @@ impl HostRuleSet {
                         return Err(bad(
                             "a keyless id needs a script path starting with / without ? # and a parameter name without & = #",
                         ));
+                    }
+                }
+                SiteAction::Vocabulary {
+                    path,
+                    name,
+                    entries,
+                    renamed,
+                } => {
+                    if let Some(reason) = vocabulary::vocabulary_error(path, name, entries, renamed)
+                    {
+                        return Err(bad(reason));
                     }
                 }
                 SiteAction::LowercasePath

@@ -37,6 +37,7 @@ use url::Url;
 
 use super::segments::{self, SegmentTemplate};
 pub use super::segments::{is_value_suffix, is_view_tail, query_safe_segment_value};
+use super::vocabulary::Vocabulary;
 use crate::canon::split::{split_byte, split_once_byte};
 use crate::canon::view::UrlView;
 
@@ -266,6 +267,25 @@ pub enum SiteAction {
         /// The parameter the id is written in otherwise.
         name: String,
     },
+    /// A host's small vocabulary (`canon::rules::vocabulary`): an id in the table, the value of
+    /// parameter `name` on script `path` (or, with `name` empty, the last segment under the
+    /// directory `path`), names the page its alias path names: Joomla's
+    /// `/index.php?Itemid=106` is `/index.php/central-respond`, Drupal's `/taxonomy/term/5` is
+    /// `/category/finish-increase`. The URL gets the alias as its path, the query's other
+    /// parameters kept, those in `renamed` renamed (Joomla's `limitstart` is `start` on the
+    /// route). Applied to what the other actions leave, then every action again on the alias.
+    Vocabulary {
+        /// The script (query form) or the directory ending with `/` (path form).
+        path: String,
+        /// The parameter holding the id; empty for the path form.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        name: String,
+        /// (id, alias path), at most [`super::vocabulary::MAX_VOCABULARY_ENTRIES`].
+        entries: Vec<(String, String)>,
+        /// (name in the id form, name in the alias form) of parameters renamed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        renamed: Vec<(String, String)>,
+    },
 }
 
 impl fmt::Display for SiteAction {
@@ -386,6 +406,23 @@ impl fmt::Display for SiteAction {
             SiteAction::DefaultViewTail { tail } => {
                 write!(f, "strip the default view {tail}")
             }
+            SiteAction::Vocabulary {
+                path,
+                name,
+                entries,
+                renamed,
+            } => {
+                if name.is_empty() {
+                    write!(f, "{path}V -> alias of V")?;
+                } else {
+                    write!(f, "{path}?{name}=V -> alias of V")?;
+                }
+                write!(f, " ({} entries", entries.len())?;
+                for (from, to) in renamed {
+                    write!(f, ", query:{from} -> query:{to}")?;
+                }
+                f.write_str(")")
+            }
         }
     }
 }
@@ -460,6 +497,8 @@ pub struct SiteRewriter {
     view_tails: Vec<String>,
     /// (script, name) of [`SiteAction::KeylessIdInQuery`].
     keyless_ids: Vec<(String, String)>,
+    /// Tables of [`SiteAction::Vocabulary`].
+    vocabularies: Vec<Vocabulary>,
 }
 
 impl SiteRewriter {
@@ -621,6 +660,17 @@ impl SiteRewriter {
                     self.keyless_ids.push(entry);
                 }
             }
+            SiteAction::Vocabulary {
+                path,
+                name,
+                entries,
+                renamed,
+            } => {
+                let entry = Vocabulary::new(path, name, entries, renamed);
+                if !self.vocabularies.contains(&entry) {
+                    self.vocabularies.push(entry);
+                }
+            }
         }
     }
 
@@ -641,6 +691,7 @@ impl SiteRewriter {
             || !self.segment_templates.is_empty()
             || !self.view_tails.is_empty()
             || !self.keyless_ids.is_empty()
+            || !self.vocabularies.is_empty()
     }
 
     /// Whether the rewriter does nothing.
@@ -667,6 +718,7 @@ impl SiteRewriter {
             && self.value_defaults.is_empty()
             && self.view_tails.is_empty()
             && self.keyless_ids.is_empty()
+            && self.vocabularies.is_empty()
     }
 
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
@@ -698,6 +750,34 @@ impl SiteRewriter {
     /// The path and query with every action applied, and whether anything changed. A query
     /// left empty is `None`.
     pub fn rewrite_parts<'a>(
+        &self,
+        path: &'a str,
+        query: Option<&'a str>,
+    ) -> (Cow<'a, str>, Option<Cow<'a, str>>, bool) {
+        let (out_path, out_query, changed) = self.rewrite_parts_before_vocabularies(path, query);
+        // On what every other action leaves (the learner found the table on those outputs),
+        // then every action again on the alias; once only: an alias is never an id's address
+        // (the rule file's check).
+        let named = self
+            .vocabularies
+            .iter()
+            .find_map(|v| v.apply(&out_path, out_query.as_deref()));
+        match named {
+            Some((alias, rest)) => {
+                let (path, query, _) =
+                    self.rewrite_parts_before_vocabularies(&alias, rest.as_deref());
+                (
+                    Cow::Owned(path.into_owned()),
+                    query.map(|q| Cow::Owned(q.into_owned())),
+                    true,
+                )
+            }
+            None => (out_path, out_query, changed),
+        }
+    }
+
+    /// [`SiteRewriter::rewrite_parts`] but for vocabularies.
+    fn rewrite_parts_before_vocabularies<'a>(
         &self,
         path: &'a str,
         query: Option<&'a str>,
