@@ -1,5 +1,7 @@
 //! Shared helpers: a real sidecar on `127.0.0.1:0` and real gRPC clients for it.
 
+pub mod learned_site;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
