@@ -22,7 +22,10 @@ use undust::pb::{
     CanonicalizeRequest, Decision, GetRulesRequest, JobState, ObservedPage, RollbackRulesRequest,
 };
 
-use crate::support::{canonicalize_all, observed_pages, relearn, TestServer};
+use crate::support::{canonicalize_all, observed_pages, relearn, within, TestServer, CALL_LIMIT};
+
+/// How long a test waits for one ingest stream of a generated site to be acknowledged.
+const INGEST_LIMIT: Duration = Duration::from_secs(120);
 
 /// A `redis-server` child process owned by a test.
 pub struct Redis {
@@ -163,10 +166,10 @@ fn decisions(results: &[undust::pb::CanonicalizeResult]) -> Vec<Decision> {
 /// The fleet status health reports on a sidecar.
 async fn fleet_health(server: &TestServer) -> ServingStatus {
     let mut health = HealthClient::new(server.channel().await);
-    let status = health
-        .check(HealthCheckRequest {
-            service: undust::service::server::FLEET_HEALTH_NAME.into(),
-        })
+    let check = health.check(HealthCheckRequest {
+        service: undust::service::server::FLEET_HEALTH_NAME.into(),
+    });
+    let status = within(CALL_LIMIT, "the fleet health check", check)
         .await
         .expect("fleet health")
         .into_inner()
@@ -175,12 +178,12 @@ async fn fleet_health(server: &TestServer) -> ServingStatus {
 }
 
 /// Waits (bounded, on health's Watch stream) until the sidecar's fleet status is `wanted`.
-async fn wait_fleet_health(server: &TestServer, wanted: ServingStatus, within: Duration) {
+async fn wait_fleet_health(server: &TestServer, wanted: ServingStatus, within_limit: Duration) {
     let mut health = HealthClient::new(server.channel().await);
-    let mut stream = health
-        .watch(HealthCheckRequest {
-            service: undust::service::server::FLEET_HEALTH_NAME.into(),
-        })
+    let watch = health.watch(HealthCheckRequest {
+        service: undust::service::server::FLEET_HEALTH_NAME.into(),
+    });
+    let mut stream = within(within_limit, "the fleet health watch", watch)
         .await
         .expect("watch fleet health")
         .into_inner();
@@ -192,9 +195,9 @@ async fn wait_fleet_health(server: &TestServer, wanted: ServingStatus, within: D
         }
         panic!("the health stream ended");
     };
-    tokio::time::timeout(within, wait)
+    tokio::time::timeout(within_limit, wait)
         .await
-        .unwrap_or_else(|_| panic!("fleet health did not turn {wanted:?} within {within:?}"));
+        .unwrap_or_else(|_| panic!("fleet health did not turn {wanted:?} within {within_limit:?}"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -610,8 +613,8 @@ fn one_site(seed: u64, kind: SiteKind, pages: usize) -> undust::corpus::Site {
 /// Streams pages to a sidecar's Ingest; the pages it sampled (acknowledged, so shared).
 async fn ingest_on(server: &TestServer, pages: Vec<ObservedPage>) -> u64 {
     let mut ingest = server.ingest().await;
-    let summary = ingest
-        .observe_pages(tokio_stream::iter(pages))
+    let call = ingest.observe_pages(tokio_stream::iter(pages));
+    let summary = within(INGEST_LIMIT, "an ingest stream", call)
         .await
         .expect("observe")
         .into_inner();
@@ -621,10 +624,9 @@ async fn ingest_on(server: &TestServer, pages: Vec<ObservedPage>) -> u64 {
 
 /// The live rule version of `host` on a sidecar (0: none).
 async fn live_version(server: &TestServer, host: &str) -> u64 {
-    server
-        .admin()
-        .await
-        .get_rules(GetRulesRequest { host: host.into() })
+    let mut admin = server.admin().await;
+    let call = admin.get_rules(GetRulesRequest { host: host.into() });
+    within(CALL_LIMIT, format!("GetRules of {host}"), call)
         .await
         .expect("get rules")
         .into_inner()
@@ -713,10 +715,9 @@ async fn a_relearn_asked_on_one_sidecar_learns_from_all_and_is_served_by_all_wit
     assert_ne!(before, after, "the learned rules change canonical forms");
     assert_eq!(forms(b, &urls).await, after, "B serves A's rules");
     assert_eq!(forms(c, &urls).await, after, "C serves A's rules");
-    let first_rules = c
-        .admin()
-        .await
-        .get_rules(GetRulesRequest { host: host.clone() })
+    let mut admin_c = c.admin().await;
+    let call = admin_c.get_rules(GetRulesRequest { host: host.clone() });
+    let first_rules = within(CALL_LIMIT, "GetRules on C", call)
         .await
         .expect("rules")
         .into_inner();
@@ -731,23 +732,20 @@ async fn a_relearn_asked_on_one_sidecar_learns_from_all_and_is_served_by_all_wit
     assert_eq!(job.hosts[0].state, JobState::Succeeded as i32);
     assert!(second > version);
     served_by_all_within(&[a, b, c], &host, second, Duration::from_secs(2)).await;
-    let rolled = c
-        .admin()
-        .await
-        .rollback_rules(RollbackRulesRequest {
-            host: host.clone(),
-            to_version: version,
-        })
+    let call = admin_c.rollback_rules(RollbackRulesRequest {
+        host: host.clone(),
+        to_version: version,
+    });
+    let rolled = within(CALL_LIMIT, "RollbackRules on C", call)
         .await
         .expect("rollback from C")
         .into_inner();
     assert!(rolled.version > second, "a rollback is a new fleet version");
     served_by_all_within(&[a, b, c], &host, rolled.version, Duration::from_secs(2)).await;
     for node in [a, b, c] {
-        let rules = node
-            .admin()
-            .await
-            .get_rules(GetRulesRequest { host: host.clone() })
+        let mut admin = node.admin().await;
+        let call = admin.get_rules(GetRulesRequest { host: host.clone() });
+        let rules = within(CALL_LIMIT, format!("GetRules on {}", node.addr), call)
             .await
             .expect("rules")
             .into_inner();
@@ -960,10 +958,10 @@ async fn a_learner_killed_or_paused_mid_relearn_loses_the_host_and_its_late_writ
         let mut admin = paused.admin().await;
         let resumed = std::time::Instant::now();
         let job = loop {
-            let job = admin
-                .get_relearn_job(undust::pb::GetRelearnJobRequest {
-                    job_id: started.job_id.clone(),
-                })
+            let call = admin.get_relearn_job(undust::pb::GetRelearnJobRequest {
+                job_id: started.job_id.clone(),
+            });
+            let job = within(CALL_LIMIT, "GetRelearnJob on the resumed learner", call)
                 .await
                 .expect("job")
                 .into_inner();

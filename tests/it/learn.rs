@@ -11,6 +11,8 @@ use undust::learn::eval::{canonicalize, measure, split_training};
 use undust::learn::{learn_host, LabelledUrl, LearnConfig, Strategy};
 use url::Url;
 
+use crate::support::learned_site::{learn_generated, truth, LearnedSite};
+
 struct Site {
     host: &'static str,
     urls: Vec<LabelledUrl>,
@@ -749,58 +751,20 @@ fn family_run_on(
     undust::learn::eval::Metrics,
     BTreeMap<&'static str, usize>,
 ) {
-    use undust::canon::normalize::{StaticConfig, StaticNormalizer};
-    use undust::corpus::{generate, CorpusConfig};
     use undust::learn::eval::{by_family, Metrics};
-    let normalizer = StaticNormalizer::new(StaticConfig::default()).unwrap();
-    let stat = |u: &str| -> String {
-        normalizer
-            .normalize(u)
-            .map_or_else(|_| u.to_owned(), |x| x.to_string())
-    };
     let mut per_host = Vec::new();
     let mut families = Vec::new();
     let mut merged: BTreeMap<&'static str, usize> = BTreeMap::new();
     let verbose = std::env::var("LEARN_DEBUG").is_ok();
     for &seed in seeds {
-        let sites = kinds.iter().flat_map(|&kind| {
-            generate(
-                &CorpusConfig::new(family_seed(seed, kind), 1)
-                    .with_kinds(&[kind])
-                    .with_pages(1500, 5000),
-            )
-            .sites
-        });
-        for site in sites {
-            let observed: Vec<LabelledUrl> = site
-                .pages
-                .iter()
-                .map(|p| LabelledUrl {
-                    url: p.url.clone(),
-                    cluster: p.label,
-                })
-                .collect();
-            let truth: Vec<LabelledUrl> = site
-                .pages
-                .iter()
-                .map(|p| LabelledUrl {
-                    url: p.url.clone(),
-                    cluster: p.content_id,
-                })
-                .collect();
-            let train: Vec<LabelledUrl> = split_training(&observed, 0.2, seed, 100_000)
-                .into_iter()
-                .map(|l| LabelledUrl {
-                    url: stat(&l.url),
-                    cluster: l.cluster,
-                })
-                .collect();
-            let out = learn_host(&site.host, &train, &LearnConfig::default()).unwrap();
-            let engine = HostRules::compile(&out.rules).unwrap();
-            let m = measure(&truth, |u| canonicalize(&engine, &stat(u)));
+        let sites = kinds
+            .iter()
+            .flat_map(|&kind| learn_generated(kind, family_seed(seed, kind), seed));
+        for LearnedSite { site, rules } in sites {
+            let m = measure(&truth(&site), |u| rules.canonical(u));
             let mut merged_here = Vec::new();
             for (a, b) in &site.hard_negatives {
-                if canonicalize(&engine, &stat(a)) == canonicalize(&engine, &stat(b)) {
+                if rules.canonical(a) == rules.canonical(b) {
                     *merged.entry(site.kind.name()).or_default() += 1;
                     merged_here.push((a, b));
                 }
@@ -816,10 +780,10 @@ fn family_run_on(
                 merged_here.first()
             );
             if verbose {
-                for r in &out.rules.site_rules {
+                for r in &rules.outcome.rules.site_rules {
                     eprintln!("    site: {}", r.action);
                 }
-                for r in &out.rules.rules {
+                for r in &rules.outcome.rules.rules {
                     let fenced: Vec<String> = r.not_files.iter().map(|k| k.to_string()).collect();
                     eprintln!(
                         "    {} -> {}{}",
@@ -837,16 +801,14 @@ fn family_run_on(
                     forms
                         .entry(p.content_id)
                         .or_default()
-                        .insert(canonicalize(&engine, &stat(&p.url)));
+                        .insert(rules.canonical(&p.url));
                 }
                 // Which of the site's documented DUST forms the rules reach (by its examples).
                 for e in &site.expected {
                     let reached = e
                         .examples
                         .iter()
-                        .filter(|(a, b)| {
-                            canonicalize(&engine, &stat(a)) == canonicalize(&engine, &stat(b))
-                        })
+                        .filter(|(a, b)| rules.canonical(a) == rules.canonical(b))
                         .count();
                     eprintln!(
                         "    expected {}/{}: {}",
@@ -861,7 +823,7 @@ fn family_run_on(
                 let mut by_form: BTreeMap<String, BTreeMap<u64, &str>> = BTreeMap::new();
                 for p in &site.pages {
                     by_form
-                        .entry(canonicalize(&engine, &stat(&p.url)))
+                        .entry(rules.canonical(&p.url))
                         .or_default()
                         .insert(p.content_id, p.url.as_str());
                 }
@@ -1393,41 +1355,12 @@ proptest::proptest! {
 /// showed them (the list's `state=open` and `page=1`, the pager's filters).
 #[test]
 fn gitea_defaults_are_dropped_at_their_values_and_case_folded_before_the_files() {
-    use undust::canon::normalize::{StaticConfig, StaticNormalizer};
     use undust::canon::rules::SiteAction;
-    use undust::corpus::{generate, CorpusConfig, SiteKind};
-    let normalizer = StaticNormalizer::new(StaticConfig::default()).unwrap();
-    let stat = |u: &str| -> String {
-        normalizer
-            .normalize(u)
-            .map_or_else(|_| u.to_owned(), |x| x.to_string())
-    };
+    use undust::corpus::SiteKind;
     let mut value_defaults = 0;
     for seed in 41..=48u64 {
-        let corpus = generate(
-            &CorpusConfig::new(seed, 1)
-                .with_kinds(&[SiteKind::Gitea])
-                .with_pages(1500, 5000),
-        );
-        for site in &corpus.sites {
-            let truth: Vec<LabelledUrl> = site
-                .pages
-                .iter()
-                .map(|p| LabelledUrl {
-                    url: p.url.clone(),
-                    cluster: p.content_id,
-                })
-                .collect();
-            let observed: Vec<LabelledUrl> = site
-                .pages
-                .iter()
-                .map(|p| LabelledUrl {
-                    url: stat(&p.url),
-                    cluster: p.label,
-                })
-                .collect();
-            let train = split_training(&observed, 0.2, seed, 100_000);
-            let out = learn_host(&site.host, &train, &LearnConfig::default()).unwrap();
+        for LearnedSite { site, rules } in learn_generated(SiteKind::Gitea, seed, seed) {
+            let out = &rules.outcome;
             let actions: Vec<&SiteAction> =
                 out.rules.site_rules.iter().map(|r| &r.action).collect();
             for a in &actions {
@@ -1447,13 +1380,12 @@ fn gitea_defaults_are_dropped_at_their_values_and_case_folded_before_the_files()
                 .iter()
                 .filter(|a| matches!(a, SiteAction::IgnoreParamValue { .. }))
                 .count();
-            let engine = HostRules::compile(&out.rules).unwrap();
-            let m = measure(&truth, |u| canonicalize(&engine, &stat(u)));
+            let m = measure(&truth(&site), |u| rules.canonical(u));
             assert_eq!(m.false_positive_rate(), 0.0, "seed {seed}: {actions:?}");
             for (a, b) in &site.hard_negatives {
                 assert_ne!(
-                    canonicalize(&engine, &stat(a)),
-                    canonicalize(&engine, &stat(b)),
+                    rules.canonical(a),
+                    rules.canonical(b),
                     "seed {seed}: {actions:?}"
                 );
             }

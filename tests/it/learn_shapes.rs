@@ -7,12 +7,10 @@
 //! clusters as in the family runs (`learn.rs`), the documented examples are reached on the
 //! whole site and no hard negative (later pages, other views, the print view) is merged.
 
-use undust::canon::engine::HostRules;
-use undust::canon::normalize::{StaticConfig, StaticNormalizer};
 use undust::canon::rules::SiteAction;
 use undust::corpus::{generate, CorpusConfig, Site, SiteKind};
-use undust::learn::eval::{canonicalize, split_training};
-use undust::learn::{learn_host, LabelledUrl, LearnConfig};
+
+use crate::support::learned_site::{learn_generated_one, LearnedSite};
 
 /// Seeds tried for a host of the wanted layout (one host per seed).
 const SEEDS: std::ops::Range<u64> = 41..61;
@@ -37,45 +35,18 @@ fn learned(
 }
 
 /// The generated host of `kind` for `seed`, its rules learned from a 20% training split with
-/// the defaults as in the family runs, the site actions learned, and a canonicalizer with the
-/// rules.
+/// the defaults as in the family runs ([`learn_generated_one`]), the site actions learned, and a
+/// canonicalizer with the rules.
 fn learned_at(kind: SiteKind, seed: u64) -> (Site, Vec<SiteAction>, impl Fn(&str) -> String) {
-    let normalizer = StaticNormalizer::new(StaticConfig::default()).expect("default config");
-    let stat = move |u: &str| -> String {
-        normalizer
-            .normalize(u)
-            .map_or_else(|_| u.to_owned(), |x| x.to_string())
-    };
-    let corpus = generate(
-        &CorpusConfig::new(seed, 1)
-            .with_kinds(&[kind])
-            .with_pages(1500, 5000),
-    );
-    let site = corpus.sites.into_iter().next().expect("one host");
-    let observed: Vec<LabelledUrl> = site
-        .pages
-        .iter()
-        .map(|p| LabelledUrl {
-            url: p.url.clone(),
-            cluster: p.label,
-        })
-        .collect();
-    let train: Vec<LabelledUrl> = split_training(&observed, 0.2, seed, 100_000)
-        .into_iter()
-        .map(|l| LabelledUrl {
-            url: stat(&l.url),
-            cluster: l.cluster,
-        })
-        .collect();
-    let out = learn_host(&site.host, &train, &LearnConfig::default()).expect("learn");
-    let actions = out
+    let LearnedSite { site, rules } = learn_generated_one(kind, seed);
+    let actions = rules
+        .outcome
         .rules
         .site_rules
         .iter()
         .map(|r| r.action.clone())
         .collect();
-    let engine = HostRules::compile(&out.rules).expect("learned rules compile");
-    let canon = move |u: &str| canonicalize(&engine, &stat(u));
+    let canon = move |u: &str| rules.canonical(u);
     (site, actions, canon)
 }
 

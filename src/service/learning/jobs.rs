@@ -26,7 +26,32 @@ const KEPT_JOBS: usize = 1_000;
 
 pub(super) struct Job {
     record: Mutex<RelearnJob>,
+    /// Turns `true` once the job has finished. The value is stored whether or not anyone is
+    /// waiting yet: a caller that asks to wait may subscribe only after a quick job (one refused
+    /// at once because another sidecar holds the lease) has already finished.
     done: watch::Sender<bool>,
+}
+
+impl Job {
+    fn new(record: RelearnJob) -> Job {
+        Job {
+            record: Mutex::new(record),
+            done: watch::Sender::new(false),
+        }
+    }
+
+    /// Marks the job finished and wakes its waiters. `send_replace`, not `send`: `send` stores
+    /// nothing when no receiver exists, so a waiter subscribing just after would wait forever.
+    fn mark_done(&self) {
+        self.done.send_replace(true);
+    }
+
+    /// Waits until the job has finished (at once if it has).
+    async fn finished(&self) {
+        let mut done = self.done.subscribe();
+        // The sender lives as long as `self`, so the wait ends only by the job finishing.
+        let _ = done.wait_for(|done| *done).await;
+    }
 }
 
 #[derive(Default)]
@@ -63,8 +88,7 @@ impl Learning {
         // A relearn of every host ends with a mirror detection pass over what it learned.
         let (job, joined) = self.start_job_with(hosts, request.host.is_empty());
         if request.wait {
-            let mut done = job.done.subscribe();
-            let _ = done.wait_for(|done| *done).await;
+            job.finished().await;
         }
         let record = job.record.lock().clone();
         Ok(RelearnResponse {
@@ -130,10 +154,7 @@ impl Learning {
             started_at_unix_ms: unix_ms(),
             finished_at_unix_ms: 0,
         };
-        let job = Arc::new(Job {
-            record: Mutex::new(record),
-            done: watch::channel(false).0,
-        });
+        let job = Arc::new(Job::new(record));
         for host in &hosts {
             jobs.running.insert(host.clone(), id.clone());
         }
@@ -250,7 +271,40 @@ impl Learning {
             }
         }
         drop(jobs);
-        let _ = job.done.send(true);
+        job.mark_done();
         self.publish_gauges();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// The hang seen in CI under load (fleet test, stop 24): a relearn refused at once finished
+    /// before its caller subscribed to the job, and the caller waited forever.
+    #[tokio::test]
+    async fn a_caller_that_waits_after_the_job_finished_returns_at_once() {
+        let job = Job::new(RelearnJob::default());
+        job.mark_done();
+        tokio::time::timeout(Duration::from_secs(5), job.finished())
+            .await
+            .expect("the job had finished before the caller waited; the wait must end at once");
+    }
+
+    #[tokio::test]
+    async fn a_caller_waiting_before_the_job_finishes_is_woken() {
+        let job = Arc::new(Job::new(RelearnJob::default()));
+        let waiter = tokio::spawn({
+            let job = Arc::clone(&job);
+            async move { job.finished().await }
+        });
+        tokio::task::yield_now().await;
+        job.mark_done();
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("the waiter is woken when the job finishes")
+            .expect("the waiter did not panic");
     }
 }

@@ -1,5 +1,7 @@
 //! Shared helpers: a real sidecar on `127.0.0.1:0` and real gRPC clients for it.
 
+pub mod learned_site;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -133,11 +135,7 @@ impl TestServer {
     }
 
     pub async fn channel(&self) -> Channel {
-        Endpoint::from_shared(format!("http://{}", self.addr))
-            .expect("uri")
-            .connect()
-            .await
-            .expect("connect")
+        connect(self.addr).await
     }
 
     pub async fn canonicalizer(&self) -> CanonicalizerClient<Channel> {
@@ -242,30 +240,59 @@ impl tonic::service::Interceptor for Bearer {
 /// An admin client that authenticates with a bearer token.
 pub type AdminConnection = AdminClient<InterceptedService<Channel, Bearer>>;
 
+/// How long a test waits for a connection to a sidecar on loopback.
+pub const CONNECT_LIMIT: Duration = Duration::from_secs(30);
+/// How long a test waits for one call a sidecar answers without learning (a lookup, a batch).
+pub const CALL_LIMIT: Duration = Duration::from_secs(60);
+/// How long a test waits for a relearn asked to wait for its job (learning one host or a few).
+pub const RELEARN_LIMIT: Duration = Duration::from_secs(180);
+
+/// `work`'s output, or a panic naming `what` once `limit` has passed: a test that waits on a
+/// sidecar fails saying what it waited for instead of hanging until CI's timeout.
+pub async fn within<T>(
+    limit: Duration,
+    what: impl std::fmt::Display,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    match tokio::time::timeout(limit, work).await {
+        Ok(output) => output,
+        Err(_) => panic!("{what} did not finish within {limit:?}"),
+    }
+}
+
+/// A channel to the sidecar at `addr` (bounded by [`CONNECT_LIMIT`]).
+pub async fn connect(addr: SocketAddr) -> Channel {
+    let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+        .expect("uri")
+        .connect_timeout(CONNECT_LIMIT);
+    within(
+        CONNECT_LIMIT,
+        format!("connecting to {addr}"),
+        endpoint.connect(),
+    )
+    .await
+    .unwrap_or_else(|err| panic!("connect to {addr}: {err}"))
+}
+
 /// An admin client for `addr` sending `token` (none when `None`).
 pub async fn admin_client(addr: SocketAddr, token: Option<&'static str>) -> AdminConnection {
-    let channel = Endpoint::from_shared(format!("http://{addr}"))
-        .expect("uri")
-        .connect()
-        .await
-        .expect("connect admin");
-    AdminClient::with_interceptor(channel, Bearer(token))
+    AdminClient::with_interceptor(connect(addr).await, Bearer(token))
 }
 
 /// Waits (bounded) until the sidecar at `addr` reports SERVING.
 pub async fn wait_serving(addr: SocketAddr) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        if let Ok(channel) = Endpoint::from_shared(format!("http://{addr}"))
+        let endpoint = Endpoint::from_shared(format!("http://{addr}"))
             .expect("uri")
-            .connect()
-            .await
-        {
+            .connect_timeout(Duration::from_secs(5));
+        if let Ok(channel) = endpoint.connect().await {
             let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
             let request = tonic_health::pb::HealthCheckRequest {
                 service: String::new(),
             };
-            if let Ok(response) = health.check(request).await {
+            let check = tokio::time::timeout(Duration::from_secs(5), health.check(request));
+            if let Ok(Ok(response)) = check.await {
                 if response.into_inner().status
                     == tonic_health::pb::health_check_response::ServingStatus::Serving as i32
                 {
@@ -301,11 +328,11 @@ pub async fn relearn(
     host: &str,
     wait: bool,
 ) -> undust::pb::RelearnResponse {
-    admin
-        .relearn(undust::pb::RelearnRequest {
-            host: host.to_owned(),
-            wait,
-        })
+    let call = admin.relearn(undust::pb::RelearnRequest {
+        host: host.to_owned(),
+        wait,
+    });
+    within(RELEARN_LIMIT, format!("the relearn of {host:?}"), call)
         .await
         .expect("relearn")
         .into_inner()
@@ -326,12 +353,15 @@ pub async fn canonicalize_all(
             request_id: String::new(),
         };
         results.extend(
-            client
-                .canonicalize(request)
-                .await
-                .expect("canonicalize")
-                .into_inner()
-                .results,
+            within(
+                CALL_LIMIT,
+                "a Canonicalize batch",
+                client.canonicalize(request),
+            )
+            .await
+            .expect("canonicalize")
+            .into_inner()
+            .results,
         );
     }
     results

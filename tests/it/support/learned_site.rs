@@ -1,0 +1,113 @@
+//! A generated site learned the way every family test learns it (`learn.rs`'s family runs and
+//! Gitea test, `learn_shapes.rs`): one corpus of one family, a seeded 20% training split of the
+//! clusters, statically normalized, learned with the defaults; canonical forms are static
+//! normalization followed by the learned rules. One place, so the tests cannot drift apart in
+//! how they learn.
+
+use undust::canon::engine::HostRules;
+use undust::canon::normalize::{StaticConfig, StaticNormalizer};
+use undust::corpus::{generate, CorpusConfig, Site, SiteKind};
+use undust::learn::eval::{canonicalize, split_training};
+use undust::learn::{learn_host, LabelledUrl, LearnConfig, LearnOutcome};
+
+/// Fewest and most pages of a generated site.
+const PAGES: (usize, usize) = (1500, 5000);
+/// Share of a site's clusters whose pages are trained on.
+const TRAINING_SHARE: f64 = 0.2;
+/// Most URLs trained on.
+const TRAINING_MAX: usize = 100_000;
+
+/// What was learned on one site, and how its URLs are canonicalized with it.
+pub struct LearnedRules {
+    pub outcome: LearnOutcome,
+    pub engine: HostRules,
+    normalizer: StaticNormalizer,
+}
+
+impl LearnedRules {
+    /// `url` statically normalized (as it is when it does not normalize).
+    pub fn static_form(&self, url: &str) -> String {
+        static_form(&self.normalizer, url)
+    }
+
+    /// `url` statically normalized, then through the learned rules.
+    pub fn canonical(&self, url: &str) -> String {
+        canonicalize(&self.engine, &self.static_form(url))
+    }
+}
+
+/// One generated site and what was learned on it.
+pub struct LearnedSite {
+    pub site: Site,
+    pub rules: LearnedRules,
+}
+
+/// The sites generated for `kind` with `corpus_seed` (one per family), each learned from the
+/// training split drawn with `split_seed`.
+pub fn learn_generated(kind: SiteKind, corpus_seed: u64, split_seed: u64) -> Vec<LearnedSite> {
+    let corpus = generate(
+        &CorpusConfig::new(corpus_seed, 1)
+            .with_kinds(&[kind])
+            .with_pages(PAGES.0, PAGES.1),
+    );
+    corpus
+        .sites
+        .into_iter()
+        .map(|site| {
+            let rules = learn_site(&site, split_seed);
+            LearnedSite { site, rules }
+        })
+        .collect()
+}
+
+/// The first site generated for `kind` with `seed` (corpus and split alike).
+pub fn learn_generated_one(kind: SiteKind, seed: u64) -> LearnedSite {
+    learn_generated(kind, seed, seed)
+        .into_iter()
+        .next()
+        .expect("a corpus of one family generates a host")
+}
+
+fn learn_site(site: &Site, split_seed: u64) -> LearnedRules {
+    let normalizer = StaticNormalizer::new(StaticConfig::default()).expect("default config");
+    let observed: Vec<LabelledUrl> = site
+        .pages
+        .iter()
+        .map(|p| LabelledUrl {
+            url: p.url.clone(),
+            cluster: p.label,
+        })
+        .collect();
+    let train: Vec<LabelledUrl> =
+        split_training(&observed, TRAINING_SHARE, split_seed, TRAINING_MAX)
+            .into_iter()
+            .map(|l| LabelledUrl {
+                url: static_form(&normalizer, &l.url),
+                cluster: l.cluster,
+            })
+            .collect();
+    let outcome = learn_host(&site.host, &train, &LearnConfig::default()).expect("learn");
+    let engine = HostRules::compile(&outcome.rules).expect("learned rules compile");
+    LearnedRules {
+        outcome,
+        engine,
+        normalizer,
+    }
+}
+
+fn static_form(normalizer: &StaticNormalizer, url: &str) -> String {
+    normalizer
+        .normalize(url)
+        .map_or_else(|_| url.to_owned(), |normal| normal.to_string())
+}
+
+/// The site's URLs labelled with their true content (what a canonicalization is scored on).
+pub fn truth(site: &Site) -> Vec<LabelledUrl> {
+    site.pages
+        .iter()
+        .map(|p| LabelledUrl {
+            url: p.url.clone(),
+            cluster: p.content_id,
+        })
+        .collect()
+}
