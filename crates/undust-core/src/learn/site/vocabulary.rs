@@ -19,10 +19,6 @@
 //!   of the sample (a page's own alias, Drupal's `/node/7607` ≡
 //!   `/stories/harbor-special-history`, is one entry per page: no table learned from a sample
 //!   covers the pages it did not fetch);
-//! - its id form is a page type of the host: its script or directory serves at least
-//!   [`MIN_PAGES_PER_NAME`] samples per name (Joomla's `/index.php` serves the articles of
-//!   every menu item), not one item's own pages (a thread's `?page=N` beside its pages'
-//!   friendly paths);
 //! - it is never contradicted: one alias per id, one id per alias, one new name per renamed
 //!   parameter, over every cluster;
 //! - it is shown by at least [`MIN_VOCABULARY_ENTRIES`] entries, so one coincidence is not a
@@ -91,20 +87,6 @@ pub(super) fn proposals(
     // the id form is.
     let mut values: FxHashMap<IdForm<'_>, FxHashSet<&str>> =
         shown.keys().map(|k| (*k, FxHashSet::default())).collect();
-    // Samples served by each id form's script or directory.
-    let mut served: FxHashMap<&str, usize> = values.keys().map(|(p, _)| (*p, 0)).collect();
-    for (path, _) in outputs {
-        let path: &str = path;
-        let dir = path.rfind('/').map_or(path, |slash| &path[..=slash]);
-        if let Some(n) = served.get_mut(path) {
-            *n += 1;
-        }
-        if dir != path {
-            if let Some(n) = served.get_mut(dir) {
-                *n += 1;
-            }
-        }
-    }
     for output in outputs {
         for (form, id) in id_forms(output) {
             if let Some(set) = values.get_mut(&form) {
@@ -141,12 +123,7 @@ pub(super) fn proposals(
             .values()
             .flatten()
             .all(|alias| few(alias_dirs.get(alias_form(alias).0)));
-        // The id form is a page type of the host that serves the names' pages (Joomla's
-        // `/index.php`), not one item's own pages (a thread's `?page=N`).
-        let page_type = values.get(&form).is_some_and(|v| {
-            served.get(form.0).copied().unwrap_or(0) >= MIN_PAGES_PER_NAME * v.len()
-        });
-        if !few(values.get(&form)) || !few_aliases || !page_type {
+        if !few(values.get(&form)) || !few_aliases {
             continue;
         }
         if let Some((entries, renamed)) = table_of(&s) {
@@ -354,11 +331,6 @@ mod tests {
             &["/index.php?Itemid=107", "/news"],
             &["/other-page"],
         ]);
-        // The front controller serves the host's articles too: a page type, not one item.
-        let mut outputs = outputs;
-        for n in 0..2 * MIN_PAGES_PER_NAME {
-            outputs.push(output(&format!("/index.php?id={n}&view=article")));
-        }
         let got = proposals(&outputs, &clusters, 1000, &[]);
         let want = SiteAction::Vocabulary {
             path: "/index.php".into(),
@@ -403,18 +375,14 @@ mod tests {
         let groups: Vec<&[&str]> = groups.iter().map(|g| &g[..]).collect();
         let (outputs, clusters) = host(&groups);
         assert!(proposals(&outputs, &clusters, 100_000, &[]).is_empty());
-        // A small host whose names have listing pages under the id form: a vocabulary only
-        // when the host's sample holds enough pages per name; the other way round, each alias
-        // serves one page: no page type.
-        let (mut outputs, clusters) = host(&groups[..8]);
-        for i in 0..8 {
-            for page in 1..MIN_PAGES_PER_NAME {
-                outputs.push(output(&format!("/node/{i}?page={page}")));
-            }
-        }
+        // Nor is a table with a name for every few pages of the host.
+        let (outputs, clusters) = host(&groups[..8]);
         assert!(proposals(&outputs, &clusters, 8 * MIN_PAGES_PER_NAME - 1, &[]).is_empty());
+        // The same scheme on a small host is a vocabulary.
+        // (Both ways: either shape may be the id form.)
+        let (outputs, clusters) = host(&groups[..8]);
         let got = proposals(&outputs, &clusters, 8 * MIN_PAGES_PER_NAME, &[]);
-        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got.len(), 2);
         assert!(got.iter().all(
             |(a, _)| matches!(a, SiteAction::Vocabulary { entries, .. } if entries.len() == 8)
         ));
