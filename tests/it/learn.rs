@@ -1424,54 +1424,23 @@ fn vocabulary_reached(
     description: &str,
     seeds: &[u64],
 ) -> (usize, usize, usize) {
-    use undust::canon::normalize::{StaticConfig, StaticNormalizer};
     use undust::canon::rules::SiteAction;
-    use undust::corpus::{generate, CorpusConfig};
-    let normalizer = StaticNormalizer::new(StaticConfig::default()).unwrap();
-    let stat = |u: &str| -> String {
-        normalizer
-            .normalize(u)
-            .map_or_else(|_| u.to_owned(), |x| x.to_string())
-    };
     let (mut vocabularies, mut reached, mut examples) = (0, 0, 0);
     for &seed in seeds {
-        let corpus = generate(
-            &CorpusConfig::new(family_seed(seed, kind), 1)
-                .with_kinds(&[kind])
-                .with_pages(1500, 5000),
-        );
-        for site in &corpus.sites {
-            let truth: Vec<LabelledUrl> = site
-                .pages
-                .iter()
-                .map(|p| LabelledUrl {
-                    url: p.url.clone(),
-                    cluster: p.content_id,
-                })
-                .collect();
-            let observed: Vec<LabelledUrl> = site
-                .pages
-                .iter()
-                .map(|p| LabelledUrl {
-                    url: stat(&p.url),
-                    cluster: p.label,
-                })
-                .collect();
-            let train = split_training(&observed, 0.2, seed, 100_000);
-            let out = learn_host(&site.host, &train, &LearnConfig::default()).unwrap();
-            vocabularies += out
+        for LearnedSite { site, rules } in learn_generated(kind, family_seed(seed, kind), seed) {
+            vocabularies += rules
+                .outcome
                 .rules
                 .site_rules
                 .iter()
                 .filter(|r| matches!(r.action, SiteAction::Vocabulary { .. }))
                 .count();
-            let engine = HostRules::compile(&out.rules).unwrap();
-            let m = measure(&truth, |u| canonicalize(&engine, &stat(u)));
+            let m = measure(&truth(&site), |u| rules.canonical(u));
             assert_eq!(m.false_positive_rate(), 0.0, "seed {seed} {}", site.variant);
             for (a, b) in &site.hard_negatives {
                 assert_ne!(
-                    canonicalize(&engine, &stat(a)),
-                    canonicalize(&engine, &stat(b)),
+                    rules.canonical(a),
+                    rules.canonical(b),
                     "seed {seed} {}",
                     site.variant
                 );
@@ -1485,9 +1454,7 @@ fn vocabulary_reached(
                 reached += e
                     .examples
                     .iter()
-                    .filter(|(a, b)| {
-                        canonicalize(&engine, &stat(a)) == canonicalize(&engine, &stat(b))
-                    })
+                    .filter(|(a, b)| rules.canonical(a) == rules.canonical(b))
                     .count();
             }
         }

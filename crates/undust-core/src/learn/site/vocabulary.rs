@@ -9,7 +9,11 @@
 //! every URL carrying that id (the listing's later pages too).
 //!
 //! An id form is a query parameter's value on one script, or the last path segment under a
-//! directory. Two addresses of one cluster show an entry when one has the id and the other a
+//! directory, and its ids are numbers ([`is_numeric_id`]): the software keys the names by a
+//! database id (Joomla's `Itemid`, Drupal's term id, WordPress's `cat`). A name reachable under
+//! two paths (Plone's acquisition, `/en/folder/x` ≡ `/x`) is no table of ids: the tree rules
+//! learn such a scheme for every name, where a table would cover only the names the sample
+//! shows and, taken first, would leave the rules without evidence. Two addresses of one cluster show an entry when one has the id and the other a
 //! different path, and the rest of their queries agree, parameter by parameter, up to names
 //! (the renamed keys travel with the table: Joomla's `limitstart` on the front controller is
 //! `start` on the route). A table is proposed only when:
@@ -211,15 +215,20 @@ fn id_forms<'o>(output: &'o Output<'_>) -> impl Iterator<Item = (IdForm<'o>, &'o
     let path: &'o str = path;
     let segment = path.rfind('/').and_then(|slash| {
         let id = &path[slash + 1..];
-        (!id.is_empty()).then(|| ((&path[..=slash], ""), id))
+        is_numeric_id(id).then(|| ((&path[..=slash], ""), id))
     });
     let parts = query.as_deref().into_iter().flat_map(move |q| {
         q.split('&').filter_map(move |part| {
             let (name, id) = part.split_once('=')?;
-            (!name.is_empty() && !id.is_empty()).then_some(((path, name), id))
+            (!name.is_empty() && is_numeric_id(id)).then_some(((path, name), id))
         })
     });
     segment.into_iter().chain(parts)
+}
+
+/// Whether `value` is a number, the shape of the database key a name is stored under.
+fn is_numeric_id(value: &str) -> bool {
+    !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Records the entries `a` and `b`, two addresses of one page, show with `a` as the id form.
@@ -378,13 +387,25 @@ mod tests {
         // Nor is a table with a name for every few pages of the host.
         let (outputs, clusters) = host(&groups[..8]);
         assert!(proposals(&outputs, &clusters, 8 * MIN_PAGES_PER_NAME - 1, &[]).is_empty());
-        // The same scheme on a small host is a vocabulary.
-        // (Both ways: either shape may be the id form.)
+        // The same scheme on a small host is a vocabulary, keyed by the numbers.
         let (outputs, clusters) = host(&groups[..8]);
         let got = proposals(&outputs, &clusters, 8 * MIN_PAGES_PER_NAME, &[]);
-        assert_eq!(got.len(), 2);
+        assert_eq!(got.len(), 1, "{got:?}");
         assert!(got.iter().all(
             |(a, _)| matches!(a, SiteAction::Vocabulary { entries, .. } if entries.len() == 8)
         ));
+    }
+
+    #[test]
+    fn a_name_under_two_paths_is_no_table_of_ids() {
+        // Plone's acquisition: an item reachable under another folder. The tree rules learn
+        // that for every name; a table would cover the two the sample shows.
+        let (outputs, clusters) = host(&[
+            &["/en/farmer-famous/report", "/report"],
+            &["/en/farmer-famous/minutes", "/minutes"],
+            &["/en/farmer-famous/agenda", "/agenda"],
+            &["/other-page"],
+        ]);
+        assert_eq!(proposals(&outputs, &clusters, 1000, &[]), Vec::new());
     }
 }
