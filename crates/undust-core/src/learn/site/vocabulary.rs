@@ -52,6 +52,10 @@ const MAX_VOCABULARY_CANDIDATES: usize = 4;
 /// sample covers only the pages the sample fetched.
 const MIN_PAGES_PER_NAME: usize = 8;
 
+/// Pairs of names: a table's (id, alias path) entries, or its (id form's, alias form's) renamed
+/// parameters.
+type Entries = Vec<(String, String)>;
+
 /// Where an id is written: (script or directory, parameter name or empty for a path segment).
 type IdForm<'o> = (&'o str, &'o str);
 
@@ -120,7 +124,7 @@ pub(super) fn proposals(
         }
     }
     let few = |set: Option<&FxHashSet<&str>>| set.is_some_and(|v| v.len() <= most_names);
-    let mut tables: Vec<(IdForm<'_>, Vec<(String, String)>, Vec<(String, String)>)> = Vec::new();
+    let mut tables: Vec<(IdForm<'_>, Entries, Entries)> = Vec::new();
     for (form, s) in shown {
         let few_aliases = s
             .aliases
@@ -170,7 +174,7 @@ pub(super) fn proposals(
 /// `None` when it is contradicted (an id with two aliases, an alias of two ids, a parameter
 /// renamed two ways) or shows fewer than [`MIN_VOCABULARY_ENTRIES`] entries.
 #[allow(clippy::type_complexity)]
-fn table_of(s: &Shown<'_>) -> Option<(Vec<(String, String)>, Vec<(String, String)>)> {
+fn table_of(s: &Shown<'_>) -> Option<(Entries, Entries)> {
     if s.aliases.len() < MIN_VOCABULARY_ENTRIES || s.aliases.len() > MAX_VOCABULARY_ENTRIES {
         return None;
     }
