@@ -20,6 +20,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::segments::query_without_part;
 use super::site::{most_shown_first, SmallClusters, MIN_MOVED_ID_VALUES};
 use crate::canon::rules::site::keyless_part;
 use crate::canon::rules::SiteAction;
@@ -35,16 +36,6 @@ pub(super) const MIN_THIN_IDS: usize = 2;
 /// Fewest pages a script must write the keyless way before its thin evidence counts: the
 /// form is the script's scheme, not a link of one page.
 const MIN_KEYLESS_PAGES: usize = 2 * MIN_MOVED_ID_VALUES;
-
-/// The query `q` without its part number `at`, in the order written.
-fn without_part(q: &str, at: usize) -> String {
-    q.split('&')
-        .enumerate()
-        .filter(|&(i, _)| i != at)
-        .map(|(_, part)| part)
-        .collect::<Vec<_>>()
-        .join("&")
-}
 
 /// The rest of query `q` once its part `name=id` is taken out, in the order written, or `None`
 /// when no part is `name=id`.
@@ -94,7 +85,7 @@ pub(super) fn keyless_ids(
             let Some((at, id)) = keyless_part(q) else {
                 continue;
             };
-            let rest = without_part(q, at);
+            let rest = query_without_part(q, at);
             for &b in members {
                 let (path, other) = &outputs[b as usize];
                 if b == a || path != script {

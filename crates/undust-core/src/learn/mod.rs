@@ -26,6 +26,7 @@ mod keyless_id;
 pub(crate) mod operations;
 pub(crate) mod proofing;
 mod query_path;
+mod routed_ids;
 mod segments;
 pub(crate) mod select;
 pub(crate) mod site;

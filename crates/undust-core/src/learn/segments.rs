@@ -41,7 +41,7 @@ const MAX_TAIL_CANDIDATES: usize = 8;
 
 /// The query `q` without its part number `at`, parts joined by `&` as they were (empty when it
 /// was the only one).
-fn query_without_part(q: &str, at: usize) -> String {
+pub(super) fn query_without_part(q: &str, at: usize) -> String {
     q.split('&')
         .enumerate()
         .filter(|&(i, _)| i != at)

@@ -53,6 +53,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::config::LearnConfig;
 use super::keyless_id::{keyless_ids, MIN_THIN_IDS};
+use super::routed_ids::routed_ids;
 use super::segments::{default_value_suffixes, default_view_tails, templated_segments};
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
 use super::LabelledUrl;
@@ -1252,6 +1253,7 @@ fn candidates(
             .chain(default_value_suffixes(outputs, distinct))
             .chain(default_view_tails(outputs, distinct))
             .chain(keyless_ids(outputs, clusters))
+            .chain(routed_ids(outputs, clusters))
             .filter(|(a, _)| !taken(a)),
     );
     if !trailing_slash.is_empty() && !taken(&SiteAction::StripTrailingSlash) {

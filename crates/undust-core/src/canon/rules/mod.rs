@@ -47,6 +47,7 @@ pub mod files;
 pub mod key;
 pub mod mirror;
 pub mod pattern;
+pub mod routed_ids;
 mod segments;
 pub mod site;
 pub mod vocabulary;
@@ -572,6 +573,20 @@ impl HostRuleSet {
                         return Err(bad(
                             "a keyless id needs a script path starting with / without ? # and a parameter name without & = #",
                         ));
+                    }
+                }
+                SiteAction::RoutedIdToQuery {
+                    dir,
+                    routes,
+                    script,
+                    fixed,
+                    name,
+                    at,
+                } => {
+                    if let Some(reason) =
+                        routed_ids::routed_id_error(dir, routes, script, fixed, name, *at)
+                    {
+                        return Err(bad(reason));
                     }
                 }
                 SiteAction::Vocabulary {

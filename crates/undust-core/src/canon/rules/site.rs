@@ -35,6 +35,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use super::routed_ids::RoutedId;
 use super::segments::{self, SegmentTemplate};
 pub use super::segments::{is_value_suffix, is_view_tail, query_safe_segment_value};
 use super::vocabulary::Vocabulary;
@@ -256,6 +257,28 @@ pub enum SiteAction {
         /// One to three segments, starting with `/` ([`is_view_tail`]).
         tail: String,
     },
+    /// An id written as the last segment of a menu route becomes the query form of its page
+    /// (`canon::rules::routed_ids`): a path `dir` + one of `routes` + `/` + `N-title`
+    /// becomes `script?` + the `fixed` parts with `name=N` written at position `at`, the URL's own
+    /// query after them. Joomla 3's `/index.php/news/1607-a-title` is
+    /// `/index.php?option=com_content&view=article&id=1607`.
+    RoutedIdToQuery {
+        /// Where the routes start: begins and ends with `/`.
+        dir: String,
+        /// The menu routes shown (one or more segments each), at most
+        /// [`super::routed_ids::MAX_ROUTES`].
+        routes: Vec<String>,
+        /// The path of the query form.
+        script: String,
+        /// The query form's other parts, in order (`option=com_content`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        fixed: Vec<String>,
+        /// The parameter holding the id.
+        name: String,
+        /// The id part's position among `fixed`.
+        #[serde(default)]
+        at: usize,
+    },
     /// An id written as a part of a script's query without a key becomes the parameter `name`:
     /// on path `script`, the one query part that is `N` or `N-title` (no `=`, [`keyless_part`])
     /// is written `name=N` in its place, the other parts kept, unless a part names `name`.
@@ -406,6 +429,23 @@ impl fmt::Display for SiteAction {
             SiteAction::DefaultViewTail { tail } => {
                 write!(f, "strip the default view {tail}")
             }
+            SiteAction::RoutedIdToQuery {
+                dir,
+                routes,
+                script,
+                fixed,
+                name,
+                at,
+            } => {
+                let mut parts: Vec<String> = fixed.clone();
+                parts.insert((*at).min(parts.len()), format!("{name}=N"));
+                write!(
+                    f,
+                    "{dir}ROUTE/N-title -> {script}?{} ({} routes)",
+                    parts.join("&"),
+                    routes.len()
+                )
+            }
             SiteAction::Vocabulary {
                 path,
                 name,
@@ -497,6 +537,8 @@ pub struct SiteRewriter {
     view_tails: Vec<String>,
     /// (script, name) of [`SiteAction::KeylessIdInQuery`].
     keyless_ids: Vec<(String, String)>,
+    /// Routes of [`SiteAction::RoutedIdToQuery`].
+    routed_ids: Vec<RoutedId>,
     /// Tables of [`SiteAction::Vocabulary`].
     vocabularies: Vec<Vocabulary>,
 }
@@ -660,6 +702,19 @@ impl SiteRewriter {
                     self.keyless_ids.push(entry);
                 }
             }
+            SiteAction::RoutedIdToQuery {
+                dir,
+                routes,
+                script,
+                fixed,
+                name,
+                at,
+            } => {
+                let entry = RoutedId::new(dir, routes, script, fixed, name, *at);
+                if !self.routed_ids.contains(&entry) {
+                    self.routed_ids.push(entry);
+                }
+            }
             SiteAction::Vocabulary {
                 path,
                 name,
@@ -691,6 +746,7 @@ impl SiteRewriter {
             || !self.segment_templates.is_empty()
             || !self.view_tails.is_empty()
             || !self.keyless_ids.is_empty()
+            || !self.routed_ids.is_empty()
             || !self.vocabularies.is_empty()
     }
 
@@ -718,6 +774,7 @@ impl SiteRewriter {
             && self.value_defaults.is_empty()
             && self.view_tails.is_empty()
             && self.keyless_ids.is_empty()
+            && self.routed_ids.is_empty()
             && self.vocabularies.is_empty()
     }
 
@@ -783,13 +840,21 @@ impl SiteRewriter {
         query: Option<&'a str>,
     ) -> (Cow<'a, str>, Option<Cow<'a, str>>, bool) {
         let (out_path, out_query, changed) = self.rewrite_parts_after_templates(path, query);
-        if self.segment_templates.is_empty() {
+        if self.segment_templates.is_empty() && self.routed_ids.is_empty() {
             return (out_path, out_query, changed);
         }
-        // On the path the other actions leave (the learner found the template on that path,
-        // lower-cased or without a default view's tail), then every action again on the query
-        // form; once only: a script never reads as a templated segment (the rule file's check).
-        match segments::segment_to_query(&self.segment_templates, &out_path, out_query.as_deref()) {
+        // On the path the other actions leave (the learner found the template or the route on
+        // that path, lower-cased or without a default view's tail), then every action again on
+        // the query form; once only: a script never reads as a templated segment or a listed
+        // route (the rule file's checks).
+        let moved =
+            segments::segment_to_query(&self.segment_templates, &out_path, out_query.as_deref())
+                .or_else(|| {
+                    self.routed_ids
+                        .iter()
+                        .find_map(|r| r.apply(&out_path, out_query.as_deref()))
+                });
+        match moved {
             Some((script, moved)) => {
                 let (path, query, _) = self.rewrite_parts_after_templates(&script, Some(&moved));
                 (
