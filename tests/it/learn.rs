@@ -1090,6 +1090,41 @@ fn a_generated_piwigo_host_is_learned_from_its_query_string_paths() {
     );
 }
 
+/// A canonical form is an address the site serves: a default Piwigo (`question_mark_in_urls`
+/// on) routes `picture.php?/123/category/5` and not `picture.php/123/category/5`, and one
+/// configured for path-info the other way round. On the generated Piwigo hosts of half of
+/// [`PIWIGO_SEEDS`], whichever spelling each host writes, no URL's canonical form is in the
+/// spelling it does not serve (`SiteAction::QueryPath`'s `written_back`; QUALITY.md, "Stop 25
+/// (lead): a canonical form the site serves"). Before the write-back every `?/` host's photos
+/// were canonical in the path-info spelling.
+#[test]
+fn a_generated_piwigo_host_is_canonical_in_the_spelling_it_serves() {
+    use undust::corpus::SiteKind;
+    let kind = SiteKind::Piwigo;
+    let mut checked = (0, 0);
+    for &seed in &PIWIGO_SEEDS[..6] {
+        for LearnedSite { site, rules } in learn_generated(kind, family_seed(seed, kind), seed) {
+            let query_spelling = site.variant.contains("?/");
+            let unserved = if query_spelling { ".php/" } else { ".php?/" };
+            for page in &site.pages {
+                let canonical = rules.canonical(&page.url);
+                assert!(
+                    !canonical.contains(unserved),
+                    "seed {seed} {}: {} is canonical as {canonical}",
+                    site.variant,
+                    page.url
+                );
+            }
+            if query_spelling {
+                checked.0 += 1;
+            } else {
+                checked.1 += 1;
+            }
+        }
+    }
+    assert!(checked.0 >= 2, "hosts writing `?/`: {}", checked.0);
+}
+
 /// Generality, the issue's target: on families never used to choose a constant, learning with
 /// the defaults reaches 90% of the best achievable compression (micro) and 75% in every family,
 /// with no hard negative merged and a false-positive rate of at most 0.1% in every family.

@@ -209,8 +209,11 @@ impl<'a> Proofer<'a> {
         });
         let (_, last_output) = last_in(&mut written.into_iter())?;
         ops.iter().find_map(|op| match *op {
+            // A value moved from the query into the path's end (`?product_id=5` -> `/product/5`)
+            // is an id, not a file and its view; and a fence is written on path segments only.
             Op::Replace { key, from, .. }
                 if segment(key).is_some()
+                    && segment(from).is_some()
                     && source.iter().any(|&(k, c)| k == from && c == Cond::Any)
                     && (from == last_source) != (key == last_output) =>
             {
@@ -628,6 +631,74 @@ mod tests {
     use super::*;
     use crate::canon::rules::key::Key;
     use crate::learn::operations::{merged_keys, url_order};
+
+    /// The `*` whose value becomes the last path segment or stops being it is a path segment's:
+    /// a query id written as the path's end (`?product_id=5` -> `/product/5`) is an id, not a
+    /// file and a page about it. At the fileguard merge such a rule was fenced on its query key,
+    /// which no rule file can hold: the rule was dropped, and a shop host of the one-pipeline
+    /// test fell to chained value rules the live gate refused.
+    #[test]
+    fn an_id_moved_from_the_query_to_the_path_end_is_no_ending_wildcard() {
+        let mut urls = Vec::new();
+        for n in 0..10u64 {
+            urls.push((
+                format!("http://s.example/catalog/product_view.php?product_id={n}"),
+                n,
+            ));
+            urls.push((format!("http://s.example/product/{n}"), n));
+            urls.push((format!("http://s.example/f/doc-{n}/view"), 100 + n));
+        }
+        let samples = Samples::build(urls.iter().map(|(u, c)| (u.as_str(), *c)), 1000);
+        let key_of = |k: &Key| samples.keys.iter().position(|x| x == k).unwrap() as KeyId;
+        let value_of = |v: &str| samples.values.iter().position(|x| &**x == v).unwrap() as u32;
+        let id = key_of(&Key::Query {
+            name: "product_id".into(),
+            occurrence: 1,
+        });
+        let (p0, p1, p2) = (
+            key_of(&Key::Path(0)),
+            key_of(&Key::Path(1)),
+            key_of(&Key::Path(2)),
+        );
+        let proofer = Proofer::new(&samples, &LearnConfig::default());
+        let moved = [
+            (p0, Cond::Lit(value_of("catalog"))),
+            (p1, Cond::Lit(value_of("product_view.php"))),
+            (id, Cond::Any),
+        ];
+        let moved_ops = [
+            Op::Keep {
+                key: p0,
+                val: value_of("product"),
+            },
+            Op::Replace {
+                key: p1,
+                from: id,
+                lower: false,
+                ext: None,
+            },
+        ];
+        assert_eq!(proofer.ending_wildcard(&moved, &moved_ops), None);
+        // A segment kept while it stops being the last is one (`/f/*/view` -> `/f/*`).
+        let view = [
+            (p0, Cond::Lit(value_of("f"))),
+            (p1, Cond::Any),
+            (p2, Cond::Lit(value_of("view"))),
+        ];
+        let view_ops = [
+            Op::Keep {
+                key: p0,
+                val: value_of("f"),
+            },
+            Op::Replace {
+                key: p1,
+                from: p1,
+                lower: false,
+                ext: None,
+            },
+        ];
+        assert_eq!(proofer.ending_wildcard(&view, &view_ops), Some(p1));
+    }
 
     /// The pagination hole (generated news site, seed 11): a candidate whose target fixes
     /// `p=2` while its source matches `p=*`. In this sparse training set no page of an article
