@@ -165,31 +165,9 @@ pub(super) fn keyless_ids(
 
 #[cfg(test)]
 mod tests {
-    use url::Url;
-
-    use super::super::config::LearnConfig;
-    use super::super::site::learn;
+    use super::super::test_support::{learned, lu};
     use super::super::LabelledUrl;
-    use crate::canon::rules::{SiteAction, SiteRewriter};
-
-    fn lu(url: &str, cluster: u64) -> LabelledUrl {
-        LabelledUrl {
-            url: url.to_owned(),
-            cluster,
-        }
-    }
-
-    /// The learned actions and a canonicalizer with them.
-    fn learned(samples: &[LabelledUrl]) -> (Vec<SiteAction>, impl Fn(&str) -> String) {
-        let out = learn(samples, &LearnConfig::default());
-        let actions: Vec<SiteAction> = out.rules.iter().map(|r| r.action.clone()).collect();
-        let rw = SiteRewriter::new(actions.iter());
-        let canon = move |u: &str| {
-            let url = Url::parse(u).unwrap();
-            rw.rewrite(&url).unwrap_or_else(|| url.to_string())
-        };
-        (actions, canon)
-    }
+    use crate::canon::rules::SiteAction;
 
     /// A vBulletin-like forum as a 20% sample shows it: every thread linked by its friendly
     /// URL (`?N-Title`, second pages `&page=2`), the keyed spelling `?t=N` fetched beside it

@@ -30,6 +30,8 @@ mod routed_ids;
 mod segments;
 pub(crate) mod select;
 pub(crate) mod site;
+#[cfg(test)]
+mod test_support;
 mod thin_tails;
 pub(crate) mod tree;
 

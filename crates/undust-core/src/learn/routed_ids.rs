@@ -137,31 +137,9 @@ pub(super) fn routed_ids(
 
 #[cfg(test)]
 mod tests {
-    use std::borrow::Cow;
+    use crate::learn::test_support::host;
 
     use super::*;
-
-    fn output(url: &str) -> Output<'static> {
-        match url.split_once('?') {
-            Some((p, q)) => (Cow::Owned(p.to_owned()), Some(Cow::Owned(q.to_owned()))),
-            None => (Cow::Owned(url.to_owned()), None),
-        }
-    }
-
-    fn host(groups: &[&[&str]]) -> (Vec<Output<'static>>, SmallClusters) {
-        let mut outputs = Vec::new();
-        let mut clusters = SmallClusters::default();
-        for (c, group) in groups.iter().enumerate() {
-            for url in *group {
-                clusters
-                    .entry(c as u64)
-                    .or_default()
-                    .push(outputs.len() as u32);
-                outputs.push(output(url));
-            }
-        }
-        (outputs, clusters)
-    }
 
     const ARTICLE: &str = "/index.php?option=com_content&view=article&id=";
 

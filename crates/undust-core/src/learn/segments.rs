@@ -332,31 +332,9 @@ fn template_literals(before: &str, after: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use url::Url;
-
-    use super::super::config::LearnConfig;
-    use super::super::site::learn;
+    use super::super::test_support::{learned, lu};
     use super::super::LabelledUrl;
-    use crate::canon::rules::{SiteAction, SiteRewriter};
-
-    fn lu(url: &str, cluster: u64) -> LabelledUrl {
-        LabelledUrl {
-            url: url.to_owned(),
-            cluster,
-        }
-    }
-
-    /// The learned actions and a canonicalizer with them.
-    fn learned(samples: &[LabelledUrl]) -> (Vec<SiteAction>, impl Fn(&str) -> String) {
-        let out = learn(samples, &LearnConfig::default());
-        let actions: Vec<SiteAction> = out.rules.iter().map(|r| r.action.clone()).collect();
-        let rw = SiteRewriter::new(actions.iter());
-        let canon = move |u: &str| {
-            let url = Url::parse(u).unwrap();
-            rw.rewrite(&url).unwrap_or_else(|| url.to_string())
-        };
-        (actions, canon)
-    }
+    use crate::canon::rules::SiteAction;
 
     /// An SMF-like forum: topic pages in both spellings (path form for most, both for some),
     /// bare ids beside the first page's offset `.0` for some, later pages (`.15`) other pages.

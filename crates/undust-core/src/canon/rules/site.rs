@@ -821,13 +821,7 @@ impl SiteRewriter {
             .find_map(|v| v.apply(&out_path, out_query.as_deref()));
         match named {
             Some((alias, rest)) => {
-                let (path, query, _) =
-                    self.rewrite_parts_before_vocabularies(&alias, rest.as_deref());
-                (
-                    Cow::Owned(path.into_owned()),
-                    query.map(|q| Cow::Owned(q.into_owned())),
-                    true,
-                )
+                reparsed(self.rewrite_parts_before_vocabularies(&alias, rest.as_deref()))
             }
             None => (out_path, out_query, changed),
         }
@@ -856,12 +850,7 @@ impl SiteRewriter {
                 });
         match moved {
             Some((script, moved)) => {
-                let (path, query, _) = self.rewrite_parts_after_templates(&script, Some(&moved));
-                (
-                    Cow::Owned(path.into_owned()),
-                    query.map(|q| Cow::Owned(q.into_owned())),
-                    true,
-                )
+                reparsed(self.rewrite_parts_after_templates(&script, Some(&moved)))
             }
             None => (out_path, out_query, changed),
         }
@@ -881,12 +870,7 @@ impl SiteRewriter {
             .or_else(|| self.move_query_value(&path, query))
             .or_else(|| self.key_the_id(&path, query))
         {
-            let (path, query, _) = self.rewrite_parts_after_templates(&moved, rest.as_deref());
-            return (
-                Cow::Owned(path.into_owned()),
-                query.map(|q| Cow::Owned(q.into_owned())),
-                true,
-            );
+            return reparsed(self.rewrite_parts_after_templates(&moved, rest.as_deref()));
         }
         if self.lowercase_path && has_upper_outside_escapes(&path) {
             path = Cow::Owned(lower_outside_escapes(&path));
@@ -980,12 +964,7 @@ impl SiteRewriter {
         // Dropped or sorted parameters may leave a path first in the query: read it too, so
         // the result is a fixpoint.
         if let Some((moved, rest)) = self.read_query_path(&path, new_query.as_deref()) {
-            let (path, query, _) = self.rewrite_parts(&moved, rest.as_deref());
-            return (
-                Cow::Owned(path.into_owned()),
-                query.map(|q| Cow::Owned(q.into_owned())),
-                true,
-            );
+            return reparsed(self.rewrite_parts(&moved, rest.as_deref()));
         }
         changed |= !matches!(
             (&new_query, query),
@@ -1529,6 +1508,18 @@ pub fn titled_id(segment: &str, separator: char, id_first: bool) -> Option<&str>
         .count();
     let words = !title.contains([';', '=']) && !is_typed_reference(title);
     (id_ok && letters == 2 && words).then_some(id)
+}
+
+/// A rewrite of a form another action wrote (an alias, a query form, a path read from the query):
+/// the parts owned, since they outlive that form, and marked changed.
+fn reparsed<'a>(
+    (path, query, _): (Cow<'_, str>, Option<Cow<'_, str>>, bool),
+) -> (Cow<'a, str>, Option<Cow<'a, str>>, bool) {
+    (
+        Cow::Owned(path.into_owned()),
+        query.map(|q| Cow::Owned(q.into_owned())),
+        true,
+    )
 }
 
 /// The position and id of the one part of `query` that is a keyless id ([`keyless_id`]), or

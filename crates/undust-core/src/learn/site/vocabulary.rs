@@ -306,32 +306,9 @@ fn renames_between<'q>(a: &[&'q str], b: &[&'q str]) -> Option<Vec<(&'q str, &'q
 
 #[cfg(test)]
 mod tests {
-    use std::borrow::Cow;
+    use crate::learn::test_support::host;
 
     use super::*;
-
-    fn output(url: &str) -> Output<'static> {
-        match url.split_once('?') {
-            Some((p, q)) => (Cow::Owned(p.to_owned()), Some(Cow::Owned(q.to_owned()))),
-            None => (Cow::Owned(url.to_owned()), None),
-        }
-    }
-
-    /// Samples (one URL per entry) in clusters given as groups of URLs.
-    fn host(groups: &[&[&str]]) -> (Vec<Output<'static>>, SmallClusters) {
-        let mut outputs = Vec::new();
-        let mut clusters = SmallClusters::default();
-        for (c, group) in groups.iter().enumerate() {
-            for url in *group {
-                clusters
-                    .entry(c as u64)
-                    .or_default()
-                    .push(outputs.len() as u32);
-                outputs.push(output(url));
-            }
-        }
-        (outputs, clusters)
-    }
 
     #[test]
     fn a_menu_is_learned_with_its_renamed_page_key() {
