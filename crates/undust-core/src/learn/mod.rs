@@ -754,6 +754,7 @@ fn with_guards(samples: &Samples, c: &Candidate, p: &Proof) -> Vec<Rule> {
             guards: Vec::new(),
             reaches_unshown_files: false,
             fenced_files: None,
+            strays_from_duplicates: false,
         };
         match to_rule(samples, &guard, &fence) {
             Some(r) => out.push(r),
@@ -957,6 +958,56 @@ mod tests {
             assert_ne!(canonical(page), canonical(&format!("{page}/details")));
         }
         assert!(out.rules.rules.iter().any(|r| !r.not_files.is_empty()));
+    }
+
+    /// The XenForo host of seed 53 (stop 25's second fresh draw), reduced: `/threads/N/latest`
+    /// opens a thread's last page, which is the thread itself on a one-page thread (most of the
+    /// sample) and its `page-2` or `page-3` on longer ones, whose first page a 20% sample seldom
+    /// holds beside the last. The clusters of the last pages show `latest` beside addresses of
+    /// a page none of which is the thread: the tree must not drop it (`/threads/*/latest` ->
+    /// `/threads/*`), nor write it (the reverse), and `latest` is no alias of `page-2` (two
+    /// clusters) when a third shows it standing for `page-3`.
+    #[test]
+    fn a_tail_naming_the_last_page_is_no_default_view() {
+        let mut samples = Vec::new();
+        for t in 0..40u64 {
+            samples.push(lu(format!("http://forum.example/threads/{}", 100 + t), t));
+            samples.push(lu(
+                format!("http://forum.example/threads/{}/latest", 100 + t),
+                t,
+            ));
+        }
+        for (t, last) in [(200u64, 2), (201, 2), (202, 3), (203, 2)] {
+            let c = 1000 + t;
+            samples.push(lu(
+                format!("http://forum.example/threads/{t}/page-{last}"),
+                c,
+            ));
+            samples.push(lu(format!("http://forum.example/threads/{t}/latest"), c));
+        }
+        // Longer threads' pages, each a page of its own: no segment after the id is a slug to
+        // drop, and no page is every other.
+        for t in 300..304u64 {
+            samples.push(lu(format!("http://forum.example/threads/{t}"), 10 * t));
+            for page in 2..=3 {
+                let url = format!("http://forum.example/threads/{t}/page-{page}");
+                samples.push(lu(url, 10 * t + page));
+            }
+        }
+        let out = learn_host("forum.example", &samples, &LearnConfig::default()).unwrap();
+        let engine = HostRules::compile(&out.rules).unwrap();
+        let canonical = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            engine.apply(&url).map_or(url.to_string(), |r| r.canonical)
+        };
+        let latest = canonical("http://forum.example/threads/999/latest");
+        for other in [
+            "http://forum.example/threads/999",
+            "http://forum.example/threads/999/page-2",
+            "http://forum.example/threads/999/page-3",
+        ] {
+            assert_ne!(latest, canonical(other), "{other}: {:#?}", out.rules);
+        }
     }
 
     /// The Plone host of seed 46 (stop 24), reduced: a content tree whose documents are shown

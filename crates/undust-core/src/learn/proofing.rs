@@ -29,7 +29,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::config::LearnConfig;
-use super::key::{fold, pair_hash, KeyId, Samples};
+use super::key::{fold, pair_hash, KeyId, Samples, ValId};
 use super::operations::Op;
 use super::tree::Cond;
 
@@ -72,6 +72,15 @@ pub(crate) struct Proof {
     /// (`Rule::not_files`), whatever the sample holds of files at that segment: the files
     /// beside the documents keep their URLs, and the documents keep the rule.
     pub fenced_files: Option<KeyId>,
+    /// The rule drops a literal last segment that names a view (`/threads/*/latest` ->
+    /// `/threads/*`), or writes one, while a cluster of the sample holds `P/latest` beside
+    /// another view of `P` (`P/page-3`) and not beside `P`. The tail then names a page of its
+    /// own that is sometimes the same as `P` (XenForo's `latest` opens a thread's last page:
+    /// its first on a one-page thread), and the rule is refused, as a default view tail is
+    /// (`learn::segments`' `stray_tails`). The merge of different pages that would refuse it
+    /// needs both of a thread's pages in a 20% sample; the last page's cluster alone shows the
+    /// same, and is as common as the tail.
+    pub strays_from_duplicates: bool,
 }
 
 impl Proof {
@@ -92,7 +101,7 @@ impl Proof {
         if self.fpr() > config.fpr_max || self.positive_clusters < config.min_support_clusters {
             return false;
         }
-        if self.reaches_unshown_files {
+        if self.reaches_unshown_files || self.strays_from_duplicates {
             return false;
         }
         self.keys.iter().all(|k| {
@@ -220,6 +229,101 @@ impl<'a> Proofer<'a> {
                 Some(from)
             }
             _ => None,
+        })
+    }
+
+    /// The literal last path segment (key and value) that the rule drops from its source
+    /// (`/threads/*/latest` -> `/threads/*`) or writes after the source's last one
+    /// (`/threads/*` -> `/threads/*/latest`), when it names a view (a word, not a file: a
+    /// default document is a file's rule): see [`Proof::strays_from_duplicates`].
+    fn view_tail(&self, source: &[(KeyId, Cond)], ops: &[Op]) -> Option<(KeyId, ValId)> {
+        use crate::canon::rules::key::Key;
+        let index = |k: KeyId| match self.samples.keys[k as usize] {
+            Key::Path(i) => Some(i),
+            _ => None,
+        };
+        let last_source = source
+            .iter()
+            .filter_map(|&(k, c)| index(k).map(|i| (i, k, c)))
+            .max_by_key(|&(i, _, _)| i);
+        let dropped = last_source.and_then(|(_, key, cond)| match cond {
+            Cond::Lit(value)
+                if ops
+                    .iter()
+                    .any(|op| matches!(*op, Op::Ignore { key: k, fill: None } if k == key)) =>
+            {
+                Some((key, value))
+            }
+            _ => None,
+        });
+        let written = || {
+            let (key, value) = ops
+                .iter()
+                .filter_map(|op| match *op {
+                    Op::Keep { key, val }
+                    | Op::Ignore {
+                        key,
+                        fill: Some(val),
+                    } => index(key).map(|i| (i, key, val)),
+                    _ => None,
+                })
+                .max_by_key(|&(i, _, _)| i)
+                .map(|(_, k, v)| (k, v))?;
+            let beyond = last_source.is_none_or(|(i, _, _)| index(key) > Some(i));
+            beyond.then_some((key, value))
+        };
+        let (key, value) = dropped.or_else(written)?;
+        let name = &self.samples.values[value as usize];
+        (name.bytes().any(|b| b.is_ascii_alphabetic())
+            && !crate::canon::rules::files::names_a_file(name))
+        .then_some((key, value))
+    }
+
+    /// Whether a training URL that is the rule's source page (`source`, `shape`) with the view
+    /// `tail` after it shares its cluster with another view of that page (the same URL with
+    /// another last segment) and not with the page without the tail: see
+    /// [`Proof::strays_from_duplicates`]. One pass over the training URLs, for the few rules
+    /// that drop or write a view.
+    fn tail_strays(&self, source: &[(KeyId, Cond)], shape: u32, tail: (KeyId, ValId)) -> bool {
+        let s = self.samples;
+        let (key, value) = tail;
+        let page_keys = &s.shapes[shape as usize];
+        let with_tail = |u: u32| {
+            let keys = &s.shapes[s.urls[u as usize].shape as usize];
+            s.get(u, key) == Some(value)
+                && keys.len() == page_keys.len() + usize::from(!page_keys.contains(&key))
+                && keys.iter().all(|k| *k == key || page_keys.contains(k))
+                && source.iter().all(|&(k, c)| match c {
+                    Cond::Lit(v) => k == key || s.get(u, k) == Some(v),
+                    _ => true,
+                })
+        };
+        // Hash of URL `u` without `key`.
+        let without_tail = |u: u32| {
+            s.pairs_of(u)
+                .iter()
+                .filter(|(k, _)| *k != key)
+                .fold(0u64, |h, &(k, v)| {
+                    fold(
+                        h,
+                        pair_hash(s.key_hash[k as usize], s.value_hash[v as usize]),
+                    )
+                })
+        };
+        (0..s.urls.len() as u32).filter(|&u| with_tail(u)).any(|u| {
+            let sample = &s.urls[u as usize];
+            let mates = s.cluster(sample.cluster);
+            let page = without_tail(u);
+            // A sibling view in the cluster (`P/page-3` beside `P/latest`), and not `P`: the
+            // tail stood for another view of `P` there. Other addresses of the page
+            // (`/other-folder/x/view` beside `/folder/x/view` in Plone) say nothing of the tail.
+            let sibling = mates.iter().any(|&w| {
+                w != u
+                    && s.urls[w as usize].shape == sample.shape
+                    && s.get(w, key) != Some(value)
+                    && without_tail(w) == page
+            });
+            sibling && !mates.iter().any(|&w| s.urls[w as usize].ident == page)
         })
     }
 
@@ -465,6 +569,9 @@ impl<'a> Proofer<'a> {
             }
         }
         proof.positive_clusters = positive.len() as u32;
+        proof.strays_from_duplicates = self
+            .view_tail(source, ops)
+            .is_some_and(|tail| self.tail_strays(source, shape, tail));
         if shown_kinds.iter().all(Option::is_none) {
             proof.fenced_files = ending;
         } else if let Some(kinds) = ending.and_then(|k| self.file_kinds.get(&k)) {

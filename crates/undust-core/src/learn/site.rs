@@ -2253,11 +2253,38 @@ fn segment_aliases(
             parent.insert(ra.max(rb), ra.min(rb));
         }
     }
+    // A value of a class shown, in a cluster of its own, standing for a value outside the class
+    // leaves the class without a name for it: XenForo's `latest` is `page-2` on two-page
+    // threads and `page-3` on a three-page one; joined on two clusters, `latest` -> `page-2`
+    // would send every longer thread's last page to its second. Such a class is no alias.
+    let mut contradicted: FxHashSet<(u16, u64)> = FxHashSet::default();
+    let thin: Vec<(u16, u64, u64)> = pairs
+        .iter()
+        .filter(|(_, clusters)| clusters.len() < MIN_ALIAS_PAIR_CLUSTERS)
+        .map(|(k, _)| *k)
+        .collect();
+    for (pos, a, b) in thin {
+        let (in_a, in_b) = (
+            parent.contains_key(&(pos, a)),
+            parent.contains_key(&(pos, b)),
+        );
+        if !in_a && !in_b {
+            continue;
+        }
+        // `root` would enter a value outside every class as a class of its own.
+        let ra = in_a.then(|| root(&mut parent, (pos, a)));
+        let rb = in_b.then(|| root(&mut parent, (pos, b)));
+        if ra != rb {
+            contradicted.extend(ra.into_iter().chain(rb));
+        }
+    }
     let members: Vec<(u16, u64)> = parent.keys().copied().collect();
     let mut classes: FxHashMap<(u16, u64), Vec<u64>> = FxHashMap::default();
     for m in members {
         let r = root(&mut parent, m);
-        classes.entry(r).or_default().push(m.1);
+        if !contradicted.contains(&r) {
+            classes.entry(r).or_default().push(m.1);
+        }
     }
     let mut counts: FxHashMap<(u16, u64), Vec<u32>> = FxHashMap::default();
     for e in &entries {

@@ -58,16 +58,22 @@ impl Storefront {
         let software = *[Software::Shopify, Software::WooCommerce, Software::Magento]
             .choose(rng)
             .unwrap_or(&Software::Shopify);
+        // A shop's URL keys are unique (Magento's URL rewrites are keyed by the request path):
+        // two collections of one name, or a product named as a collection, would be one address
+        // for two pages.
+        let mut used = HashSet::new();
+        let collections = (0..rng.random_range(3..=12))
+            .map(|_| slug(rng, 1..=2))
+            .filter(|name| used.insert(name.clone()))
+            .collect();
         let mut shop = Storefront {
             base: base.to_string(),
             software,
             rules: [0; 2],
-            collections: (0..rng.random_range(3..=12))
-                .map(|_| slug(rng, 1..=2))
-                .collect(),
+            collections,
             listed: HashSet::new(),
             next_id: rng.random_range(1_000..900_000),
-            used: HashSet::new(),
+            used,
         };
         let b = base;
         match software {
