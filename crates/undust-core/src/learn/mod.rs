@@ -1010,6 +1010,36 @@ mod tests {
         }
     }
 
+    /// MyBB's `action=lastpost` (a held-out family's false merge at stop 26, seeds 41, 42 and
+    /// 51): the link to a thread's last post opens its last page, page 1 on the one-page threads
+    /// most of the sample holds, `page=2` on the longer ones. Neither the site's parameter
+    /// actions nor the tree may drop it.
+    #[test]
+    fn a_parameter_naming_the_last_page_is_kept() {
+        let mut samples = Vec::new();
+        let script = "http://board.example/showthread.php";
+        for t in 0..40u64 {
+            samples.push(lu(format!("{script}?tid={}", 100 + t), t));
+            samples.push(lu(format!("{script}?tid={}&action=lastpost", 100 + t), t));
+        }
+        for t in 200..203u64 {
+            samples.push(lu(format!("{script}?tid={t}&page=2"), t));
+            samples.push(lu(format!("{script}?tid={t}&action=lastpost"), t));
+        }
+        let out = learn_host("board.example", &samples, &LearnConfig::default()).unwrap();
+        let engine = HostRules::compile(&out.rules).unwrap();
+        let canonical = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            engine.apply(&url).map_or(url.to_string(), |r| r.canonical)
+        };
+        assert_ne!(
+            canonical(&format!("{script}?tid=999&action=lastpost")),
+            canonical(&format!("{script}?tid=999")),
+            "{:#?}",
+            out.rules
+        );
+    }
+
     /// The Plone host of seed 46 (stop 24), reduced: a content tree whose documents are shown
     /// with their `view` in two folders, and one image in the whole sample, at its bare URL
     /// only. One cluster is too few to count `.jpg` as a page type of files at that depth, so

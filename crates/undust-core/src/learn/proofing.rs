@@ -232,32 +232,35 @@ impl<'a> Proofer<'a> {
         })
     }
 
-    /// The literal last path segment (key and value) that the rule drops from its source
-    /// (`/threads/*/latest` -> `/threads/*`) or writes after the source's last one
-    /// (`/threads/*` -> `/threads/*/latest`), when it names a view (a word, not a file: a
-    /// default document is a file's rule): see [`Proof::strays_from_duplicates`].
-    fn view_tail(&self, source: &[(KeyId, Cond)], ops: &[Op]) -> Option<(KeyId, ValId)> {
+    /// The literal view (key and value) that the rule drops from its source, as its last path
+    /// segment or a query parameter (`/threads/*/latest` -> `/threads/*`,
+    /// `showthread.php?action=lastpost&tid=*` -> `showthread.php?tid=*`), or writes after the
+    /// source's last segment (`/threads/*` -> `/threads/*/latest`), when the value is a word and
+    /// no file (a default document is a file's rule): see [`Proof::strays_from_duplicates`].
+    fn dropped_view(&self, source: &[(KeyId, Cond)], ops: &[Op]) -> Option<(KeyId, ValId)> {
         use crate::canon::rules::key::Key;
         let index = |k: KeyId| match self.samples.keys[k as usize] {
             Key::Path(i) => Some(i),
             _ => None,
         };
-        let last_source = source
-            .iter()
-            .filter_map(|&(k, c)| index(k).map(|i| (i, k, c)))
-            .max_by_key(|&(i, _, _)| i);
-        let dropped = last_source.and_then(|(_, key, cond)| match cond {
+        let last_source = source.iter().filter_map(|&(k, _)| index(k)).max();
+        let dropped = source.iter().find_map(|&(key, cond)| match cond {
             Cond::Lit(value)
-                if ops
-                    .iter()
-                    .any(|op| matches!(*op, Op::Ignore { key: k, fill: None } if k == key)) =>
+                if (index(key).is_none() || index(key) == last_source)
+                    && matches!(
+                        self.samples.keys[key as usize],
+                        Key::Path(_) | Key::Query { .. }
+                    )
+                    && ops
+                        .iter()
+                        .any(|op| matches!(*op, Op::Ignore { key: k, fill: None } if k == key)) =>
             {
                 Some((key, value))
             }
             _ => None,
         });
         let written = || {
-            let (key, value) = ops
+            let (i, key, value) = ops
                 .iter()
                 .filter_map(|op| match *op {
                     Op::Keep { key, val }
@@ -267,10 +270,10 @@ impl<'a> Proofer<'a> {
                     } => index(key).map(|i| (i, key, val)),
                     _ => None,
                 })
-                .max_by_key(|&(i, _, _)| i)
-                .map(|(_, k, v)| (k, v))?;
-            let beyond = last_source.is_none_or(|(i, _, _)| index(key) > Some(i));
-            beyond.then_some((key, value))
+                .max_by_key(|&(i, _, _)| i)?;
+            last_source
+                .is_none_or(|last| i > last)
+                .then_some((key, value))
         };
         let (key, value) = dropped.or_else(written)?;
         let name = &self.samples.values[value as usize];
@@ -279,16 +282,16 @@ impl<'a> Proofer<'a> {
         .then_some((key, value))
     }
 
-    /// Whether a training URL that is the rule's source page (`source`, `shape`) with the view
-    /// `tail` after it shares its cluster with another view of that page (the same URL with
-    /// another last segment) and not with the page without the tail: see
-    /// [`Proof::strays_from_duplicates`]. One pass over the training URLs, for the few rules
+    /// Whether a training URL that is the rule's source page (`source`, `shape`) with the
+    /// `view` in it shares its cluster with another view of that page (a URL holding all of the
+    /// page's parts and more: `P/page-3`, `P&page=3`) and not with the page without the view:
+    /// see [`Proof::strays_from_duplicates`]. One pass over the training URLs, for the few rules
     /// that drop or write a view.
-    fn tail_strays(&self, source: &[(KeyId, Cond)], shape: u32, tail: (KeyId, ValId)) -> bool {
+    fn view_strays(&self, source: &[(KeyId, Cond)], shape: u32, view: (KeyId, ValId)) -> bool {
         let s = self.samples;
-        let (key, value) = tail;
+        let (key, value) = view;
         let page_keys = &s.shapes[shape as usize];
-        let with_tail = |u: u32| {
+        let with_view = |u: u32| {
             let keys = &s.shapes[s.urls[u as usize].shape as usize];
             s.get(u, key) == Some(value)
                 && keys.len() == page_keys.len() + usize::from(!page_keys.contains(&key))
@@ -298,32 +301,34 @@ impl<'a> Proofer<'a> {
                     _ => true,
                 })
         };
-        // Hash of URL `u` without `key`.
-        let without_tail = |u: u32| {
-            s.pairs_of(u)
-                .iter()
-                .filter(|(k, _)| *k != key)
-                .fold(0u64, |h, &(k, v)| {
-                    fold(
-                        h,
-                        pair_hash(s.key_hash[k as usize], s.value_hash[v as usize]),
-                    )
-                })
-        };
-        (0..s.urls.len() as u32).filter(|&u| with_tail(u)).any(|u| {
+        (0..s.urls.len() as u32).filter(|&u| with_view(u)).any(|u| {
             let sample = &s.urls[u as usize];
             let mates = s.cluster(sample.cluster);
-            let page = without_tail(u);
-            // A sibling view in the cluster (`P/page-3` beside `P/latest`), and not `P`: the
-            // tail stood for another view of `P` there. Other addresses of the page
-            // (`/other-folder/x/view` beside `/folder/x/view` in Plone) say nothing of the tail.
-            let sibling = mates.iter().any(|&w| {
-                w != u
-                    && s.urls[w as usize].shape == sample.shape
-                    && s.get(w, key) != Some(value)
-                    && without_tail(w) == page
+            let page: Vec<(KeyId, ValId)> = s
+                .pairs_of(u)
+                .iter()
+                .copied()
+                .filter(|&(k, _)| k != key)
+                .collect();
+            let page_ident = page.iter().fold(0u64, |h, &(k, v)| {
+                fold(
+                    h,
+                    pair_hash(s.key_hash[k as usize], s.value_hash[v as usize]),
+                )
             });
-            sibling && !mates.iter().any(|&w| s.urls[w as usize].ident == page)
+            // Another view of the page in the cluster (`P/page-3` beside `P/latest`), and not
+            // the page: the view stood for that other one there. Other addresses of the page
+            // (Plone's `/other-folder/x/view` beside `/folder/x/view`) say nothing of the view.
+            let another_view = mates.iter().any(|&w| {
+                w != u
+                    && s.urls[w as usize].len as usize > page.len()
+                    && s.get(w, key) != Some(value)
+                    && page.iter().all(|&(k, v)| s.get(w, k) == Some(v))
+            });
+            another_view
+                && !mates
+                    .iter()
+                    .any(|&w| s.urls[w as usize].ident == page_ident)
         })
     }
 
@@ -570,8 +575,8 @@ impl<'a> Proofer<'a> {
         }
         proof.positive_clusters = positive.len() as u32;
         proof.strays_from_duplicates = self
-            .view_tail(source, ops)
-            .is_some_and(|tail| self.tail_strays(source, shape, tail));
+            .dropped_view(source, ops)
+            .is_some_and(|view| self.view_strays(source, shape, view));
         if shown_kinds.iter().all(Option::is_none) {
             proof.fenced_files = ending;
         } else if let Some(kinds) = ending.and_then(|k| self.file_kinds.get(&k)) {

@@ -819,6 +819,11 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     | SiteAction::DefaultViewTail { .. }
                     | SiteAction::KeylessIdInQuery { .. }
             ) && evidence.negative_groups > 0;
+            // A parameter that names another view of the page somewhere is no decoration of it.
+            let strays = matches!(
+                candidate,
+                SiteAction::IgnoreParam { .. } | SiteAction::IgnoreParamValue { .. }
+            ) && param_strays(&parsed, &with, &moved, &clusters);
             if let SiteAction::DefaultDocument { name } = &candidate {
                 evidence.negative_groups +=
                     document_shown_elsewhere(&parsed, &clusters, &round.outputs, name, &may_change);
@@ -864,7 +869,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 || (thin_tail
                     && evidence.negative_groups == 0
                     && evidence.accepts_with_support(config, MIN_THIN_TAIL_PAGES as u32));
-            if !contradicted && accepts {
+            if !contradicted && !strays && accepts {
                 rewriter = with;
                 if matches!(
                     candidate,
@@ -2545,6 +2550,52 @@ fn measure(
             .iter()
             .any(|&u| round.routes[u as usize].hash != 0);
     (e, moved)
+}
+
+/// Whether dropping a parameter sends a sample away from its page to another view of it: the
+/// sample's cluster holds a URL with the sample's new path and every part of its new query and
+/// more (MyBB's `showthread.php?tid=5&action=lastpost` beside `?tid=5&page=3`), and no URL
+/// written as the new form (`?tid=5`). The parameter then stood for that other view there
+/// (`lastpost` opens a thread's last page: page 1 on most threads, which a 20% sample shows
+/// merged far more often than the longer threads' last pages). The tree's rules read the same
+/// evidence (`Proof::strays_from_duplicates`). `moved` are the samples the action changes;
+/// `with` the rewriter with it.
+fn param_strays(
+    parsed: &[Parsed],
+    with: &SiteRewriter,
+    moved: &[(u32, u64)],
+    clusters: &SmallClusters,
+) -> bool {
+    let output = |u: u32| {
+        let url = &parsed[u as usize].url;
+        let (path, query, _) = with.rewrite_parts(url.path(), url.query());
+        (path.into_owned(), query.map(Cow::into_owned))
+    };
+    let parts = |q: &Option<String>| -> Vec<String> {
+        q.as_deref()
+            .map(|q| q.split('&').map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
+    moved.iter().any(|&(u, _)| {
+        let Some(mates) = clusters.get(&parsed[u as usize].cluster) else {
+            return false;
+        };
+        let (path, query) = output(u);
+        let page = parts(&query);
+        let mut another_view = false;
+        for &w in mates.iter().filter(|&&w| w != u) {
+            let (other_path, other_query) = output(w);
+            if other_path != path {
+                continue;
+            }
+            let other = parts(&other_query);
+            if other.len() == page.len() && page.iter().all(|p| other.contains(p)) {
+                return false;
+            }
+            another_view |= other.len() > page.len() && page.iter().all(|p| other.contains(p));
+        }
+        another_view
+    })
 }
 
 /// Whether a group's duplicates hold the dropped parameter `name` on every member, with values of
