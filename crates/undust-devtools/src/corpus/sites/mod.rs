@@ -681,7 +681,7 @@ pub(super) mod family_tests {
 
     use undust_core::canon::normalize::{StaticConfig, StaticNormalizer};
 
-    use crate::corpus::{generate, render_html, CorpusConfig, Site, SiteKind};
+    use crate::corpus::{generate, render_html, CorpusConfig, DustRule, Site, SiteKind};
 
     /// Seeds the family tests generate with: several layouts each.
     const SEEDS: [u64; 4] = [3, 11, 29, 71];
@@ -762,6 +762,45 @@ pub(super) mod family_tests {
             sites.push(site);
         }
         sites
+    }
+
+    /// On `site`, URLs that differ only by query parameters its expected rules call irrelevant
+    /// (sessions, tracking, highlighting) denote one content: a generator that emits one page
+    /// twice under two contents (two siblings of the same forms) breaks this.
+    pub(crate) fn assert_irrelevant_keys_keep_the_content(site: &Site) {
+        let irrelevant: Vec<&str> = site
+            .expected
+            .iter()
+            .filter_map(|e| match &e.rule {
+                DustRule::IgnoreQueryKey { key } => Some(key.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut by_stripped: HashMap<String, (u64, &str)> = HashMap::new();
+        for p in &site.pages {
+            let stripped = match p.url.split_once('?') {
+                Some((head, query)) => {
+                    let mut kept: Vec<&str> = query
+                        .split('&')
+                        .filter(|pair| {
+                            let key = pair.split('=').next().unwrap_or(pair);
+                            !irrelevant.contains(&key)
+                        })
+                        .collect();
+                    kept.sort_unstable();
+                    if kept.is_empty() {
+                        head.to_string()
+                    } else {
+                        format!("{head}?{}", kept.join("&"))
+                    }
+                }
+                None => p.url.clone(),
+            };
+            let (id, first) = *by_stripped
+                .entry(stripped)
+                .or_insert((p.content_id, p.url.as_str()));
+            assert_eq!(id, p.content_id, "{} and {first} are two contents", p.url);
+        }
     }
 
     /// `url` with its query parameters sorted.

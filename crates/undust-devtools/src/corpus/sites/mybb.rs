@@ -466,13 +466,16 @@ impl Section for MyBb {
 
 #[cfg(test)]
 mod tests {
-    use super::super::family_tests::{check_family, ids_of};
+    use super::super::family_tests::{
+        assert_irrelevant_keys_keep_the_content, check_family, ids_of,
+    };
     use crate::corpus::SiteKind;
 
     #[test]
     fn mybb_generates_its_scheme() {
         let (mut rewritten, mut sorted, mut threaded, mut paged) = (0, 0, 0, 0);
         for site in check_family(SiteKind::MyBb) {
+            assert_irrelevant_keys_keep_the_content(&site);
             let ids = ids_of(&site);
             for (url, id) in &ids {
                 // A friendly thread link and the script it is rewritten to are one page.

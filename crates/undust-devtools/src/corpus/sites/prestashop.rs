@@ -506,7 +506,9 @@ impl Section for PrestaShop {
 mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
-    use super::super::family_tests::{check_family, ids_of};
+    use super::super::family_tests::{
+        assert_irrelevant_keys_keep_the_content, check_family, ids_of,
+    };
     use crate::corpus::SiteKind;
 
     /// A friendly product URL read back: language folder, category folder, product id,
@@ -547,6 +549,7 @@ mod tests {
     fn prestashop_generates_its_scheme() {
         let (mut scripted, mut folders, mut languages, mut combinations) = (0, 0, 0, 0);
         for site in check_family(SiteKind::PrestaShop) {
+            assert_irrelevant_keys_keep_the_content(&site);
             let ids = ids_of(&site);
             // `prestashop1.7/shop+friendly+en/fr`: the base and the languages, default first.
             let after_version = site.variant.trim_start_matches("prestashop1.7");
