@@ -23,8 +23,9 @@
 //!   (after `?` on friendly URLs); at the defaults (`sortby=lastpost&order=desc`) that is the
 //!   plain listing, any other sort another one, like later pages.
 //! - The archive (`archive/index.php/thread-T.html`, or `archive/index.php?thread-T.html` where
-//!   the server passes no path info) renders a thread's posts without the theme: modelled on
-//!   one-page threads only, as the corpus treats renderings elsewhere.
+//!   the server passes no path info; `showthread.php` links it through `build_archive_link`,
+//!   whose body was not read) renders a thread's posts without the theme: modelled on one-page
+//!   threads only, as the corpus treats renderings elsewhere.
 //! - A member's profile and the search for the threads they started
 //!   (`search.php?action=finduserthreads&uid=U`) are different pages.
 //!

@@ -2,8 +2,10 @@
 //! `index.php?controller=product&id_product=N`, with optional friendly URLs built from route
 //! templates.
 //!
-//! What the model follows (read in PrestaShop's `classes/Dispatcher.php` default routes, its
-//! `Link` class and the product, category and listing controllers):
+//! What the model follows (read in the default routes of `classes/Dispatcher.php`, 1.6 and 1.7,
+//! the 1.6 listing controllers' `orderby`/`orderway` defaults and 1.7's `SortOrderFactory`; the
+//! 1.6 `p=`/`n=` keys and 1.7 writing the default combination into links are from the shops'
+//! documented behaviour, not checked in code here):
 //!
 //! - Friendly URLs (`PS_REWRITING_SETTINGS`) write a product by the route
 //!   `{category:/}{id}-{rewrite}{-:ean13}.html` (1.6) or
