@@ -999,7 +999,8 @@ const LATER_HELD_OUT_FLOORS: [(&str, f64); 7] = [
 ///   `showthread.php?tid=N&action=lastpost` opens the last page, which the rule merges with
 ///   page 1 (fpr 0.028 on seeds 41 to 43, all three hosts); on the seed-43 host a tree rule
 ///   `/forums/* -> /forums/forumdisplay.php?fid=*&page=*` reads both `thread-N.html` and
-///   `thread-N-lastpost.html` as one forum listing.
+///   `thread-N-lastpost.html` as one forum listing. (Seeds 44 to 49 show `pid` dropped beside
+///   `tid` and the same tree rule merging a forum's page 1 and page 2.)
 /// - PrestaShop 1.7: `/cat/N-title -> /cat/N` reads everything after the product id as its
 ///   name, also the combination 1.7 writes after the id (`/cat/12-45-name.html`), so every
 ///   combination of a product is merged (fpr 0.048 on the seed-41 host).
