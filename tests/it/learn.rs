@@ -968,13 +968,17 @@ const HELD_OUT_SHARE_FLOOR: f64 = 0.88;
 /// default value only, `page=1`, and case folded in the owner's and the repository's segments
 /// only): 0.41 -> 0.68, measured 0.89 on the sites seeded by its name, fpr 0. Gitea raised at
 /// stop 25 to 0.86 (0.89 measured at stops 24 and 25, 0.90 on the fresh draw).
-const LATER_HELD_OUT_FLOORS: [(&str, f64); 6] = [
+/// Stop 26: MyBB, PrestaShop and NodeBB added, measured with the learner as it was (no change
+/// made for them): NodeBB 0.767 (0.720 on seeds 50 to 55); MyBB and PrestaShop merge pages they
+/// must not, so they have no floor yet and are listed in [`GUARANTEES_NOT_MET_YET`].
+const LATER_HELD_OUT_FLOORS: [(&str, f64); 7] = [
     ("dokuwiki", 0.98),
     ("joomla", 0.60),
     ("bugzilla", 0.96),
     ("smf", 0.86),
     ("gitea", 0.86),
     ("piwigo", 0.80),
+    ("nodebb", 0.76),
 ];
 
 /// Held-out families on which the learner does not keep the no-false-merge guarantee yet, with
@@ -989,7 +993,18 @@ const LATER_HELD_OUT_FLOORS: [(&str, f64); 6] = [
 /// (`gitea_defaults_are_dropped_at_their_values_and_case_folded_before_the_files`, fpr 0 on
 /// Gitea hosts of eight seeds). (OpenCart and Plone were listed here at stop 22; stop 23 fixed
 /// them and made them tuning families.)
-const GUARANTEES_NOT_MET_YET: [&str; 0] = [];
+/// Stop 26, two families added and measured before any learner change (QUALITY.md, stop 26):
+/// - MyBB: `ignore query:action beside query:tid` (and a tree rule dropping `action=lastpost`)
+///   is learned from one-page threads, where the last post's link is page 1; on longer threads
+///   `showthread.php?tid=N&action=lastpost` opens the last page, which the rule merges with
+///   page 1 (fpr 0.028 on seeds 41 to 43, all three hosts); on the seed-43 host a tree rule
+///   `/forums/* -> /forums/forumdisplay.php?fid=*&page=*` reads both `thread-N.html` and
+///   `thread-N-lastpost.html` as one forum listing. (Seeds 44 to 49 show `pid` dropped beside
+///   `tid` and the same tree rule merging a forum's page 1 and page 2.)
+/// - PrestaShop 1.7: `/cat/N-title -> /cat/N` reads everything after the product id as its
+///   name, also the combination 1.7 writes after the id (`/cat/12-45-name.html`), so every
+///   combination of a product is merged (fpr 0.048 on the seed-41 host).
+const GUARANTEES_NOT_MET_YET: [&str; 2] = ["mybb", "prestashop"];
 
 /// On the held-out families the guarantees hold: no hard negative merged and a false-positive
 /// rate of 0 on every family (measured 0 on each; the ceiling is 0.1% of support
@@ -1037,7 +1052,9 @@ fn held_out_families_keep_the_guarantees() {
                 "{family}: share of best {:.3} < {floor}",
                 r.share_of_best()
             ),
-            None => first_six.add(&r.total),
+            // A family exempt from the guarantees has no floor and is none of the first six.
+            None if guarded(&r.family) => first_six.add(&r.total),
+            None => {}
         }
     }
     let share = first_six.compression_rate() / first_six.best_compression_rate();

@@ -76,7 +76,7 @@ pub enum CorpusError {
     #[error("serializing a page failed: {0}")]
     Json(#[from] serde_json::Error),
     /// A site kind name that is not one of [`SiteKind::name`].
-    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone, smf, gitea, piwigo)")]
+    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone, smf, gitea, piwigo, mybb, prestashop, nodebb)")]
     UnknownKind(String),
 }
 
@@ -161,6 +161,21 @@ pub enum SiteKind {
     /// any other section ≡ with file or album names; album pages, flat and chronology views,
     /// metadata and downloads distinct.
     Piwigo,
+    /// MyBB: `showthread.php?tid=N` ≡ search-engine-friendly `thread-N.html`, a post link
+    /// (`pid=`, `thread-N-post-M.html`) ≡ the page holding it, `action=lastpost` ≡ the last
+    /// page, `page=1`, `mode=linear` and a forum's default sort spelled out, `highlight=`;
+    /// later pages, other sorts, the threaded view and a member's threads distinct.
+    MyBb,
+    /// PrestaShop: `index.php?id_product=N&controller=product` ≡ friendly `/N-name.html` under
+    /// any category folder or none, names not read, the default language's `id_lang` and (1.7)
+    /// the default combination spelled out, default sorts and page 1; other languages, other
+    /// combinations, sorts, pages and page sizes distinct.
+    PrestaShop,
+    /// NodeBB: `/topic/N/slug` ≡ `/topic/N`, a post index ≡ the page holding it (with
+    /// pagination on), `/post/P` ≡ its index, `?page=1`, default sort and language spelled
+    /// out, `/uid/N` ≡ `/user/name`; later pages, sorts, other languages, profile tabs, feeds
+    /// and (under infinite scroll) windows opened at a post distinct.
+    NodeBb,
 }
 
 impl SiteKind {
@@ -176,7 +191,7 @@ impl SiteKind {
     ];
 
     /// The families modelled on the URL schemes of real web software, one site kind each.
-    pub const FAMILIES: [SiteKind; 22] = [
+    pub const FAMILIES: [SiteKind; 25] = [
         SiteKind::MediaWiki,
         SiteKind::WordPress,
         SiteKind::Drupal,
@@ -199,6 +214,9 @@ impl SiteKind {
         SiteKind::Smf,
         SiteKind::Gitea,
         SiteKind::Piwigo,
+        SiteKind::MyBb,
+        SiteKind::PrestaShop,
+        SiteKind::NodeBb,
     ];
 
     /// Families the learner's constants may be tuned on.
@@ -219,7 +237,9 @@ impl SiteKind {
     /// figures say how well the learner generalizes to software it was not tuned on. Each
     /// exercises a capability a tuning family also needs, in another shape (ids moving between
     /// path and query, default views spelled out, irrelevant sort keys, slug-less aliases).
-    pub const HELD_OUT_FAMILIES: [SiteKind; 12] = [
+    /// MyBB, PrestaShop and NodeBB (stop 26) were added to measure software no learner change
+    /// was ever tuned on.
+    pub const HELD_OUT_FAMILIES: [SiteKind; 15] = [
         SiteKind::Drupal,
         SiteKind::Discourse,
         SiteKind::VBulletin,
@@ -232,6 +252,9 @@ impl SiteKind {
         SiteKind::Smf,
         SiteKind::Gitea,
         SiteKind::Piwigo,
+        SiteKind::MyBb,
+        SiteKind::PrestaShop,
+        SiteKind::NodeBb,
     ];
 
     /// Whether this kind is one of [`SiteKind::FAMILIES`].
@@ -265,6 +288,9 @@ impl SiteKind {
             SiteKind::Smf => "smf",
             SiteKind::Gitea => "gitea",
             SiteKind::Piwigo => "piwigo",
+            SiteKind::MyBb => "mybb",
+            SiteKind::PrestaShop => "prestashop",
+            SiteKind::NodeBb => "nodebb",
             SiteKind::Forum => "forum",
             SiteKind::Shop => "shop",
             SiteKind::News => "news",

@@ -15,37 +15,10 @@ use std::collections::HashSet;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{add_session, alias_rule, forms_of, Section};
-use crate::corpus::emit::{Emitter, Extra, ExtraPlace, Form, UrlParts};
+use super::{add_session, add_word_param, alias_rule, forms_of, Section};
+use crate::corpus::emit::{Emitter, ExtraPlace, Form, UrlParts};
 use crate::corpus::words::{capitalize, pick, slug, title, word};
-use crate::corpus::{DustRule, PageKind};
-
-/// An irrelevant query parameter whose values are words (search highlighting, share links).
-fn add_word_param(
-    em: &mut Emitter,
-    rng: &mut ChaCha8Rng,
-    name: &str,
-    what: &str,
-    prob: (f64, f64),
-) {
-    let prob = rng.random_range(prob.0..prob.1);
-    let values = (0..(em.cap / 12).clamp(4, 800))
-        .map(|_| word(rng).to_string())
-        .collect();
-    em.add_extra(
-        DustRule::IgnoreQueryKey {
-            key: name.to_string(),
-        },
-        format!("{what} `{name}`"),
-        Extra {
-            rule: 0,
-            name: name.to_string(),
-            place: ExtraPlace::Query,
-            prob,
-            values,
-        },
-    );
-}
+use crate::corpus::PageKind;
 
 /// Posts per page of Discourse's crawler view.
 const DISCOURSE_PAGE: u32 = 20;
