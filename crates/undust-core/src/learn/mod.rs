@@ -1026,6 +1026,9 @@ mod tests {
             samples.push(lu(format!("{script}?tid={t}&page=2"), t));
             samples.push(lu(format!("{script}?tid={t}&action=lastpost"), t));
         }
+        // A longer thread whose two pages are both in the sample: `page` names pages.
+        samples.push(lu(format!("{script}?tid=300"), 300));
+        samples.push(lu(format!("{script}?tid=300&page=2"), 301));
         let out = learn_host("board.example", &samples, &LearnConfig::default()).unwrap();
         let engine = HostRules::compile(&out.rules).unwrap();
         let canonical = |u: &str| {

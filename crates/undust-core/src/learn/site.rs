@@ -823,7 +823,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             let strays = matches!(
                 candidate,
                 SiteAction::IgnoreParam { .. } | SiteAction::IgnoreParamValue { .. }
-            ) && param_strays(&parsed, &with, &moved, &clusters);
+            ) && param_strays(&parsed, (&rewriter, &with), &round, &moved, &clusters);
             if let SiteAction::DefaultDocument { name } = &candidate {
                 evidence.negative_groups +=
                     document_shown_elsewhere(&parsed, &clusters, &round.outputs, name, &may_change);
@@ -2554,15 +2554,17 @@ fn measure(
 
 /// Whether dropping a parameter sends a sample away from its page to another view of it: the
 /// sample's cluster holds a URL with the sample's new path and every part of its new query and
-/// more (MyBB's `showthread.php?tid=5&action=lastpost` beside `?tid=5&page=3`), and no URL
-/// written as the new form (`?tid=5`). The parameter then stood for that other view there
-/// (`lastpost` opens a thread's last page: page 1 on most threads, which a 20% sample shows
-/// merged far more often than the longer threads' last pages). The tree's rules read the same
-/// evidence (`Proof::strays_from_duplicates`). `moved` are the samples the action changes;
-/// `with` the rewriter with it.
+/// a part that tells pages apart on this host ([`names_pages`]), and no URL written as the new
+/// form. MyBB's `showthread.php?tid=5&action=lastpost` beside `?tid=5&page=2`, without
+/// `?tid=5`: the parameter stood for that other view there (`lastpost` opens a thread's last
+/// page: page 1 on most threads, which a 20% sample shows merged far more often than the
+/// longer threads' last pages). The tree's rules read the same evidence
+/// (`Proof::strays_from_duplicates`). `moved` are the samples the action changes; the
+/// rewriters are the accepted actions' and the one with the candidate.
 fn param_strays(
     parsed: &[Parsed],
-    with: &SiteRewriter,
+    (accepted, with): (&SiteRewriter, &SiteRewriter),
+    round: &Round<'_>,
     moved: &[(u32, u64)],
     clusters: &SmallClusters,
 ) -> bool {
@@ -2576,6 +2578,7 @@ fn param_strays(
             .map(|q| q.split('&').map(str::to_owned).collect())
             .unwrap_or_default()
     };
+    let mut naming: FxHashMap<String, bool> = FxHashMap::default();
     moved.iter().any(|&(u, _)| {
         let Some(mates) = clusters.get(&parsed[u as usize].cluster) else {
             return false;
@@ -2589,13 +2592,60 @@ fn param_strays(
                 continue;
             }
             let other = parts(&other_query);
-            if other.len() == page.len() && page.iter().all(|p| other.contains(p)) {
+            if !page.iter().all(|p| other.contains(p)) {
+                continue;
+            }
+            if other.len() == page.len() {
                 return false;
             }
-            another_view |= other.len() > page.len() && page.iter().all(|p| other.contains(p));
+            another_view |= other.iter().filter(|p| !page.contains(p)).any(|part| {
+                *naming
+                    .entry(part.clone())
+                    .or_insert_with(|| names_pages(parsed, accepted, round, part))
+            });
         }
         another_view
     })
+}
+
+/// Whether query part `part` (`page=3`) tells pages apart on this host: a sample holding it and
+/// a sample written as the same URL without it are in different clusters (a thread's third page
+/// beside its first), or its parameter does so at another value (`page=2`) while this value is
+/// never shown merged with its absence. A default spelled out (`page=1`,
+/// `sort=oldest_to_newest`) is shown merged, and a decoration (`utm_source=x`) never apart.
+/// Under the accepted actions.
+fn names_pages(parsed: &[Parsed], accepted: &SiteRewriter, round: &Round<'_>, part: &str) -> bool {
+    let name = param_name(part);
+    let mut hasher = OutputHasher::new();
+    let mut without = String::new();
+    let (mut name_apart, mut part_merged) = (false, false);
+    for (x, (path, query)) in round.outputs.iter().enumerate() {
+        let Some(query) = query.as_deref() else {
+            continue;
+        };
+        let Some(held) = query.split('&').find(|p| param_name(p) == name) else {
+            continue;
+        };
+        without.clear();
+        for p in query.split('&').filter(|p| *p != held) {
+            if !without.is_empty() {
+                without.push('&');
+            }
+            without.push_str(p);
+        }
+        let url = &parsed[x].url;
+        let rest = (!without.is_empty()).then_some(without.as_str());
+        let h = hasher.output(url, accepted.scheme(url), path, rest);
+        for y in round.by_hash.samples(h) {
+            let apart = parsed[y as usize].cluster != parsed[x].cluster;
+            if apart && held == part {
+                return true;
+            }
+            name_apart |= apart;
+            part_merged |= !apart && held == part;
+        }
+    }
+    name_apart && !part_merged
 }
 
 /// Whether a group's duplicates hold the dropped parameter `name` on every member, with values of
