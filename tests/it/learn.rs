@@ -1490,6 +1490,55 @@ fn joomla_articles_under_menu_routes_meet_their_query_form() {
     }
 }
 
+/// Measured share of the best achievable compression on the generated Discourse hosts of
+/// [`FAMILY_SEEDS`] (pooled): 0.81 before a post's address was read as the page holding it
+/// (`SiteAction::PostToPage`; QUALITY.md, "Stop 26 (postpage)"), TBD with it.
+const DISCOURSE_POST_PAGES_FLOOR: f64 = 0.0;
+
+/// Discourse opens a topic at post M (`/t/slug/N/M`) as the page of the topic that holds it:
+/// `/t/slug/N` for posts 1 to 20, `/t/slug/N?page=2` for 21 to 40 (its topic view's canonical
+/// path). On the Discourse hosts of [`FAMILY_SEEDS`] the learner bounds the page size from the
+/// pairs its sample shows and reads post addresses as their pages, without merging a hard
+/// negative (`?page=2` beside `?page=3`, another topic's pages): each host learns the action,
+/// a post beyond the first page reaches its page, and the hosts pooled reach the floor.
+#[test]
+fn discourse_posts_open_the_page_holding_them() {
+    use undust::canon::rules::SiteAction;
+    use undust::corpus::SiteKind;
+    let kind = SiteKind::Discourse;
+    let (rows, total, merged) = family_run_on(&[kind], "discourse", &FAMILY_SEEDS);
+    assert!(merged.is_empty(), "hard negatives merged: {merged:?}");
+    assert_eq!(rows.len(), 1);
+    assert_eq!(total.false_positive_rate(), 0.0);
+    let share = total.compression_rate() / total.best_compression_rate();
+    assert!(
+        share >= DISCOURSE_POST_PAGES_FLOOR,
+        "discourse: share of best {share:.3}"
+    );
+    for &seed in &FAMILY_SEEDS {
+        for LearnedSite { site, rules } in learn_generated(kind, family_seed(seed, kind), seed) {
+            let learned = rules
+                .outcome
+                .rules
+                .site_rules
+                .iter()
+                .any(|r| matches!(r.action, SiteAction::PostToPage { .. }));
+            assert!(learned, "seed {seed}: no post-to-page rule learned");
+            // A post beyond the first page is canonical as its page: some address without a
+            // page parameter gets one.
+            let paged = site
+                .pages
+                .iter()
+                .filter(|p| !p.url.contains("page=") && rules.canonical(&p.url).contains("page="))
+                .count();
+            assert!(
+                paged > 0,
+                "seed {seed}: no post read as a page beyond the first"
+            );
+        }
+    }
+}
+
 /// The documented DUST form of a generated site's vocabulary (`description`), and how many of
 /// its examples the rules learned on the site's 20% sample reach.
 fn vocabulary_reached(

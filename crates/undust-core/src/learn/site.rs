@@ -53,6 +53,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::config::LearnConfig;
 use super::keyless_id::{keyless_ids, MIN_THIN_IDS};
+use super::post_pages::post_pages;
 use super::routed_ids::routed_ids;
 use super::segments::{default_value_suffixes, default_view_tails, templated_segments};
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
@@ -1254,6 +1255,7 @@ fn candidates(
             .chain(default_view_tails(outputs, distinct))
             .chain(keyless_ids(outputs, clusters))
             .chain(routed_ids(outputs, clusters))
+            .chain(post_pages(outputs, distinct))
             .filter(|(a, _)| !taken(a)),
     );
     if !trailing_slash.is_empty() && !taken(&SiteAction::StripTrailingSlash) {
