@@ -226,8 +226,10 @@ mod tests {
         assert_eq!(page_holding(19, 18, Some(22)), None);
         assert_eq!(page_holding(22, 18, Some(22)), None);
         assert_eq!(page_holding(23, 18, Some(22)), Some(2));
-        assert_eq!(page_holding(37, 18, Some(22)), Some(2));
-        assert_eq!(page_holding(40, 18, Some(22)), None);
+        assert_eq!(page_holding(36, 18, Some(22)), Some(2));
+        assert_eq!(page_holding(37, 18, Some(22)), None);
+        assert_eq!(page_holding(44, 18, Some(22)), None);
+        assert_eq!(page_holding(45, 18, Some(22)), Some(3));
         // No page beyond the first shown: page 1 up to the lowest size, nothing beyond.
         assert_eq!(page_holding(12, 12, None), Some(1));
         assert_eq!(page_holding(13, 12, None), None);
