@@ -13,7 +13,8 @@
 //!   interchangeable segment values (`/mirror1/`, `/mirror2/`) as one, sort the query, use
 //!   https, move an id between shapes (a query value into the path, the number ending a slug
 //!   to the site's short link), drop a slug beside an id, strip a file extension a page is
-//!   also reachable without; before all of them, a path written as the query string is read as
+//!   also reachable without, read a post's address as the page of its thread that holds it
+//!   (`learn::post_pages`); before all of them, a path written as the query string is read as
 //!   the path where the host's queries show that scheme ([`super::query_path`]);
 //! - with the accepted actions `A` applied, a candidate `X` *merges* two samples when they
 //!   differ under `A` and are identical under `A ∪ X`. Each group of samples made identical is

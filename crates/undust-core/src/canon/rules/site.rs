@@ -24,7 +24,9 @@
 //! default view's tail, strip a default document, strip a file extension, strip trailing
 //! slashes, complete bare values with their default, drop titles from ids in query values, drop
 //! parameters, sort the query; then a templated segment left in the path back to its query
-//! value, and every action again on that query form), so the result does not depend on the
+//! value, or a listed route's id to its query form, or a post's address to the page of its
+//! thread that holds it (`canon::rules::post_pages`), and every action again on that form),
+//! so the result does not depend on the
 //! order of the rules in the file. The three actions on how one address is
 //! spelled in several shapes (templated segments, defaults inside values, default views as
 //! trailing segments) are written in `canon::rules::segments`.
