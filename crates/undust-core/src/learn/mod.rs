@@ -24,6 +24,7 @@ pub mod eval;
 pub(crate) mod key;
 mod keyless_id;
 pub(crate) mod operations;
+mod post_pages;
 pub(crate) mod proofing;
 mod query_path;
 mod routed_ids;

@@ -13,7 +13,8 @@
 //!   interchangeable segment values (`/mirror1/`, `/mirror2/`) as one, sort the query, use
 //!   https, move an id between shapes (a query value into the path, the number ending a slug
 //!   to the site's short link), drop a slug beside an id, strip a file extension a page is
-//!   also reachable without; before all of them, a path written as the query string is read as
+//!   also reachable without, read a post's address as the page of its thread that holds it
+//!   (`learn::post_pages`); before all of them, a path written as the query string is read as
 //!   the path where the host's queries show that scheme ([`super::query_path`]);
 //! - with the accepted actions `A` applied, a candidate `X` *merges* two samples when they
 //!   differ under `A` and are identical under `A ∪ X`. Each group of samples made identical is
@@ -53,6 +54,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::config::LearnConfig;
 use super::keyless_id::{keyless_ids, MIN_THIN_IDS};
+use super::post_pages::post_pages;
 use super::routed_ids::routed_ids;
 use super::segments::{default_value_suffixes, default_view_tails, templated_segments};
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
@@ -1259,6 +1261,7 @@ fn candidates(
             .chain(default_view_tails(outputs, distinct))
             .chain(keyless_ids(outputs, clusters))
             .chain(routed_ids(outputs, clusters))
+            .chain(post_pages(outputs, distinct))
             .filter(|(a, _)| !taken(a)),
     );
     if !trailing_slash.is_empty() && !taken(&SiteAction::StripTrailingSlash) {

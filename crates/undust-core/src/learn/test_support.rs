@@ -1,6 +1,6 @@
 //! What the learner's unit tests share: labelled samples, a site-rule search run on them with a
 //! canonicalizer of its actions, and a host's outputs in duplicate clusters for the candidate
-//! searches that read them (`keyless_id`, `routed_ids`, `segments`, `thin_tails`,
+//! searches that read them (`keyless_id`, `post_pages`, `routed_ids`, `segments`, `thin_tails`,
 //! `site::vocabulary`).
 
 use std::borrow::Cow;

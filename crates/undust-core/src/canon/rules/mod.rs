@@ -47,6 +47,7 @@ pub mod files;
 pub mod key;
 pub mod mirror;
 pub mod pattern;
+pub mod post_pages;
 pub mod routed_ids;
 mod segments;
 pub mod site;
@@ -589,6 +590,23 @@ impl HostRuleSet {
                         return Err(bad(reason));
                     }
                 }
+                SiteAction::PostToPage {
+                    prefix,
+                    kept,
+                    key,
+                    per_page_min,
+                    per_page_max,
+                } => {
+                    if let Some(reason) = post_pages::post_page_error(
+                        prefix,
+                        *kept,
+                        key,
+                        *per_page_min,
+                        *per_page_max,
+                    ) {
+                        return Err(bad(reason));
+                    }
+                }
                 SiteAction::Vocabulary {
                     path,
                     name,
@@ -981,6 +999,79 @@ mod tests {
             let err = RuleFile::from_json(&text).unwrap_err();
             assert!(
                 err.to_string().contains("example.com#s0"),
+                "{action:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn posts_opening_their_page_round_trip_and_bad_ones_are_named() {
+        let file = |action: SiteAction| {
+            RuleFile::new(vec![HostRuleSet {
+                host: "example.com".into(),
+                version: 1,
+                learned_at_unix_ms: 0,
+                site_rules: vec![site::SiteRule {
+                    id: "example.com#s0".into(),
+                    action,
+                    support: 5,
+                    support_clusters: 3,
+                    false_positive_rate: 0.0,
+                }],
+                rules: Vec::new(),
+            }])
+        };
+        let paged = file(SiteAction::PostToPage {
+            prefix: "/t/".into(),
+            kept: 2,
+            key: "page".into(),
+            per_page_min: 20,
+            per_page_max: Some(20),
+        });
+        let text = paged.to_json_pretty().unwrap();
+        assert!(text.contains("\"op\": \"post_to_page\""), "{text}");
+        assert!(text.contains("\"per_page_max\": 20"), "{text}");
+        assert_eq!(RuleFile::from_json(&text).unwrap(), paged);
+        // Page 1 only: the parameter and the upper bound are not written, and a file without
+        // them loads as that rule.
+        let thin = file(SiteAction::PostToPage {
+            prefix: "/t/".into(),
+            kept: 1,
+            key: String::new(),
+            per_page_min: 12,
+            per_page_max: None,
+        });
+        let text = thin.to_json_pretty().unwrap();
+        assert!(
+            !text.contains("per_page_max") && !text.contains("\"key\""),
+            "{text}"
+        );
+        assert_eq!(RuleFile::from_json(&text).unwrap(), thin);
+        let bad = [
+            // Pages beyond the first without their parameter; a range upside down; no segment
+            // of the thread kept; a prefix without its slashes.
+            (String::new(), 2, "/t/", Some(20), 20),
+            ("page".to_owned(), 2, "/t/", Some(10), 20),
+            ("page".to_owned(), 0, "/t/", Some(20), 20),
+            ("page".to_owned(), 2, "t", Some(20), 20),
+            ("page".to_owned(), 2, "/t/", None, 20),
+        ];
+        for (key, kept, prefix, per_page_max, per_page_min) in bad {
+            let action = SiteAction::PostToPage {
+                prefix: prefix.into(),
+                kept,
+                key,
+                per_page_min,
+                per_page_max,
+            };
+            let text = serde_json::to_string(&file(action.clone())).unwrap();
+            let err = RuleFile::from_json(&text).unwrap_err();
+            assert!(
+                err.to_string().contains("example.com#s0"),
+                "{action:?}: {err}"
+            );
+            assert!(
+                err.to_string().contains("post-to-page"),
                 "{action:?}: {err}"
             );
         }

@@ -24,7 +24,9 @@
 //! default view's tail, strip a default document, strip a file extension, strip trailing
 //! slashes, complete bare values with their default, drop titles from ids in query values, drop
 //! parameters, sort the query; then a templated segment left in the path back to its query
-//! value, and every action again on that query form), so the result does not depend on the
+//! value, or a listed route's id to its query form, or a post's address to the page of its
+//! thread that holds it (`canon::rules::post_pages`), and every action again on that form),
+//! so the result does not depend on the
 //! order of the rules in the file. The three actions on how one address is
 //! spelled in several shapes (templated segments, defaults inside values, default views as
 //! trailing segments) are written in `canon::rules::segments`.
@@ -35,6 +37,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use super::post_pages::PostPage;
 use super::routed_ids::RoutedId;
 use super::segments::{self, SegmentTemplate};
 pub use super::segments::{is_value_suffix, is_view_tail, query_safe_segment_value};
@@ -290,6 +293,30 @@ pub enum SiteAction {
         /// The parameter the id is written in otherwise.
         name: String,
     },
+    /// A number written as the last path segment opens the page that holds it
+    /// (`canon::rules::post_pages`): a path `prefix` + `kept` segments + `/M` (`M` a post
+    /// number) becomes `prefix` + those segments with `key=P` added to the query, `P` the page
+    /// holding post `M` at `k` posts per page (`ceil(M / k)`), no page at all for page 1; only
+    /// when every `k` in `[per_page_min, per_page_max]` gives the same page. Discourse's
+    /// `/t/slug/5/25` is `/t/slug/5?page=2`; NodeBB's `/topic/5/slug/25` is
+    /// `/topic/5/slug?page=2`.
+    PostToPage {
+        /// Literal path before the thread's segments: starts and ends with `/`.
+        prefix: String,
+        /// Segments of the thread's address after `prefix`, at most
+        /// [`super::post_pages::MAX_KEPT_SEGMENTS`].
+        kept: u16,
+        /// The query parameter a page beyond the first is written in; empty (and absent from
+        /// the file) when the samples showed no such page, and only page 1 is written.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        key: String,
+        /// Lowest page size the samples allow.
+        per_page_min: u32,
+        /// Highest page size the samples allow; absent when they showed no page beyond the
+        /// first (then only posts up to `per_page_min` are rewritten).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        per_page_max: Option<u32>,
+    },
     /// A host's small vocabulary (`canon::rules::vocabulary`): an id in the table, the value of
     /// parameter `name` on script `path` (or, with `name` empty, the last segment under the
     /// directory `path`), names the page its alias path names: Joomla's
@@ -446,6 +473,29 @@ impl fmt::Display for SiteAction {
                     routes.len()
                 )
             }
+            SiteAction::PostToPage {
+                prefix,
+                kept,
+                key,
+                per_page_min,
+                per_page_max,
+            } => {
+                let dirs = "*/".repeat(usize::from(*kept));
+                write!(
+                    f,
+                    "{prefix}{dirs}M -> {prefix}{}",
+                    dirs.trim_end_matches('/')
+                )?;
+                match (key.as_str(), per_page_max) {
+                    ("", _) | (_, None) => {
+                        write!(f, " for M <= {per_page_min} (page 1)")
+                    }
+                    (key, Some(max)) => write!(
+                        f,
+                        "?{key}=ceil(M/k), k in [{per_page_min}, {max}], page 1 without {key}"
+                    ),
+                }
+            }
             SiteAction::Vocabulary {
                 path,
                 name,
@@ -539,6 +589,8 @@ pub struct SiteRewriter {
     keyless_ids: Vec<(String, String)>,
     /// Routes of [`SiteAction::RoutedIdToQuery`].
     routed_ids: Vec<RoutedId>,
+    /// Threads of [`SiteAction::PostToPage`].
+    post_pages: Vec<PostPage>,
     /// Tables of [`SiteAction::Vocabulary`].
     vocabularies: Vec<Vocabulary>,
 }
@@ -715,6 +767,18 @@ impl SiteRewriter {
                     self.routed_ids.push(entry);
                 }
             }
+            SiteAction::PostToPage {
+                prefix,
+                kept,
+                key,
+                per_page_min,
+                per_page_max,
+            } => {
+                let entry = PostPage::new(prefix, *kept, key, *per_page_min, *per_page_max);
+                if !self.post_pages.contains(&entry) {
+                    self.post_pages.push(entry);
+                }
+            }
             SiteAction::Vocabulary {
                 path,
                 name,
@@ -747,6 +811,7 @@ impl SiteRewriter {
             || !self.view_tails.is_empty()
             || !self.keyless_ids.is_empty()
             || !self.routed_ids.is_empty()
+            || !self.post_pages.is_empty()
             || !self.vocabularies.is_empty()
     }
 
@@ -775,6 +840,7 @@ impl SiteRewriter {
             && self.view_tails.is_empty()
             && self.keyless_ids.is_empty()
             && self.routed_ids.is_empty()
+            && self.post_pages.is_empty()
             && self.vocabularies.is_empty()
     }
 
@@ -834,7 +900,10 @@ impl SiteRewriter {
         query: Option<&'a str>,
     ) -> (Cow<'a, str>, Option<Cow<'a, str>>, bool) {
         let (out_path, out_query, changed) = self.rewrite_parts_after_templates(path, query);
-        if self.segment_templates.is_empty() && self.routed_ids.is_empty() {
+        if self.segment_templates.is_empty()
+            && self.routed_ids.is_empty()
+            && self.post_pages.is_empty()
+        {
             return (out_path, out_query, changed);
         }
         // On the path the other actions leave (the learner found the template or the route on
@@ -848,9 +917,18 @@ impl SiteRewriter {
                         .iter()
                         .find_map(|r| r.apply(&out_path, out_query.as_deref()))
                 });
-        match moved {
-            Some((script, moved)) => {
-                reparsed(self.rewrite_parts_after_templates(&script, Some(&moved)))
+        if let Some((script, moved)) = moved {
+            return reparsed(self.rewrite_parts_after_templates(&script, Some(&moved)));
+        }
+        // A post's address read as its thread's page, then every action again on the page
+        // form; once only: the thread's address has one segment fewer than the rule's shape.
+        match self
+            .post_pages
+            .iter()
+            .find_map(|r| r.apply(&out_path, out_query.as_deref()))
+        {
+            Some((thread, page)) => {
+                reparsed(self.rewrite_parts_after_templates(&thread, page.as_deref()))
             }
             None => (out_path, out_query, changed),
         }
