@@ -13,8 +13,9 @@
 //! coincidence. Nothing is guessed: the rule keeps the range, and the engine rewrites a post
 //! number only when every size of the range puts it on the same page.
 //!
-//! A shape needs [`MIN_MOVED_ID_VALUES`] distinct threads and at least one pair on page 1 (the
-//! page form without a page, which page 1 is then written as); without a pair beyond the first
+//! A shape needs [`MIN_MOVED_ID_VALUES`] distinct threads, at least one pair on page 1 (the
+//! page form without a page, which page 1 is then written as), and fewer than two posts shown
+//! without their page beside an address outside their thread; without a pair beyond the first
 //! page, the range has no upper bound and only page 1 is written, for post numbers up to the
 //! range's lower bound. Of the prefixes above the same threads, the deepest with the most
 //! threads is kept: `/t/` rather than `/`, so a category's `/c/slug/5` is not read as a post of
@@ -78,6 +79,8 @@ pub(super) fn post_pages(
     clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
     let mut shown: FxHashMap<(&str, u16), Shown<'_>> = FxHashMap::default();
+    // Samples shown beside a page of their thread.
+    let mut paired: FxHashSet<u32> = FxHashSet::default();
     for members in clusters.values() {
         for &a in members {
             let (path, query) = &outputs[a as usize];
@@ -108,6 +111,7 @@ pub(super) fn post_pages(
                         None => continue,
                     }
                 };
+                paired.insert(a);
                 // Every prefix above the thread's segments: `/`, `/t/`, …
                 for (at, _) in thread.match_indices('/') {
                     let prefix = &path[..=at];
@@ -176,11 +180,53 @@ pub(super) fn post_pages(
             .filter(|(_, (path, _))| post_in_path(prefix, kept, path).is_some())
             .map(|(i, _)| i as u32)
             .collect();
+        // A post opens the page holding it, so the addresses it shares a content with are its
+        // thread's. A post shown, without its page, beside an address outside its thread opens
+        // something else: NodeBB's infinite scroll renders a window of posts around the one
+        // asked for, which only the post's permalink (`/post/PID`) shares, however well the few
+        // posts that do open a page fit a page size. Two such clusters refuse the shape (one
+        // mislabelled cluster cannot).
+        if posts_beside_other_addresses(outputs, clusters, &samples, &paired) >= 2 {
+            continue;
+        }
         out.push((threads, action, samples));
     }
     let mut ranked = most_shown_first(out);
     ranked.truncate(MAX_POST_PAGE_CANDIDATES);
     ranked
+}
+
+/// Posts among `samples` not shown beside a page of their thread (`paired`) whose cluster holds
+/// an address outside the thread (the path before the post number).
+fn posts_beside_other_addresses(
+    outputs: &[Output<'_>],
+    clusters: &SmallClusters,
+    samples: &[u32],
+    paired: &FxHashSet<u32>,
+) -> usize {
+    let posts: FxHashSet<u32> = samples
+        .iter()
+        .copied()
+        .filter(|s| !paired.contains(s))
+        .collect();
+    let mut found = 0;
+    for members in clusters.values() {
+        for &a in members.iter().filter(|a| posts.contains(a)) {
+            let path: &str = &outputs[a as usize].0;
+            let thread = &path[..path.rfind('/').unwrap_or(0)];
+            let in_thread = |other: &str| {
+                other
+                    .strip_prefix(thread)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            };
+            found += usize::from(
+                members
+                    .iter()
+                    .any(|&b| b != a && !in_thread(&outputs[b as usize].0)),
+            );
+        }
+    }
+    found
 }
 
 #[cfg(test)]
@@ -219,6 +265,38 @@ mod tests {
         assert_eq!(page_size_range(&[7, 12], &[]), Some((12, None)));
         // Post 25 on page 1 (k >= 25) and post 24 on page 2 (k < 24): no page size does both.
         assert_eq!(page_size_range(&[25], &[(24, 2)]), None);
+    }
+
+    /// NodeBB under its default infinite scroll (the "newfamilies" family at stop 26, seed 42):
+    /// a post index renders a window of posts around it, which is a page only where the window
+    /// happens to start a page. The pairs fit a page size of 18 to 22; the windows, shown
+    /// beside their permalinks (`/post/PID`) and not beside a page, refuse the shape.
+    #[test]
+    fn posts_opening_windows_beside_their_permalinks_are_no_pages() {
+        let mut groups: Vec<Vec<String>> = Vec::new();
+        for t in 0..4u32 {
+            groups.push(vec![format!("/topic/{t}"), format!("/topic/{t}/5")]);
+            groups.push(vec![format!("/topic/{t}?page=2"), format!("/topic/{t}/31")]);
+        }
+        let aligned: Vec<Vec<&str>> = groups
+            .iter()
+            .map(|g| g.iter().map(String::as_str).collect())
+            .collect();
+        let mut shown: Vec<&[&str]> = aligned.iter().map(Vec::as_slice).collect();
+        let learned = post_pages(&host(&shown).0, &host(&shown).1);
+        assert_eq!(learned.len(), 1, "the pairs alone fit: {learned:?}");
+        let windows: [&[&str]; 2] = [
+            &["/topic/1/44", "/post/9012"],
+            &["/topic/2/47", "/post/9277"],
+        ];
+        shown.extend(windows);
+        let (outputs, clusters) = host(&shown);
+        let got = post_pages(&outputs, &clusters);
+        assert!(got.is_empty(), "{got:?}");
+        // One such cluster is no scheme of the site (a mislabelled cluster cannot refuse it).
+        shown.pop();
+        let (outputs, clusters) = host(&shown);
+        assert_eq!(post_pages(&outputs, &clusters).len(), 1);
     }
 
     #[test]

@@ -820,6 +820,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     | SiteAction::DefaultValueSuffix { .. }
                     | SiteAction::DefaultViewTail { .. }
                     | SiteAction::KeylessIdInQuery { .. }
+                    | SiteAction::PostToPage { .. }
             ) && evidence.negative_groups > 0;
             // A parameter that names another view of the page somewhere is no decoration of it.
             let strays = matches!(
