@@ -1570,7 +1570,10 @@ pub const TITLE_SEPARATORS: [char; 6] = ['.', '-', ':', '_', '~', ','];
 /// titled ids. A title that is a few letters and then a number (`msg316400`, `page2`, `p15`) is
 /// a typed reference to something else, not a title: SMF's `topic=5.msg310` names the page
 /// holding message 310, which is not always the topic's first. Nor is a title glued parameters
-/// (`;` or `=` in it): SMF's `topic=5.0;all` is the whole topic on one page.
+/// (`;` or `=` in it): SMF's `topic=5.0;all` is the whole topic on one page. Nor one whose word
+/// beside the id is a number: that is a second id (PrestaShop 1.7's `2725-2322-name`, product
+/// 2725 in combination 2322), and a title opening with a number (`5-10-best-tips`) is left as
+/// it is rather than risk it.
 pub fn titled_id(segment: &str, separator: char, id_first: bool) -> Option<&str> {
     let (title, id) = if id_first {
         let (id, title) = segment.split_once(separator)?;
@@ -1584,7 +1587,16 @@ pub fn titled_id(segment: &str, separator: char, id_first: bool) -> Option<&str>
         .filter(u8::is_ascii_alphabetic)
         .take(2)
         .count();
-    let words = !title.contains([';', '=']) && !is_typed_reference(title);
+    // The title's word next to the id is a second number: a second id, not a title word
+    // (PrestaShop 1.7 writes `2725-2322-name.html`, product 2725 in combination 2322).
+    let next_word = if id_first {
+        title.split(separator).next()
+    } else {
+        title.rsplit(separator).next()
+    };
+    let second_id =
+        next_word.is_some_and(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()));
+    let words = !title.contains([';', '=']) && !is_typed_reference(title) && !second_id;
     (id_ok && letters == 2 && words).then_some(id)
 }
 
@@ -1771,6 +1783,10 @@ mod tests {
         assert_eq!(titled_id("page2-77", '-', false), None);
         assert_eq!(titled_id("12087.0;all", '.', true), None);
         assert_eq!(titled_id("77-top10-tips", '-', true), Some("77"));
+        // A second number beside the id is a second id (PrestaShop 1.7's combination).
+        assert_eq!(titled_id("2725-2322-people-travel", '-', true), None);
+        assert_eq!(titled_id("2725-people-travel", '-', true), Some("2725"));
+        assert_eq!(titled_id("people-travel-2322-2725", '-', false), None);
         assert!(route_safe_value("threads/a-title.1/"));
         assert!(!route_safe_value("123"));
         assert!(!route_safe_value("a//b"));
