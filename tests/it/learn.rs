@@ -972,7 +972,10 @@ const HELD_OUT_SHARE_FLOOR: f64 = 0.92;
 /// Stop 26: MyBB, PrestaShop and NodeBB added, measured with the learner as it was (no change
 /// made for them): NodeBB 0.767 (0.720 on seeds 50 to 55); MyBB and PrestaShop merge pages they
 /// must not, so they have no floor yet and are listed in [`GUARANTEES_NOT_MET_YET`].
-const LATER_HELD_OUT_FLOORS: [(&str, f64); 7] = [
+/// PrestaShop's false merge was fixed later in stop 26 (a number beside an id is a second id,
+/// not a title: fpr 0 on seeds 41 to 55) and it got its floor: 0.74 (measured 0.756; 0.73 and
+/// 0.81 on the fresh draws).
+const LATER_HELD_OUT_FLOORS: [(&str, f64); 8] = [
     ("dokuwiki", 0.98),
     ("joomla", 0.60),
     ("bugzilla", 0.96),
@@ -980,6 +983,7 @@ const LATER_HELD_OUT_FLOORS: [(&str, f64); 7] = [
     ("gitea", 0.86),
     ("piwigo", 0.80),
     ("nodebb", 0.76),
+    ("prestashop", 0.74),
 ];
 
 /// Held-out families on which the learner does not keep the no-false-merge guarantee yet, with
@@ -1002,10 +1006,15 @@ const LATER_HELD_OUT_FLOORS: [(&str, f64); 7] = [
 ///   `/forums/* -> /forums/forumdisplay.php?fid=*&page=*` reads both `thread-N.html` and
 ///   `thread-N-lastpost.html` as one forum listing. (Seeds 44 to 49 show `pid` dropped beside
 ///   `tid` and the same tree rule merging a forum's page 1 and page 2.)
-/// - PrestaShop 1.7: `/cat/N-title -> /cat/N` reads everything after the product id as its
-///   name, also the combination 1.7 writes after the id (`/cat/12-45-name.html`), so every
-///   combination of a product is merged (fpr 0.048 on the seed-41 host).
-const GUARANTEES_NOT_MET_YET: [&str; 2] = ["mybb", "prestashop"];
+/// - PrestaShop 1.7 (fixed later in stop 26, no longer listed): `/cat/N-title -> /cat/N` read
+///   everything after the product id as its name, also the combination 1.7 writes after the id
+///   (`/cat/12-45-name.html`), so every combination of a product was merged (fpr 0.048 on the
+///   seed-41 host).
+///
+/// Later in stop 26 the tail and parameter checks (`Proof::strays_from_duplicates`, the site
+/// rules' `param_strays`) removed MyBB's `action=lastpost` merges on seeds 41 and 42; the
+/// seed-43 tree rule that writes one number as a forum and a page is still learned.
+const GUARANTEES_NOT_MET_YET: [&str; 1] = ["mybb"];
 
 /// On the held-out families the guarantees hold: no hard negative merged and a false-positive
 /// rate of 0 on every family (measured 0 on each; the ceiling is 0.1% of support
