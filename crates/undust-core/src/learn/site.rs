@@ -823,10 +823,11 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     | SiteAction::PostToPage { .. }
             ) && evidence.negative_groups > 0;
             // A parameter that names another view of the page somewhere is no decoration of it.
-            let strays = matches!(
-                candidate,
-                SiteAction::IgnoreParam { .. } | SiteAction::IgnoreParamValue { .. }
-            ) && param_strays(&parsed, (&rewriter, &with), &round, &moved, &clusters);
+            let strays =
+                matches!(
+                    candidate,
+                    SiteAction::IgnoreParam { .. } | SiteAction::IgnoreParamValue { .. }
+                ) && param_strays(&parsed, &candidate, &rewriter, &round, &moved, &clusters);
             if let SiteAction::DefaultDocument { name } = &candidate {
                 evidence.negative_groups +=
                     document_shown_elsewhere(&parsed, &clusters, &round.outputs, name, &may_change);
@@ -2563,48 +2564,57 @@ fn measure(
 /// `?tid=5`: the parameter stood for that other view there (`lastpost` opens a thread's last
 /// page: page 1 on most threads, which a 20% sample shows merged far more often than the
 /// longer threads' last pages). The tree's rules read the same evidence
-/// (`Proof::strays_from_duplicates`). `moved` are the samples the action changes; the
-/// rewriters are the accepted actions' and the one with the candidate.
+/// (`Proof::strays_from_duplicates`). `moved` are the samples the candidate (a parameter
+/// dropped, or dropped at one value) changes; `accepted` the accepted actions' rewriter.
 fn param_strays(
     parsed: &[Parsed],
-    (accepted, with): (&SiteRewriter, &SiteRewriter),
+    candidate: &SiteAction,
+    accepted: &SiteRewriter,
     round: &Round<'_>,
     moved: &[(u32, u64)],
     clusters: &SmallClusters,
 ) -> bool {
-    let output = |u: u32| {
-        let url = &parsed[u as usize].url;
-        let (path, query, _) = with.rewrite_parts(url.path(), url.query());
-        (path.into_owned(), query.map(Cow::into_owned))
+    // Whether the candidate drops `part` of `query`. The outputs with it are the accepted
+    // outputs without those parts (`query_without`'s reasoning), so no URL is rewritten again.
+    let drops = |query: &str, part: &str| match candidate {
+        SiteAction::IgnoreParam { name, beside } => {
+            param_name(part) == name
+                && beside
+                    .as_deref()
+                    .is_none_or(|b| query.split('&').any(|p| param_name(p) == b))
+        }
+        SiteAction::IgnoreParamValue { name, value } => {
+            part.split_once('=') == Some((name.as_str(), value.as_str()))
+        }
+        _ => false,
     };
-    let parts = |q: &Option<String>| -> Vec<String> {
-        q.as_deref()
-            .map(|q| q.split('&').map(str::to_owned).collect())
-            .unwrap_or_default()
+    let output = |x: u32| {
+        let (path, query) = &round.outputs[x as usize];
+        let query = query.as_deref().unwrap_or("");
+        let parts: Vec<&str> = query
+            .split('&')
+            .filter(|p| !p.is_empty() && !drops(query, p))
+            .collect();
+        (path.as_ref(), parts)
     };
-    let mut naming: FxHashMap<String, bool> = FxHashMap::default();
+    let mut naming: FxHashMap<&str, bool> = FxHashMap::default();
     moved.iter().any(|&(u, _)| {
         let Some(mates) = clusters.get(&parsed[u as usize].cluster) else {
             return false;
         };
-        let (path, query) = output(u);
-        let page = parts(&query);
+        let (path, page) = output(u);
         let mut another_view = false;
         for &w in mates.iter().filter(|&&w| w != u) {
-            let (other_path, other_query) = output(w);
-            if other_path != path {
-                continue;
-            }
-            let other = parts(&other_query);
-            if !page.iter().all(|p| other.contains(p)) {
+            let (other_path, other) = output(w);
+            if other_path != path || !page.iter().all(|p| other.contains(p)) {
                 continue;
             }
             if other.len() == page.len() {
                 return false;
             }
-            another_view |= other.iter().filter(|p| !page.contains(p)).any(|part| {
+            another_view |= other.iter().filter(|p| !page.contains(p)).any(|&part| {
                 *naming
-                    .entry(part.clone())
+                    .entry(part)
                     .or_insert_with(|| names_pages(parsed, accepted, round, part))
             });
         }

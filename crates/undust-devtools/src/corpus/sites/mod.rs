@@ -213,6 +213,24 @@ fn add_tracking(em: &mut Emitter, rng: &mut ChaCha8Rng, max: usize) {
     }
 }
 
+/// A forum thread's post ids, as forum software numbers them: 60% of threads fit on one page of
+/// `per_page` posts, the others on two to five; ids come from the site's one counter `next`,
+/// at most `gap` apart (other threads' posts in between). With the number of pages.
+fn thread_posts(rng: &mut ChaCha8Rng, per_page: u32, next: &mut u64, gap: u64) -> (Vec<u64>, u32) {
+    let length = if rng.random_bool(0.6) {
+        rng.random_range(1..=per_page)
+    } else {
+        rng.random_range(per_page + 1..=per_page * 5)
+    };
+    let posts = (0..length)
+        .map(|_| {
+            *next += rng.random_range(1..gap);
+            *next
+        })
+        .collect();
+    (posts, length.div_ceil(per_page))
+}
+
 /// An irrelevant query parameter whose values are words (search highlighting, share links).
 pub(super) fn add_word_param(
     em: &mut Emitter,

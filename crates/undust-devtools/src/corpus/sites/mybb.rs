@@ -36,7 +36,7 @@ use std::collections::HashSet;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{add_tracking, add_word_param, alias_rule, forms_of, Section};
+use super::{add_tracking, add_word_param, alias_rule, forms_of, thread_posts, Section};
 use crate::corpus::emit::{Emitted, Emitter, Form, UrlParts};
 use crate::corpus::words::pick;
 use crate::corpus::PageKind;
@@ -338,18 +338,8 @@ impl MyBb {
     fn thread(&mut self, em: &mut Emitter, rng: &mut ChaCha8Rng) {
         self.next_thread += rng.random_range(1..20);
         let t = self.next_thread;
-        let length = if rng.random_bool(0.6) {
-            rng.random_range(1..=self.per_page)
-        } else {
-            rng.random_range(self.per_page + 1..=self.per_page * 5)
-        };
-        let posts: Vec<u64> = (0..length)
-            .map(|_| {
-                self.next_post += rng.random_range(1..8);
-                self.next_post
-            })
-            .collect();
-        let pages = length.div_ceil(self.per_page);
+        let (posts, pages) = thread_posts(rng, self.per_page, &mut self.next_post, 8);
+        let length = posts.len() as u32;
         let mut first: Option<Emitted> = None;
         let mut previous: Option<Emitted> = None;
         for page in 1..=pages {

@@ -29,7 +29,7 @@ use std::collections::HashSet;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{add_tracking, alias_rule, forms_of, Section};
+use super::{add_tracking, alias_rule, forms_of, thread_posts, Section};
 use crate::corpus::emit::{Emitted, Emitter, Form, UrlParts};
 use crate::corpus::words::{pick, slug, word};
 use crate::corpus::PageKind;
@@ -229,18 +229,8 @@ impl NodeBb {
         self.next_topic += rng.random_range(1..15);
         let t = self.next_topic;
         let slug = slug(rng, 2..=6);
-        let length = if rng.random_bool(0.6) {
-            rng.random_range(1..=self.per_page)
-        } else {
-            rng.random_range(self.per_page + 1..=self.per_page * 5)
-        };
-        let pids: Vec<u64> = (0..length)
-            .map(|_| {
-                self.next_post += rng.random_range(1..6);
-                self.next_post
-            })
-            .collect();
-        let pages = length.div_ceil(self.per_page);
+        let (pids, pages) = thread_posts(rng, self.per_page, &mut self.next_post, 6);
+        let length = pids.len() as u32;
         let mut first: Option<Emitted> = None;
         let mut previous: Option<Emitted> = None;
         let mut linked_elsewhere: Vec<(u32, u64)> = Vec::new();

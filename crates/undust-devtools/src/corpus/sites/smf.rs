@@ -30,7 +30,7 @@ use std::collections::HashSet;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{add_session, add_tracking, alias_rule, forms_of, Section};
+use super::{add_session, add_tracking, alias_rule, forms_of, thread_posts, Section};
 use crate::corpus::emit::{Emitted, Emitter, ExtraPlace, Form, UrlParts};
 use crate::corpus::words::pick;
 use crate::corpus::PageKind;
@@ -186,18 +186,8 @@ impl Smf {
     fn topic(&mut self, em: &mut Emitter, rng: &mut ChaCha8Rng) {
         self.next_topic += rng.random_range(1..30);
         let n = self.next_topic;
-        let length = if rng.random_bool(0.6) {
-            rng.random_range(1..=self.per_page)
-        } else {
-            rng.random_range(self.per_page + 1..=self.per_page * 5)
-        };
-        let messages: Vec<u64> = (0..length)
-            .map(|_| {
-                self.next_message += rng.random_range(1..6);
-                self.next_message
-            })
-            .collect();
-        let pages = length.div_ceil(self.per_page);
+        let (messages, pages) = thread_posts(rng, self.per_page, &mut self.next_message, 6);
+        let length = messages.len() as u32;
         let single = pages == 1;
         let mut first: Option<Emitted> = None;
         let mut previous: Option<Emitted> = None;
