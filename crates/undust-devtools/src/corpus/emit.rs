@@ -112,6 +112,33 @@ pub(crate) struct Emitted {
     pub first: Option<(Decoration, String)>,
 }
 
+/// The pages of one item in order (a thread's pages): the first emitted as a content, each
+/// later one as a sibling of the page before it (a distinct page, and a hard negative).
+#[derive(Default)]
+pub(crate) struct PageChain {
+    first: Option<Emitted>,
+    previous: Option<Emitted>,
+}
+
+impl PageChain {
+    /// Emits the next page with `forms`.
+    pub fn push(&mut self, em: &mut Emitter, rng: &mut ChaCha8Rng, forms: &[Form], kind: PageKind) {
+        let emitted = match &self.previous {
+            None => em.content(rng, forms, kind),
+            Some(previous) => em.sibling(rng, previous, forms, kind),
+        };
+        if self.first.is_none() {
+            self.first = Some(emitted.clone());
+        }
+        self.previous = Some(emitted);
+    }
+
+    /// The first page, once one was emitted.
+    pub fn first(self) -> Option<Emitted> {
+        self.first
+    }
+}
+
 /// Inverse-CDF sampler of a truncated Zipf law on `1..=n`: how many URLs a content has.
 #[derive(Debug, Clone)]
 pub(crate) struct Zipf {

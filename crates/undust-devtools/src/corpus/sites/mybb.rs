@@ -37,7 +37,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::{add_tracking, add_word_param, alias_rule, forms_of, thread_posts, Section};
-use crate::corpus::emit::{Emitted, Emitter, Form, UrlParts};
+use crate::corpus::emit::{Emitter, Form, PageChain, UrlParts};
 use crate::corpus::words::pick;
 use crate::corpus::PageKind;
 
@@ -340,8 +340,7 @@ impl MyBb {
         let t = self.next_thread;
         let (posts, pages) = thread_posts(rng, self.per_page, &mut self.next_post, 8);
         let length = posts.len() as u32;
-        let mut first: Option<Emitted> = None;
-        let mut previous: Option<Emitted> = None;
+        let mut chain = PageChain::default();
         for page in 1..=pages {
             let on_page = &posts[((page - 1) * self.per_page) as usize
                 ..(page * self.per_page).min(length) as usize];
@@ -357,16 +356,9 @@ impl MyBb {
             let last = page == pages && rng.random_bool(0.5);
             let archived = pages == 1 && self.archive.is_some() && rng.random_bool(0.4);
             let forms = self.thread_forms(t, page, last, &linked, archived);
-            let emitted = match &previous {
-                None => em.content(rng, &forms, PageKind::Thread),
-                Some(prev) => em.sibling(rng, prev, &forms, PageKind::Thread),
-            };
-            if first.is_none() {
-                first = Some(emitted.clone());
-            }
-            previous = Some(emitted);
+            chain.push(em, rng, &forms, PageKind::Thread);
         }
-        if let Some(first) = first {
+        if let Some(first) = chain.first() {
             if rng.random_bool(0.15) {
                 em.sibling(rng, &first, &self.threaded_forms(t), PageKind::Thread);
             }

@@ -30,7 +30,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::{add_tracking, alias_rule, forms_of, thread_posts, Section};
-use crate::corpus::emit::{Emitted, Emitter, Form, UrlParts};
+use crate::corpus::emit::{Emitter, Form, PageChain, UrlParts};
 use crate::corpus::words::{pick, slug, word};
 use crate::corpus::PageKind;
 
@@ -231,8 +231,7 @@ impl NodeBb {
         let slug = slug(rng, 2..=6);
         let (pids, pages) = thread_posts(rng, self.per_page, &mut self.next_post, 6);
         let length = pids.len() as u32;
-        let mut first: Option<Emitted> = None;
-        let mut previous: Option<Emitted> = None;
+        let mut chain = PageChain::default();
         let mut linked_elsewhere: Vec<(u32, u64)> = Vec::new();
         for page in 1..=pages {
             // Teasers link the last post; notifications and permalinks any other.
@@ -250,16 +249,9 @@ impl NodeBb {
                 }
             }
             let forms = self.topic_forms(t, &slug, page, &linked, rng);
-            let emitted = match &previous {
-                None => em.content(rng, &forms, PageKind::Thread),
-                Some(prev) => em.sibling(rng, prev, &forms, PageKind::Thread),
-            };
-            if first.is_none() {
-                first = Some(emitted.clone());
-            }
-            previous = Some(emitted);
+            chain.push(em, rng, &forms, PageKind::Thread);
         }
-        let Some(first) = first else {
+        let Some(first) = chain.first() else {
             return;
         };
         for (index, pid) in linked_elsewhere {

@@ -31,7 +31,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::{add_session, add_tracking, alias_rule, forms_of, thread_posts, Section};
-use crate::corpus::emit::{Emitted, Emitter, ExtraPlace, Form, UrlParts};
+use crate::corpus::emit::{Emitter, ExtraPlace, Form, PageChain, UrlParts};
 use crate::corpus::words::pick;
 use crate::corpus::PageKind;
 
@@ -189,8 +189,7 @@ impl Smf {
         let (messages, pages) = thread_posts(rng, self.per_page, &mut self.next_message, 6);
         let length = messages.len() as u32;
         let single = pages == 1;
-        let mut first: Option<Emitted> = None;
-        let mut previous: Option<Emitted> = None;
+        let mut chain = PageChain::default();
         for page in 0..pages {
             let on_page = &messages[(page * self.per_page) as usize
                 ..((page + 1) * self.per_page).min(length) as usize];
@@ -205,16 +204,9 @@ impl Smf {
             linked.dedup();
             let wap2 = single && rng.random_bool(0.3);
             let forms = self.topic_forms(n, page, &linked, wap2);
-            let emitted = match &previous {
-                None => em.content(rng, &forms, PageKind::Thread),
-                Some(prev) => em.sibling(rng, prev, &forms, PageKind::Thread),
-            };
-            if first.is_none() {
-                first = Some(emitted.clone());
-            }
-            previous = Some(emitted);
+            chain.push(em, rng, &forms, PageKind::Thread);
         }
-        let Some(first) = first else {
+        let Some(first) = chain.first() else {
             return;
         };
         if !single && rng.random_bool(0.3) {
