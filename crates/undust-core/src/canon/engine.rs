@@ -116,6 +116,9 @@ struct CompiledRule {
     /// Source entries whose `*` matches only values that do not name a file
     /// ([`Rule::not_files`]); mostly empty.
     not_files: Vec<usize>,
+    /// Source entries read both as their first and as their last number: the rule applies only
+    /// where such a value holds two ([`Extract::splits`]); mostly empty.
+    split_values: Vec<usize>,
     /// The order [`HostRules::matches`] checks the source entries in: literals of the path
     /// and query first (where the rules of one shape differ), the host's entries last (every
     /// URL the host's rules see mostly has them), so a rule that does not match fails early.
@@ -226,6 +229,14 @@ impl HostRules {
                 .iter()
                 .filter_map(|key| source.iter().position(|(k, _, _)| k == key))
                 .collect();
+            let reads = |j: usize, e: Extract| {
+                ops.iter().any(|op| {
+                    matches!(op, COp::Replace { from, extract: Some(x), .. } if *from == j && *x == e)
+                })
+            };
+            let split_values: Vec<usize> = (0..source.len())
+                .filter(|&j| reads(j, Extract::FirstNumber) && reads(j, Extract::LastNumber))
+                .collect();
             let mut check_order: Vec<usize> = (0..source.len()).collect();
             check_order.sort_by_key(|&j| {
                 let (key, _, literal) = &source[j];
@@ -260,6 +271,7 @@ impl HostRules {
                 literals: v.source.literal_count(),
                 source,
                 not_files,
+                split_values,
                 ops,
                 layout,
                 fixed_bytes,
@@ -612,6 +624,13 @@ impl HostRules {
         // First every value must exist (a value without the number to extract: the rule does
         // not apply, and the URL is left to the site rules; no rewrite beats a made-up one),
         // and the output's size is known.
+        if !rule
+            .split_values
+            .iter()
+            .all(|&j| source_value(j).is_some_and(|(_, v)| Extract::splits(v)))
+        {
+            return None;
+        }
         let mut bytes = rule.fixed_bytes;
         for op in &rule.ops {
             if let COp::Replace { from, extract, .. } = op {
@@ -1078,6 +1097,39 @@ mod tests {
             .unwrap()
             .operations
             .contains(&"replace query:t <- first_number(path_1)".to_string()));
+    }
+
+    /// MyBB's `forum-55-page-2.html` is `forumdisplay.php?fid=55&page=2`; a value holding one
+    /// number (`thread-13077.html`, `forum-55.html`) is left alone instead of written as
+    /// `fid=13077&page=13077`, which merged a thread with its last post (seed 43's MyBB host).
+    #[test]
+    fn two_numbers_read_from_one_value_need_two_numbers_in_it() {
+        let r = rule(
+            "x",
+            "http://example.com/forums/*",
+            "http://example.com/forums/forumdisplay.php?fid=*&page=*",
+            &ops(&[
+                "keep path_0=forums",
+                "keep path_1=forumdisplay.php",
+                "replace query:fid <- first_number(path_1)",
+                "replace query:page <- last_number(path_1)",
+            ]),
+        );
+        let h = host(vec![r]);
+        let apply = |u: &str| h.apply(&Url::parse(u).unwrap()).map(|r| r.canonical);
+        assert_eq!(
+            apply("http://example.com/forums/forum-55-page-2.html").as_deref(),
+            Some("http://example.com/forums/forumdisplay.php?fid=55&page=2")
+        );
+        assert_eq!(apply("http://example.com/forums/thread-13077.html"), None);
+        assert_eq!(
+            apply("http://example.com/forums/thread-13077-lastpost.html"),
+            None
+        );
+        assert_eq!(apply("http://example.com/forums/forum-55.html"), None);
+        assert!(Extract::splits("a1b22"));
+        assert!(!Extract::splits("a-122-b"));
+        assert!(!Extract::splits("none"));
     }
 
     #[test]

@@ -32,6 +32,7 @@ use super::config::LearnConfig;
 use super::key::{fold, pair_hash, KeyId, Samples, ValId};
 use super::operations::Op;
 use super::tree::Cond;
+use crate::canon::rules::Extract;
 
 /// Evidence about one merged key.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -45,6 +46,11 @@ pub(crate) struct KeyEvidence {
     /// Frequent values of the key (see `LearnConfig::frequent_value_share`) never shown
     /// irrelevant.
     pub unproven_frequent_values: u32,
+    /// Values of the key the rule rewrites although a single other value (absence aside) was
+    /// all the merged duplicates showed irrelevant: Plone's `/fr/a/b/view` beside `/fr/a/b`
+    /// is no evidence that `/fr/a/b/item` is `/fr/a/b` too. One value seen is never evidence
+    /// for every value (as for the site's parameters, `learn::site`); its literal rule is.
+    pub unshown_values_reached: u32,
 }
 
 /// What running a rule on the training set showed.
@@ -122,6 +128,7 @@ impl Proof {
                 // number that met no other page of its article in training).
                 && k.positive_values >= config.min_ignored_values.max(1)
                 && k.unproven_frequent_values == 0
+                && k.unshown_values_reached == 0
         })
     }
 }
@@ -332,10 +339,10 @@ impl<'a> Proofer<'a> {
         })
     }
 
-    /// Hash of the lower-cased value (`u32::MAX`: absent).
+    /// Hash of the lower-cased value (`u32::MAX`: absent, hashed as [`ABSENT_HASH`]).
     fn lower_hash(&self, v: u32) -> u64 {
         match self.samples.values.get(v as usize) {
-            None => u64::MAX,
+            None => ABSENT_HASH,
             Some(s) if s.bytes().any(|b| b.is_ascii_uppercase()) => {
                 xxhash_rust::xxh3::xxh3_64(s.to_ascii_lowercase().as_bytes())
             }
@@ -343,9 +350,25 @@ impl<'a> Proofer<'a> {
         }
     }
 
-    /// Hash of the canonical form of `u` under `ops`.
+    /// Hash of the canonical form of `u` under `ops`; `None` where the engine leaves `u` as
+    /// it is (a number to extract missing, or one number read as two: [`Extract::splits`]).
     pub fn output_hash(&self, u: u32, ops: &[Op]) -> Option<u64> {
         let s = self.samples;
+        for op in ops {
+            if let Op::Replace {
+                from,
+                ext: Some(Extract::FirstNumber),
+                ..
+            } = *op
+            {
+                let also_last = ops.iter().any(|o| {
+                    matches!(*o, Op::Replace { from: f, ext: Some(Extract::LastNumber), .. } if f == from)
+                });
+                if also_last && !Extract::splits(&s.values[s.get(u, from)? as usize]) {
+                    return None;
+                }
+            }
+        }
         let mut h = 0u64;
         for op in ops {
             let (k, vh) = match *op {
@@ -602,6 +625,16 @@ impl<'a> Proofer<'a> {
         };
         for (ki, (ev, vals)) in proof.keys.iter_mut().zip(positive_values).enumerate() {
             ev.positive_values = vals.len() as u32;
+            let mut shown = vals.iter().filter(|&&h| h != ABSENT_HASH);
+            if let (Some(&only), None) = (shown.next(), shown.next()) {
+                let reached: FxHashSet<u64> = outputs
+                    .iter()
+                    .filter_map(|&(_, u)| self.samples.get(u, merged[ki]))
+                    .map(|v| self.lower_hash(v))
+                    .filter(|&h| h != only)
+                    .collect();
+                ev.unshown_values_reached = reached.len() as u32;
+            }
             let mut clusters_of: FxHashMap<u64, FxHashSet<u32>> = FxHashMap::default();
             for &u in &matched {
                 let v = self.samples.get(u, merged[ki]).unwrap_or(u32::MAX);
@@ -623,6 +656,9 @@ impl<'a> Proofer<'a> {
         proof
     }
 }
+
+/// [`Proofer::lower_hash`] of an absent value.
+const ABSENT_HASH: u64 = u64::MAX;
 
 fn is_digits(v: &str) -> bool {
     !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())

@@ -146,6 +146,27 @@ impl Extract {
         value.get(start..end)
     }
 
+    /// Whether a rule reading both the first and the last number of `value` may apply to it:
+    /// only when the value holds two runs of digits or more. MyBB's `forum-55-page-2.html`
+    /// (`fid=55&page=2`) holds two; `thread-13077.html` holds one, which both extractions
+    /// would read, writing one id as two (`fid=13077&page=13077`) and merging the thread
+    /// with every other URL that number reaches.
+    pub fn splits(value: &str) -> bool {
+        let mut runs = 0;
+        let mut in_run = false;
+        for b in value.bytes() {
+            let digit = b.is_ascii_digit();
+            if digit && !in_run {
+                runs += 1;
+                if runs == 2 {
+                    return true;
+                }
+            }
+            in_run = digit;
+        }
+        false
+    }
+
     /// Name in rule text (`first_number(path_1)`).
     pub fn name(self) -> &'static str {
         match self {
