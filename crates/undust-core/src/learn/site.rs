@@ -822,12 +822,15 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     | SiteAction::KeylessIdInQuery { .. }
                     | SiteAction::PostToPage { .. }
             ) && evidence.negative_groups > 0;
-            // A parameter that names another view of the page somewhere is no decoration of it.
-            let strays =
+            // A parameter that names another view of the page somewhere is no decoration of it
+            // (checked last, on a candidate otherwise accepted: it reads every moved sample's
+            // cluster, and most candidates are refused before that).
+            let strays = || {
                 matches!(
                     candidate,
                     SiteAction::IgnoreParam { .. } | SiteAction::IgnoreParamValue { .. }
-                ) && param_strays(&parsed, &candidate, &rewriter, &round, &moved, &clusters);
+                ) && param_strays(&parsed, &candidate, &rewriter, &round, &moved, &clusters)
+            };
             if let SiteAction::DefaultDocument { name } = &candidate {
                 evidence.negative_groups +=
                     document_shown_elsewhere(&parsed, &clusters, &round.outputs, name, &may_change);
@@ -873,7 +876,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 || (thin_tail
                     && evidence.negative_groups == 0
                     && evidence.accepts_with_support(config, MIN_THIN_TAIL_PAGES as u32));
-            if !contradicted && !strays && accepts {
+            if !contradicted && accepts && !strays() {
                 rewriter = with;
                 if matches!(
                     candidate,
