@@ -581,14 +581,16 @@ impl Store {
                 templates.remove(host.as_str())?;
             }
             for (host, model) in &batch.templates {
-                templates.insert(host.as_str(), seal(model).as_slice())?;
+                seal_into(&mut sealed, model);
+                templates.insert(host.as_str(), sealed.as_slice())?;
             }
             let mut state = txn.open_table(STATE)?;
             for key in &batch.delete_state {
                 state.remove(key.as_str())?;
             }
             for (key, value) in &batch.state {
-                state.insert(key.as_str(), seal(value).as_slice())?;
+                seal_into(&mut sealed, value);
+                state.insert(key.as_str(), sealed.as_slice())?;
             }
         }
         txn.commit()?;

@@ -294,9 +294,19 @@ fn href_value(raw: &str) -> Option<String> {
     if raw.len() > 2 * MAX_CANONICAL_BYTES {
         return None;
     }
-    let decoded = html_escape::decode_html_entities(raw);
+    let decoded = decode_entities(raw);
     let value = decoded.trim_matches(ascii_ws);
     (!value.is_empty() && value.len() <= MAX_CANONICAL_BYTES).then(|| value.to_owned())
+}
+
+/// `html_escape::decode_html_entities`, with text holding no `&` (most text: nothing to decode)
+/// returned as it is after one `memchr` scan, which looks at 32 bytes a step where
+/// `html_escape`'s own scan looks at 8 (it returns such text unchanged as well).
+fn decode_entities(text: &str) -> std::borrow::Cow<'_, str> {
+    if memchr::memchr(b'&', text.as_bytes()).is_none() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    html_escape::decode_html_entities(text)
 }
 
 /// True when a `rel` attribute value holds the link type `canonical` (link types are
@@ -765,7 +775,7 @@ impl State {
         let is_link = href.is_some();
         if let Some(href) = href {
             if self.links.len() < self.max_links && href.len() <= MAX_LINK_BYTES {
-                let decoded = html_escape::decode_html_entities(href.trim());
+                let decoded = decode_entities(href.trim());
                 self.links.push(decoded.into_owned());
             }
         }
@@ -876,7 +886,7 @@ impl State {
             return;
         }
         let start = self.tokens.len() as u32;
-        let decoded = html_escape::decode_html_entities(&self.text[..cut]);
+        let decoded = decode_entities(&self.text[..cut]);
         let max = self.max_tokens;
         let tokens = &mut self.tokens;
         let numeric = &mut self.numeric;
@@ -1659,6 +1669,17 @@ mod tests {
             }
             let total: u32 = p.digest.pagelets.iter().map(|p| p.tokens).sum();
             prop_assert!(total <= p.digest.page_tokens);
+        }
+
+        /// The `memchr` shortcut decodes exactly as `html_escape` does, with and without `&`.
+        #[test]
+        fn entity_decoding_is_html_escapes_own(parts in proptest::collection::vec(prop_oneof![
+            Just("&amp;"), Just("&amp"), Just("&"), Just("&&"), Just("&#"), Just("&#x"), Just("&#39;"),
+            Just("&#x41;"), Just("&nbsp;"), Just("&notanentity;"), Just("&lt;b&gt;"), Just(";"),
+            Just("#"), Just("x"), Just("word "), Just("東京"), Just("\u{0}"), Just("é"),
+        ], 0..40)) {
+            let text: String = parts.concat();
+            prop_assert_eq!(decode_entities(&text), html_escape::decode_html_entities(&text));
         }
     }
 }
