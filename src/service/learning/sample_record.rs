@@ -111,6 +111,13 @@ fn lanes(out: &mut Vec<u8>, vector: &[i16]) {
     length(out, vector.len());
     let mut buffer = [0u8; LANES_PER_CHUNK * MAX_LANE_BYTES];
     for chunk in vector.chunks(LANES_PER_CHUNK) {
+        // Most chunks hold only lanes of one byte (a lane is a sum of ±1 per feature: a
+        // pagelet's or a block's tens to hundreds of features keep it within ±63), which are
+        // written in one pass without a varint loop per lane.
+        if chunk.iter().all(|&lane| (-64..64).contains(&lane)) {
+            out.extend(chunk.iter().map(|&lane| ((lane << 1) ^ (lane >> 15)) as u8));
+            continue;
+        }
         let mut at = 0;
         for &lane in chunk {
             let mut zigzag = ((lane << 1) ^ (lane >> 15)) as u16;
