@@ -277,7 +277,8 @@ impl TemplateModel {
     /// Counts the page's block identities (each once per page) with their companions.
     fn observe_blocks(&mut self, digest: &PageDigest) {
         // Text units: blocks, and pagelets without blocks (a single paragraph, a whole article).
-        let mut units: Vec<(u32, usize, u64)> = Vec::new();
+        let blocks: usize = digest.pagelets.iter().map(|p| p.blocks.len()).sum();
+        let mut units: Vec<(u32, usize, u64)> = Vec::with_capacity(blocks + digest.pagelets.len());
         for p in &digest.pagelets {
             if p.blocks.is_empty() {
                 units.push((p.tokens, units.len(), p.identity));
@@ -291,7 +292,9 @@ impl TemplateModel {
         // itself.
         units.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         units.truncate(COMPANION_UNITS + 1);
+        // Sized once: grown from empty it was rehashed several times on most pages.
         let mut seen = FxHashSet::default();
+        seen.reserve(blocks);
         for p in &digest.pagelets {
             for b in &p.blocks {
                 if !seen.insert(b.identity) {
