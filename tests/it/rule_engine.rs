@@ -160,6 +160,7 @@ fn shapes_rules() -> HostRuleSet {
                     after: ".html".into(),
                     script: "/index.php".into(),
                     name: "topic".into(),
+                    numbers: false,
                 },
             ),
             site(

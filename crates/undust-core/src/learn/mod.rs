@@ -756,6 +756,7 @@ fn with_guards(samples: &Samples, c: &Candidate, p: &Proof) -> Vec<Rule> {
             reaches_unshown_files: false,
             fenced_files: None,
             strays_from_duplicates: false,
+            reads_unshown_spellings: false,
         };
         match to_rule(samples, &guard, &fence) {
             Some(r) => out.push(r),

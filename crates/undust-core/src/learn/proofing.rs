@@ -87,6 +87,14 @@ pub(crate) struct Proof {
     /// needs both of a thread's pages in a 20% sample; the last page's cluster alone shows the
     /// same, and is as common as the tail.
     pub strays_from_duplicates: bool,
+    /// The rule reads a number out of a value (`Extract`), its merges showed that value in one
+    /// spelling shared by many values (MyBB's `thread-#.html`: a type word, not a title), and
+    /// the rule also rewrites values of another such spelling its merges never showed
+    /// (`user-#.html`, `forum-#.html`, `thread-#-lastpost.html`). The number there is another
+    /// page type's id, and the rule has no evidence for it; refused. A slug's title differs
+    /// from value to value (`culture-health-1742.html`), so its spellings are never shared and
+    /// a slug rule is not touched.
+    pub reads_unshown_spellings: bool,
 }
 
 impl Proof {
@@ -107,7 +115,8 @@ impl Proof {
         if self.fpr() > config.fpr_max || self.positive_clusters < config.min_support_clusters {
             return false;
         }
-        if self.reaches_unshown_files || self.strays_from_duplicates {
+        if self.reaches_unshown_files || self.strays_from_duplicates || self.reads_unshown_spellings
+        {
             return false;
         }
         self.keys.iter().all(|k| {
@@ -489,6 +498,18 @@ impl<'a> Proofer<'a> {
             }
         }
         let ending = self.ending_wildcard(source, ops);
+        // Keys a number is read out of, and the URLs merged with a duplicate (their spellings
+        // are what the rule was shown on: `reads_unshown_spellings`).
+        let extracted: Vec<KeyId> = ops
+            .iter()
+            .filter_map(|op| match *op {
+                Op::Replace {
+                    from, ext: Some(_), ..
+                } => Some(from),
+                _ => None,
+            })
+            .collect();
+        let mut shown_extracted: Vec<u32> = Vec::new();
         // Extensions of the ending wildcard's values in URLs merged with a duplicate.
         let mut shown_kinds: Vec<Option<String>> = Vec::new();
         let mut positive: FxHashSet<u32> = FxHashSet::default();
@@ -527,6 +548,12 @@ impl<'a> Proofer<'a> {
                     here.push(clusters[i]);
                 }
                 i += j;
+            }
+            if !extracted.is_empty() {
+                shown_extracted.extend(
+                    g.iter()
+                        .filter(|&&u| here.contains(&self.samples.urls[u as usize].cluster)),
+                );
             }
             if let (Some(k), false) = (ending, here.is_empty()) {
                 for &u in &g {
@@ -597,6 +624,29 @@ impl<'a> Proofer<'a> {
             }
         }
         proof.positive_clusters = positive.len() as u32;
+        proof.reads_unshown_spellings = extracted.iter().any(|&k| {
+            let spellings_of = |urls: &mut dyn Iterator<Item = u32>| {
+                let mut by_spelling: FxHashMap<u64, FxHashSet<u32>> = FxHashMap::default();
+                for u in urls {
+                    if let Some(v) = self.samples.get(u, k) {
+                        by_spelling
+                            .entry(spelling(&self.samples.values[v as usize]))
+                            .or_default()
+                            .insert(v);
+                    }
+                }
+                by_spelling
+            };
+            let shown = spellings_of(&mut shown_extracted.iter().copied());
+            let shared = |values: &FxHashSet<u32>| values.len() >= MIN_SHARED_SPELLING_VALUES;
+            if !shown.values().any(shared) {
+                return false;
+            }
+            let reached = spellings_of(&mut outputs.iter().map(|&(_, u)| u));
+            reached
+                .iter()
+                .any(|(sp, values)| shared(values) && !shown.contains_key(sp))
+        });
         proof.strays_from_duplicates = self
             .dropped_view(source, ops)
             .is_some_and(|view| self.view_strays(source, shape, view));
@@ -659,6 +709,27 @@ impl<'a> Proofer<'a> {
 
 /// [`Proofer::lower_hash`] of an absent value.
 const ABSENT_HASH: u64 = u64::MAX;
+
+/// Distinct values a spelling needs to be shared (a type word around a number, not a title):
+/// below it, a spelling repeated by chance.
+const MIN_SHARED_SPELLING_VALUES: usize = 3;
+
+/// Hash of `value` with every run of digits read as one `#`: the spelling of a value around
+/// its numbers (`thread-#.html`, `forum-#-page-#.html`).
+fn spelling(value: &str) -> u64 {
+    let mut out = Vec::with_capacity(value.len());
+    let mut in_digits = false;
+    for b in value.bytes() {
+        let digit = b.is_ascii_digit();
+        if !digit {
+            out.push(b);
+        } else if !in_digits {
+            out.push(b'#');
+        }
+        in_digits = digit;
+    }
+    xxhash_rust::xxh3::xxh3_64(&out)
+}
 
 fn is_digits(v: &str) -> bool {
     !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())
@@ -937,5 +1008,90 @@ mod tests {
         assert!(!merged.contains(&p));
         let proof = proofer.proof(&source, shape, &replace, &merged);
         assert!(proof.qualifies(&config), "{proof:?}");
+    }
+
+    /// MyBB's seed-43 host: `thread-N.html` beside `showthread.php?tid=N` taught a rule reading
+    /// the first number of any value under `/forums/`, which also wrote `user-N.html`,
+    /// `forum-N.html` and `thread-N-lastpost.html` as threads. The spellings the merges showed
+    /// are shared by many values (a type word), so the rule is refused where it reaches another
+    /// shared spelling; titles around an id are not shared, and keep the rule.
+    #[test]
+    fn a_number_read_from_one_shared_spelling_is_no_evidence_for_another() {
+        let proof_on = |others: &dyn Fn(u64) -> String, item: &dyn Fn(u64) -> String| {
+            let mut urls = Vec::new();
+            for n in 10..20u64 {
+                urls.push((format!("http://f.example/forums/{}", item(n)), n));
+                urls.push((format!("http://f.example/forums/showthread.php?tid={n}"), n));
+                urls.push((
+                    format!("http://f.example/forums/{}", others(500 + n)),
+                    500 + n,
+                ));
+            }
+            let samples = Samples::build(urls.iter().map(|(u, c)| (u.as_str(), *c)), 1000);
+            let key_of = |k: &Key| samples.keys.iter().position(|x| x == k).unwrap() as KeyId;
+            let value_of = |v: &str| samples.values.iter().position(|x| &**x == v).unwrap() as u32;
+            let (p0, p1) = (key_of(&Key::Path(0)), key_of(&Key::Path(1)));
+            let tid = key_of(&Key::Query {
+                name: "tid".into(),
+                occurrence: 1,
+            });
+            let first = samples
+                .urls
+                .iter()
+                .position(|u| !samples.shapes[u.shape as usize].contains(&tid))
+                .unwrap();
+            let shape = samples.urls[first].shape;
+            // Scheme, host and `/forums/` as they are, the last segment any value.
+            let mut source: Vec<(KeyId, Cond)> = samples.shapes[shape as usize]
+                .iter()
+                .map(|&k| {
+                    let lit = samples.get(first as u32, k).unwrap();
+                    (k, if k == p1 { Cond::Any } else { Cond::Lit(lit) })
+                })
+                .collect();
+            let order = |k: KeyId| url_order(&samples.keys[k as usize]);
+            source.sort_by_key(|&(k, _)| order(k));
+            assert!(source.contains(&(p0, Cond::Lit(value_of("forums")))));
+            let mut ops: Vec<Op> = source
+                .iter()
+                .map(|&(k, c)| match c {
+                    Cond::Lit(v) => Op::Keep { key: k, val: v },
+                    _ => Op::Keep {
+                        key: k,
+                        val: value_of("showthread.php"),
+                    },
+                })
+                .collect();
+            ops.push(Op::Replace {
+                key: tid,
+                from: p1,
+                lower: false,
+                ext: Some(Extract::FirstNumber),
+            });
+            ops.sort_by_key(|o| order(o.key()));
+            let merged = merged_keys(&samples, &source, &ops);
+            let mut proofer = Proofer::new(&samples, &LearnConfig::default());
+            proofer.proof(&source, shape, &ops, &merged)
+        };
+        let thread = |n: u64| format!("thread-{n}.html");
+        let user = |n: u64| format!("user-{n}.html");
+        let proof = proof_on(&user, &thread);
+        assert!(proof.support_pairs > 0 && proof.fp_pairs == 0, "{proof:?}");
+        assert!(proof.reads_unshown_spellings, "{proof:?}");
+        assert!(!proof.qualifies(&LearnConfig::default()), "{proof:?}");
+        // Titles around the id: no spelling is shared, the rule stands.
+        let words = [
+            "radio", "quick", "harbor", "meadow", "civic", "tunnel", "amber",
+        ];
+        let titled = |n: u64| {
+            let w = |i: u64| words[(i % words.len() as u64) as usize];
+            format!("{}-{}-{}-{n}.html", w(n), w(n / 3 + 1), w(n / 7 + 2))
+        };
+        let about = |n: u64| format!("about-{}-{}.html", words[(n % 7) as usize], n % 3);
+        let proof = proof_on(&about, &titled);
+        assert!(!proof.reads_unshown_spellings, "{proof:?}");
+        // Another spelling of the same type word shown merged is evidence for itself only.
+        let proof = proof_on(&thread, &thread);
+        assert!(!proof.reads_unshown_spellings, "{proof:?}");
     }
 }

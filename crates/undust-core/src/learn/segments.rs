@@ -26,7 +26,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::site::{most_shown_first, SmallClusters, MIN_MOVED_ID_VALUES};
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
-use crate::canon::rules::site::{is_value_suffix, is_view_tail, query_safe_segment_value};
+use crate::canon::rules::site::{
+    is_extension, is_pair_number, is_value_suffix, is_view_tail, pair_literals_delimit,
+    pair_numbers, query_safe_segment_value,
+};
 use crate::canon::rules::SiteAction;
 
 /// A sample's path and query under the accepted actions.
@@ -111,12 +114,18 @@ pub(super) fn templated_segments(
         if values.len() < MIN_MOVED_ID_VALUES {
             continue;
         }
+        // Shown with numbers only, the template reads numbers only: a value with a word in it
+        // (`5-lastpost`) is another page type the sample never showed in this shape.
+        let numbers = values.iter().all(|v| is_pair_number(v))
+            && !before.ends_with(|c: char| c.is_ascii_digit())
+            && !after.starts_with(|c: char| c.is_ascii_digit());
         let action = SiteAction::TemplatedSegmentToQuery {
             dir: dir.to_owned(),
             before: before.to_owned(),
             after: after.to_owned(),
             script: script.to_owned(),
             name: name.to_owned(),
+            numbers,
         };
         let samples: Vec<u32> = outputs
             .iter()
@@ -126,11 +135,179 @@ pub(super) fn templated_segments(
                     .filter(|s| !s.contains('/'))
                     .and_then(|s| s.strip_prefix(before))
                     .and_then(|s| s.strip_suffix(after))
-                    .is_some_and(query_safe_segment_value)
+                    .is_some_and(|v| {
+                        if numbers {
+                            is_pair_number(v)
+                        } else {
+                            query_safe_segment_value(v)
+                        }
+                    })
             })
             .map(|(i, _)| i as u32)
             .collect();
         out.push((values.len(), action, samples));
+    }
+    let mut ranked = most_shown_first(out);
+    ranked.truncate(MAX_TEMPLATE_CANDIDATES);
+    // Pairs first, as the rewriter tries them: `thread-5-page-2.html` read as one value is
+    // no page the query form names.
+    let mut pairs = templated_pairs(outputs, clusters);
+    pairs.extend(ranked);
+    pairs
+}
+
+/// The literals and the two numbers of a path segment written `before` + `N` + `between` +
+/// `M` + `after`: `before` and `between` short words without digits ([`template_literals`]),
+/// `after` a file extension or nothing; `None` for any other segment.
+fn two_numbers(segment: &str) -> Option<[&str; 5]> {
+    let body_end = match segment.rfind('.') {
+        Some(dot) if is_extension(&segment[dot..]) => dot,
+        _ => segment.len(),
+    };
+    let (body, after) = segment.split_at(body_end);
+    let run = |s: &str, digits: bool| {
+        s.bytes()
+            .take_while(|b| b.is_ascii_digit() == digits)
+            .count()
+    };
+    let before_end = run(body, false);
+    let first_end = before_end + run(&body[before_end..], true);
+    let between_end = first_end + run(&body[first_end..], false);
+    let second_end = between_end + run(&body[between_end..], true);
+    let parts = [
+        &body[..before_end],
+        &body[before_end..first_end],
+        &body[first_end..between_end],
+        &body[between_end..second_end],
+        after,
+    ];
+    let [before, first, between, second, _] = parts;
+    (second_end == body.len()
+        && is_pair_number(first)
+        && is_pair_number(second)
+        && template_literals(before, "")
+        && template_literals(between, "")
+        && pair_literals_delimit(before, between, after))
+    .then_some(parts)
+}
+
+/// Candidates for two query numbers written inside one templated path segment: inside one
+/// duplicate cluster, a URL `S?…&n=N&…&m=M&…` beside a URL whose last segment is `B` + `N` +
+/// `W` + `M` + `A` under directory `D` ([`two_numbers`]) and whose query is the first URL's
+/// other parameters proposes `(D, B, W, A, S, n, m)`; a proposal made by at least
+/// [`MIN_MOVED_ID_VALUES`] distinct pairs of numbers is a candidate (MyBB's
+/// `showthread.php?tid=5&page=2` beside `thread-5-page-2.html`). Each comes with the samples
+/// whose path the template matches.
+fn templated_pairs(
+    outputs: &[Output<'_>],
+    clusters: &SmallClusters,
+) -> Vec<(SiteAction, Vec<u32>)> {
+    // (dir, before, between, after, script, first name, second name) -> distinct pairs shown.
+    type Shape<'s> = (
+        &'s str,
+        &'s str,
+        &'s str,
+        &'s str,
+        &'s str,
+        &'s str,
+        &'s str,
+    );
+    let mut proposals: FxHashMap<Shape<'_>, FxHashSet<(&str, &str)>> = FxHashMap::default();
+    for members in clusters.values() {
+        for &b in members {
+            let (path, other_query) = &outputs[b as usize];
+            let path: &str = path;
+            let Some(slash) = path.rfind('/') else {
+                continue;
+            };
+            let (dir, segment) = path.split_at(slash + 1);
+            let Some([before, n, between, m, after]) = two_numbers(segment) else {
+                continue;
+            };
+            for &a in members {
+                let (script, query) = &outputs[a as usize];
+                let script: &str = script;
+                let Some(q) = query.as_deref() else { continue };
+                if a == b || script == path {
+                    continue;
+                }
+                let parts: Vec<&str> = q.split('&').collect();
+                let holding = |v: &str| -> Vec<(usize, &str)> {
+                    parts
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(at, part)| {
+                            let (name, value) = part.split_once('=')?;
+                            (!name.is_empty() && value == v).then_some((at, name))
+                        })
+                        .collect()
+                };
+                let (firsts, seconds) = (holding(n), holding(m));
+                for &(i, first) in &firsts {
+                    for &(j, second) in &seconds {
+                        if i == j || first == second {
+                            continue;
+                        }
+                        // The rest of the address must agree: the numbers are all that moved.
+                        let mut rest = parts
+                            .iter()
+                            .enumerate()
+                            .filter(|&(at, _)| at != i && at != j)
+                            .map(|(_, part)| *part);
+                        let mut others = other_query
+                            .as_deref()
+                            .into_iter()
+                            .flat_map(|o| o.split('&'));
+                        let agree = loop {
+                            match (rest.next(), others.next()) {
+                                (None, None) => break true,
+                                (Some(x), Some(y)) if x == y => {}
+                                _ => break false,
+                            }
+                        };
+                        if agree {
+                            proposals
+                                .entry((dir, before, between, after, script, first, second))
+                                .or_default()
+                                .insert((n, m));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut out: Vec<(usize, SiteAction, Vec<u32>)> = Vec::new();
+    for ((dir, before, between, after, script, first, second), shown) in proposals {
+        if shown.len() < MIN_MOVED_ID_VALUES {
+            continue;
+        }
+        let reads = |path: &str| {
+            path.strip_prefix(dir)
+                .filter(|s| !s.contains('/'))
+                .and_then(|s| s.strip_prefix(before))
+                .and_then(|s| s.strip_suffix(after))
+                .is_some_and(|v| pair_numbers(v, between).is_some())
+        };
+        // The query form must not read as the template (the rule file refuses it).
+        if reads(script) {
+            continue;
+        }
+        let samples: Vec<u32> = outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, (path, _))| reads(path))
+            .map(|(i, _)| i as u32)
+            .collect();
+        let action = SiteAction::TemplatedPairToQuery {
+            dir: dir.to_owned(),
+            before: before.to_owned(),
+            between: between.to_owned(),
+            after: after.to_owned(),
+            script: script.to_owned(),
+            first: first.to_owned(),
+            second: second.to_owned(),
+        };
+        out.push((shown.len(), action, samples));
     }
     let mut ranked = most_shown_first(out);
     ranked.truncate(MAX_TEMPLATE_CANDIDATES);
@@ -370,6 +547,7 @@ mod tests {
             after: ".html".into(),
             script: "/forum/index.php".into(),
             name: "topic".into(),
+            numbers: false,
         };
         let default = SiteAction::DefaultValueSuffix {
             name: "topic".into(),
@@ -420,6 +598,91 @@ mod tests {
             .collect();
         let (actions, _) = learned(&alone);
         assert!(actions.is_empty(), "{actions:?}");
+    }
+
+    /// A MyBB-like board with search-engine-friendly links: threads `thread-N.html` beside
+    /// `showthread.php?tid=N` for some, later pages `thread-N-page-M.html` beside
+    /// `showthread.php?tid=N&page=M` for some, the last post's link another page. `same` says
+    /// whether a page's two spellings are one page.
+    fn board_with_pages(same: impl Fn(u64) -> bool) -> Vec<LabelledUrl> {
+        let b = "https://bb.example/forum";
+        let mut s = Vec::new();
+        for n in 200..260u64 {
+            let c = n * 10;
+            s.push(lu(&format!("{b}/thread-{n}.html"), c));
+            if n % 2 == 0 {
+                s.push(lu(&format!("{b}/showthread.php?tid={n}"), c));
+            }
+            for page in 2..=(2 + n % 3) {
+                let p = c + page;
+                s.push(lu(&format!("{b}/thread-{n}-page-{page}.html"), p));
+                if n % 3 != 1 {
+                    let other = if same(n) { p } else { p + 5 };
+                    s.push(lu(
+                        &format!("{b}/showthread.php?tid={n}&page={page}"),
+                        other,
+                    ));
+                }
+            }
+            s.push(lu(&format!("{b}/thread-{n}-lastpost.html"), c + 9));
+        }
+        s
+    }
+
+    #[test]
+    fn two_numbers_written_in_one_templated_segment_are_learned_as_a_pair() {
+        let (actions, canon) = learned(&board_with_pages(|_| true));
+        let pair = SiteAction::TemplatedPairToQuery {
+            dir: "/forum/".into(),
+            before: "thread-".into(),
+            between: "-page-".into(),
+            after: ".html".into(),
+            script: "/forum/showthread.php".into(),
+            first: "tid".into(),
+            second: "page".into(),
+        };
+        assert!(actions.contains(&pair), "{actions:?}");
+        // No default read into the thread's id from a page's spelling (`tid=N -> N-page-1`).
+        assert!(
+            !actions
+                .iter()
+                .any(|a| matches!(a, SiteAction::DefaultValueSuffix { .. })),
+            "{actions:?}"
+        );
+        let b = "https://bb.example/forum";
+        // Threads never seen in training.
+        assert_eq!(
+            canon(&format!("{b}/thread-9-page-3.html")),
+            canon(&format!("{b}/showthread.php?tid=9&page=3"))
+        );
+        assert_eq!(
+            canon(&format!("{b}/thread-9.html")),
+            canon(&format!("{b}/showthread.php?tid=9"))
+        );
+        assert_ne!(
+            canon(&format!("{b}/thread-9-page-3.html")),
+            canon(&format!("{b}/thread-9-page-2.html"))
+        );
+        assert_ne!(
+            canon(&format!("{b}/thread-9-page-2.html")),
+            canon(&format!("{b}/thread-9.html"))
+        );
+        assert_ne!(
+            canon(&format!("{b}/thread-9-lastpost.html")),
+            canon(&format!("{b}/thread-9.html"))
+        );
+    }
+
+    #[test]
+    fn a_templated_pair_is_refused_when_a_sample_contradicts_it() {
+        // Every fifth thread's later pages are other pages in their query spelling.
+        let (actions, _) = learned(&board_with_pages(|n| n % 5 != 0));
+        assert!(
+            !actions
+                .iter()
+                .any(|a| matches!(a, SiteAction::TemplatedPairToQuery { .. })),
+            "{actions:?}"
+        );
     }
 
     /// A Discourse-like board: categories with their `latest` view written out for some, other

@@ -817,6 +817,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     }
                     | SiteAction::StripExtension { .. }
                     | SiteAction::TemplatedSegmentToQuery { .. }
+                    | SiteAction::TemplatedPairToQuery { .. }
                     | SiteAction::DefaultValueSuffix { .. }
                     | SiteAction::DefaultViewTail { .. }
                     | SiteAction::KeylessIdInQuery { .. }
@@ -893,6 +894,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         | SiteAction::SlugInSegment { .. }
                         | SiteAction::StripExtension { .. }
                         | SiteAction::TemplatedSegmentToQuery { .. }
+                        | SiteAction::TemplatedPairToQuery { .. }
                         | SiteAction::DefaultViewTail { .. }
                         | SiteAction::KeylessIdInQuery { .. }
                 ) {

@@ -543,6 +543,7 @@ impl HostRuleSet {
                     after,
                     script,
                     name,
+                    numbers,
                 } => {
                     let literal = |v: &String| !v.contains(['/', '?', '#', '&', '=']);
                     // The script must not read as a templated segment itself, so the query
@@ -551,7 +552,13 @@ impl HostRuleSet {
                         .strip_prefix(dir.as_str())
                         .and_then(|s| s.strip_prefix(before.as_str()))
                         .and_then(|s| s.strip_suffix(after.as_str()))
-                        .is_some_and(site::query_safe_segment_value);
+                        .is_some_and(|v| {
+                            if *numbers {
+                                site::is_pair_number(v)
+                            } else {
+                                site::query_safe_segment_value(v)
+                            }
+                        });
                     if !dir.starts_with('/')
                         || !dir.ends_with('/')
                         || dir.contains(['?', '#'])
@@ -566,6 +573,43 @@ impl HostRuleSet {
                     {
                         return Err(bad(
                             "a templated segment needs a directory starting and ending with /, literals without / ? # & = (not both empty), a script path that is not itself templated and a parameter name",
+                        ));
+                    }
+                }
+                SiteAction::TemplatedPairToQuery {
+                    dir,
+                    before,
+                    between,
+                    after,
+                    script,
+                    first,
+                    second,
+                } => {
+                    let literal = |v: &String| !v.contains(['/', '?', '#', '&', '=']);
+                    let name = |n: &String| !n.is_empty() && !n.contains(['&', '=', '#']);
+                    // The script must not read as the template itself, so the query form is a
+                    // fixpoint.
+                    let script_templated = script
+                        .strip_prefix(dir.as_str())
+                        .and_then(|s| s.strip_prefix(before.as_str()))
+                        .and_then(|s| s.strip_suffix(after.as_str()))
+                        .is_some_and(|v| site::pair_numbers(v, between).is_some());
+                    if !dir.starts_with('/')
+                        || !dir.ends_with('/')
+                        || dir.contains(['?', '#'])
+                        || !literal(before)
+                        || !literal(between)
+                        || !literal(after)
+                        || !site::pair_literals_delimit(before, between, after)
+                        || !script.starts_with('/')
+                        || script.contains(['?', '#'])
+                        || script_templated
+                        || !name(first)
+                        || !name(second)
+                        || first == second
+                    {
+                        return Err(bad(
+                            "a templated pair needs a directory starting and ending with /, literals without / ? # & = and no digit beside a number, a literal between the numbers, a script path that is not itself templated and two parameter names",
                         ));
                     }
                 }
@@ -937,6 +981,7 @@ mod tests {
             after: ".html".into(),
             script: "/forum/index.php".into(),
             name: "topic".into(),
+            numbers: false,
         };
         let suffix = SiteAction::DefaultValueSuffix {
             name: "topic".into(),
@@ -958,9 +1003,28 @@ mod tests {
                 rules: Vec::new(),
             }])
         };
-        let good = file(vec![template.clone(), suffix, tail]);
+        let pair = SiteAction::TemplatedPairToQuery {
+            dir: "/forum/".into(),
+            before: "thread-".into(),
+            between: "-page-".into(),
+            after: ".html".into(),
+            script: "/forum/showthread.php".into(),
+            first: "tid".into(),
+            second: "page".into(),
+        };
+        let numbered = SiteAction::TemplatedSegmentToQuery {
+            dir: "/forum/".into(),
+            before: "thread-".into(),
+            after: ".html".into(),
+            script: "/forum/showthread.php".into(),
+            name: "tid".into(),
+            numbers: true,
+        };
+        let good = file(vec![template.clone(), suffix, tail, pair.clone(), numbered]);
         let text = good.to_json_pretty().unwrap();
+        assert_eq!(text.matches("\"numbers\": true").count(), 1, "{text}");
         for op in [
+            "\"op\": \"templated_pair_to_query\"",
             "\"op\": \"templated_segment_to_query\"",
             "\"op\": \"default_value_suffix\"",
             "\"op\": \"default_view_tail\"",
@@ -978,7 +1042,36 @@ mod tests {
         else {
             unreachable!()
         };
+        let SiteAction::TemplatedPairToQuery {
+            dir: pair_dir,
+            before: pair_before,
+            after: pair_after,
+            script: pair_script,
+            first,
+            second,
+            ..
+        } = pair
+        else {
+            unreachable!()
+        };
+        let bad_pair =
+            |between: &str, script: &str, second: &str| SiteAction::TemplatedPairToQuery {
+                dir: pair_dir.clone(),
+                before: pair_before.clone(),
+                between: between.into(),
+                after: pair_after.clone(),
+                script: script.into(),
+                first: first.clone(),
+                second: second.into(),
+            };
         let bad = [
+            // Nothing between the numbers, or a digit beside one: two numbers read more ways
+            // than one.
+            bad_pair("", &pair_script, &second),
+            bad_pair("-page-2", &pair_script, &second),
+            // A script that reads as the template, one name for both numbers.
+            bad_pair("-page-", "/forum/thread-1-page-2.html", &second),
+            bad_pair("-page-", &pair_script, &first),
             // A script that reads as a templated segment itself: the query form would move again.
             SiteAction::TemplatedSegmentToQuery {
                 dir: dir.clone(),
@@ -986,6 +1079,7 @@ mod tests {
                 after: after.clone(),
                 script: "/forum/index.php/topic,5.html".into(),
                 name: name.clone(),
+                numbers: false,
             },
             // Neither literal: a whole segment, not a template.
             SiteAction::TemplatedSegmentToQuery {
@@ -994,6 +1088,7 @@ mod tests {
                 after: String::new(),
                 script: "/forum/index.php".into(),
                 name,
+                numbers: false,
             },
             // A suffix that leaves a bare number, one that adds a parameter.
             SiteAction::DefaultValueSuffix {

@@ -11,6 +11,13 @@
 //!   query is what the software parses (the path is an output-buffer or rewrite-rule spelling of
 //!   it), so the query is the form written, and the query's own rules (parameters dropped,
 //!   defaults filled in) then apply to both spellings.
+//! - **Templated segment ↔ two query numbers** ([`super::SiteAction::TemplatedPairToQuery`]):
+//!   the same with two numbers in the segment, `before` + `N` + `between` + `M` + `after`.
+//!   MyBB's rewrite rules write `showthread.php?tid=5&page=2` as `thread-5-page-2.html` and
+//!   `forumdisplay.php?fid=3&page=2` as `forum-3-page-2.html`; phpBB SEO writes
+//!   `viewtopic.php?t=5&start=15` as `topic5-15.html`. Both values are digit runs, so the
+//!   literals around them split the segment one way only. A pair template is tried before the
+//!   one-value templates of its directory: `thread-5-page-2.html` is no thread `5-page-2`.
 //! - **A default inside a value** ([`super::SiteAction::DefaultValueSuffix`]): a bare numeric value
 //!   that the software completes with a fixed suffix (SMF's request cleaner reads `topic=5` as
 //!   `topic=5.0`, the offset 0); the complete form is written.
@@ -35,6 +42,48 @@ pub(crate) struct SegmentTemplate {
     pub(crate) script: String,
     /// Parameter holding the value in the query form.
     pub(crate) name: String,
+    /// Whether the value must be a bare number ([`is_pair_number`]).
+    pub(crate) numbers: bool,
+    /// A second number and the literal between the two (`TemplatedPairToQuery`); both values
+    /// are then bare numbers.
+    pub(crate) second: Option<SecondNumber>,
+}
+
+/// The second value of a [`super::SiteAction::TemplatedPairToQuery`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SecondNumber {
+    /// Literal between the two numbers: not empty, neither end a digit.
+    pub(crate) between: String,
+    /// Parameter holding the second number in the query form.
+    pub(crate) name: String,
+}
+
+/// Most digits of a number a pair template reads (an id or a page fits in 19).
+const MAX_PAIR_DIGITS: usize = 19;
+
+/// Whether `v` is a bare number a pair template reads: 1 to [`MAX_PAIR_DIGITS`] ASCII digits.
+pub fn is_pair_number(v: &str) -> bool {
+    (1..=MAX_PAIR_DIGITS).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether `before`, `between` and `after` delimit two digit runs one way only: `between` not
+/// empty, and no digit where a literal touches a number.
+pub fn pair_literals_delimit(before: &str, between: &str, after: &str) -> bool {
+    let digit = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_digit());
+    !between.is_empty()
+        && !digit(before.bytes().last())
+        && !digit(between.bytes().next())
+        && !digit(between.bytes().last())
+        && !digit(after.bytes().next())
+}
+
+/// The two numbers `segment` (the part between a pair template's `before` and `after`) holds
+/// around `between`, or `None` when it is not two bare numbers joined by it.
+pub fn pair_numbers<'s>(segment: &'s str, between: &str) -> Option<(&'s str, &'s str)> {
+    let digits = segment.bytes().take_while(u8::is_ascii_digit).count();
+    let (first, rest) = segment.split_at(digits);
+    let second = rest.strip_prefix(between)?;
+    (is_pair_number(first) && is_pair_number(second)).then_some((first, second))
 }
 
 /// Whether a value taken from a path segment means the same as a query value: non-empty, and
@@ -46,8 +95,11 @@ pub fn query_safe_segment_value(v: &str) -> bool {
 }
 
 /// The value a template reads in `path`: the last segment under `dir`, `before` + value +
-/// `after`, the value [`query_safe_segment_value`].
-pub(crate) fn templated_value<'p>(template: &SegmentTemplate, path: &'p str) -> Option<&'p str> {
+/// `after`, the value [`query_safe_segment_value`]; with a second number, the two numbers.
+pub(crate) fn templated_value<'p>(
+    template: &SegmentTemplate,
+    path: &'p str,
+) -> Option<(&'p str, Option<&'p str>)> {
     let segment = path.strip_prefix(template.dir.as_str())?;
     if segment.contains('/') {
         return None;
@@ -55,23 +107,36 @@ pub(crate) fn templated_value<'p>(template: &SegmentTemplate, path: &'p str) -> 
     let value = segment
         .strip_prefix(template.before.as_str())?
         .strip_suffix(template.after.as_str())?;
-    query_safe_segment_value(value).then_some(value)
+    match &template.second {
+        None if template.numbers => is_pair_number(value).then_some((value, None)),
+        None => query_safe_segment_value(value).then_some((value, None)),
+        Some(second) => {
+            pair_numbers(value, &second.between).map(|(first, other)| (first, Some(other)))
+        }
+    }
 }
 
-/// The query form of a path a template matches (the first that does): its script path, and
-/// the query `name=V` followed by the URL's own query, if any.
+/// The query form of a path a template matches (the first that does; the rewriter keeps pair
+/// templates first): its script path, and the query `name=V` (and the second number's part)
+/// followed by the URL's own query, if any.
 pub(crate) fn segment_to_query(
     templates: &[SegmentTemplate],
     path: &str,
     query: Option<&str>,
 ) -> Option<(String, String)> {
     templates.iter().find_map(|t| {
-        let value = templated_value(t, path)?;
+        let (value, other) = templated_value(t, path)?;
         let mut q =
-            String::with_capacity(t.name.len() + value.len() + 1 + query.map_or(0, str::len));
+            String::with_capacity(t.name.len() + value.len() + 1 + query.map_or(0, str::len) + 24);
         q.push_str(&t.name);
         q.push('=');
         q.push_str(value);
+        if let (Some(second), Some(other)) = (&t.second, other) {
+            q.push('&');
+            q.push_str(&second.name);
+            q.push('=');
+            q.push_str(other);
+        }
         if let Some(rest) = query.filter(|r| !r.is_empty()) {
             q.push('&');
             q.push_str(rest);
@@ -177,7 +242,81 @@ mod tests {
             after: ".html".into(),
             script: "/forum/index.php".into(),
             name: "topic".into(),
+            numbers: false,
+            second: None,
         }
+    }
+
+    /// MyBB's thread pages: `thread-N-page-M.html` is `showthread.php?tid=N&page=M`.
+    fn mybb_pages() -> SegmentTemplate {
+        SegmentTemplate {
+            dir: "/forum/".into(),
+            before: "thread-".into(),
+            after: ".html".into(),
+            script: "/forum/showthread.php".into(),
+            name: "tid".into(),
+            numbers: true,
+            second: Some(SecondNumber {
+                between: "-page-".into(),
+                name: "page".into(),
+            }),
+        }
+    }
+
+    #[test]
+    fn a_segment_with_two_numbers_becomes_both_query_values() {
+        let thread = SegmentTemplate {
+            second: None,
+            numbers: false,
+            ..mybb_pages()
+        };
+        // The pair first, as the rewriter keeps them.
+        let t = [mybb_pages(), thread];
+        assert_eq!(
+            segment_to_query(&t, "/forum/thread-5-page-2.html", Some("highlight=x")),
+            Some((
+                "/forum/showthread.php".into(),
+                "tid=5&page=2&highlight=x".into()
+            ))
+        );
+        assert_eq!(
+            segment_to_query(&t, "/forum/thread-5.html", None),
+            Some(("/forum/showthread.php".into(), "tid=5".into()))
+        );
+        // Not two numbers around the literal: left to the one-value template, or to nothing.
+        for path in [
+            "/forum/thread-5-page-.html",
+            "/forum/thread--page-2.html",
+            "/forum/thread-5a-page-2.html",
+            "/forum/thread-5-page-2x.html",
+            "/forum/thread-5-page-2-page-3.html",
+            "/forum/thread-12345678901234567890-page-2.html",
+        ] {
+            assert_eq!(segment_to_query(&t[..1], path, None), None, "{path}");
+        }
+        assert_eq!(
+            segment_to_query(&t, "/forum/thread-5-lastpost.html", None),
+            Some(("/forum/showthread.php".into(), "tid=5-lastpost".into()))
+        );
+        // A one-value template learned from numbers reads numbers only.
+        let numbers = [SegmentTemplate {
+            numbers: true,
+            ..t[1].clone()
+        }];
+        assert_eq!(
+            segment_to_query(&numbers, "/forum/thread-5.html", None),
+            Some(("/forum/showthread.php".into(), "tid=5".into()))
+        );
+        assert_eq!(
+            segment_to_query(&numbers, "/forum/thread-5-lastpost.html", None),
+            None
+        );
+        assert!(pair_literals_delimit("thread-", "-page-", ".html"));
+        assert!(pair_literals_delimit("topic", "-", ".html"));
+        assert!(!pair_literals_delimit("thread-", "", ".html"));
+        assert!(!pair_literals_delimit("t1", "-", ".html"));
+        assert!(!pair_literals_delimit("t", "2-", ".html"));
+        assert!(!pair_literals_delimit("t", "-", "0.html"));
     }
 
     #[test]

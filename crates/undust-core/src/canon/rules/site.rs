@@ -39,8 +39,11 @@ use url::Url;
 
 use super::post_pages::PostPage;
 use super::routed_ids::RoutedId;
-use super::segments::{self, SegmentTemplate};
-pub use super::segments::{is_value_suffix, is_view_tail, query_safe_segment_value};
+use super::segments::{self, SecondNumber, SegmentTemplate};
+pub use super::segments::{
+    is_pair_number, is_value_suffix, is_view_tail, pair_literals_delimit, pair_numbers,
+    query_safe_segment_value,
+};
 use super::vocabulary::Vocabulary;
 use crate::canon::split::{split_byte, split_once_byte};
 use crate::canon::view::UrlView;
@@ -228,9 +231,9 @@ pub enum SiteAction {
     /// A query value written inside a templated path segment becomes the query again: a path
     /// `dir` + `before` + `V` + `after` (one segment under `dir`, `V` non-empty and read the
     /// same in a query, [`query_safe_segment_value`]) becomes `script?name=V`, the URL's own
-    /// query after it. Simple Machines Forum's `index.php/topic,5.0.html` is
-    /// `index.php?topic=5.0`; phpBB's SEO modifications' `topic5.html` is
-    /// `viewtopic.php?t=5` (`canon::rules::segments`).
+    /// query after it; with `numbers`, `V` must be a bare number. Simple Machines Forum's
+    /// `index.php/topic,5.0.html` is `index.php?topic=5.0`; phpBB's SEO modifications'
+    /// `topic5.html` is `viewtopic.php?t=5` (`canon::rules::segments`).
     TemplatedSegmentToQuery {
         /// The directory the segment is in: starts and ends with `/`.
         dir: String,
@@ -242,6 +245,33 @@ pub enum SiteAction {
         script: String,
         /// The parameter that holds the value in the query form.
         name: String,
+        /// Whether the value is a bare number ([`is_pair_number`]): a template learned from
+        /// numbers reads numbers only, so `thread-5-lastpost.html` (the last page) is not read
+        /// as thread `5-lastpost` by MyBB's `thread-V.html`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        numbers: bool,
+    },
+    /// Two query numbers written inside one templated path segment become the query again: a
+    /// path `dir` + `before` + `N` + `between` + `M` + `after` (one segment under `dir`, `N` and
+    /// `M` bare numbers) becomes `script?first=N&second=M`, the URL's own query after it.
+    /// MyBB's `thread-5-page-2.html` is `showthread.php?tid=5&page=2`; phpBB SEO's
+    /// `topic5-15.html` is `viewtopic.php?t=5&start=15` (`canon::rules::segments`). Tried
+    /// before the one-value templates.
+    TemplatedPairToQuery {
+        /// The directory the segment is in: starts and ends with `/`.
+        dir: String,
+        /// Literal before the first number (may be empty; no digit at its end).
+        before: String,
+        /// Literal between the numbers (not empty; no digit at either end).
+        between: String,
+        /// Literal after the second number (may be empty; no digit at its start).
+        after: String,
+        /// The path of the query form: starts with `/`.
+        script: String,
+        /// The parameter that holds the first number in the query form.
+        first: String,
+        /// The parameter that holds the second number in the query form.
+        second: String,
     },
     /// A bare numeric value of parameter `name` is completed with `suffix`, the default the
     /// software fills in: SMF's `topic=5` is `topic=5.0` (offset 0), while `topic=5.15` stays
@@ -446,7 +476,23 @@ impl fmt::Display for SiteAction {
                 after,
                 script,
                 name,
-            } => write!(f, "{dir}{before}V{after} -> {script}?{name}=V"),
+                numbers,
+            } => {
+                let v = if *numbers { "N" } else { "V" };
+                write!(f, "{dir}{before}{v}{after} -> {script}?{name}={v}")
+            }
+            SiteAction::TemplatedPairToQuery {
+                dir,
+                before,
+                between,
+                after,
+                script,
+                first,
+                second,
+            } => write!(
+                f,
+                "{dir}{before}N{between}M{after} -> {script}?{first}=N&{second}=M"
+            ),
             SiteAction::DefaultValueSuffix { name, suffix } => {
                 write!(f, "query:{name}=N -> N{suffix}")
             }
@@ -725,6 +771,7 @@ impl SiteRewriter {
                 after,
                 script,
                 name,
+                numbers,
             } => {
                 let entry = SegmentTemplate {
                     dir: dir.clone(),
@@ -732,9 +779,43 @@ impl SiteRewriter {
                     after: after.clone(),
                     script: script.clone(),
                     name: name.clone(),
+                    numbers: *numbers,
+                    second: None,
                 };
                 if !self.segment_templates.contains(&entry) {
                     self.segment_templates.push(entry);
+                }
+            }
+            SiteAction::TemplatedPairToQuery {
+                dir,
+                before,
+                between,
+                after,
+                script,
+                first,
+                second,
+            } => {
+                let entry = SegmentTemplate {
+                    dir: dir.clone(),
+                    before: before.clone(),
+                    after: after.clone(),
+                    script: script.clone(),
+                    name: first.clone(),
+                    numbers: true,
+                    second: Some(SecondNumber {
+                        between: between.clone(),
+                        name: second.clone(),
+                    }),
+                };
+                if !self.segment_templates.contains(&entry) {
+                    // Pair templates first: a segment with two numbers is no one-value
+                    // template's value (`thread-5-page-2.html` is no thread `5-page-2`).
+                    let pairs = self
+                        .segment_templates
+                        .iter()
+                        .take_while(|t| t.second.is_some())
+                        .count();
+                    self.segment_templates.insert(pairs, entry);
                 }
             }
             SiteAction::DefaultValueSuffix { name, suffix } => {
