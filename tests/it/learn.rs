@@ -977,9 +977,10 @@ const HELD_OUT_SHARE_FLOOR: f64 = 0.92;
 /// 0.81 on the fresh draws).
 /// Stop 27: MyBB's last false merge (one number read as a forum and its page) fixed; fpr 0 on
 /// seeds 41 to 55, floor 0.60 (measured 0.615; 0.66 and 0.69 on the fresh draws).
-/// Stop 28: MyBB raised to 0.74 (measured 0.772): two numbers of one segment read as a pair
-/// (`thread-N-page-M.html` is `tid=N&page=M`), one-value templates learned from numbers read
-/// numbers only, and a number read out of one shared spelling no evidence for another.
+/// Stop 28: MyBB raised to 0.78 (measured 0.806; 0.76 and 0.73 on the fresh draws): two
+/// numbers of one segment read as a pair (`thread-N-page-M.html` is `tid=N&page=M`), one-value
+/// templates learned from numbers read numbers only, a number read out of one shared spelling
+/// no evidence for another, and a template's query views need no evidence of their own.
 const LATER_HELD_OUT_FLOORS: [(&str, f64); 9] = [
     ("dokuwiki", 0.98),
     ("joomla", 0.60),
@@ -989,7 +990,7 @@ const LATER_HELD_OUT_FLOORS: [(&str, f64); 9] = [
     ("piwigo", 0.80),
     ("nodebb", 0.76),
     ("prestashop", 0.74),
-    ("mybb", 0.74),
+    ("mybb", 0.78),
 ];
 
 /// Held-out families on which the learner does not keep the no-false-merge guarantee yet, with

@@ -625,6 +625,14 @@ mod tests {
                 }
             }
             s.push(lu(&format!("{b}/thread-{n}-lastpost.html"), c + 9));
+            // Other views named in the query, never shown in their query spelling: one busy
+            // thread's posts in the threaded view make its path a page type of its own.
+            if n == 250 {
+                for post in 0..12 {
+                    let url = format!("{b}/thread-{n}.html?mode=threaded&pid={post}");
+                    s.push(lu(&url, 100_000 + post));
+                }
+            }
         }
         s
     }
@@ -642,6 +650,17 @@ mod tests {
             second: "page".into(),
         };
         assert!(actions.contains(&pair), "{actions:?}");
+        // The one-value template too, reading numbers only, though the threaded view named in
+        // the query was never shown in its other spelling: the query comes along as it is.
+        let thread = SiteAction::TemplatedSegmentToQuery {
+            dir: "/forum/".into(),
+            before: "thread-".into(),
+            after: ".html".into(),
+            script: "/forum/showthread.php".into(),
+            name: "tid".into(),
+            numbers: true,
+        };
+        assert!(actions.contains(&thread), "{actions:?}");
         // No default read into the thread's id from a page's spelling (`tid=N -> N-page-1`).
         assert!(
             !actions
@@ -669,6 +688,14 @@ mod tests {
         );
         assert_ne!(
             canon(&format!("{b}/thread-9-lastpost.html")),
+            canon(&format!("{b}/thread-9.html"))
+        );
+        assert_eq!(
+            canon(&format!("{b}/thread-9.html?mode=threaded")),
+            canon(&format!("{b}/showthread.php?tid=9&mode=threaded"))
+        );
+        assert_ne!(
+            canon(&format!("{b}/thread-9.html?mode=threaded")),
             canon(&format!("{b}/thread-9.html"))
         );
     }

@@ -854,6 +854,18 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 evidence.changed_in_evidenced_types = evidence.changed;
                 evidence.largest_unevidenced_type = 0;
             }
+            if matches!(
+                candidate,
+                SiteAction::TemplatedSegmentToQuery { .. }
+                    | SiteAction::TemplatedPairToQuery { .. }
+            ) {
+                // A template respells the path and carries the query along as it is: a view
+                // named in the query (MyBB's `thread-5.html?mode=threaded`) is the same view in
+                // both spellings, so the query's page types need no evidence of their own. One
+                // merge of different pages anywhere still refuses it (above), as for a title.
+                evidence.changed_in_evidenced_types = evidence.changed;
+                evidence.largest_unevidenced_type = 0;
+            }
             // A server's default document is a fact about the host's server: one directory
             // shows it, as long as nothing contradicts it (see `SERVER_DEFAULT_DOCUMENTS`).
             let server_document = matches!(
