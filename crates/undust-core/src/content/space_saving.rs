@@ -9,12 +9,12 @@
 //!
 //! The index is a min-heap of `(count lower bound, identity)` with exactly one entry per tracked
 //! identity. Counts only grow while an identity is tracked, so increments leave the heap alone
-//! (the entry becomes a lower bound) and an eviction pops entries: a stale one is pushed back
-//! with its current count; the first one whose count is current is the least `(count, identity)`
-//! of the table, since every other entry's current count is at least its bound, which is not
-//! smaller. The victim is therefore the same as the scan's, and so are models, clusters and
-//! rules. Each push back follows at least one increment, so an eviction costs amortized
-//! O(log capacity) per increment.
+//! (the entry becomes a lower bound) and an eviction looks at the least entry: a stale one takes
+//! its current count and sinks back into the heap; the first one whose count is current is the
+//! least `(count, identity)` of the table, since every other entry's current count is at least
+//! its bound, which is not smaller. The victim is therefore the same as the scan's, and so are
+//! models, clusters and rules. Each stale entry sinks after at least one increment, so an
+//! eviction costs amortized O(log capacity) per increment.
 //!
 //! The heap is built at the first eviction (a table that never fills, most hosts' block table on
 //! a short crawl, holds none: 16 bytes per identity saved) and is not stored: a table is
@@ -29,6 +29,7 @@
 //! any order.
 
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::hash_map::{Entry, RandomState};
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasher, Hasher};
@@ -144,8 +145,7 @@ impl<C: Counted> SpaceSaving<C> {
     fn counter(&mut self, identity: u64, capacity: usize) -> &mut C {
         // The length first: a table with room looks the identity up once, below.
         if self.counters.len() >= capacity && !self.counters.contains_key(&identity) {
-            if let Some(floor) = self.evict_least() {
-                self.least.push(Reverse((floor, identity)));
+            if let Some(floor) = self.replace_least(identity) {
                 return self
                     .counters
                     .entry(identity)
@@ -165,8 +165,15 @@ impl<C: Counted> SpaceSaving<C> {
         }
     }
 
-    /// Removes the least `(count, identity)` counter and returns its count.
-    fn evict_least(&mut self) -> Option<u64> {
+    /// Removes the least `(count, identity)` counter and returns its count, giving its index entry
+    /// to `identity` with that count as its bound.
+    ///
+    /// Entries are changed in place at the top of the heap (a stale entry takes its current
+    /// count, the victim's becomes `identity`'s) rather than popped and pushed again: one sift
+    /// down instead of a sift to the bottom and two sifts up. The heap holds the same entries as
+    /// with pops and pushes, and its least entry, the victim, is the same (identities are
+    /// unique, so no two entries tie).
+    fn replace_least(&mut self, identity: u64) -> Option<u64> {
         if self.least.len() != self.counters.len() {
             self.least = self
                 .counters
@@ -174,17 +181,22 @@ impl<C: Counted> SpaceSaving<C> {
                 .map(|(&id, c)| Reverse((c.count(), id)))
                 .collect();
         }
-        while let Some(Reverse((bound, id))) = self.least.pop() {
-            let Some(current) = self.counters.get(&id).map(Counted::count) else {
-                continue;
-            };
-            if current == bound {
-                if let Some(victim) = self.counters.remove(&id) {
-                    self.list_bytes = self.list_bytes.saturating_sub(victim.list_bytes());
+        while let Some(mut top) = self.least.peek_mut() {
+            let Reverse((bound, id)) = *top;
+            match self.counters.get(&id).map(Counted::count) {
+                None => {
+                    PeekMut::pop(top);
                 }
-                return Some(bound);
+                Some(current) if current == bound => {
+                    *top = Reverse((bound, identity));
+                    drop(top);
+                    if let Some(victim) = self.counters.remove(&id) {
+                        self.list_bytes = self.list_bytes.saturating_sub(victim.list_bytes());
+                    }
+                    return Some(bound);
+                }
+                Some(current) => *top = Reverse((current, id)),
             }
-            self.least.push(Reverse((current, id)));
         }
         None
     }
