@@ -173,7 +173,7 @@ impl MirrorWatch {
     pub fn observe_marks(
         &self,
         host: &str,
-        samples: &[EvidencePage],
+        samples: &[std::sync::Arc<EvidencePage>],
         prints: &[(Option<String>, Fingerprint)],
     ) {
         let mut summaries = self.summaries.lock();
@@ -392,7 +392,11 @@ mod tests {
         watch.observe_links(one, &url(one), links(one));
         watch.observe_links(two, &url(two), links(two));
         // A relearn whose sample holds only the first page.
-        watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
+        watch.observe_marks(
+            "a.org",
+            &[page(one).into()],
+            &[(Some(one.into()), print(7))],
+        );
         {
             let summaries = watch.summaries.lock();
             let a = summaries.get("http://a.org").unwrap();
@@ -403,7 +407,11 @@ mod tests {
         let kept: Vec<String> = watch.links.lock()["a.org"].keys().cloned().collect();
         assert_eq!(kept, [one], "links of pages out of the sample are dropped");
         // Marks computed again keep the links.
-        watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
+        watch.observe_marks(
+            "a.org",
+            &[page(one).into()],
+            &[(Some(one.into()), print(7))],
+        );
         assert_eq!(
             watch.summaries.lock().get("http://a.org").unwrap().pages["/x/1.html"]
                 .links
@@ -429,7 +437,11 @@ mod tests {
         let (changed, held) = watch.take_unshared();
         assert!(changed.is_empty(), "no relearn yet");
         assert_eq!(held.len(), 2);
-        watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
+        watch.observe_marks(
+            "a.org",
+            &[page(one).into()],
+            &[(Some(one.into()), print(7))],
+        );
         let (changed, held) = watch.take_unshared();
         let origins: Vec<&str> = changed.iter().map(|s| s.origin.as_str()).collect();
         assert_eq!(
@@ -444,7 +456,11 @@ mod tests {
             1,
             "a host not summarized is not given back"
         );
-        watch.observe_marks("a.org", &[page(one)], &[(Some(one.into()), print(7))]);
+        watch.observe_marks(
+            "a.org",
+            &[page(one).into()],
+            &[(Some(one.into()), print(7))],
+        );
         watch.forget_host("a.org");
         assert!(
             watch.take_unshared().0.is_empty(),
@@ -463,7 +479,8 @@ mod tests {
         for at in &here {
             watch.observe_fetch(&url(at), None);
         }
-        let samples: Vec<EvidencePage> = here.iter().map(|at| page(at)).collect();
+        let samples: Vec<std::sync::Arc<EvidencePage>> =
+            here.iter().map(|at| page(at).into()).collect();
         let prints: Vec<(Option<String>, Fingerprint)> = here
             .iter()
             .enumerate()

@@ -244,7 +244,7 @@ impl Learning {
             );
         }
         // The same evidence learns the same rules whichever sidecar learns it.
-        samples.sort_unstable_by(|a: &EvidencePage, b: &EvidencePage| a.url.cmp(&b.url));
+        samples.sort_unstable_by(|a: &Arc<EvidencePage>, b: &Arc<EvidencePage>| a.url.cmp(&b.url));
         match self.learn_from(host, &samples, &template) {
             Ok((checked, clusters)) => Ok(Learned {
                 set: checked.set,

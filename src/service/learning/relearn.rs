@@ -64,12 +64,17 @@ impl Learning {
     pub(super) fn learn_from(
         &self,
         host: &str,
-        samples: &[crate::pipeline::EvidencePage],
+        samples: &[Arc<crate::pipeline::EvidencePage>],
         template: &crate::content::TemplateModel,
     ) -> Result<(crate::pipeline::CheckedRules, u64), RelearnError> {
         // Crawlers report pages; archive-only URL evidence (revisits, payload digests) comes to the
         // offline commands alone.
-        let clusters = cluster_pages(samples, &[], template, &self.content);
+        let clusters = cluster_pages(
+            samples.iter().map(|page| &**page),
+            &[],
+            template,
+            &self.content,
+        );
         // Mirror detection compares these same fingerprints across hosts.
         self.sidecar
             .mirrors

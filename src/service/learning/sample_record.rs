@@ -30,7 +30,7 @@ pub(super) fn append_sample(out: &mut Vec<u8>, sample: &Sample) {
         final_url,
         rel_canonical,
         digest,
-    } = page;
+    } = &**page;
     string(out, url);
     optional_string(out, final_url.as_deref());
     optional_string(out, rel_canonical.as_deref());
@@ -185,7 +185,7 @@ mod tests {
         for (i, &id) in edges.iter().enumerate() {
             let sample = Sample {
                 id,
-                page: EvidencePage {
+                page: std::sync::Arc::new(EvidencePage {
                     url: "x".repeat(i * 5),
                     final_url: (i % 2 == 0).then(|| format!("http://a.org/{i}")),
                     rel_canonical: (i % 3 == 0).then(String::new),
@@ -198,7 +198,7 @@ mod tests {
                         page_exact: small(i + 5),
                         page_tokens: small(i + 9) as u32,
                     },
-                },
+                }),
             };
             assert_eq!(
                 encoded(&sample),
@@ -228,12 +228,12 @@ mod tests {
         assert!(digest.pagelets.iter().any(|p| !p.blocks.is_empty()));
         let sample = Sample {
             id: 123_456,
-            page: EvidencePage {
+            page: std::sync::Arc::new(EvidencePage {
                 url: "http://a.org/story/1".into(),
                 final_url: None,
                 rel_canonical: Some("http://a.org/story/1?canonical".into()),
                 digest,
-            },
+            }),
         };
         assert_eq!(encoded(&sample), postcard::to_allocvec(&sample).unwrap());
     }

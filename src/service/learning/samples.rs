@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -19,10 +20,38 @@ use crate::telemetry;
 /// One sampled page: its store id and its evidence. Stored with postcard, which encodes a nested
 /// struct exactly as its fields inline, so samples stored before the evidence type existed
 /// (`id, url, final_url, rel_canonical, digest`) still decode.
+///
+/// The evidence is shared (`Arc`): a relearn takes the host's samples out of the sampler's lock
+/// by reference instead of copying every digest (a copy of each sample's vectors was about 2% of
+/// the sidecar's CPU under ingest load, BENCHMARKS.md stop 28). The `Arc` is written and read as
+/// the evidence itself, so the stored bytes are the same.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct Sample {
     pub(super) id: u64,
-    pub(super) page: EvidencePage,
+    #[serde(with = "shared_evidence")]
+    pub(super) page: Arc<EvidencePage>,
+}
+
+/// Serde for [`Sample::page`]: the shared evidence encoded as the evidence itself.
+mod shared_evidence {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::pipeline::EvidencePage;
+
+    pub(super) fn serialize<S: Serializer>(
+        page: &Arc<EvidencePage>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        page.as_ref().serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Arc<EvidencePage>, D::Error> {
+        EvidencePage::deserialize(deserializer).map(Arc::new)
+    }
 }
 
 /// How a sampled page was fetched, for mirror detection after a restart: stored after the
@@ -140,7 +169,13 @@ fn decode_record(payload: &[u8]) -> Result<(Sample, Option<FetchFacts>), postcar
 /// doubles as it grows, so a slot is counted twice) and its entry in the reservoir's URL-key
 /// table (16 bytes and a control byte, at most 7/8 of the buckets full, up to twice as many
 /// buckets after growing).
-const SAMPLE_SLOT_BYTES: usize = 2 * std::mem::size_of::<Sample>() + 2 * 8 * (16 + 1) / 7;
+///
+/// The slot is counted as it was when it held the evidence inline (an id and the evidence, twice),
+/// so budgets evict exactly the samples they did: that over-counts the slot, which now holds an id
+/// and a pointer, by more than the shared evidence's own block costs (the evidence, counted again
+/// by [`EvidencePage::held_bytes`], and the `Arc`'s two counts).
+const SAMPLE_SLOT_BYTES: usize =
+    2 * (std::mem::size_of::<u64>() + std::mem::size_of::<EvidencePage>()) + 2 * 8 * (16 + 1) / 7;
 
 /// Bytes every sampled host costs besides its samples and its template model: the sampler's
 /// entry (the reservoir, the host's name twice, its places in the by-bytes and by-last-offer
@@ -323,7 +358,7 @@ impl Learning {
         };
         let sample = Sample {
             id: self.next_sample_id.fetch_add(1, Ordering::Relaxed),
-            page: evidence,
+            page: Arc::new(evidence),
         };
         let id = sample.id;
         let url_key = sample.sample_key();
@@ -456,12 +491,15 @@ impl Learning {
     }
 
     /// A host's sampled evidence pages (a copy: learning runs without holding the sampler).
-    pub(super) fn samples_of(&self, host: &str) -> Vec<EvidencePage> {
+    pub(super) fn samples_of(&self, host: &str) -> Vec<Arc<EvidencePage>> {
         self.sampler
             .lock()
             .samples(host)
             .map_or_else(Vec::new, |samples| {
-                samples.iter().map(|sample| sample.page.clone()).collect()
+                samples
+                    .iter()
+                    .map(|sample| Arc::clone(&sample.page))
+                    .collect()
             })
     }
 
@@ -518,12 +556,12 @@ mod tests {
     fn sample_records_with_and_without_fetch_facts_decode() {
         let sample = Sample {
             id: 7,
-            page: EvidencePage {
+            page: Arc::new(EvidencePage {
                 url: "http://a.org/x".into(),
                 final_url: None,
                 rel_canonical: Some("http://a.org/y".into()),
                 digest: Default::default(),
-            },
+            }),
         };
         let bare = postcard::to_allocvec(&sample).unwrap();
         // A record stored before fetch facts existed.
@@ -579,12 +617,12 @@ mod tests {
             );
             let sample = Sample {
                 id: i as u64,
-                page: EvidencePage {
+                page: Arc::new(EvidencePage {
                     url: format!("http://a.org/{i}?{}", "p".repeat(padding)),
                     final_url: None,
                     rel_canonical: None,
                     digest: content::analyze(html.as_bytes(), &ContentConfig::default()).digest,
-                },
+                }),
             };
             let bare = postcard::to_allocvec(&sample).unwrap();
             let mut expected = bare.clone();
@@ -720,12 +758,12 @@ mod tests {
             model.observe_linked(&url, &analysis);
             samples.push(Sample {
                 id: i,
-                page: EvidencePage {
+                page: Arc::new(EvidencePage {
                     url,
                     final_url: None,
                     rel_canonical: Some("http://example.com/".into()),
                     digest: analysis.digest,
-                },
+                }),
             });
         }
         assert!(

@@ -997,7 +997,13 @@ impl State {
             return;
         }
         let mut vector = FeatureCounts::default();
-        let mut exact = Xxh3::new();
+        let exact = hash_tokens(
+            ranges
+                .iter()
+                .filter_map(|&(a, b)| self.tokens.get(a as usize..b as usize))
+                .flatten()
+                .copied(),
+        );
         let mut min = [u64::MAX; 2];
         let mut link_tokens = 0u32;
         let mut blocks = Vec::new();
@@ -1008,10 +1014,9 @@ impl State {
         } = std::mem::take(&mut self.scratch);
         for &(a, b) in ranges {
             let (ua, ub) = (a as usize, b as usize);
-            let Some(slice) = self.tokens.get(ua..ub) else {
+            if self.tokens.get(ua..ub).is_none() {
                 continue;
-            };
-            update_with_tokens(&mut exact, slice.iter().copied());
+            }
             link_tokens += self
                 .link_token
                 .get(ua..ub)
@@ -1085,10 +1090,8 @@ impl State {
                     continue;
                 }
                 let (rs, re) = ((s - a) as usize, (e - a) as usize);
-                let mut identity = Xxh3::new();
-                update_with_tokens(&mut identity, (rs..re).map(mask));
                 blocks.push(BlockDigest {
-                    identity: identity.digest(),
+                    identity: hash_tokens((rs..re).map(mask)),
                     tokens: n as u32,
                     link_tokens: self
                         .link_token
@@ -1116,7 +1119,7 @@ impl State {
                 identity: xxh3_64(&id_bytes),
                 tokens,
                 link_tokens,
-                exact: exact.digest(),
+                exact,
                 vector: quantize(&vector.into_vector().0),
                 blocks,
             },
@@ -1205,6 +1208,27 @@ fn update_with_tokens(hasher: &mut Xxh3, tokens: impl Iterator<Item = u64>) {
         }
     }
     hasher.update(&buf[..used]);
+}
+
+/// The xxh3 of token hashes (little-endian bytes, in order), as [`update_with_tokens`] into a
+/// fresh [`Xxh3`] would give it: a short sequence (most text blocks) is hashed in one call from
+/// the stack buffer, without setting up the streaming state (a few hundred bytes to initialise
+/// and copy per block); xxh3's one-shot and streaming digests of the same bytes are equal.
+fn hash_tokens(tokens: impl Iterator<Item = u64>) -> u64 {
+    let mut buf = [0u8; 512];
+    let mut used = 0;
+    let mut tokens = tokens.peekable();
+    while let Some(t) = tokens.next() {
+        buf[used..used + 8].copy_from_slice(&t.to_le_bytes());
+        used += 8;
+        if used == buf.len() && tokens.peek().is_some() {
+            let mut hasher = Xxh3::new();
+            hasher.update(&buf);
+            update_with_tokens(&mut hasher, tokens);
+            return hasher.digest();
+        }
+    }
+    xxh3_64(&buf[..used])
 }
 
 /// Keeps the two smallest distinct feature hashes (the super-shingle identity).
@@ -1615,6 +1639,24 @@ mod tests {
         assert_eq!(with.canonical_href.as_deref(), Some("/c"));
         assert_eq!(with.base_href.as_deref(), Some("/b/"));
         assert_eq!(without.canonical_href, None);
+    }
+
+    /// Block identities hashed in one call are the streaming digests they were before, at every
+    /// length around the stack buffer's 64 tokens.
+    #[test]
+    fn one_shot_token_hashes_equal_the_streaming_digest() {
+        for len in (0..200).chain([511, 512, 513, 1_000]) {
+            let tokens: Vec<u64> = (0..len as u64)
+                .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 7))
+                .collect();
+            let mut streaming = Xxh3::new();
+            update_with_tokens(&mut streaming, tokens.iter().copied());
+            assert_eq!(
+                hash_tokens(tokens.iter().copied()),
+                streaming.digest(),
+                "{len} tokens"
+            );
+        }
     }
 
     #[test]

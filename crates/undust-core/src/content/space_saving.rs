@@ -9,21 +9,30 @@
 //!
 //! The index is a min-heap of `(count lower bound, identity)` with exactly one entry per tracked
 //! identity. Counts only grow while an identity is tracked, so increments leave the heap alone
-//! (the entry becomes a lower bound) and an eviction pops entries: a stale one is pushed back
-//! with its current count; the first one whose count is current is the least `(count, identity)`
-//! of the table, since every other entry's current count is at least its bound, which is not
-//! smaller. The victim is therefore the same as the scan's, and so are models, clusters and
-//! rules. Each push back follows at least one increment, so an eviction costs amortized
-//! O(log capacity) per increment.
+//! (the entry becomes a lower bound) and an eviction looks at the least entry: a stale one takes
+//! its current count and sinks back into the heap; the first one whose count is current is the
+//! least `(count, identity)` of the table, since every other entry's current count is at least
+//! its bound, which is not smaller. The victim is therefore the same as the scan's, and so are
+//! models, clusters and rules. Each stale entry sinks after at least one increment, so an
+//! eviction costs amortized O(log capacity) per increment.
 //!
 //! The heap is built at the first eviction (a table that never fills, most hosts' block table on
 //! a short crawl, holds none: 16 bytes per identity saved) and is not stored: a table is
 //! serialized as its counter map alone, the format it had before the index, and a loaded table
 //! builds its heap again at its next eviction.
+//!
+//! The map hashes identities with [`KeyedIdentities`], one keyed multiply per identity, instead
+//! of SipHash: identities are xxh3 hashes already, and SipHash was about 1.5% of the sidecar's CPU
+//! under ingest load (BENCHMARKS.md, stop 28). The key is drawn per table, so a site cannot choose
+//! pages whose identities collide in the map without knowing it. Nothing depends on the map's
+//! order: evictions take the least `(count, identity)`, and the stored map decodes the same in
+//! any order.
 
 use std::cmp::Reverse;
-use std::collections::hash_map::Entry;
+use std::collections::binary_heap::PeekMut;
+use std::collections::hash_map::{Entry, RandomState};
 use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasher, Hasher};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -38,11 +47,71 @@ pub(super) trait Counted: Default {
     fn list_bytes(&self) -> usize;
 }
 
+/// The map's hasher builder: a key drawn from the standard library's random source, once per
+/// table (see the module documentation).
+#[derive(Clone, Debug)]
+pub(super) struct KeyedIdentities {
+    key: u64,
+}
+
+impl Default for KeyedIdentities {
+    fn default() -> Self {
+        KeyedIdentities {
+            key: RandomState::new().hash_one(0x5eed_u64),
+        }
+    }
+}
+
+impl BuildHasher for KeyedIdentities {
+    type Hasher = KeyedIdentity;
+
+    fn build_hasher(&self) -> KeyedIdentity {
+        KeyedIdentity { state: self.key }
+    }
+}
+
+/// Odd multiplier of [`KeyedIdentity`] (the fractional part of the golden ratio).
+const MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// The 128-bit product of `a` and `b`, its halves xored: every bit of the result depends on every
+/// bit of both.
+#[inline]
+fn folded_multiply(a: u64, b: u64) -> u64 {
+    let product = u128::from(a) * u128::from(b);
+    (product as u64) ^ ((product >> 64) as u64)
+}
+
+/// Hashes an identity (a `u64`) with one folded multiply of it and the table's key.
+pub(super) struct KeyedIdentity {
+    state: u64,
+}
+
+impl Hasher for KeyedIdentity {
+    #[inline]
+    fn write_u64(&mut self, value: u64) {
+        self.state = folded_multiply(self.state ^ value, MULTIPLIER);
+    }
+
+    /// Other inputs (the map hashes `u64` identities alone), eight bytes at a time.
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.state
+    }
+}
+
 /// Counters of at most `capacity` identities (the capacity is given on each insertion, by the
 /// model that owns the table).
 #[derive(Clone, Debug)]
 pub(super) struct SpaceSaving<C> {
-    counters: HashMap<u64, C>,
+    counters: HashMap<u64, C, KeyedIdentities>,
     /// Empty until the table is first full; then one `(count lower bound, identity)` per tracked
     /// identity, least first.
     least: BinaryHeap<Reverse<(u64, u64)>>,
@@ -54,7 +123,7 @@ pub(super) struct SpaceSaving<C> {
 impl<C> Default for SpaceSaving<C> {
     fn default() -> Self {
         SpaceSaving {
-            counters: HashMap::new(),
+            counters: HashMap::default(),
             least: BinaryHeap::new(),
             list_bytes: 0,
         }
@@ -74,9 +143,9 @@ impl<C: Counted> SpaceSaving<C> {
     }
 
     fn counter(&mut self, identity: u64, capacity: usize) -> &mut C {
-        if !self.counters.contains_key(&identity) && self.counters.len() >= capacity {
-            if let Some(floor) = self.evict_least() {
-                self.least.push(Reverse((floor, identity)));
+        // The length first: a table with room looks the identity up once, below.
+        if self.counters.len() >= capacity && !self.counters.contains_key(&identity) {
+            if let Some(floor) = self.replace_least(identity) {
                 return self
                     .counters
                     .entry(identity)
@@ -96,8 +165,15 @@ impl<C: Counted> SpaceSaving<C> {
         }
     }
 
-    /// Removes the least `(count, identity)` counter and returns its count.
-    fn evict_least(&mut self) -> Option<u64> {
+    /// Removes the least `(count, identity)` counter and returns its count, giving its index entry
+    /// to `identity` with that count as its bound.
+    ///
+    /// Entries are changed in place at the top of the heap (a stale entry takes its current
+    /// count, the victim's becomes `identity`'s) rather than popped and pushed again: one sift
+    /// down instead of a sift to the bottom and two sifts up. The heap holds the same entries as
+    /// with pops and pushes, and its least entry, the victim, is the same (identities are
+    /// unique, so no two entries tie).
+    fn replace_least(&mut self, identity: u64) -> Option<u64> {
         if self.least.len() != self.counters.len() {
             self.least = self
                 .counters
@@ -105,17 +181,22 @@ impl<C: Counted> SpaceSaving<C> {
                 .map(|(&id, c)| Reverse((c.count(), id)))
                 .collect();
         }
-        while let Some(Reverse((bound, id))) = self.least.pop() {
-            let Some(current) = self.counters.get(&id).map(Counted::count) else {
-                continue;
-            };
-            if current == bound {
-                if let Some(victim) = self.counters.remove(&id) {
-                    self.list_bytes = self.list_bytes.saturating_sub(victim.list_bytes());
+        while let Some(mut top) = self.least.peek_mut() {
+            let Reverse((bound, id)) = *top;
+            match self.counters.get(&id).map(Counted::count) {
+                None => {
+                    PeekMut::pop(top);
                 }
-                return Some(bound);
+                Some(current) if current == bound => {
+                    *top = Reverse((bound, identity));
+                    drop(top);
+                    if let Some(victim) = self.counters.remove(&id) {
+                        self.list_bytes = self.list_bytes.saturating_sub(victim.list_bytes());
+                    }
+                    return Some(bound);
+                }
+                Some(current) => *top = Reverse((current, id)),
             }
-            self.least.push(Reverse((current, id)));
         }
         None
     }
@@ -176,7 +257,7 @@ impl<C: Serialize> Serialize for SpaceSaving<C> {
 
 impl<'de, C: Counted + Deserialize<'de>> Deserialize<'de> for SpaceSaving<C> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let counters: HashMap<u64, C> = HashMap::deserialize(deserializer)?;
+        let counters: HashMap<u64, C, KeyedIdentities> = HashMap::deserialize(deserializer)?;
         let list_bytes = counters.values().map(Counted::list_bytes).sum();
         Ok(SpaceSaving {
             counters,
@@ -245,8 +326,11 @@ mod tests {
                 };
                 indexed.update(id, capacity, |c| c.count += 1);
                 scan_counter(&mut scanned, id, capacity).count += 1;
-                assert_eq!(
-                    indexed.counters, scanned,
+                assert!(
+                    indexed.counters.len() == scanned.len()
+                        && scanned
+                            .iter()
+                            .all(|(id, c)| indexed.counters.get(id) == Some(c)),
                     "seed {seed}, capacity {capacity}, step {step}"
                 );
                 if step == 1_500 {
