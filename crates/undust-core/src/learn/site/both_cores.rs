@@ -1,7 +1,7 @@
 //! Two independent parts of the site-rule search on two threads, on large hosts.
 //!
-//! A round's candidate searches read the same outputs and write nothing shared, so one half
-//! can run beside the other; the results are put together in the order the
+//! A round's candidate searches and page indexes read the same outputs and write nothing
+//! shared, so one half can run beside the other; the results are put together in the order the
 //! sequential code wrote them, so the candidates, their order and hence the rules learned do
 //! not depend on the threads. Small hosts learn in milliseconds, where starting a thread would
 //! cost more than it saves: they run sequentially ([`PARALLEL_MIN_SAMPLES`]).
