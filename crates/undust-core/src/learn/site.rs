@@ -62,7 +62,6 @@ use super::LabelledUrl;
 use distinct_outputs::distinct_outputs;
 use value_defaults::AtDefault;
 
-mod both_cores;
 mod case_scope;
 mod distinct_outputs;
 mod value_defaults;
@@ -1091,45 +1090,6 @@ fn candidates(
     round: &Round<'_>,
     clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    // The searches that pair a cluster's outputs run beside the others (`both_cores`), and
-    // their candidates are put where the sequential order has them.
-    let (scanned, paired) = both_cores::join(
-        parsed.len() >= both_cores::PARALLEL_MIN_SAMPLES,
-        || scanned_candidates(parsed, rewriter, accepted, round, clusters),
-        || paired_candidates(accepted, round, clusters),
-    );
-    let mut out = scanned.head;
-    out.extend(paired.before_aliases);
-    out.extend(scanned.aliases);
-    out.extend(paired.after_aliases);
-    out.extend(scanned.tail);
-    out
-}
-
-/// [`candidates`] from the searches of [`scanned_candidates`], in three runs the other
-/// searches' candidates go between.
-struct Scanned {
-    head: Vec<(SiteAction, Vec<u32>)>,
-    aliases: Vec<(SiteAction, Vec<u32>)>,
-    tail: Vec<(SiteAction, Vec<u32>)>,
-}
-
-/// [`candidates`] from the searches in which two equal outputs of a cluster propose nothing
-/// (`distinct_outputs`), before and after the segment aliases.
-struct Paired {
-    before_aliases: Vec<(SiteAction, Vec<u32>)>,
-    after_aliases: Vec<(SiteAction, Vec<u32>)>,
-}
-
-/// The candidates found by scanning every output (path case, scheme, documents, parameters,
-/// dropped segments, slugs, moved ids, segment aliases, trailing slash, query order).
-fn scanned_candidates(
-    parsed: &[Parsed],
-    rewriter: &SiteRewriter,
-    accepted: &[(SiteAction, Evidence)],
-    round: &Round<'_>,
-    clusters: &SmallClusters,
-) -> Scanned {
     let mut out = Vec::new();
     let mut upper: Vec<u32> = Vec::new();
     // Samples with an upper-case letter in the path or in the query.
@@ -1274,58 +1234,48 @@ fn scanned_candidates(
             .into_iter()
             .filter(|(a, _)| !taken(a)),
     );
-    let aliases = segment_aliases(parsed, rewriter, outputs)
-        .into_iter()
-        .filter(|(a, _)| !taken(a))
-        .collect();
-    let mut tail = Vec::new();
-    if !trailing_slash.is_empty() && !taken(&SiteAction::StripTrailingSlash) {
-        tail.push((SiteAction::StripTrailingSlash, trailing_slash));
-    }
-    if !unsorted.is_empty() && !taken(&SiteAction::SortQuery) {
-        tail.push((SiteAction::SortQuery, unsorted));
-    }
-    Scanned {
-        head: out,
-        aliases,
-        tail,
-    }
-}
-
-/// The candidates found by pairing the outputs of each small cluster (ids in slugs, titled
-/// ids, extensions, templated segments, default suffixes and views, keyless and routed ids,
-/// post pages).
-fn paired_candidates(
-    accepted: &[(SiteAction, Evidence)],
-    round: &Round<'_>,
-    clusters: &SmallClusters,
-) -> Paired {
-    let taken = |a: &SiteAction| accepted.iter().any(|(b, _)| b == a);
-    let outputs = &round.outputs[..];
     // Searches in which two equal outputs propose nothing read each output of a cluster once
     // (`distinct_outputs`); the moved-id search keeps every member (a script may end in its
     // own value, so a sample's twin can show its move).
     let distinct = distinct_outputs(clusters, round);
     let distinct = distinct.as_ref().unwrap_or(clusters);
-    let before_aliases = ids_in_slugs(outputs, distinct)
-        .into_iter()
-        .chain(titled_ids(outputs, distinct))
-        .chain(extensions_shown(outputs, distinct))
-        .filter(|(a, _)| !taken(a))
-        .collect();
-    let after_aliases = templated_segments(outputs, distinct)
-        .into_iter()
-        .chain(default_value_suffixes(outputs, distinct))
-        .chain(default_view_tails(outputs, distinct))
-        .chain(keyless_ids(outputs, clusters))
-        .chain(routed_ids(outputs, clusters))
-        .chain(post_pages(outputs, distinct))
-        .filter(|(a, _)| !taken(a))
-        .collect();
-    Paired {
-        before_aliases,
-        after_aliases,
+    out.extend(
+        ids_in_slugs(outputs, distinct)
+            .into_iter()
+            .filter(|(a, _)| !taken(a)),
+    );
+    out.extend(
+        titled_ids(outputs, distinct)
+            .into_iter()
+            .filter(|(a, _)| !taken(a)),
+    );
+    out.extend(
+        extensions_shown(outputs, distinct)
+            .into_iter()
+            .filter(|(a, _)| !taken(a)),
+    );
+    out.extend(
+        segment_aliases(parsed, rewriter, outputs)
+            .into_iter()
+            .filter(|(a, _)| !taken(a)),
+    );
+    out.extend(
+        templated_segments(outputs, distinct)
+            .into_iter()
+            .chain(default_value_suffixes(outputs, distinct))
+            .chain(default_view_tails(outputs, distinct))
+            .chain(keyless_ids(outputs, clusters))
+            .chain(routed_ids(outputs, clusters))
+            .chain(post_pages(outputs, distinct))
+            .filter(|(a, _)| !taken(a)),
+    );
+    if !trailing_slash.is_empty() && !taken(&SiteAction::StripTrailingSlash) {
+        out.push((SiteAction::StripTrailingSlash, trailing_slash));
     }
+    if !unsorted.is_empty() && !taken(&SiteAction::SortQuery) {
+        out.push((SiteAction::SortQuery, unsorted));
+    }
+    out
 }
 
 /// Dropped-segment candidates: a value that is a minority at its position (`print` among the
