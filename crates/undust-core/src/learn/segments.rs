@@ -28,7 +28,7 @@ use super::site::{most_shown_first, SmallClusters, MIN_MOVED_ID_VALUES};
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
 use crate::canon::rules::site::{
     is_extension, is_pair_number, is_value_suffix, is_view_tail, pair_literals_delimit,
-    pair_numbers, query_safe_segment_value,
+    query_safe_segment_value, SegmentTemplate,
 };
 use crate::canon::rules::SiteAction;
 
@@ -127,24 +127,7 @@ pub(super) fn templated_segments(
             name: name.to_owned(),
             numbers,
         };
-        let samples: Vec<u32> = outputs
-            .iter()
-            .enumerate()
-            .filter(|(_, (path, _))| {
-                path.strip_prefix(dir)
-                    .filter(|s| !s.contains('/'))
-                    .and_then(|s| s.strip_prefix(before))
-                    .and_then(|s| s.strip_suffix(after))
-                    .is_some_and(|v| {
-                        if numbers {
-                            is_pair_number(v)
-                        } else {
-                            query_safe_segment_value(v)
-                        }
-                    })
-            })
-            .map(|(i, _)| i as u32)
-            .collect();
+        let samples = read_by(&action, outputs);
         out.push((values.len(), action, samples));
     }
     let mut ranked = most_shown_first(out);
@@ -281,23 +264,6 @@ fn templated_pairs(
         if shown.len() < MIN_MOVED_ID_VALUES {
             continue;
         }
-        let reads = |path: &str| {
-            path.strip_prefix(dir)
-                .filter(|s| !s.contains('/'))
-                .and_then(|s| s.strip_prefix(before))
-                .and_then(|s| s.strip_suffix(after))
-                .is_some_and(|v| pair_numbers(v, between).is_some())
-        };
-        // The query form must not read as the template (the rule file refuses it).
-        if reads(script) {
-            continue;
-        }
-        let samples: Vec<u32> = outputs
-            .iter()
-            .enumerate()
-            .filter(|(_, (path, _))| reads(path))
-            .map(|(i, _)| i as u32)
-            .collect();
         let action = SiteAction::TemplatedPairToQuery {
             dir: dir.to_owned(),
             before: before.to_owned(),
@@ -307,11 +273,29 @@ fn templated_pairs(
             first: first.to_owned(),
             second: second.to_owned(),
         };
+        // The query form must not read as the template (the rule file refuses it).
+        if SegmentTemplate::of(&action).is_some_and(|t| t.reads(script)) {
+            continue;
+        }
+        let samples = read_by(&action, outputs);
         out.push((shown.len(), action, samples));
     }
     let mut ranked = most_shown_first(out);
     ranked.truncate(MAX_TEMPLATE_CANDIDATES);
     ranked
+}
+
+/// The samples whose path a templated action reads, by the rewriter's own reading.
+fn read_by(action: &SiteAction, outputs: &[Output<'_>]) -> Vec<u32> {
+    let Some(template) = SegmentTemplate::of(action) else {
+        return Vec::new();
+    };
+    outputs
+        .iter()
+        .enumerate()
+        .filter(|(_, (path, _))| template.reads(path))
+        .map(|(i, _)| i as u32)
+        .collect()
 }
 
 /// Whether a value is a bare number (all ASCII digits, at most 19).

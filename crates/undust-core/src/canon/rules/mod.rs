@@ -543,22 +543,13 @@ impl HostRuleSet {
                     after,
                     script,
                     name,
-                    numbers,
+                    ..
                 } => {
                     let literal = |v: &String| !v.contains(['/', '?', '#', '&', '=']);
                     // The script must not read as a templated segment itself, so the query
                     // form is a fixpoint.
-                    let script_templated = script
-                        .strip_prefix(dir.as_str())
-                        .and_then(|s| s.strip_prefix(before.as_str()))
-                        .and_then(|s| s.strip_suffix(after.as_str()))
-                        .is_some_and(|v| {
-                            if *numbers {
-                                site::is_pair_number(v)
-                            } else {
-                                site::query_safe_segment_value(v)
-                            }
-                        });
+                    let script_templated =
+                        site::SegmentTemplate::of(&rule.action).is_some_and(|t| t.reads(script));
                     if !dir.starts_with('/')
                         || !dir.ends_with('/')
                         || dir.contains(['?', '#'])
@@ -589,11 +580,8 @@ impl HostRuleSet {
                     let name = |n: &String| !n.is_empty() && !n.contains(['&', '=', '#']);
                     // The script must not read as the template itself, so the query form is a
                     // fixpoint.
-                    let script_templated = script
-                        .strip_prefix(dir.as_str())
-                        .and_then(|s| s.strip_prefix(before.as_str()))
-                        .and_then(|s| s.strip_suffix(after.as_str()))
-                        .is_some_and(|v| site::pair_numbers(v, between).is_some());
+                    let script_templated =
+                        site::SegmentTemplate::of(&rule.action).is_some_and(|t| t.reads(script));
                     if !dir.starts_with('/')
                         || !dir.ends_with('/')
                         || dir.contains(['?', '#'])

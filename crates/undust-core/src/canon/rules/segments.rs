@@ -49,6 +49,58 @@ pub(crate) struct SegmentTemplate {
     pub(crate) second: Option<SecondNumber>,
 }
 
+impl SegmentTemplate {
+    /// The template of a [`super::SiteAction::TemplatedSegmentToQuery`] or
+    /// [`super::SiteAction::TemplatedPairToQuery`]; `None` for any other action. The one reading
+    /// of both actions that the rewriter, the rule file's checks and the learner share.
+    pub(crate) fn of(action: &super::SiteAction) -> Option<SegmentTemplate> {
+        match action {
+            super::SiteAction::TemplatedSegmentToQuery {
+                dir,
+                before,
+                after,
+                script,
+                name,
+                numbers,
+            } => Some(SegmentTemplate {
+                dir: dir.clone(),
+                before: before.clone(),
+                after: after.clone(),
+                script: script.clone(),
+                name: name.clone(),
+                numbers: *numbers,
+                second: None,
+            }),
+            super::SiteAction::TemplatedPairToQuery {
+                dir,
+                before,
+                between,
+                after,
+                script,
+                first,
+                second,
+            } => Some(SegmentTemplate {
+                dir: dir.clone(),
+                before: before.clone(),
+                after: after.clone(),
+                script: script.clone(),
+                name: first.clone(),
+                numbers: true,
+                second: Some(SecondNumber {
+                    between: between.clone(),
+                    name: second.clone(),
+                }),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Whether the template reads `path` (see [`templated_value`]).
+    pub(crate) fn reads(&self, path: &str) -> bool {
+        templated_value(self, path).is_some()
+    }
+}
+
 /// The second value of a [`super::SiteAction::TemplatedPairToQuery`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct SecondNumber {

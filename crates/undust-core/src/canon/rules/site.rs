@@ -39,7 +39,8 @@ use url::Url;
 
 use super::post_pages::PostPage;
 use super::routed_ids::RoutedId;
-use super::segments::{self, SecondNumber, SegmentTemplate};
+use super::segments;
+pub(crate) use super::segments::SegmentTemplate;
 pub use super::segments::{
     is_pair_number, is_value_suffix, is_view_tail, pair_literals_delimit, pair_numbers,
     query_safe_segment_value,
@@ -765,57 +766,23 @@ impl SiteRewriter {
                     self.titled_values.push(entry);
                 }
             }
-            SiteAction::TemplatedSegmentToQuery {
-                dir,
-                before,
-                after,
-                script,
-                name,
-                numbers,
-            } => {
-                let entry = SegmentTemplate {
-                    dir: dir.clone(),
-                    before: before.clone(),
-                    after: after.clone(),
-                    script: script.clone(),
-                    name: name.clone(),
-                    numbers: *numbers,
-                    second: None,
-                };
-                if !self.segment_templates.contains(&entry) {
-                    self.segment_templates.push(entry);
-                }
-            }
-            SiteAction::TemplatedPairToQuery {
-                dir,
-                before,
-                between,
-                after,
-                script,
-                first,
-                second,
-            } => {
-                let entry = SegmentTemplate {
-                    dir: dir.clone(),
-                    before: before.clone(),
-                    after: after.clone(),
-                    script: script.clone(),
-                    name: first.clone(),
-                    numbers: true,
-                    second: Some(SecondNumber {
-                        between: between.clone(),
-                        name: second.clone(),
-                    }),
-                };
-                if !self.segment_templates.contains(&entry) {
+            SiteAction::TemplatedSegmentToQuery { .. }
+            | SiteAction::TemplatedPairToQuery { .. } => {
+                // Always `Some` in this arm.
+                let entry = SegmentTemplate::of(action)
+                    .filter(|entry| !self.segment_templates.contains(entry));
+                if let Some(entry) = entry {
                     // Pair templates first: a segment with two numbers is no one-value
                     // template's value (`thread-5-page-2.html` is no thread `5-page-2`).
-                    let pairs = self
-                        .segment_templates
-                        .iter()
-                        .take_while(|t| t.second.is_some())
-                        .count();
-                    self.segment_templates.insert(pairs, entry);
+                    let at = if entry.second.is_some() {
+                        self.segment_templates
+                            .iter()
+                            .take_while(|t| t.second.is_some())
+                            .count()
+                    } else {
+                        self.segment_templates.len()
+                    };
+                    self.segment_templates.insert(at, entry);
                 }
             }
             SiteAction::DefaultValueSuffix { name, suffix } => {
