@@ -123,6 +123,15 @@ pub enum LearnError {
     EmptyHost,
 }
 
+/// Whether a view of an item, beside the item's own parts, names a position in it: a page or a
+/// post (`page-3`, `/post-9`, `start=15`), another page of the item, because it holds a number.
+/// A view named by words alone (`view`, `folder_listing`, `latest`) names a rendering. Shared by
+/// the two checks that refuse a dropped view found standing for another page of its item
+/// (`segments`' default view tails, `proofing`'s `Proof::strays_from_duplicates`).
+pub(crate) fn names_a_position(view: &str) -> bool {
+    view.bytes().any(|b| b.is_ascii_digit())
+}
+
 fn check_config(c: &LearnConfig) -> Result<(), LearnError> {
     let unit = [
         ("o_min", c.o_min),

@@ -332,14 +332,19 @@ impl<'a> Proofer<'a> {
                     pair_hash(s.key_hash[k as usize], s.value_hash[v as usize]),
                 )
             });
-            // Another view of the page in the cluster (`P/page-3` beside `P/latest`), and not
+            // Another page of the item in the cluster (`P/page-3` beside `P/latest`), and not
             // the page: the view stood for that other one there. Other addresses of the page
-            // (Plone's `/other-folder/x/view` beside `/folder/x/view`) say nothing of the view.
+            // (Plone's `/other-folder/x/view` beside `/folder/x/view`) and other names of the
+            // view (`P/folder_listing`: no number) say nothing of it.
             let another_view = mates.iter().any(|&w| {
                 w != u
                     && s.urls[w as usize].len as usize > page.len()
                     && s.get(w, key) != Some(value)
                     && page.iter().all(|&(k, v)| s.get(w, k) == Some(v))
+                    && s.pairs_of(w).iter().any(|&(k, v)| {
+                        !page.iter().any(|&(pk, _)| pk == k)
+                            && super::names_a_position(&s.values[v as usize])
+                    })
             });
             another_view
                 && !mates

@@ -24,11 +24,12 @@ use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::names_a_position;
 use super::site::{most_shown_first, SmallClusters, MIN_MOVED_ID_VALUES};
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
 use crate::canon::rules::site::{
     is_extension, is_pair_number, is_value_suffix, is_view_tail, pair_literals_delimit,
-    query_safe_segment_value, SegmentTemplate,
+    query_safe_segment_value, view_tail_base, SegmentTemplate,
 };
 use crate::canon::rules::SiteAction;
 
@@ -390,16 +391,19 @@ pub(super) fn default_value_suffixes(
 /// two URLs with one query whose paths are `P` and `P` + `T` (`T` one to three named segments,
 /// [`is_view_tail`], `P` at least one segment) propose `T`; a tail shown on at least
 /// [`MIN_MOVED_ID_VALUES`] distinct pages (path and query) is a candidate, unless a cluster
-/// shows a URL ending with it among other addresses none of which is its page without the tail
-/// ([`stray_tails`]). Each comes with the samples whose path ends with it after at least one
-/// segment.
+/// shows a URL ending with it beside another page of its item and not beside its page without
+/// the tail ([`stray_tails`], on every member of `clusters`, whose `paths` are the samples' paths
+/// as crawled). Each comes with the samples whose path ends with it after at least one segment
+/// that is not a file.
 pub(super) fn default_view_tails(
     outputs: &[Output<'_>],
+    distinct: &SmallClusters,
     clusters: &SmallClusters,
+    paths: &[&str],
 ) -> Vec<(SiteAction, Vec<u32>)> {
     // tail -> distinct (path without it, query) shown.
     let mut proposals: FxHashMap<&str, FxHashSet<(&str, Option<&str>)>> = FxHashMap::default();
-    for members in clusters.values() {
+    for members in distinct.values() {
         for &a in members {
             let (long, query) = &outputs[a as usize];
             for &b in members {
@@ -411,7 +415,7 @@ pub(super) fn default_view_tails(
                 let Some(tail) = long.strip_prefix(short) else {
                     continue;
                 };
-                if is_view_tail(tail) {
+                if is_view_tail(tail) && view_tail_base(long, tail) == Some(short) {
                     proposals
                         .entry(tail)
                         .or_default()
@@ -425,18 +429,18 @@ pub(super) fn default_view_tails(
         // Fewer pages suffice where the route shows the tail as its default view.
         let needed = if pages.len() >= MIN_MOVED_ID_VALUES {
             MIN_MOVED_ID_VALUES
-        } else if route_shows_default(outputs, clusters, tail) {
+        } else if route_shows_default(outputs, distinct, tail) {
             MIN_THIN_TAIL_PAGES
         } else {
             MIN_MOVED_ID_VALUES
         };
-        if pages.len() < needed || stray_tails(outputs, clusters, tail) {
+        if pages.len() < needed || stray_tails(outputs, clusters, paths, tail) {
             continue;
         }
         let samples: Vec<u32> = outputs
             .iter()
             .enumerate()
-            .filter(|(_, (path, _))| path.strip_suffix(tail).is_some_and(|rest| rest.len() > 1))
+            .filter(|(_, (path, _))| view_tail_base(path, tail).is_some())
             .map(|(i, _)| i as u32)
             .collect();
         out.push((
@@ -452,27 +456,43 @@ pub(super) fn default_view_tails(
     ranked
 }
 
-/// Whether a duplicate cluster holds a URL `P` + `tail` beside other addresses of its page, none
-/// of them `P` (a trailing slash aside): the view the tail names is then a page of its own that
-/// is sometimes the same as `P`, not `P`'s default view. XenForo's `threads/x.1/latest` opens
-/// the last page: on a one-page thread it is the thread, on a longer one it sits in the cluster
+/// Whether a duplicate cluster holds a URL `P` + `tail` beside another page of its item (`P`
+/// and a segment holding a number: `P/page-3`, `P/post-9`), and not beside `P` (a trailing
+/// slash aside): the view the tail names is then a page of its own that is sometimes the same
+/// as `P`, not `P`'s default view. Other addresses say nothing of the tail: a named view
+/// (Plone's `P/folder_listing` beside `P/view`: two names of one rendering), an alias of the
+/// page elsewhere (`/resolveuid/…`), a view of a file (whose tail is never dropped).
+/// XenForo's `threads/x.1/latest` opens the last page: on a one-page thread it is the thread, on a longer one it sits in the cluster
 /// of `page-3`. A 20% sample seldom holds both the thread's first page and its last, so the
 /// merge of different pages that would refuse the tail is rarely seen, while the last page's
 /// cluster, which shows the same, is as common as the tail itself.
-fn stray_tails(outputs: &[Output<'_>], clusters: &SmallClusters, tail: &str) -> bool {
+///
+/// Another page is looked for in the paths as crawled too: an accepted action may have written
+/// it as the tail already (`P/page-3` read as `P/latest` by an alias that the sample shows).
+fn stray_tails(
+    outputs: &[Output<'_>],
+    clusters: &SmallClusters,
+    paths: &[&str],
+    tail: &str,
+) -> bool {
     clusters.values().any(|members| {
         members.iter().any(|&a| {
-            let Some(short) = outputs[a as usize]
-                .0
-                .strip_suffix(tail)
-                .filter(|rest| rest.len() > 1)
-            else {
+            let Some(short) = view_tail_base(&outputs[a as usize].0, tail) else {
                 return false;
             };
-            !members.iter().any(|&b| {
-                let other: &str = &outputs[b as usize].0;
-                b != a && (other == short || other.strip_suffix('/') == Some(short))
-            })
+            let page_of_item = |path: &str| {
+                path.strip_prefix(short).is_some_and(|rest| {
+                    rest != tail && rest.starts_with('/') && names_a_position(rest)
+                })
+            };
+            let another_page = members.iter().any(|&b| {
+                b != a && (page_of_item(&outputs[b as usize].0) || page_of_item(paths[b as usize]))
+            });
+            another_page
+                && !members.iter().any(|&b| {
+                    let other: &str = &outputs[b as usize].0;
+                    b != a && (other == short || other.strip_suffix('/') == Some(short))
+                })
         })
     })
 }
@@ -771,6 +791,56 @@ mod tests {
                 tail: "/latest".into()
             }),
             "{actions:?}"
+        );
+    }
+
+    #[test]
+    fn a_view_tail_beside_a_named_view_an_alias_or_a_file_stays_the_default_view() {
+        // A Plone-like host: `x/view` is `x`. Some clusters hold `x/view` without `x`: beside
+        // the layout named (`x/folder_listing`, a word: another name of the view, not another
+        // page of `x`), beside the object's UID (no view of `x` at all), or, for an image, beside
+        // `img.jpg/image_view` (a view of a file, which keeps its tail). None of them shows the
+        // tail standing for another page of its item, as XenForo's `x/latest` beside
+        // `x/page-3` does.
+        let b = "https://plone.example";
+        let mut s = Vec::new();
+        for n in 1..40u64 {
+            let c = n * 10;
+            match n % 4 {
+                0 => {
+                    s.push(lu(&format!("{b}/folder-{n}/view?b_start:int=20"), c));
+                    s.push(lu(
+                        &format!("{b}/folder-{n}/folder_listing?b_start:int=20"),
+                        c,
+                    ));
+                }
+                1 => {
+                    s.push(lu(&format!("{b}/news/item-{n}/view"), c));
+                    s.push(lu(&format!("{b}/resolveuid/{:032x}", n * 7919), c));
+                }
+                _ => {
+                    s.push(lu(&format!("{b}/news/item-{n}"), c));
+                    s.push(lu(&format!("{b}/news/item-{n}/view"), c));
+                }
+            }
+            s.push(lu(&format!("{b}/images/photo-{n}.jpg"), c + 1));
+            s.push(lu(&format!("{b}/images/photo-{n}.jpg/view"), c + 2));
+            s.push(lu(&format!("{b}/images/photo-{n}.jpg/image_view"), c + 2));
+        }
+        let (actions, canon) = learned(&s);
+        assert!(
+            actions.contains(&SiteAction::DefaultViewTail {
+                tail: "/view".into()
+            }),
+            "{actions:?}"
+        );
+        assert_eq!(
+            canon(&format!("{b}/docs/new-page/view")),
+            format!("{b}/docs/new-page")
+        );
+        assert_ne!(
+            canon(&format!("{b}/images/new.png/view")),
+            canon(&format!("{b}/images/new.png"))
         );
     }
 

@@ -1253,6 +1253,7 @@ fn candidates(
     // own value, so a sample's twin can show its move).
     let distinct = distinct_outputs(clusters, round);
     let distinct = distinct.as_ref().unwrap_or(clusters);
+    let crawled_paths: Vec<&str> = parsed.iter().map(|p| p.url.path()).collect();
     out.extend(
         ids_in_slugs(outputs, distinct)
             .into_iter()
@@ -1277,7 +1278,12 @@ fn candidates(
         templated_segments(outputs, distinct)
             .into_iter()
             .chain(default_value_suffixes(outputs, distinct))
-            .chain(default_view_tails(outputs, distinct))
+            .chain(default_view_tails(
+                outputs,
+                distinct,
+                clusters,
+                &crawled_paths,
+            ))
             .chain(keyless_ids(outputs, clusters))
             .chain(routed_ids(outputs, clusters))
             .chain(post_pages(outputs, distinct))

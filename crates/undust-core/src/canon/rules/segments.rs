@@ -269,18 +269,24 @@ pub const MAX_TAIL_SEGMENTS: usize = 3;
 /// something is left before it that is not a file, or `None` when none does. A view of a file
 /// is a page about the file, not the file (Plone's `/scan.pdf/view` beside the PDF's bytes).
 pub(crate) fn without_view_tail(tails: &[String], path: &str) -> Option<usize> {
-    let names_a_file =
-        |rest: &str| super::files::names_a_file(rest.rsplit('/').next().unwrap_or(""));
     let mut end = path.len();
     // Each round removes at least one byte: bounded by the path's length.
-    while let Some(tail) = tails.iter().find(|t| {
-        path[..end]
-            .strip_suffix(t.as_str())
-            .is_some_and(|rest| rest.len() > 1 && !names_a_file(rest))
-    }) {
+    while let Some(tail) = tails
+        .iter()
+        .find(|t| view_tail_base(&path[..end], t).is_some())
+    {
         end -= tail.len();
     }
     (end < path.len()).then_some(end)
+}
+
+/// The path `path` stands for when `tail` is a default view's tail: `path` without `tail`, when
+/// it ends with it and something that is not a file is left before it; else `None`. The one
+/// reading of where a tail applies, shared by the rewriter and the learner's evidence.
+pub(crate) fn view_tail_base<'a>(path: &'a str, tail: &str) -> Option<&'a str> {
+    path.strip_suffix(tail).filter(|rest| {
+        rest.len() > 1 && !super::files::names_a_file(rest.rsplit('/').next().unwrap_or(""))
+    })
 }
 
 #[cfg(test)]

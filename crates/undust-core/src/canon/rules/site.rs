@@ -40,11 +40,11 @@ use url::Url;
 use super::post_pages::PostPage;
 use super::routed_ids::RoutedId;
 use super::segments;
-pub(crate) use super::segments::SegmentTemplate;
 pub use super::segments::{
     is_pair_number, is_value_suffix, is_view_tail, pair_literals_delimit, pair_numbers,
     query_safe_segment_value,
 };
+pub(crate) use super::segments::{view_tail_base, SegmentTemplate};
 use super::vocabulary::Vocabulary;
 use crate::canon::split::{split_byte, split_once_byte};
 use crate::canon::view::UrlView;
