@@ -1054,6 +1054,56 @@ mod tests {
         );
     }
 
+    /// MyBB's default display mode spelled out (`mode=linear`) beside the last post's link
+    /// (`action=lastpost`) on one-page threads, whose plain address the sample does not hold:
+    /// `lastpost` is another name of the page there, not another page of the thread (which
+    /// would be numbered: `page=2`), so it says nothing against dropping `mode=linear`, while
+    /// `lastpost` itself stays.
+    #[test]
+    fn a_view_beside_another_name_of_its_page_is_still_dropped() {
+        let mut samples = Vec::new();
+        let script = "http://board.example/showthread.php";
+        for t in 100..160u64 {
+            if t % 4 == 0 {
+                samples.push(lu(format!("{script}?tid={t}&mode=linear"), t));
+                samples.push(lu(format!("{script}?tid={t}&action=lastpost"), t));
+            } else {
+                samples.push(lu(format!("{script}?tid={t}"), t));
+                samples.push(lu(format!("{script}?tid={t}&mode=linear"), t));
+            }
+        }
+        for t in 200..203u64 {
+            samples.push(lu(format!("{script}?tid={t}&page=2"), t));
+            samples.push(lu(format!("{script}?tid={t}&action=lastpost"), t));
+        }
+        samples.push(lu(format!("{script}?tid=300"), 300));
+        samples.push(lu(format!("{script}?tid=300&page=2"), 301));
+        samples.push(lu(format!("{script}?tid=300&mode=threaded"), 302));
+        // The tree alone: the site's parameter actions have a check of their own.
+        let tree_only = LearnConfig {
+            site_rules: false,
+            ..LearnConfig::default()
+        };
+        let out = learn_host("board.example", &samples, &tree_only).unwrap();
+        let engine = HostRules::compile(&out.rules).unwrap();
+        let canonical = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            engine.apply(&url).map_or(url.to_string(), |r| r.canonical)
+        };
+        assert_eq!(
+            canonical(&format!("{script}?tid=999&mode=linear")),
+            canonical(&format!("{script}?tid=999")),
+            "{:#?}",
+            out.rules
+        );
+        assert_ne!(
+            canonical(&format!("{script}?tid=999&action=lastpost")),
+            canonical(&format!("{script}?tid=999")),
+            "{:#?}",
+            out.rules
+        );
+    }
+
     /// The Plone host of seed 46 (stop 24), reduced: a content tree whose documents are shown
     /// with their `view` in two folders, and one image in the whole sample, at its bare URL
     /// only. One cluster is too few to count `.jpg` as a page type of files at that depth, so
