@@ -47,7 +47,6 @@
 //! same [`SiteRewriter`] before the pattern rules, so learning and serving agree.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use url::Url;
@@ -61,12 +60,10 @@ use super::segments::{default_value_suffixes, default_view_tails, templated_segm
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
 use super::LabelledUrl;
 use distinct_outputs::distinct_outputs;
-use remeasure::Changes;
 use value_defaults::AtDefault;
 
 mod case_scope;
 mod distinct_outputs;
-mod remeasure;
 mod value_defaults;
 mod vocabulary;
 use crate::canon::rules::site::{
@@ -286,13 +283,6 @@ struct Round<'a> {
     /// Names of the route keys ([`page_routes`]): a route key names the page type, so it is
     /// never dropped, and a parameter kept beside it is kept on every route.
     route_keys: Vec<String>,
-    /// Whether the accepted actions write plain `http` as `https` ([`SiteAction::UseHttps`]):
-    /// part of every output hash.
-    upgrades_http: bool,
-    /// What changed since the measurements of earlier rounds were made, and those measurements
-    /// ([`remeasure`]): a candidate refused again is answered without grouping its samples
-    /// again. In a cell, as [`measure`] reads the round through a shared borrow.
-    changes: RefCell<Changes>,
 }
 
 /// A sample's path and query under the accepted actions.
@@ -370,13 +360,6 @@ impl<'a> Round<'a> {
     /// Moves samples to their new outputs under `rewriter` (an accepted action that leaves
     /// paths alone).
     fn update(&mut self, moved: &[(u32, u64)], parsed: &'a [Parsed], rewriter: &SiteRewriter) {
-        let changes = self.changes.get_mut();
-        changes.accepted();
-        let upgrades_http = upgrades_http(rewriter);
-        if upgrades_http != self.upgrades_http {
-            self.upgrades_http = upgrades_http;
-            changes.host_changed();
-        }
         for &(u, h) in moved {
             let url = &parsed[u as usize].url;
             let (path, query, _) = rewriter.rewrite_parts(url.path(), url.query());
@@ -384,25 +367,8 @@ impl<'a> Round<'a> {
             let old = std::mem::replace(&mut self.hashes[u as usize], h);
             self.by_hash.remove(u, old);
             self.by_hash.insert(u, h);
-            changes.sample_changed(u, old, h);
         }
     }
-
-    /// The round under `rewriter`, after an acceptance that may have changed every sample's
-    /// output or page type: every sample rewritten again, and what differs from this round
-    /// stamped for the kept measurements.
-    fn restart(self, parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
-        let new = start_round(parsed, rewriter);
-        let mut changes = self.changes.take();
-        changes.compare(&self, &new);
-        new.changes.replace(changes);
-        new
-    }
-}
-
-/// Whether `rewriter` writes plain `http` as `https`.
-fn upgrades_http(rewriter: &SiteRewriter) -> bool {
-    rewriter.scheme_of("http", false) == "https"
 }
 
 /// Page type of each sample: its path with every segment that is not a common value at its
@@ -758,14 +724,13 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         // different pages refuses it.
         if evidence.negative_groups == 0 {
             rewriter = with;
-            round = round.restart(&parsed, &rewriter);
+            round = start_round(&parsed, &rewriter);
             accepted.push((candidate, evidence));
         }
     }
     let clusters = small_clusters(&parsed);
     for round_number in 0..MAX_ROUNDS {
         let mut changed = false;
-        round.changes.get_mut().next_round();
         for (candidate, may_change) in candidates(&parsed, &rewriter, &accepted, &round, &clusters)
         {
             // Whether path and query together are case-insensitive is a property of the
@@ -946,7 +911,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         | SiteAction::KeylessIdInQuery { .. }
                 ) {
                     // Paths changed: page types are recomputed with the outputs.
-                    round = round.restart(&parsed, &rewriter);
+                    round = start_round(&parsed, &rewriter);
                 } else {
                     round.update(&moved, &parsed, &rewriter);
                 }
@@ -988,7 +953,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             // it, as for a moved id.
             if evidence.negative_groups == 0 && evidence.accepts(config) {
                 rewriter = with;
-                round = round.restart(&parsed, &rewriter);
+                round = start_round(&parsed, &rewriter);
                 accepted.extend(bundle.into_iter().map(|a| (a, evidence.clone())));
                 changed = true;
             }
@@ -1036,7 +1001,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             break;
         };
         rewriter = with;
-        round = round.restart(&parsed, &rewriter);
+        round = start_round(&parsed, &rewriter);
         accepted.push((candidate, evidence));
         // The other proposals were read on the outputs before this one (the same table read
         // the other way among them): proposed again on the new outputs.
@@ -1126,8 +1091,6 @@ fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
         controller_twins: controller_twins(parsed, &routes),
         routes,
         route_keys,
-        upgrades_http: upgrades_http(rewriter),
-        changes: RefCell::default(),
     }
 }
 
@@ -2513,36 +2476,9 @@ fn measure(
     dropped: Option<(&str, Option<&str>)>,
     param_guards: bool,
 ) -> (Evidence, Vec<(u32, u64)>) {
-    let asked = (may_change, dropped, param_guards);
-    // A parameter dropped beside nothing changes a sample's output by its output alone
-    // (`query_without` never answers `None` then): unchanged outputs give unchanged new ones.
-    // Any other candidate's new outputs are computed again before a kept measurement is used.
-    let by_outputs = matches!(dropped, Some((_, None)));
-    if by_outputs {
-        if let Some(kept) = round.changes.borrow_mut().recall(asked, None) {
-            return kept;
-        }
-    }
-    let moved = new_outputs(parsed, after, round, may_change, dropped);
-    if !by_outputs {
-        if let Some(kept) = round.changes.borrow_mut().recall(asked, Some(&moved)) {
-            return kept;
-        }
-    }
-    let e = grouped(parsed, round, &moved, dropped, param_guards);
-    round.changes.borrow_mut().keep(asked, &moved, &e);
-    (e, moved)
-}
-
-/// The samples of `may_change` whose output hash the candidate (`after`: the accepted actions
-/// with it) changes, with their new hash, in the order of `may_change`.
-fn new_outputs(
-    parsed: &[Parsed],
-    after: &SiteRewriter,
-    round: &Round<'_>,
-    may_change: &[u32],
-    dropped: Option<(&str, Option<&str>)>,
-) -> Vec<(u32, u64)> {
+    // Samples the candidate changes, by their new output.
+    let mut touched: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    let mut is_touched: FxHashSet<u32> = FxHashSet::default();
     let mut moved = Vec::new();
     let mut hasher = OutputHasher::new();
     for &i in may_change {
@@ -2560,27 +2496,10 @@ fn new_outputs(
             }
         };
         if h != round.hashes[i as usize] {
+            touched.entry(h).or_default().push(i);
+            is_touched.insert(i);
             moved.push((i, h));
         }
-    }
-    moved
-}
-
-/// [`measure`]'s evidence from the samples the candidate changes (`moved`, with their new output
-/// hashes) and the samples already written as those new outputs.
-fn grouped(
-    parsed: &[Parsed],
-    round: &Round<'_>,
-    moved: &[(u32, u64)],
-    dropped: Option<(&str, Option<&str>)>,
-    param_guards: bool,
-) -> Evidence {
-    // Samples the candidate changes, by their new output.
-    let mut touched: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-    let mut is_touched: FxHashSet<u32> = FxHashSet::default();
-    for &(i, h) in moved {
-        touched.entry(h).or_default().push(i);
-        is_touched.insert(i);
     }
     let mut e = Evidence::default();
     let mut members: Vec<(u64, u64)> = Vec::new();
@@ -2652,7 +2571,7 @@ fn grouped(
         && !is_touched
             .iter()
             .any(|&u| round.routes[u as usize].hash != 0);
-    e
+    (e, moved)
 }
 
 /// Whether dropping a parameter sends a sample away from its page to another view of it: the
@@ -4304,10 +4223,10 @@ mod tests {
 
     /// The samples of each output hash are chains through one array; removing a sample from
     /// the head, the middle or the end of a chain leaves the others.
-    /// The search measures a candidate again in a later round only when what it read changed
-    /// (`remeasure`): here `session` is refused in the first round, as every one of its
-    /// samples still differs by `from`, and shown irrelevant once `from` is dropped. Keeping the
-    /// first round's refusal would lose it.
+    /// A candidate refused in one round is measured again after later acceptances: here
+    /// `session` is refused in the first round, as every one of its samples still differs by
+    /// `from`, and shown irrelevant once `from` is dropped. A search that kept the first round's
+    /// refusal (to save the later rounds' work) would lose it.
     #[test]
     fn a_parameter_refused_before_another_was_dropped_is_measured_again() {
         let mut s = Vec::new();
