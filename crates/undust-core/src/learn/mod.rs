@@ -833,6 +833,15 @@ mod tests {
         LabelledUrl { url, cluster }
     }
 
+    /// The canonical form of a URL under the learned `rules` (the URL itself when none applies).
+    fn canonicalizer(rules: &HostRuleSet) -> impl Fn(&str) -> String {
+        let engine = HostRules::compile(rules).unwrap();
+        move |u: &str| {
+            let url = Url::parse(u).unwrap();
+            engine.apply(&url).map_or(url.to_string(), |r| r.canonical)
+        }
+    }
+
     fn ops_of(set: &HostRuleSet) -> Vec<Vec<String>> {
         set.rules
             .iter()
@@ -894,11 +903,7 @@ mod tests {
             }
         }
         let out = learn_host("cms.example", &samples, &LearnConfig::default()).unwrap();
-        let engine = HostRules::compile(&out.rules).unwrap();
-        let canonical = |u: &str| {
-            let url = Url::parse(u).unwrap();
-            engine.apply(&url).map_or(url.to_string(), |r| r.canonical)
-        };
+        let canonical = canonicalizer(&out.rules);
         for file in [
             "http://cms.example/reports/new-scan.pdf",
             "http://cms.example/minutes/photo-0.jpg",
@@ -949,11 +954,7 @@ mod tests {
             ));
         }
         let out = learn_host("cms.example", &samples, &LearnConfig::default()).unwrap();
-        let engine = HostRules::compile(&out.rules).unwrap();
-        let canonical = |u: &str| {
-            let url = Url::parse(u).unwrap();
-            engine.apply(&url).map_or(url.to_string(), |r| r.canonical)
-        };
+        let canonical = canonicalizer(&out.rules);
         let document = "http://cms.example/minutes/item-77";
         assert_eq!(
             canonical(document),
@@ -1006,11 +1007,7 @@ mod tests {
             }
         }
         let out = learn_host("forum.example", &samples, &LearnConfig::default()).unwrap();
-        let engine = HostRules::compile(&out.rules).unwrap();
-        let canonical = |u: &str| {
-            let url = Url::parse(u).unwrap();
-            engine.apply(&url).map_or(url.to_string(), |r| r.canonical)
-        };
+        let canonical = canonicalizer(&out.rules);
         let latest = canonical("http://forum.example/threads/999/latest");
         for other in [
             "http://forum.example/threads/999",
@@ -1041,11 +1038,7 @@ mod tests {
         samples.push(lu(format!("{script}?tid=300"), 300));
         samples.push(lu(format!("{script}?tid=300&page=2"), 301));
         let out = learn_host("board.example", &samples, &LearnConfig::default()).unwrap();
-        let engine = HostRules::compile(&out.rules).unwrap();
-        let canonical = |u: &str| {
-            let url = Url::parse(u).unwrap();
-            engine.apply(&url).map_or(url.to_string(), |r| r.canonical)
-        };
+        let canonical = canonicalizer(&out.rules);
         assert_ne!(
             canonical(&format!("{script}?tid=999&action=lastpost")),
             canonical(&format!("{script}?tid=999")),
@@ -1085,11 +1078,7 @@ mod tests {
             ..LearnConfig::default()
         };
         let out = learn_host("board.example", &samples, &tree_only).unwrap();
-        let engine = HostRules::compile(&out.rules).unwrap();
-        let canonical = |u: &str| {
-            let url = Url::parse(u).unwrap();
-            engine.apply(&url).map_or(url.to_string(), |r| r.canonical)
-        };
+        let canonical = canonicalizer(&out.rules);
         assert_eq!(
             canonical(&format!("{script}?tid=999&mode=linear")),
             canonical(&format!("{script}?tid=999")),
@@ -1129,11 +1118,7 @@ mod tests {
         }
         samples.push(lu("http://zope.example/news/team-photo.jpg".into(), 5000));
         let out = learn_host("zope.example", &samples, &LearnConfig::default()).unwrap();
-        let engine = HostRules::compile(&out.rules).unwrap();
-        let canonical = |u: &str| {
-            let url = Url::parse(u).unwrap();
-            engine.apply(&url).map_or(url.to_string(), |r| r.canonical)
-        };
+        let canonical = canonicalizer(&out.rules);
         let document = "http://zope.example/events/page-99";
         assert_eq!(
             canonical(document),
