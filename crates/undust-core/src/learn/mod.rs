@@ -1018,6 +1018,20 @@ mod tests {
         }
     }
 
+    /// Two-page threads of a MyBB-like board at `script`: three whose last post's link sits
+    /// with their second page, and one whose two pages are both in the sample (`page` names
+    /// pages).
+    fn longer_threads(script: &str) -> Vec<LabelledUrl> {
+        let mut samples = Vec::new();
+        for t in 200..203u64 {
+            samples.push(lu(format!("{script}?tid={t}&page=2"), t));
+            samples.push(lu(format!("{script}?tid={t}&action=lastpost"), t));
+        }
+        samples.push(lu(format!("{script}?tid=300"), 300));
+        samples.push(lu(format!("{script}?tid=300&page=2"), 301));
+        samples
+    }
+
     /// MyBB's `action=lastpost` (a held-out family's false merge at stop 26, seeds 41, 42 and
     /// 51): the link to a thread's last post opens its last page, page 1 on the one-page threads
     /// most of the sample holds, `page=2` on the longer ones. Neither the site's parameter
@@ -1030,13 +1044,7 @@ mod tests {
             samples.push(lu(format!("{script}?tid={}", 100 + t), t));
             samples.push(lu(format!("{script}?tid={}&action=lastpost", 100 + t), t));
         }
-        for t in 200..203u64 {
-            samples.push(lu(format!("{script}?tid={t}&page=2"), t));
-            samples.push(lu(format!("{script}?tid={t}&action=lastpost"), t));
-        }
-        // A longer thread whose two pages are both in the sample: `page` names pages.
-        samples.push(lu(format!("{script}?tid=300"), 300));
-        samples.push(lu(format!("{script}?tid=300&page=2"), 301));
+        samples.extend(longer_threads(script));
         let out = learn_host("board.example", &samples, &LearnConfig::default()).unwrap();
         let canonical = canonicalizer(&out.rules);
         assert_ne!(
@@ -1065,12 +1073,7 @@ mod tests {
                 samples.push(lu(format!("{script}?tid={t}&mode=linear"), t));
             }
         }
-        for t in 200..203u64 {
-            samples.push(lu(format!("{script}?tid={t}&page=2"), t));
-            samples.push(lu(format!("{script}?tid={t}&action=lastpost"), t));
-        }
-        samples.push(lu(format!("{script}?tid=300"), 300));
-        samples.push(lu(format!("{script}?tid=300&page=2"), 301));
+        samples.extend(longer_threads(script));
         samples.push(lu(format!("{script}?tid=300&mode=threaded"), 302));
         // The tree alone: the site's parameter actions have a check of their own.
         let tree_only = LearnConfig {
