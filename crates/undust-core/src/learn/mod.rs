@@ -127,7 +127,9 @@ pub enum LearnError {
 /// post (`page-3`, `/post-9`, `start=15`), another page of the item, because it holds a number.
 /// A view named by words alone (`view`, `folder_listing`, `latest`) names a rendering. Shared by
 /// the two checks that refuse a dropped view found standing for another page of its item
-/// (`segments`' default view tails, `proofing`'s `Proof::strays_from_duplicates`).
+/// (`segments`' default view tails, `proofing`'s `Proof::strays_from_duplicates`) and by the
+/// one that refuses trading a position for a word-named view (`page-4` for `latest`:
+/// `Proof::trades_a_position_for_a_view`).
 pub(crate) fn names_a_position(view: &str) -> bool {
     view.bytes().any(|b| b.is_ascii_digit())
 }
@@ -766,6 +768,7 @@ fn with_guards(samples: &Samples, c: &Candidate, p: &Proof) -> Vec<Rule> {
             fenced_files: None,
             strays_from_duplicates: false,
             reads_unshown_spellings: false,
+            trades_a_position_for_a_view: false,
         };
         match to_rule(samples, &guard, &fence) {
             Some(r) => out.push(r),
@@ -1091,6 +1094,83 @@ mod tests {
         assert_ne!(
             canonical(&format!("{script}?tid=999&action=lastpost")),
             canonical(&format!("{script}?tid=999")),
+            "{:#?}",
+            out.rules
+        );
+    }
+
+    /// A fifth of a site's URLs, as a crawler's sample fetches them: every article has a
+    /// printable copy, and the sample shows an article beside its copy about a fifth as often
+    /// as it shows the copy. The copies' node is a duplicate of the articles' judged against
+    /// the duplication the sample shows at all (`duplicate_nodes`), not against a crawl
+    /// fetched in full.
+    #[test]
+    fn a_variant_node_is_found_in_a_fifth_of_the_site() {
+        let mut samples = Vec::new();
+        let fetched = |u: &str| {
+            let h = u.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+            });
+            h % 5 == 0
+        };
+        for n in 0..600u64 {
+            let article = format!("http://news.example/article/{n}");
+            for (url, c) in [
+                (article.clone(), 10 * n),
+                (format!("{article}?view=print"), 10 * n),
+                (format!("{article}?page=2"), 10 * n + 1),
+            ] {
+                if fetched(&url) {
+                    samples.push(lu(url, c));
+                }
+            }
+        }
+        let tree_only = LearnConfig {
+            site_rules: false,
+            ..LearnConfig::default()
+        };
+        let out = learn_host("news.example", &samples, &tree_only).unwrap();
+        let canonical = canonicalizer(&out.rules);
+        let article = "http://news.example/article/9999";
+        assert_eq!(
+            canonical(&format!("{article}?view=print")),
+            canonical(article),
+            "{:#?}",
+            out.rules
+        );
+        assert_ne!(canonical(&format!("{article}?page=2")), canonical(article));
+    }
+
+    /// XenForo's `latest` opens a thread's last page. The sample shows four-page threads whose
+    /// `page-4` and `latest` are one page, and longer threads whose `latest` sits beside their
+    /// own last page, never beside `page-4`: nothing the sample holds contradicts
+    /// `page-4` -> `latest`, which a pattern rule found, writing the fourth page of every
+    /// longer thread as its last. A page number traded for a view named by a word is refused.
+    #[test]
+    fn a_page_number_is_never_traded_for_a_view_named_by_a_word() {
+        let mut samples = Vec::new();
+        let threads = "http://xf.example/threads";
+        for t in 100..160u64 {
+            let c = 10 * t;
+            samples.push(lu(format!("{threads}/{t}"), c));
+            samples.push(lu(format!("{threads}/{t}/page-2"), c + 1));
+            if t % 2 == 0 {
+                samples.push(lu(format!("{threads}/{t}/page-4"), c + 3));
+                samples.push(lu(format!("{threads}/{t}/latest"), c + 3));
+            } else {
+                samples.push(lu(format!("{threads}/{t}/page-5"), c + 4));
+                samples.push(lu(format!("{threads}/{t}/latest"), c + 4));
+            }
+        }
+        let tree_only = LearnConfig {
+            site_rules: false,
+            ..LearnConfig::default()
+        };
+        let out = learn_host("xf.example", &samples, &tree_only).unwrap();
+        let canonical = canonicalizer(&out.rules);
+        assert_ne!(
+            canonical(&format!("{threads}/999/page-4")),
+            canonical(&format!("{threads}/999/latest")),
             "{:#?}",
             out.rules
         );

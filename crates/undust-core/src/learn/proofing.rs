@@ -95,6 +95,14 @@ pub(crate) struct Proof {
     /// from value to value (`culture-health-1742.html`), so its spellings are never shared and
     /// a slug rule is not touched.
     pub reads_unshown_spellings: bool,
+    /// The rule overwrites a literal value with another literal of the same key where one of
+    /// the two names a position and the other a view by a word (`/threads/*/page-4` ->
+    /// `/threads/*/latest`). The view opens another page of each item (XenForo's `latest` is
+    /// the thread's last page), so the two are one page only on items of one length: a
+    /// coincidence of the items the sample shows, never a fact about the route. Refused. A
+    /// position dropped or written as the item's default (`page-1` -> nothing) is untouched;
+    /// see [`super::names_a_position`].
+    pub trades_a_position_for_a_view: bool,
 }
 
 impl Proof {
@@ -115,7 +123,10 @@ impl Proof {
         if self.fpr() > config.fpr_max || self.positive_clusters < config.min_support_clusters {
             return false;
         }
-        if self.reaches_unshown_files || self.strays_from_duplicates || self.reads_unshown_spellings
+        if self.reaches_unshown_files
+            || self.strays_from_duplicates
+            || self.reads_unshown_spellings
+            || self.trades_a_position_for_a_view
         {
             return false;
         }
@@ -350,6 +361,42 @@ impl<'a> Proofer<'a> {
                 && !mates
                     .iter()
                     .any(|&w| s.urls[w as usize].ident == page_ident)
+        })
+    }
+
+    /// Whether the rule overwrites a literal of its source with another literal where one names
+    /// a position and the other a view by a word: see [`Proof::trades_a_position_for_a_view`].
+    fn trades_a_position_for_a_view(&self, source: &[(KeyId, Cond)], ops: &[Op]) -> bool {
+        use super::names_a_position;
+        let values = &self.samples.values;
+        let a_file = |v: &str| crate::canon::rules::files::names_a_file(v);
+        let traded = |read: &str, written: &str| {
+            let (position, view) = if names_a_position(read) {
+                (read, written)
+            } else {
+                (written, read)
+            };
+            names_a_position(position)
+                && !names_a_position(view)
+                && view.bytes().any(|b| b.is_ascii_alphabetic())
+                && !a_file(position)
+                && !a_file(view)
+        };
+        ops.iter().any(|op| {
+            let (key, written) = match *op {
+                Op::Keep { key, val }
+                | Op::Ignore {
+                    key,
+                    fill: Some(val),
+                } => (key, val),
+                _ => return false,
+            };
+            source.iter().any(|&(k, cond)| match cond {
+                Cond::Lit(read) if k == key && read != written => {
+                    traded(&values[read as usize], &values[written as usize])
+                }
+                _ => false,
+            })
         })
     }
 
@@ -655,6 +702,7 @@ impl<'a> Proofer<'a> {
         proof.strays_from_duplicates = self
             .dropped_view(source, ops)
             .is_some_and(|view| self.view_strays(source, shape, view));
+        proof.trades_a_position_for_a_view = self.trades_a_position_for_a_view(source, ops);
         if shown_kinds.iter().all(Option::is_none) {
             proof.fenced_files = ending;
         } else if let Some(kinds) = ending.and_then(|k| self.file_kinds.get(&k)) {

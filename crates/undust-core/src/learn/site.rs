@@ -166,6 +166,14 @@ const SERVER_DEFAULT_DOCUMENTS: [&str; 15] = [
 /// directory showing it, as long as no group of different pages contradicts it.
 const SERVER_DOCUMENT_MIN_CLUSTERS: u32 = 1;
 
+/// Duplicate clusters that suffice to sort the query by parameter name, as long as no group of
+/// different pages contradicts it: two pages written in two orders, not one coincidence.
+/// Parameter order is a fact about the host's framework, not about a page (every common one
+/// reads named parameters into a map; the pattern tree writes its outputs sorted for the same
+/// reason, `operations::url_order`), and a listing shows its sort or filter parameters in two
+/// orders on few pages of a 20% sample (XenForo's `?order=title&direction=desc`).
+const SORT_QUERY_MIN_CLUSTERS: u32 = 2;
+
 /// Whether `name` is one of [`SERVER_DEFAULT_DOCUMENTS`].
 fn is_server_default_document(name: &str) -> bool {
     SERVER_DEFAULT_DOCUMENTS
@@ -880,6 +888,9 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             let thin_tail = matches!(&candidate, SiteAction::DefaultViewTail { tail }
                 if route_shows_default(&round.outputs, &clusters, tail));
             let accepts = evidence.accepts(config)
+                || (candidate == SiteAction::SortQuery
+                    && evidence.negative_groups == 0
+                    && evidence.accepts_with_support(config, SORT_QUERY_MIN_CLUSTERS))
                 || (server_document
                     && evidence.negative_groups == 0
                     && evidence.accepts_with_support(config, SERVER_DOCUMENT_MIN_CLUSTERS))
@@ -2830,6 +2841,39 @@ mod tests {
             .find(|(action, _)| *action == SiteAction::SortQuery)
             .map(|(_, samples)| samples.clone());
         assert_eq!(listed, Some(changed));
+    }
+
+    /// A forum's listings in two parameter orders (XenForo's `?order=title&direction=desc`
+    /// beside `?direction=desc&order=title`): two such pages in the sample sort the query,
+    /// one does not, and a single pair of orders that show different pages refuses it.
+    #[test]
+    fn two_pages_in_two_parameter_orders_sort_the_query() {
+        let host = |orders: u64, contrary: bool| {
+            let mut s = Vec::new();
+            for f in 0..30u64 {
+                s.push(lu(&format!("http://xf.example/forums/{f}"), f));
+                s.push(lu(&format!("http://xf.example/forums/{f}?page=2"), 100 + f));
+            }
+            for f in 0..orders {
+                let c = 200 + f;
+                let listing = format!("http://xf.example/forums/{f}");
+                s.push(lu(&format!("{listing}?order=title&direction=desc"), c));
+                s.push(lu(&format!("{listing}?direction=desc&order=title"), c));
+            }
+            if contrary {
+                s.push(lu("http://xf.example/search?a=1&b=2", 300));
+                s.push(lu("http://xf.example/search?b=2&a=1", 301));
+            }
+            s
+        };
+        let sorts = |s: &[LabelledUrl]| {
+            has_rule(&learn(s, &LearnConfig::default()), |a| {
+                *a == SiteAction::SortQuery
+            })
+        };
+        assert!(sorts(&host(2, false)));
+        assert!(!sorts(&host(1, false)));
+        assert!(!sorts(&host(2, true)));
     }
 
     #[test]
