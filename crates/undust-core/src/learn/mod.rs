@@ -1099,48 +1099,6 @@ mod tests {
         );
     }
 
-    /// A fifth of a site's URLs, as a crawler's sample fetches them: every article has a
-    /// printable copy, and the sample shows an article beside its copy about a fifth as often
-    /// as it shows the copy. The copies' node is a duplicate of the articles' judged against
-    /// the duplication the sample shows at all (`duplicate_nodes`), not against a crawl
-    /// fetched in full.
-    #[test]
-    fn a_variant_node_is_found_in_a_fifth_of_the_site() {
-        let mut samples = Vec::new();
-        let fetched = |u: &str| {
-            let h = u.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-            });
-            h % 5 == 0
-        };
-        for n in 0..600u64 {
-            let article = format!("http://news.example/article/{n}");
-            for (url, c) in [
-                (article.clone(), 10 * n),
-                (format!("{article}?view=print"), 10 * n),
-                (format!("{article}?page=2"), 10 * n + 1),
-            ] {
-                if fetched(&url) {
-                    samples.push(lu(url, c));
-                }
-            }
-        }
-        let tree_only = LearnConfig {
-            site_rules: false,
-            ..LearnConfig::default()
-        };
-        let out = learn_host("news.example", &samples, &tree_only).unwrap();
-        let canonical = canonicalizer(&out.rules);
-        let article = "http://news.example/article/9999";
-        assert_eq!(
-            canonical(&format!("{article}?view=print")),
-            canonical(article),
-            "{:#?}",
-            out.rules
-        );
-        assert_ne!(canonical(&format!("{article}?page=2")), canonical(article));
-    }
-
     /// XenForo's `latest` opens a thread's last page. The sample shows four-page threads whose
     /// `page-4` and `latest` are one page, and longer threads whose `latest` sits beside their
     /// own last page, never beside `page-4`: nothing the sample holds contradicts
