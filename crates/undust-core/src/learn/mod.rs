@@ -845,6 +845,16 @@ mod tests {
         }
     }
 
+    /// The host's rules learned by the pattern tree alone (no site-rule search), for the tests
+    /// of the tree's own checks.
+    fn learn_with_the_tree_alone(host: &str, samples: &[LabelledUrl]) -> LearnOutcome {
+        let tree_only = LearnConfig {
+            site_rules: false,
+            ..LearnConfig::default()
+        };
+        learn_host(host, samples, &tree_only).unwrap()
+    }
+
     fn ops_of(set: &HostRuleSet) -> Vec<Vec<String>> {
         set.rules
             .iter()
@@ -1079,11 +1089,7 @@ mod tests {
         samples.extend(longer_threads(script));
         samples.push(lu(format!("{script}?tid=300&mode=threaded"), 302));
         // The tree alone: the site's parameter actions have a check of their own.
-        let tree_only = LearnConfig {
-            site_rules: false,
-            ..LearnConfig::default()
-        };
-        let out = learn_host("board.example", &samples, &tree_only).unwrap();
+        let out = learn_with_the_tree_alone("board.example", &samples);
         let canonical = canonicalizer(&out.rules);
         assert_eq!(
             canonical(&format!("{script}?tid=999&mode=linear")),
@@ -1120,11 +1126,7 @@ mod tests {
                 samples.push(lu(format!("{threads}/{t}/latest"), c + 4));
             }
         }
-        let tree_only = LearnConfig {
-            site_rules: false,
-            ..LearnConfig::default()
-        };
-        let out = learn_host("xf.example", &samples, &tree_only).unwrap();
+        let out = learn_with_the_tree_alone("xf.example", &samples);
         let canonical = canonicalizer(&out.rules);
         assert_ne!(
             canonical(&format!("{threads}/999/page-4")),
@@ -1241,11 +1243,7 @@ mod tests {
             }
         }
         // The figure's operations come from the pattern tree alone.
-        let tree_only = LearnConfig {
-            site_rules: false,
-            ..LearnConfig::default()
-        };
-        let out = learn_host("xxx.example", &samples, &tree_only).unwrap();
+        let out = learn_with_the_tree_alone("xxx.example", &samples);
         let ops = ops_of(&out.rules);
         let a_to_b = ops
             .iter()
