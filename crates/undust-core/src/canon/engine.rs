@@ -361,16 +361,24 @@ impl HostRules {
     /// Checks that rewriting `url` reaches a fixpoint: the rewrite parses back to itself and no rule
     /// changes it again. `None` when it does (or when no rule applies).
     pub fn fixpoint_violation(&self, url: &Url) -> Option<FixpointViolation> {
-        let first = self.apply(url)?;
+        self.apply_checked(url).err()
+    }
+
+    /// [`HostRules::apply`] checked as [`HostRules::fixpoint_violation`] checks it: the rewrite
+    /// (`None` when nothing changes the URL) or the violation, for a caller that needs both.
+    pub fn apply_checked(&self, url: &Url) -> Result<Option<Rewrite>, FixpointViolation> {
+        let Some(first) = self.apply(url) else {
+            return Ok(None);
+        };
         let second = match Url::parse(&first.canonical) {
             Ok(again) if again.as_str() == first.canonical => match self.apply(&again) {
                 Some(rewrite) if rewrite.canonical != first.canonical => rewrite.canonical,
-                _ => return None,
+                _ => return Ok(Some(first)),
             },
             Ok(again) => String::from(again),
             Err(_) => first.canonical.clone(),
         };
-        Some(FixpointViolation {
+        Err(FixpointViolation {
             url: url.to_string(),
             first,
             second,

@@ -40,7 +40,7 @@ pub struct Metrics {
     pub false_positive_pairs: u64,
 }
 
-fn pairs(n: u64) -> u64 {
+pub(crate) fn pairs(n: u64) -> u64 {
     n * n.saturating_sub(1) / 2
 }
 

@@ -201,6 +201,8 @@ pub(crate) struct SiteOutcome {
     /// The training URLs as parsed here (the first `max_samples`, unparseable ones left out,
     /// in order), so the final verification does not parse them again.
     pub urls: Vec<Url>,
+    /// The duplicate cluster of each of `urls`, for the final check of the whole set.
+    pub clusters: Vec<u64>,
     /// For each of the first `max_samples` training samples, the index in `urls` of its parsed
     /// URL when the rules leave it as it is, so interning does not parse it again.
     pub unchanged: Vec<Option<u32>>,
@@ -1047,11 +1049,13 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         }
         out
     };
+    let clusters = parsed.iter().map(|p| p.cluster).collect();
     let urls = parsed.into_iter().map(|p| p.url).collect();
     SiteOutcome {
         rules,
         samples,
         urls,
+        clusters,
         unchanged,
     }
 }
