@@ -857,32 +857,41 @@ fn rule_merging_most(
     rewrites: &[Option<engine::Rewrite>],
     fpr_max: f64,
 ) -> Option<usize> {
-    let mut seen: FxHashSet<&str> = FxHashSet::default();
-    let mut forms: FxHashMap<&str, Vec<(u64, Option<usize>)>> = FxHashMap::default();
+    // Two URLs share a form only if the rules rewrote one of them: the forms written are
+    // collected first, and a URL left as it is takes part only when it is one of them.
+    let written: FxHashSet<&str> = rewrites
+        .iter()
+        .flatten()
+        .map(|r| r.canonical.as_str())
+        .collect();
+    // (form, URL, cluster, rule)
+    let mut members: Vec<(&str, &str, u64, Option<usize>)> = Vec::new();
     for ((url, &cluster), rewrite) in urls.iter().zip(clusters).zip(rewrites) {
-        if !seen.insert(url.as_str()) {
-            continue;
+        match rewrite {
+            Some(r) => members.push((&r.canonical, url.as_str(), cluster, r.rule_index)),
+            None if written.contains(url.as_str()) => {
+                members.push((url.as_str(), url.as_str(), cluster, None));
+            }
+            None => {}
         }
-        let (form, rule) = match rewrite {
-            Some(r) => (r.canonical.as_str(), r.rule_index),
-            None => (url.as_str(), None),
-        };
-        forms.entry(form).or_default().push((cluster, rule));
     }
+    // A stable sort: of a URL given twice, the first label stays first and is the one kept.
+    members.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    members.dedup_by(|later, first| later.1 == first.1);
     let (mut support_pairs, mut cross_pairs) = (0u64, 0u64);
     let mut taking_part: FxHashMap<usize, u64> = FxHashMap::default();
-    for members in forms.values_mut() {
-        if members.len() < 2 {
+    for form in members.chunk_by_mut(|a, b| a.0 == b.0) {
+        if form.len() < 2 {
             continue;
         }
-        members.sort_unstable_by_key(|&(cluster, _)| cluster);
-        let n = members.len() as u64;
+        form.sort_unstable_by_key(|&(_, _, cluster, _)| cluster);
+        let n = form.len() as u64;
         support_pairs += eval::pairs(n);
         cross_pairs += eval::pairs(n);
-        for same in members.chunk_by(|a, b| a.0 == b.0) {
+        for same in form.chunk_by(|a, b| a.2 == b.2) {
             let alike = same.len() as u64;
             cross_pairs -= eval::pairs(alike);
-            for rule in same.iter().filter_map(|&(_, rule)| rule) {
+            for rule in same.iter().filter_map(|&(_, _, _, rule)| rule) {
                 *taking_part.entry(rule).or_default() += n - alike;
             }
         }
