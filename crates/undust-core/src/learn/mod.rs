@@ -941,8 +941,6 @@ mod tests {
             .collect()
     }
 
-    /// The report times the site-rule search apart from the tree it precedes: it is most of
-    /// `tree_us` on real hosts, and a speed figure for "the tree" must not hide it.
     /// A shop's set as the learner might write it: products without their `ref` parameter, and
     /// listings without `page` (a rule no proof would pass, standing in for rules that pass one
     /// by one and merge different pages where their outputs meet), checked on `products`
@@ -1051,6 +1049,8 @@ mod tests {
         assert_ne!(canonical(&format!("{article}?page=2")), canonical(article));
     }
 
+    /// The report times the site-rule search apart from the tree it precedes: it is most of
+    /// `tree_us` on real hosts, and a speed figure for "the tree" must not hide it.
     #[test]
     fn report_times_the_site_rule_search_within_the_tree_phase() {
         let samples: Vec<LabelledUrl> = (0..200u64)
