@@ -19,6 +19,7 @@
 //! [`eval`] implements the paper's evaluation protocol (equations 1 to 3).
 
 mod config;
+mod context_tails;
 pub(crate) mod duplicate_nodes;
 pub mod eval;
 pub(crate) mod key;
@@ -30,6 +31,7 @@ mod query_path;
 mod routed_ids;
 mod segments;
 pub(crate) mod select;
+mod sibling_keys;
 pub(crate) mod site;
 #[cfg(test)]
 mod test_support;

@@ -300,7 +300,7 @@ fn read_by(action: &SiteAction, outputs: &[Output<'_>]) -> Vec<u32> {
 }
 
 /// Whether a value is a bare number (all ASCII digits, at most 19).
-fn is_bare_number(v: &str) -> bool {
+pub(super) fn is_bare_number(v: &str) -> bool {
     !v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit())
 }
 

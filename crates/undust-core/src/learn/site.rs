@@ -53,10 +53,12 @@ use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::config::LearnConfig;
+use super::context_tails::context_tails;
 use super::keyless_id::{keyless_ids, MIN_THIN_IDS};
 use super::post_pages::post_pages;
 use super::routed_ids::routed_ids;
 use super::segments::{default_value_suffixes, default_view_tails, templated_segments};
+use super::sibling_keys::sibling_keys;
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
 use super::LabelledUrl;
 use distinct_outputs::distinct_outputs;
@@ -741,8 +743,18 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
     let clusters = small_clusters(&parsed);
     for round_number in 0..MAX_ROUNDS {
         let mut changed = false;
-        for (candidate, may_change) in candidates(&parsed, &rewriter, &accepted, &round, &clusters)
-        {
+        let mut proposed = candidates(&parsed, &rewriter, &accepted, &round, &clusters);
+        // Keys of a controller whose sibling already showed a spelling (`super::sibling_keys`):
+        // seen is enough, with one cluster showing the pair and none contradicting it.
+        let accepted_actions: Vec<SiteAction> = accepted.iter().map(|(a, _)| a.clone()).collect();
+        let mut siblings: Vec<SiteAction> = Vec::new();
+        for (sibling, may_change) in sibling_keys(&round.outputs, &accepted_actions) {
+            if !proposed.iter().any(|(a, _)| *a == sibling) {
+                siblings.push(sibling.clone());
+                proposed.push((sibling, may_change));
+            }
+        }
+        for (candidate, may_change) in proposed {
             // Whether path and query together are case-insensitive is a property of the
             // server that other site rules cannot reveal: tested in the first round only, as
             // it touches every sample with a capital letter.
@@ -830,6 +842,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     | SiteAction::TemplatedPairToQuery { .. }
                     | SiteAction::DefaultValueSuffix { .. }
                     | SiteAction::DefaultViewTail { .. }
+                    | SiteAction::ContextTail { .. }
                     | SiteAction::KeylessIdInQuery { .. }
                     | SiteAction::PostToPage { .. }
             ) && evidence.negative_groups > 0;
@@ -889,7 +902,11 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             // the sample shows beside it suffice, none contradicting.
             let thin_tail = matches!(&candidate, SiteAction::DefaultViewTail { tail }
                 if route_shows_default(&round.outputs, &clusters, tail));
+            let sibling = siblings.contains(&candidate);
             let accepts = evidence.accepts(config)
+                || (sibling
+                    && evidence.negative_groups == 0
+                    && evidence.accepts_with_support(config, 1))
                 || (candidate == SiteAction::SortQuery
                     && evidence.negative_groups == 0
                     && evidence.accepts_with_support(config, SORT_QUERY_MIN_CLUSTERS))
@@ -921,6 +938,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         | SiteAction::TemplatedSegmentToQuery { .. }
                         | SiteAction::TemplatedPairToQuery { .. }
                         | SiteAction::DefaultViewTail { .. }
+                        | SiteAction::ContextTail { .. }
                         | SiteAction::KeylessIdInQuery { .. }
                 ) {
                     // Paths changed: page types are recomputed with the outputs.
@@ -1302,6 +1320,7 @@ fn candidates(
             .chain(keyless_ids(outputs, clusters))
             .chain(routed_ids(outputs, clusters))
             .chain(post_pages(outputs, distinct))
+            .chain(context_tails(outputs, distinct))
             .filter(|(a, _)| !taken(a)),
     );
     if !trailing_slash.is_empty() && !taken(&SiteAction::StripTrailingSlash) {
@@ -4103,6 +4122,67 @@ mod tests {
                 segment: 1,
                 value: "print".into()
             }]
+        );
+    }
+
+    /// A gallery: each photo reached from its album, a tag or a special list, a fifth of the
+    /// photos fetched in two of those ways.
+    fn photos_in_sections(pages_after: bool) -> Vec<LabelledUrl> {
+        let mut s = Vec::new();
+        for id in 100..160u64 {
+            let album = id % 7;
+            s.push(lu(
+                &format!("https://p.example/picture.php/{id}/category/{album}"),
+                id,
+            ));
+            if id % 5 == 0 {
+                s.push(lu(
+                    &format!("https://p.example/picture.php/{id}/most_visited"),
+                    id,
+                ));
+            }
+            if id % 5 == 1 {
+                s.push(lu(
+                    &format!("https://p.example/picture.php/{id}/tags/3-sea"),
+                    id,
+                ));
+            }
+            if pages_after && id == 120 {
+                // A later page of one item, written after it: another page.
+                s.push(lu(
+                    &format!("https://p.example/picture.php/{id}/page-2"),
+                    1000 + id,
+                ));
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn the_section_an_item_was_reached_from_is_dropped() {
+        let out = learn(&photos_in_sections(false), &LearnConfig::default());
+        let context = SiteAction::ContextTail {
+            dir: "/picture.php/".into(),
+        };
+        assert!(has_rule(&out, |a| *a == context), "{:?}", out.rules);
+        let rewriter = SiteRewriter::new([&context]);
+        let rewrite = |u: &str| rewriter.rewrite(&Url::parse(u).unwrap());
+        assert_eq!(
+            rewrite("https://p.example/picture.php/7/tags/3-sea").as_deref(),
+            Some("https://p.example/picture.php/7")
+        );
+        // A number after the item is a position, not a section; other directories stay.
+        assert_eq!(rewrite("https://p.example/picture.php/7/2"), None);
+        assert_eq!(rewrite("https://p.example/index.php/7/category/2"), None);
+    }
+
+    #[test]
+    fn a_tail_that_names_another_page_of_one_item_is_no_section() {
+        let out = learn(&photos_in_sections(true), &LearnConfig::default());
+        assert!(
+            !has_rule(&out, |a| matches!(a, SiteAction::ContextTail { .. })),
+            "{:?}",
+            out.rules
         );
     }
 

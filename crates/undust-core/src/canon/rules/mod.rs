@@ -618,6 +618,18 @@ impl HostRuleSet {
                         ));
                     }
                 }
+                SiteAction::ContextTail { dir } => {
+                    if !dir.starts_with('/')
+                        || !dir.ends_with('/')
+                        || dir.len() < 3
+                        || dir.contains(['?', '#'])
+                        || dir.contains("//")
+                    {
+                        return Err(bad(
+                            "a context tail needs a directory of at least one segment, starting and ending with /, without ? # or an empty segment",
+                        ));
+                    }
+                }
                 SiteAction::KeylessIdInQuery { script, name } => {
                     if !script.starts_with('/')
                         || script.contains(['?', '#'])
@@ -1008,7 +1020,17 @@ mod tests {
             name: "tid".into(),
             numbers: true,
         };
-        let good = file(vec![template.clone(), suffix, tail, pair.clone(), numbered]);
+        let context = SiteAction::ContextTail {
+            dir: "/picture.php/".into(),
+        };
+        let good = file(vec![
+            template.clone(),
+            suffix,
+            tail,
+            pair.clone(),
+            numbered,
+            context,
+        ]);
         let text = good.to_json_pretty().unwrap();
         assert_eq!(text.matches("\"numbers\": true").count(), 1, "{text}");
         for op in [
@@ -1016,6 +1038,7 @@ mod tests {
             "\"op\": \"templated_segment_to_query\"",
             "\"op\": \"default_value_suffix\"",
             "\"op\": \"default_view_tail\"",
+            "\"op\": \"context_tail\"",
         ] {
             assert!(text.contains(op), "{op} in {text}");
         }
@@ -1096,6 +1119,14 @@ mod tests {
             },
             SiteAction::DefaultViewTail {
                 tail: "l/latest".into(),
+            },
+            // A context tail's directory: none, without its slashes, with an empty segment.
+            SiteAction::ContextTail { dir: "/".into() },
+            SiteAction::ContextTail {
+                dir: "picture.php".into(),
+            },
+            SiteAction::ContextTail {
+                dir: "/a//b/".into(),
             },
         ];
         for action in bad {

@@ -25,6 +25,10 @@
 //!   tail of segments naming the view a page shows when none is named (Discourse's
 //!   `/c/slug/5/l/latest` is `/c/slug/5`; Gitea's `/owner/repo/src/branch/main` is the
 //!   repository's home `/owner/repo`; a listing's `/page/1`); the page without it is written.
+//! - **An item reached from a section** ([`super::SiteAction::ContextTail`]): the segments after
+//!   an item's id that name where it was reached from (Piwigo's `picture.php?/123/category/5`,
+//!   `/123/most_visited`, `/123/tags/4-sea`: photo 123 in each); the item without them is
+//!   written.
 //!
 //! Each function here is one action's rewrite, a fixpoint of itself (its output is not rewritten
 //! again by it), and bounded by the input's length.
@@ -289,6 +293,43 @@ pub(crate) fn view_tail_base<'a>(path: &'a str, tail: &str) -> Option<&'a str> {
     })
 }
 
+/// Whether `tail` can be the section an item was reached from ([`super::SiteAction::ContextTail`]):
+/// one or more segments, each after a `/`, the first a name holding an ASCII letter (a section:
+/// not a number, which is a position, a post or a page), none empty but for a trailing slash
+/// (Magento's `/id/5/category/3/`), no query or fragment.
+pub fn is_context_tail(tail: &str) -> bool {
+    let Some(rest) = tail.strip_prefix('/') else {
+        return false;
+    };
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    !tail.contains(['?', '#'])
+        && rest.split('/').all(|s| !s.is_empty())
+        && rest
+            .split('/')
+            .next()
+            .is_some_and(|first| first.bytes().any(|b| b.is_ascii_alphabetic()))
+}
+
+/// Where `path`'s item segment ends when a context tail follows it under `dir`: `path` is `dir`,
+/// a segment starting with an ASCII digit, and a tail that [`is_context_tail`] accepts. The one
+/// reading of where [`super::SiteAction::ContextTail`] applies, shared by the rewriter and the
+/// learner's evidence.
+pub(crate) fn context_item_end(dir: &str, path: &str) -> Option<usize> {
+    let rest = path.strip_prefix(dir)?;
+    if !rest.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let slash = rest.find('/')?;
+    is_context_tail(&rest[slash..]).then_some(dir.len() + slash)
+}
+
+/// The length of `path` without the context tail of the first of `dirs` it has one under
+/// ([`context_item_end`]), or `None`. The item's segment is left, so the result has no tail
+/// under that directory: a fixpoint.
+pub(crate) fn without_context_tail(dirs: &[String], path: &str) -> Option<usize> {
+    dirs.iter().find_map(|dir| context_item_end(dir, path))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,5 +493,31 @@ mod tests {
         assert!(!is_view_tail("/l/.."));
         assert!(!is_view_tail("/4"));
         assert!(!is_view_tail("/page/2"));
+    }
+
+    #[test]
+    fn a_section_after_an_item_is_dropped_down_to_the_item() {
+        let dirs = ["/piwigo/picture.php/".to_owned()];
+        let cut = |p: &'static str| without_context_tail(&dirs, p).map(|n| &p[..n]);
+        assert_eq!(
+            cut("/piwigo/picture.php/123/category/5"),
+            Some("/piwigo/picture.php/123")
+        );
+        assert_eq!(
+            cut("/piwigo/picture.php/123-sea.jpg/tags/4-sea/"),
+            Some("/piwigo/picture.php/123-sea.jpg")
+        );
+        // The item alone, a trailing slash, a position after it, an item that is no id.
+        assert_eq!(cut("/piwigo/picture.php/123"), None);
+        assert_eq!(cut("/piwigo/picture.php/123/"), None);
+        assert_eq!(cut("/piwigo/picture.php/123/4"), None);
+        assert_eq!(cut("/piwigo/picture.php/about/category/5"), None);
+        // Under another directory.
+        assert_eq!(cut("/piwigo/index.php/123/category/5"), None);
+        assert!(is_context_tail("/s/a-product/category/45/"));
+        assert!(!is_context_tail("/category//5"));
+        assert!(!is_context_tail("/category/5?x"));
+        assert!(!is_context_tail("/2/category"));
+        assert!(!is_context_tail("category"));
     }
 }

@@ -40,11 +40,11 @@ use url::Url;
 use super::post_pages::PostPage;
 use super::routed_ids::RoutedId;
 use super::segments;
+pub(crate) use super::segments::{context_item_end, view_tail_base, SegmentTemplate};
 pub use super::segments::{
-    is_pair_number, is_value_suffix, is_view_tail, pair_literals_delimit, pair_numbers,
-    query_safe_segment_value,
+    is_context_tail, is_pair_number, is_value_suffix, is_view_tail, pair_literals_delimit,
+    pair_numbers, query_safe_segment_value,
 };
-pub(crate) use super::segments::{view_tail_base, SegmentTemplate};
 use super::vocabulary::Vocabulary;
 use crate::canon::split::{split_byte, split_once_byte};
 use crate::canon::view::UrlView;
@@ -291,6 +291,16 @@ pub enum SiteAction {
         /// One to three segments, starting with `/` ([`is_view_tail`]).
         tail: String,
     },
+    /// An item's page reached from a section of the site keeps the item and loses the section:
+    /// a path `dir` + an item segment (starting with a digit) + a context tail (its first
+    /// segment a name, [`is_context_tail`]) becomes `dir` + the item segment. Piwigo's
+    /// `picture.php?/123/category/5` and `picture.php?/123/most_visited` are photo 123, the
+    /// section changing only the links to the previous and next photo
+    /// (`canon::rules::segments`).
+    ContextTail {
+        /// Where the items are: starts and ends with `/`, at least one segment.
+        dir: String,
+    },
     /// An id written as the last segment of a menu route becomes the query form of its page
     /// (`canon::rules::routed_ids`): a path `dir` + one of `routes` + `/` + `N-title`
     /// becomes `script?` + the `fixed` parts with `name=N` written at position `at`, the URL's own
@@ -503,6 +513,9 @@ impl fmt::Display for SiteAction {
             SiteAction::DefaultViewTail { tail } => {
                 write!(f, "strip the default view {tail}")
             }
+            SiteAction::ContextTail { dir } => {
+                write!(f, "{dir}N/SECTION -> {dir}N")
+            }
             SiteAction::RoutedIdToQuery {
                 dir,
                 routes,
@@ -632,6 +645,8 @@ pub struct SiteRewriter {
     value_defaults: Vec<(String, String)>,
     /// Tails of [`SiteAction::DefaultViewTail`].
     view_tails: Vec<String>,
+    /// Directories of [`SiteAction::ContextTail`].
+    context_dirs: Vec<String>,
     /// (script, name) of [`SiteAction::KeylessIdInQuery`].
     keyless_ids: Vec<(String, String)>,
     /// Routes of [`SiteAction::RoutedIdToQuery`].
@@ -796,6 +811,11 @@ impl SiteRewriter {
                     self.view_tails.push(tail.clone());
                 }
             }
+            SiteAction::ContextTail { dir } => {
+                if !self.context_dirs.contains(dir) {
+                    self.context_dirs.push(dir.clone());
+                }
+            }
             SiteAction::KeylessIdInQuery { script, name } => {
                 let entry = (script.clone(), name.clone());
                 if !self.keyless_ids.contains(&entry) {
@@ -857,6 +877,7 @@ impl SiteRewriter {
             || !self.extensions.is_empty()
             || !self.segment_templates.is_empty()
             || !self.view_tails.is_empty()
+            || !self.context_dirs.is_empty()
             || !self.keyless_ids.is_empty()
             || !self.routed_ids.is_empty()
             || !self.post_pages.is_empty()
@@ -886,6 +907,7 @@ impl SiteRewriter {
             && self.segment_templates.is_empty()
             && self.value_defaults.is_empty()
             && self.view_tails.is_empty()
+            && self.context_dirs.is_empty()
             && self.keyless_ids.is_empty()
             && self.routed_ids.is_empty()
             && self.post_pages.is_empty()
@@ -1022,6 +1044,12 @@ impl SiteRewriter {
                 changed = true;
             }
         }
+        // Before the item's own rules (a title after its id), which read the item's segment as
+        // the last one.
+        if let Some(end) = segments::without_context_tail(&self.context_dirs, &path) {
+            changed = true;
+            path = truncated(path, end);
+        }
         if !self.titled_ids.is_empty() {
             if let Some(bare) = self.drop_titles(&path) {
                 path = Cow::Owned(bare);
@@ -1042,49 +1070,25 @@ impl SiteRewriter {
         }
         if let Some(end) = segments::without_view_tail(&self.view_tails, &path) {
             changed = true;
-            path = match path {
-                Cow::Borrowed(p) => Cow::Borrowed(&p[..end]),
-                Cow::Owned(mut p) => {
-                    p.truncate(end);
-                    Cow::Owned(p)
-                }
-            };
+            path = truncated(path, end);
         }
         if !self.default_documents.is_empty() {
             if let Some(slash) = path.rfind('/') {
                 let last = &path[slash + 1..];
                 if self.default_documents.iter().any(|d| d == last) {
                     changed = true;
-                    path = match path {
-                        Cow::Borrowed(p) => Cow::Borrowed(&p[..=slash]),
-                        Cow::Owned(mut p) => {
-                            p.truncate(slash + 1);
-                            Cow::Owned(p)
-                        }
-                    };
+                    path = truncated(path, slash + 1);
                 }
             }
         }
         if let Some(stem) = self.stem(&path) {
             changed = true;
-            path = match path {
-                Cow::Borrowed(p) => Cow::Borrowed(&p[..stem]),
-                Cow::Owned(mut p) => {
-                    p.truncate(stem);
-                    Cow::Owned(p)
-                }
-            };
+            path = truncated(path, stem);
         }
         if self.strip_trailing_slash && path.len() > 1 && path.ends_with('/') {
             changed = true;
             let keep = path.trim_end_matches('/').len().max(1);
-            path = match path {
-                Cow::Borrowed(p) => Cow::Borrowed(&p[..keep]),
-                Cow::Owned(mut p) => {
-                    p.truncate(keep);
-                    Cow::Owned(p)
-                }
-            };
+            path = truncated(path, keep);
         }
         let new_query = query.and_then(|q| self.rewrite_query(q));
         // Dropped or sorted parameters may leave a path first in the query: read it too, so
@@ -1773,6 +1777,17 @@ fn lower_outside_escapes(path: &str) -> String {
         }
     }
     out
+}
+
+/// `path` cut to its first `end` bytes, borrowed as it came or truncated in place.
+fn truncated(path: Cow<'_, str>, end: usize) -> Cow<'_, str> {
+    match path {
+        Cow::Borrowed(p) => Cow::Borrowed(&p[..end]),
+        Cow::Owned(mut p) => {
+            p.truncate(end);
+            Cow::Owned(p)
+        }
+    }
 }
 
 #[cfg(test)]

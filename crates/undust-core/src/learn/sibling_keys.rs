@@ -1,0 +1,258 @@
+//! Site-rule candidates for a front controller's other keys, once one of its keys has shown a
+//! spelling: the software writes every key the same way, so what the sample proved on one key
+//! needs only to be seen, not proved again, on its siblings.
+//!
+//! - A templated segment that spells the key's name ([`SiteAction::TemplatedSegmentToQuery`]
+//!   with `before` = name + separator): SMF's output buffer writes `index.php?board=5.0` as
+//!   `index.php/board,5.0.html` exactly as it writes `?topic=5.0` as `index.php/topic,5.0.html`.
+//!   Another key the paths spell that way under the same directory, and that the script's own
+//!   queries carry, gets the template.
+//! - A default suffix ([`SiteAction::DefaultValueSuffix`]): SMF's request cleaner reads
+//!   `board=5` as `board=5.0` as it reads `topic=5` as `topic=5.0`. Another key whose values the
+//!   sample shows both bare and with a suffix of the learned kind gets the suffix.
+//!
+//! Boards are far fewer than topics: a 20% sample shows few of them written both ways, too few
+//! for the evidence a scheme needs on its own ([`super::site::MIN_MOVED_ID_VALUES`] values).
+//! `learn::site` measures these candidates like every other one, asks for one cluster that
+//! shows the pair, and refuses them on one merge of different pages.
+
+use std::borrow::Cow;
+
+use rustc_hash::FxHashSet;
+
+use super::segments::is_bare_number;
+use crate::canon::rules::site::{is_pair_number, query_safe_segment_value, SegmentTemplate};
+use crate::canon::rules::SiteAction;
+
+/// A sample's path and query under the accepted actions.
+type Output<'a> = (Cow<'a, str>, Option<Cow<'a, str>>);
+
+/// Sibling candidates proposed per round, at most (a controller has a handful of keys).
+const MAX_SIBLING_CANDIDATES: usize = 8;
+
+/// Whether `key` can be a parameter name spelled inside a path segment: a short word.
+fn is_key_word(key: &str) -> bool {
+    (1..=24).contains(&key.len())
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && key.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// Candidates for the siblings of the accepted templates and default suffixes, each with the
+/// samples it may change.
+pub(super) fn sibling_keys(
+    outputs: &[Output<'_>],
+    accepted: &[SiteAction],
+) -> Vec<(SiteAction, Vec<u32>)> {
+    let mut out: Vec<(SiteAction, Vec<u32>)> = Vec::new();
+    for action in accepted {
+        match action {
+            SiteAction::TemplatedSegmentToQuery {
+                dir,
+                before,
+                after,
+                script,
+                name,
+                numbers,
+            } => {
+                let Some(separator) = before.strip_prefix(name.as_str()) else {
+                    continue;
+                };
+                if separator.is_empty() || separator.bytes().any(|b| b.is_ascii_alphanumeric()) {
+                    continue;
+                }
+                // Keys the script's own queries carry.
+                let mut keys: FxHashSet<&str> = FxHashSet::default();
+                for (path, query) in outputs {
+                    if path.as_ref() != script.as_str() {
+                        continue;
+                    }
+                    for part in query.as_deref().into_iter().flat_map(|q| q.split('&')) {
+                        if let Some((key, _)) = part.split_once('=') {
+                            keys.insert(key);
+                        }
+                    }
+                }
+                // Keys the paths spell as the template does.
+                let mut spelled: Vec<&str> = Vec::new();
+                for (path, _) in outputs {
+                    let Some(segment) = path.strip_prefix(dir.as_str()) else {
+                        continue;
+                    };
+                    let Some(body) = segment.strip_suffix(after.as_str()) else {
+                        continue;
+                    };
+                    let Some((key, value)) = body.split_once(separator) else {
+                        continue;
+                    };
+                    if key != name
+                        && !segment.contains('/')
+                        && is_key_word(key)
+                        && keys.contains(key)
+                        && query_safe_segment_value(value)
+                        && (!numbers || is_pair_number(value))
+                        && !spelled.contains(&key)
+                    {
+                        spelled.push(key);
+                    }
+                }
+                for key in spelled {
+                    let sibling = SiteAction::TemplatedSegmentToQuery {
+                        dir: dir.clone(),
+                        before: format!("{key}{separator}"),
+                        after: after.clone(),
+                        script: script.clone(),
+                        name: key.to_owned(),
+                        numbers: *numbers,
+                    };
+                    let Some(template) = SegmentTemplate::of(&sibling) else {
+                        continue;
+                    };
+                    // The script itself must not read as the template (the rule file refuses it).
+                    if template.reads(script) {
+                        continue;
+                    }
+                    let samples: Vec<u32> = outputs
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, (path, _))| template.reads(path))
+                        .map(|(i, _)| i as u32)
+                        .collect();
+                    out.push((sibling, samples));
+                }
+            }
+            SiteAction::DefaultValueSuffix { name, suffix } => {
+                // The learned suffix's kind: its literal start and whether digits follow.
+                let literal: String = suffix.chars().take_while(|c| !c.is_ascii_digit()).collect();
+                let mut bare: FxHashSet<&str> = FxHashSet::default();
+                let mut completed: FxHashSet<&str> = FxHashSet::default();
+                for (_, query) in outputs {
+                    for part in query.as_deref().into_iter().flat_map(|q| q.split('&')) {
+                        let Some((key, value)) = part.split_once('=') else {
+                            continue;
+                        };
+                        if key == name || !is_key_word(key) {
+                            continue;
+                        }
+                        let digits = value.bytes().take_while(u8::is_ascii_digit).count();
+                        if digits == 0 || digits > 19 {
+                            continue;
+                        }
+                        let rest = &value[digits..];
+                        if rest.is_empty() {
+                            bare.insert(key);
+                        } else if rest.starts_with(literal.as_str())
+                            && rest[literal.len()..].bytes().all(|b| b.is_ascii_digit())
+                        {
+                            completed.insert(key);
+                        }
+                    }
+                }
+                let mut keys: Vec<&str> = bare.intersection(&completed).copied().collect();
+                keys.sort_unstable();
+                for key in keys {
+                    let samples: Vec<u32> = outputs
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, (_, query))| {
+                            query.as_deref().is_some_and(|q| {
+                                q.split('&').any(|p| {
+                                    p.split_once('=')
+                                        .is_some_and(|(k, v)| k == key && is_bare_number(v))
+                                })
+                            })
+                        })
+                        .map(|(i, _)| i as u32)
+                        .collect();
+                    out.push((
+                        SiteAction::DefaultValueSuffix {
+                            name: key.to_owned(),
+                            suffix: suffix.clone(),
+                        },
+                        samples,
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    out.retain(|(candidate, _)| !accepted.contains(candidate));
+    out.truncate(MAX_SIBLING_CANDIDATES);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{learned, lu};
+    use super::super::LabelledUrl;
+    use crate::canon::rules::SiteAction;
+
+    /// An SMF-like forum: topics in both spellings on many pages, its few boards mostly in the
+    /// path form, one board shown in both spellings and one bare beside its offset. `board_same`
+    /// says whether those two boards' pairs are one page.
+    fn forum(board_same: bool) -> Vec<LabelledUrl> {
+        let b = "http://smf.example/forum/index.php";
+        let mut s = Vec::new();
+        for n in 100..160u64 {
+            let first = n * 10;
+            s.push(lu(&format!("{b}/topic,{n}.0.html"), first));
+            if n % 2 == 0 {
+                s.push(lu(&format!("{b}?topic={n}.0"), first));
+            }
+            if n % 3 == 0 {
+                s.push(lu(&format!("{b}?topic={n}"), first));
+            }
+        }
+        for board in 1..8u64 {
+            let page = 100_000 + board * 10;
+            s.push(lu(&format!("{b}/board,{board}.0.html"), page));
+            s.push(lu(&format!("{b}/board,{board}.20.html"), page + 1));
+        }
+        let other = |c: u64| if board_same { c } else { c + 5 };
+        s.push(lu(&format!("{b}?board=3.0"), other(100_030)));
+        s.push(lu(&format!("{b}?board=5"), 100_050));
+        s.push(lu(&format!("{b}?board=5.0"), other(100_050)));
+        s
+    }
+
+    #[test]
+    fn a_board_shown_once_in_both_spellings_gets_its_topics_template_and_default() {
+        let (actions, canon) = learned(&forum(true));
+        let board = SiteAction::TemplatedSegmentToQuery {
+            dir: "/forum/index.php/".into(),
+            before: "board,".into(),
+            after: ".html".into(),
+            script: "/forum/index.php".into(),
+            name: "board".into(),
+            numbers: false,
+        };
+        let default = SiteAction::DefaultValueSuffix {
+            name: "board".into(),
+            suffix: ".0".into(),
+        };
+        assert!(actions.contains(&board), "{actions:?}");
+        assert!(actions.contains(&default), "{actions:?}");
+        let b = "http://smf.example/forum/index.php";
+        assert_eq!(
+            canon(&format!("{b}/board,9.0.html")),
+            format!("{b}?board=9.0")
+        );
+        assert_eq!(canon(&format!("{b}?board=9")), format!("{b}?board=9.0"));
+        assert_ne!(
+            canon(&format!("{b}/board,9.20.html")),
+            canon(&format!("{b}?board=9.0"))
+        );
+    }
+
+    #[test]
+    fn a_sibling_contradicted_by_its_one_pair_is_refused() {
+        let (actions, _) = learned(&forum(false));
+        assert!(
+            !actions.iter().any(|a| matches!(
+                a,
+                SiteAction::TemplatedSegmentToQuery { name, .. }
+                    | SiteAction::DefaultValueSuffix { name, .. } if name == "board"
+            )),
+            "{actions:?}"
+        );
+    }
+}
