@@ -287,7 +287,7 @@ fn templated_pairs(
 }
 
 /// The samples whose path a templated action reads, by the rewriter's own reading.
-fn read_by(action: &SiteAction, outputs: &[Output<'_>]) -> Vec<u32> {
+pub(super) fn read_by(action: &SiteAction, outputs: &[Output<'_>]) -> Vec<u32> {
     let Some(template) = SegmentTemplate::of(action) else {
         return Vec::new();
     };
@@ -299,8 +299,26 @@ fn read_by(action: &SiteAction, outputs: &[Output<'_>]) -> Vec<u32> {
         .collect()
 }
 
+/// The samples whose query carries `name` with a bare number: those a default suffix for
+/// `name` may change.
+pub(super) fn with_bare_value(outputs: &[Output<'_>], name: &str) -> Vec<u32> {
+    outputs
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, query))| {
+            query.as_deref().is_some_and(|q| {
+                q.split('&').any(|p| {
+                    p.split_once('=')
+                        .is_some_and(|(n, v)| n == name && is_bare_number(v))
+                })
+            })
+        })
+        .map(|(i, _)| i as u32)
+        .collect()
+}
+
 /// Whether a value is a bare number (all ASCII digits, at most 19).
-pub(super) fn is_bare_number(v: &str) -> bool {
+fn is_bare_number(v: &str) -> bool {
     !v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit())
 }
 
@@ -363,19 +381,7 @@ pub(super) fn default_value_suffixes(
         if numbers.len() < MIN_MOVED_ID_VALUES {
             continue;
         }
-        let samples: Vec<u32> = outputs
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, query))| {
-                query.as_deref().is_some_and(|q| {
-                    q.split('&').any(|p| {
-                        p.split_once('=')
-                            .is_some_and(|(n, v)| n == name && is_bare_number(v))
-                    })
-                })
-            })
-            .map(|(i, _)| i as u32)
-            .collect();
+        let samples = with_bare_value(outputs, name);
         let action = SiteAction::DefaultValueSuffix {
             name: name.to_owned(),
             suffix: suffix.to_owned(),

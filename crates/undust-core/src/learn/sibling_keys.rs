@@ -20,7 +20,7 @@ use std::borrow::Cow;
 
 use rustc_hash::FxHashSet;
 
-use super::segments::is_bare_number;
+use super::segments::{read_by, with_bare_value};
 use crate::canon::rules::site::{is_pair_number, query_safe_segment_value, SegmentTemplate};
 use crate::canon::rules::SiteAction;
 
@@ -104,19 +104,11 @@ pub(super) fn sibling_keys(
                         name: key.to_owned(),
                         numbers: *numbers,
                     };
-                    let Some(template) = SegmentTemplate::of(&sibling) else {
-                        continue;
-                    };
                     // The script itself must not read as the template (the rule file refuses it).
-                    if template.reads(script) {
+                    if SegmentTemplate::of(&sibling).is_none_or(|t| t.reads(script)) {
                         continue;
                     }
-                    let samples: Vec<u32> = outputs
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, (path, _))| template.reads(path))
-                        .map(|(i, _)| i as u32)
-                        .collect();
+                    let samples = read_by(&sibling, outputs);
                     out.push((sibling, samples));
                 }
             }
@@ -150,19 +142,7 @@ pub(super) fn sibling_keys(
                 let mut keys: Vec<&str> = bare.intersection(&completed).copied().collect();
                 keys.sort_unstable();
                 for key in keys {
-                    let samples: Vec<u32> = outputs
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, (_, query))| {
-                            query.as_deref().is_some_and(|q| {
-                                q.split('&').any(|p| {
-                                    p.split_once('=')
-                                        .is_some_and(|(k, v)| k == key && is_bare_number(v))
-                                })
-                            })
-                        })
-                        .map(|(i, _)| i as u32)
-                        .collect();
+                    let samples = with_bare_value(outputs, key);
                     out.push((
                         SiteAction::DefaultValueSuffix {
                             name: key.to_owned(),
