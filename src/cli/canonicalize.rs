@@ -18,6 +18,7 @@ use std::sync::Arc;
 use super::ordered::{map_in_order, Batching};
 use super::{output_failed, EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::engine::HostRules;
+use crate::canon::mirror::MirrorTable;
 use crate::canon::normalize::{StaticConfig, StaticNormalizer};
 use crate::canon::rules::RuleFile;
 use crate::canon::Canonicalizer;
@@ -116,6 +117,8 @@ struct CanonicalBlock {
     changed: u64,
     /// Lines learned rules (or mirror sets) rewrote.
     learned: u64,
+    /// Lines a mirror set folded onto its canonical site (counted in `learned` too).
+    mirrored: u64,
     /// Lines echoed as not canonicalizable: their count, and the first few (line number within
     /// the block, from 1, and why).
     invalid_count: u64,
@@ -154,6 +157,7 @@ fn canonicalize_block(
                 Ok(canonical) => {
                     done.changed += u64::from(canonical.canonical != text);
                     done.learned += u64::from(canonical.learned);
+                    done.mirrored += u64::from(canonical.mirrored);
                     done.output
                         .extend_from_slice(canonical.canonical.as_bytes());
                     None
@@ -224,10 +228,28 @@ pub struct CanonicalizeArgs {
     normalization: StaticArgs,
 }
 
-/// Loads a rule file into a canonicalizer's rule book.
-pub fn load_rules(canonicalizer: &Canonicalizer, path: &std::path::Path) -> Result<usize, String> {
+/// What a rule file put live in a canonicalizer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadedRules {
+    /// Compiled rules over all hosts (pattern rules and site rules).
+    pub rules: usize,
+    /// Mirror sets, each folding its aliases onto its canonical origin.
+    pub mirror_sets: usize,
+}
+
+/// Loads a rule file into a canonicalizer: every host's rules into its rule book and the
+/// file's mirror sets into its mirror table, so a URL on an alias host is folded onto the
+/// canonical site before that site's rules apply, exactly as the sidecar does once it has
+/// learned them. Either half is refused whole when it does not compile: a file whose mirror
+/// sets are damaged is an error, not a canonicalizer that silently keeps hosts apart.
+pub fn load_rules(
+    canonicalizer: &Canonicalizer,
+    path: &std::path::Path,
+) -> Result<LoadedRules, String> {
     let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
     let file = RuleFile::from_json(&text).map_err(|err| format!("{}: {err}", path.display()))?;
+    let mirrors = MirrorTable::compile(&file.mirrors)
+        .map_err(|err| format!("{}: mirror sets: {err}", path.display()))?;
     let mut rules = 0;
     for set in &file.hosts {
         let compiled = HostRules::compile(set)
@@ -235,7 +257,11 @@ pub fn load_rules(canonicalizer: &Canonicalizer, path: &std::path::Path) -> Resu
         rules += compiled.len();
         canonicalizer.rules().swap(&set.host, Arc::new(compiled));
     }
-    Ok(rules)
+    canonicalizer.set_mirrors(Arc::new(mirrors));
+    Ok(LoadedRules {
+        rules,
+        mirror_sets: file.mirrors.len(),
+    })
 }
 
 /// Runs `undust canonicalize`.
@@ -255,7 +281,7 @@ pub fn run(args: CanonicalizeArgs) -> ExitCode {
         }
     }
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let (mut lines, mut changed, mut learned) = (0u64, 0u64, 0u64);
+    let (mut lines, mut changed, mut learned, mut mirrored) = (0u64, 0u64, 0u64, 0u64);
     let mut invalid: Vec<(u64, String)> = Vec::new();
     let mut invalid_count = 0u64;
     let mut failure: Option<ExitCode> = None;
@@ -268,6 +294,7 @@ pub fn run(args: CanonicalizeArgs) -> ExitCode {
         lines += block.lines;
         changed += block.changed;
         learned += block.learned;
+        mirrored += block.mirrored;
         invalid_count += block.invalid_count;
         if let Err(err) = out.write_all(&block.output) {
             failure = Some(output_failed("canonicalize", "stdout", &err));
@@ -297,7 +324,9 @@ pub fn run(args: CanonicalizeArgs) -> ExitCode {
         return output_failed("canonicalize", "stdout", &err);
     }
     eprintln!(
-        "undust canonicalize: {lines} lines, {changed} changed ({learned} by learned rules), {invalid_count} echoed unchanged as invalid"
+        "undust canonicalize: {lines} lines, {changed} changed ({learned} by learned rules, \
+         {mirrored} of them folded onto a mirror's canonical site), {invalid_count} echoed \
+         unchanged as invalid"
     );
     for (line, reason) in invalid {
         eprintln!("  line {line}: {reason}");

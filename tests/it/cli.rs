@@ -126,6 +126,74 @@ fn a_bad_rule_file_is_refused_with_its_name() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("rules.json"));
 }
 
+/// A rule file's mirror sets fold alias origins (a bare host, a folder on a mirror network) onto
+/// the canonical site before that site's own rules apply, as the sidecar folds them: `undust
+/// learn` writes both halves, so `undust canonicalize --rules` must read both. Before stop 34 it
+/// read the hosts' rules only, and every URL of an alias kept its own host.
+#[test]
+fn canonicalize_folds_the_rule_files_mirror_sets_before_the_sites_rules() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rules = dir.path().join("rules.json");
+    let file = serde_json::json!({
+        "format": "undust-rules",
+        "version": 1,
+        "hosts": [{
+            "host": "www.example.org",
+            "version": 1,
+            "learned_at_unix_ms": 0,
+            "site_rules": [{
+                "id": "www.example.org#s1",
+                "op": "default_document",
+                "name": "index.php",
+                "support": 3,
+                "support_clusters": 3,
+                "false_positive_rate": 0.0
+            }],
+            "rules": []
+        }],
+        "mirrors": [{
+            "id": "mirror:https://www.example.org",
+            "canonical": {"origin": "https://www.example.org"},
+            "aliases": [
+                {"origin": "http://example.org"},
+                {"origin": "https://mirror.example.net", "path_prefix": "/pub/example"}
+            ]
+        }]
+    });
+    std::fs::write(&rules, file.to_string()).expect("write");
+    let input = b"http://example.org/docs/index.php?utm_source=x\n\
+        https://mirror.example.net/pub/example/b\n\
+        https://mirror.example.net/other/c\n\
+        https://www.example.org/docs/index.php\n";
+    let output = undust(
+        &["canonicalize", "--rules", rules.to_str().expect("utf-8")],
+        input,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "https://www.example.org/docs/\n\
+         https://www.example.org/b\n\
+         https://mirror.example.net/other/c\n\
+         https://www.example.org/docs/\n"
+    );
+    assert!(stderr.contains("2 of them folded"), "{stderr}");
+
+    // A mirror set that does not hold together is refused with the file's name, not ignored.
+    let mut damaged = file.clone();
+    damaged["mirrors"][0]["aliases"] = serde_json::json!([]);
+    std::fs::write(&rules, damaged.to_string()).expect("write");
+    let output = undust(
+        &["canonicalize", "--rules", rules.to_str().expect("utf-8")],
+        input,
+    );
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("rules.json"), "{stderr}");
+    assert!(stderr.contains("at least one alias"), "{stderr}");
+}
+
 #[test]
 fn clusters_reports_malformed_lines_and_goes_on() {
     let dir = tempfile::tempdir().expect("tempdir");
