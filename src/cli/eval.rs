@@ -30,8 +30,9 @@ pub struct EvalArgs {
     #[arg(long, num_args = 1.., conflicts_with = "index")]
     clusters: Vec<PathBuf>,
     /// Crawl indexes: CDX (`.cdx`), CDXJ (`.cdxj`) or Heritrix `crawl.log`, optionally `.gz`
-    /// (layout from the name, else from the content). URLs sharing a payload digest of an HTML
-    /// 200 capture are one cluster; the index's redirects are redirect evidence.
+    /// (layout from the name, else from the content). URLs sharing the payload digest of a 200
+    /// capture of any type (not empty, not tiny) are one cluster; the index's redirects are
+    /// redirect evidence.
     #[arg(long, num_args = 1..)]
     index: Vec<PathBuf>,
     /// Share of each host's clusters used for training.

@@ -2,7 +2,7 @@
 //! `undust eval`: no HTML needed, clusters come from the archive's own payload digests.
 //!
 //! Per host, URLs whose captures share a payload digest are one cluster (only captures that are
-//! digest evidence, see [`Capture::is_payload_evidence`]: HTML, status 200, not empty or tiny),
+//! digest evidence, see [`Capture::is_payload_evidence`]: status 200, not empty or tiny, any type),
 //! and the index's redirects are redirect evidence, all through the cluster builder, so its
 //! catch-all guards apply (a redirect target or a digest reached from more than a handful of
 //! paths is a catch-all's, not DUST). URLs are statically normalized like pages are.

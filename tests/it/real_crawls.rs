@@ -263,10 +263,22 @@ fn crawl_logs_as_training_data_find_real_dust_and_refuse_the_catch_all() {
     let distinct: std::collections::HashSet<u64> = www.iter().map(|l| l.cluster).collect();
     assert_eq!(distinct.len(), www.len());
     assert!(www.len() >= 20);
-    // Images copied into every section folder are not pages: not in the training set.
-    assert!(hosts["www.pligtaflevering.dk"]
+    // Files are evidence like pages (an image's copies are fetched like a page's), and a file
+    // copied into every section folder is a catch-all's digest: its copies stay apart.
+    let pligt = &hosts["www.pligtaflevering.dk"];
+    let logos: Vec<u64> = pligt
         .iter()
-        .all(|l| !l.url.ends_with(".gif")));
+        .filter(|l| l.url.ends_with("/logo.gif"))
+        .map(|l| l.cluster)
+        .collect();
+    assert!(logos.len() >= 9, "{logos:?}");
+    let distinct: std::collections::HashSet<&u64> = logos.iter().collect();
+    assert_eq!(distinct.len(), logos.len());
+    // An image under two names with one digest is one cluster.
+    assert_eq!(
+        cluster("www.kaarefc.dk", "http://www.kaarefc.dk/Wop/wop.css"),
+        cluster("www.kaarefc.dk", "http://www.kaarefc.dk/wop/wop.css")
+    );
 }
 
 #[test]
@@ -445,6 +457,125 @@ fn rules_learned_from_crawl_logs_join_the_captures_their_digests_join_across_hos
         at("http://base.kb.dk/kbdesign/global/images/ui.nav.bg.gif"),
         at("http://www.kb.dk/global/images/ui.nav.bg.gif")
     );
+}
+
+/// A Heritrix crawl.log of one small site with a language folder: four pages under `/dutch/` were
+/// never translated (the same bytes as the Danish ones), while the button images under it carry
+/// Dutch text. `translated_images` false: the folder is a plain copy, images included.
+fn language_folder_log(translated_images: bool) -> String {
+    let mut lines = String::new();
+    let mut add = |path: &str, mime: &str, content: &str, size: u32| {
+        let n = lines.lines().count();
+        // The digest names the content: equal content, equal digest.
+        let digest = format!(
+            "sha1:{:016X}",
+            xxhash_rust::xxh3::xxh3_64(content.as_bytes())
+        );
+        lines.push_str(&format!(
+            "2009-03-02T10:00:{:02}.000Z   200 {size:6} http://www.sprog.test/site/{path} L \
+             http://www.sprog.test/site/ {mime} #001 20090302100000000+50 {digest} - -\n",
+            n % 60
+        ));
+    };
+    let pages = [
+        "om",
+        "kontakt",
+        "nyheder",
+        "arkiv",
+        "historie",
+        "links",
+        "priser",
+        "medlemmer",
+        "bestyrelse",
+        "vedtaegter",
+        "kalender",
+        "galleri",
+    ];
+    for page in pages {
+        add(&format!("{page}.html"), "text/html", page, 4000);
+    }
+    for page in &pages[..4] {
+        add(&format!("dutch/{page}.html"), "text/html", page, 4000);
+    }
+    for image in [
+        "knap_om",
+        "knap_kontakt",
+        "knap_nyheder",
+        "knap_arkiv",
+        "knap_links",
+        "knap_priser",
+        "overskrift",
+        "menu",
+    ] {
+        add(
+            &format!("{image}.gif"),
+            "image/gif",
+            &format!("da {image}"),
+            1800,
+        );
+        let dutch = if translated_images { "nl" } else { "da" };
+        add(
+            &format!("dutch/{image}.gif"),
+            "image/gif",
+            &format!("{dutch} {image}"),
+            1800,
+        );
+    }
+    lines
+}
+
+/// Learned from a crawl index, a folder is dropped only where the captures under it show it
+/// interchangeable, files included: four untranslated pages make `/site/dutch/` look like a
+/// copy of `/site/`, and the translated images under it, each a digest of its own, refuse the
+/// rule. A real crawl log's rule learned from pages alone dropped such a folder and merged two
+/// different images (issue 11: `/site/dutch/x.gif` ≡ `/site/x.gif`); before stop 34 the index
+/// reader took HTML captures only as evidence and wrote exactly that `drop_segment`. Where the
+/// folder is a copy down to its images, the rule is learned.
+#[test]
+fn a_folder_dropped_from_a_crawl_index_is_checked_against_the_files_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let drops = |translated_images: bool| -> (Vec<serde_json::Value>, PathBuf) {
+        let name = format!("crawl-{translated_images}.log");
+        let log = dir.path().join(&name);
+        std::fs::write(&log, language_folder_log(translated_images)).unwrap();
+        let out = dir.path().join(format!("rules-{translated_images}"));
+        std::fs::create_dir_all(&out).unwrap();
+        let (path, rules) = learn_from_index(&[log], &out);
+        let drops = rules["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|h| h["site_rules"].as_array().cloned().unwrap_or_default())
+            .filter(|r| r["op"] == "drop_segment" || r["op"] == "segment_alias")
+            .collect();
+        (drops, path)
+    };
+    let (translated, rules) = drops(true);
+    assert!(translated.is_empty(), "{translated:?}");
+    let answer = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .args(["canonicalize", "--rules"])
+        .arg(&rules)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = answer.stdin.as_ref().unwrap();
+        stdin
+            .write_all(b"http://www.sprog.test/site/dutch/knap_om.gif\n")
+            .unwrap();
+    }
+    let output = answer.wait_with_output().unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        "http://www.sprog.test/site/dutch/knap_om.gif\n"
+    );
+    let (copied, _) = drops(false);
+    assert_eq!(copied.len(), 1, "{copied:?}");
+    assert_eq!(copied[0]["value"], "dutch");
 }
 
 /// The material's Heritrix crawl logs (`crawl*.log`), in path order.

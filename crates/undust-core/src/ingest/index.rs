@@ -44,8 +44,8 @@ use super::pages::{read_line_bounded, trim_eol, LineStatus, RecordError};
 pub const EMPTY_SHA1: &str = "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ";
 
 /// Smallest payload whose digest is DUST evidence. Equal digests of tiny bodies (an empty page, a
-/// "Moved" stub, a one-line error) say nothing about two URLs being the same document; 256 bytes
-/// is below any real HTML page and above such stubs. The index's length is the payload size in
+/// "Moved" stub, a one-line error, a spacer image) say nothing about two URLs being the same
+/// document; 256 bytes is below any real HTML page and above such stubs. The index's length is the payload size in
 /// crawl.log but the whole stored record (WARC and HTTP headers included) in CDX/CDXJ, so there the
 /// bound is looser; the empty-body digest is refused by value ([`EMPTY_SHA1`]) in any case.
 pub const MIN_DIGEST_PAYLOAD_BYTES: u64 = 256;
@@ -143,20 +143,23 @@ pub struct Capture {
 }
 
 impl Capture {
-    /// True when this capture's digest is evidence that URLs sharing it are DUST: an HTML
-    /// payload (mime `text/html` or `application/xhtml+xml`; other types, such as one image
-    /// copied into every folder, are not pages) fetched with status 200 (or a revisit, which may
-    /// not repeat the status), not the empty body's digest, and not smaller than
-    /// [`MIN_DIGEST_PAYLOAD_BYTES`] when the length is known.
+    /// True when this capture's digest is evidence that URLs sharing it are DUST: a payload of
+    /// any type fetched with status 200 (or a revisit, which may not repeat the status), not the
+    /// empty body's digest, and not smaller than [`MIN_DIGEST_PAYLOAD_BYTES`] when the length is
+    /// known.
+    ///
+    /// Any type, not pages only: a crawler fetches every copy of an image, a stylesheet or a PDF
+    /// as it fetches every copy of a page, and most of a real crawl's captures are such files.
+    /// A rule learned from pages alone rewrites the files beside them without having seen one:
+    /// a folder shown interchangeable by a few untranslated pages (`/dutch/about.html` ≡
+    /// `/about.html`) would be dropped from the translated images under it too, which only the
+    /// images' own digests can refuse. One file copied into every folder (a logo, a stylesheet)
+    /// is a digest shared by many paths, which the cluster builder's catch-all guard sets aside.
     pub fn is_payload_evidence(&self) -> bool {
-        let html = self.mime.as_deref().is_some_and(|m| {
-            let m = m.to_ascii_lowercase();
-            m.starts_with("text/html") || m.starts_with("application/xhtml")
-        });
         let status_ok = self.status == Some(200) || (self.revisit && self.status.is_none());
         let digest_ok = self.digest.as_deref().is_some_and(|d| d != EMPTY_SHA1);
         let size_ok = self.length.is_none_or(|l| l >= MIN_DIGEST_PAYLOAD_BYTES);
-        (html || (self.revisit && self.mime.is_none())) && status_ok && digest_ok && size_ok
+        status_ok && digest_ok && size_ok
     }
 
     /// The redirect this capture records, as (from, to): its own redirect target, or the URL
