@@ -1687,3 +1687,44 @@ fn menu_items_and_terms_are_learned_as_vocabularies() {
         &FAMILY_SEEDS,
     );
 }
+
+/// The family runs on families and draws chosen by hand, to measure a learner change before and
+/// after (QUALITY.md's per-stop tables): `UNDUST_FAMILIES=drupal,joomla UNDUST_SEEDS=41,42,43
+/// cargo test --release --test it -- --ignored families_on_chosen_draws --nocapture`. Without
+/// `UNDUST_FAMILIES` every family runs, without `UNDUST_SEEDS` the draws of [`FAMILY_SEEDS`].
+/// Stops 28 to 33 ran the same thing as an uncommitted `scratch_lead`.
+#[test]
+#[ignore = "a measurement run by hand (QUALITY.md): several minutes for every family"]
+fn families_on_chosen_draws() {
+    let kinds: Vec<undust::corpus::SiteKind> = match std::env::var("UNDUST_FAMILIES") {
+        Ok(names) => {
+            let names: Vec<&str> = names.split(',').map(str::trim).collect();
+            for name in &names {
+                assert!(
+                    undust::corpus::SiteKind::FAMILIES
+                        .iter()
+                        .any(|k| k.name() == *name),
+                    "UNDUST_FAMILIES: no family is named {name:?}"
+                );
+            }
+            undust::corpus::SiteKind::FAMILIES
+                .iter()
+                .copied()
+                .filter(|k| names.contains(&k.name()))
+                .collect()
+        }
+        Err(_) => undust::corpus::SiteKind::FAMILIES.to_vec(),
+    };
+    let seeds: Vec<u64> = match std::env::var("UNDUST_SEEDS") {
+        Ok(seeds) => seeds
+            .split(',')
+            .map(|s| {
+                s.trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("UNDUST_SEEDS: {s:?} is not a number"))
+            })
+            .collect(),
+        Err(_) => FAMILY_SEEDS.to_vec(),
+    };
+    family_run_on(&kinds, "chosen", &seeds);
+}

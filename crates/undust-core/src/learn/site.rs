@@ -895,6 +895,15 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 &candidate,
                 SiteAction::DefaultDocument { name } if is_server_default_document(name)
             );
+            if server_document {
+                // The server answers every directory with its index file, at any depth: the
+                // page types of the other directories need no evidence of their own (a small
+                // site shows `/` ≡ `/index.htm` and, of its sections, only `/faq/index.htm`).
+                // Any directory whose index file was shown to be another page still refuses
+                // the rule (no negative group, below).
+                evidence.changed_in_evidenced_types = evidence.changed;
+                evidence.largest_unevidenced_type = 0;
+            }
             // A keyless id was proposed on every pair of spellings the sample could show
             // (`super::keyless_id`): that many clusters support it, none contradicting.
             let keyless = matches!(candidate, SiteAction::KeylessIdInQuery { .. });
@@ -3254,6 +3263,44 @@ mod tests {
                 Some("http://small.example/arkiv/2004/")
             );
         }
+    }
+
+    #[test]
+    fn a_servers_default_document_shown_at_the_root_holds_for_the_sections_below() {
+        // `www.pligtaflevering.dk` in a real crawl log: `/` ≡ `/index.htm`, and ten sections
+        // captured only as `/section/index.htm`. The sections are page types of their own
+        // (another depth) that the sample never shows merged, and the server's index file is
+        // the same in each: the rule holds for them without evidence of their own.
+        let mut s = vec![
+            lu("http://small.example/", 0),
+            lu("http://small.example/index.htm", 0),
+        ];
+        let sections = [
+            "faq",
+            "film",
+            "online",
+            "loven",
+            "kontakt",
+            "radiotv",
+            "fysiskform",
+            "hvorkanmanse",
+        ];
+        for (i, section) in sections.iter().enumerate() {
+            s.push(lu(
+                &format!("http://small.example/{section}/index.htm"),
+                1 + i as u64,
+            ));
+            s.push(lu(
+                &format!("http://small.example/{section}/logo.gif"),
+                100 + i as u64,
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        assert!(strips_document(&out, "index.htm"), "{:?}", out.rules);
+        // One section whose index file is another page than its folder refuses it.
+        s.push(lu("http://small.example/faq/", 50));
+        let out = learn(&s, &LearnConfig::default());
+        assert!(!strips_document(&out, "index.htm"), "{:?}", out.rules);
     }
 
     #[test]
