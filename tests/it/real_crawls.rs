@@ -134,6 +134,15 @@ fn the_same_crawl_as_warc_and_as_arc_gives_the_same_pages() {
     );
     let urls = |pages: &[PageRecord]| pages.iter().map(|p| p.url.clone()).collect::<Vec<_>>();
     assert_eq!(urls(&arc_pages), urls(&warc_pages));
+    // Neither file stores payload digests (ARC has none, this WARC was converted from it): the
+    // reader computes the one WARC writers record, the same for the same payload in both.
+    let same = arc_pages
+        .iter()
+        .zip(&warc_pages)
+        .filter(|(a, w)| a.payload_digest.is_some() && a.payload_digest == w.payload_digest)
+        .count();
+    eprintln!("{same} of {} ARC digests equal the WARC's", arc_pages.len());
+    assert_eq!(same, arc_pages.len());
 }
 
 #[test]
@@ -583,6 +592,51 @@ fn a_folder_dropped_from_a_crawl_index_is_checked_against_the_files_under_it() {
     let (copied, _) = drops(false);
     assert_eq!(copied.len(), 1, "{copied:?}");
     assert_eq!(copied[0]["value"], "dutch");
+}
+
+/// In a WARC as in a crawl index, a file's payload digest is evidence: two copies of one image
+/// under two folders are one cluster ("digest"), another image under a third stays apart. Only
+/// HTML is analysed for content; before stop 34 the digest of a non-HTML response was dropped
+/// with its content, and each copy was a cluster of its own.
+#[test]
+fn a_warc_files_copies_share_a_cluster_by_their_payload_digest() {
+    let response = |url: &str, body: &[u8]| -> Vec<u8> {
+        let mut http = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: image/gif\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        http.extend_from_slice(body);
+        let digest = format!("sha1:{:016X}", xxhash_rust::xxh3::xxh3_64(body));
+        let mut record = format!(
+            "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {url}\r\n\
+             WARC-Date: 2009-03-02T10:00:00Z\r\nWARC-Record-ID: <urn:uuid:{:032x}>\r\n\
+             Content-Type: application/http; msgtype=response\r\n\
+             WARC-Payload-Digest: {digest}\r\nContent-Length: {}\r\n\r\n",
+            xxhash_rust::xxh3::xxh3_128(url.as_bytes()),
+            http.len()
+        )
+        .into_bytes();
+        record.extend_from_slice(&http);
+        record.extend_from_slice(b"\r\n\r\n");
+        record
+    };
+    let image: Vec<u8> = (0..=255u8).cycle().take(600).collect();
+    let other: Vec<u8> = image.iter().rev().copied().collect();
+    let mut warc = response("http://img.test/a/logo.gif", &image);
+    warc.extend(response("http://img.test/b/logo.gif", &image));
+    warc.extend(response("http://img.test/c/other.gif", &other));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("images.warc");
+    std::fs::write(&path, warc).unwrap();
+    let lines = clusters_lines(&[&path]);
+    assert_eq!(lines.len(), 3);
+    let a = line_of(&lines, "http://img.test/a/logo.gif", "page");
+    let b = line_of(&lines, "http://img.test/b/logo.gif", "page");
+    let c = line_of(&lines, "http://img.test/c/other.gif", "page");
+    assert_eq!(a["cluster"], b["cluster"]);
+    assert_eq!(a["reason"], "digest");
+    assert_ne!(a["cluster"], c["cluster"]);
 }
 
 /// The material's Heritrix crawl logs (`crawl*.log`), in path order.

@@ -37,7 +37,8 @@
 //! - `request`, `metadata`, `warcinfo`, `resource`, `conversion` and `continuation` records are
 //!   skipped and counted: none is a server's answer for a URL.
 //!
-//! `WARC-IP-Address` becomes `server_ip` and `WARC-Payload-Digest` `payload_digest`. The stored
+//! `WARC-IP-Address` becomes `server_ip` and `WARC-Payload-Digest` `payload_digest` (computed, as
+//! for ARC, when a response record has none). The stored
 //! HTTP response is parsed with `httparse` (HTTP/2 and HTTP/3 status lines, as browser-based
 //! crawlers record them, are accepted); `Transfer-Encoding: chunked` and
 //! `Content-Encoding: gzip`/`deflate`/`br` are decoded when the stored body is still encoded
@@ -52,7 +53,8 @@
 //! Content-type Archive-length`; version 2 adds result code, checksum, location, offset and file
 //! name before the length) followed by that many bytes: the HTTP response as received for
 //! `http(s)` URLs, which is parsed as in WARC. The IP field becomes `server_ip`; `dns:` and other
-//! non-HTTP records are skipped and counted. ARC has no payload digests and no revisits.
+//! non-HTTP records are skipped and counted. ARC has no revisits and no payload digests: the
+//! reader computes the one a WARC writer records (SHA-1 of the payload, base32).
 //!
 //! # Bounds
 //!
@@ -207,8 +209,8 @@ const MIN_DIGEST_BODY_BYTES: usize = 256;
 
 impl PageRecord {
     /// The URL evidence of this record besides its content: a redirect record's redirect, a
-    /// revisit's earlier capture and digest, an HTML 200 page's payload digest (not for tiny or
-    /// empty bodies).
+    /// revisit's earlier capture and digest, a 200 response's payload digest, whatever its type
+    /// (not for tiny or empty bodies).
     pub fn url_evidence(&self) -> Vec<UrlEvidence> {
         let mut out = Vec::new();
         match &self.kind {
@@ -235,11 +237,10 @@ impl PageRecord {
                 }
             }
             RecordKind::Page => {
-                let html = self.content_type.as_deref().is_some_and(|t| {
-                    let t = t.to_ascii_lowercase();
-                    t.starts_with("text/html") || t.starts_with("application/xhtml")
-                });
-                if let (Some(digest), true) = (&self.payload_digest, html) {
+                // Of any type, as in a crawl index ([`crate::ingest::index::Capture::is_payload_evidence`]):
+                // a file's copies are fetched like a page's, and a rule learned from pages alone
+                // would rewrite the files beside them unseen. Only HTML is analysed for content.
+                if let Some(digest) = &self.payload_digest {
                     if self.status == Some(200)
                         && self.body.len() >= MIN_DIGEST_BODY_BYTES
                         && self.final_url.is_none()
@@ -903,6 +904,10 @@ impl PageReader {
                 .map(|mut page| {
                     page.server_ip = header.ip_address.take();
                     page.payload_digest = header.payload_digest.take();
+                    if page.payload_digest.is_none() && matches!(page.kind, RecordKind::Page) {
+                        // A writer that records no payload digest (a WARC converted from ARC).
+                        page.payload_digest = Some(payload_sha1(&page.body));
+                    }
                     page
                 })
                 .map_err(|problem| RecordError::Record { offset, problem }),
@@ -973,6 +978,9 @@ impl PageReader {
         Some(
             page.map(|mut page| {
                 page.server_ip = header.ip;
+                if matches!(page.kind, RecordKind::Page) {
+                    page.payload_digest = Some(payload_sha1(&page.body));
+                }
                 page
             })
             .map_err(|problem| RecordError::Record { offset, problem }),
@@ -993,6 +1001,16 @@ impl Iterator for PageReader {
             Format::Arc => self.next_arc(),
         }
     }
+}
+
+/// The payload digest WARC writers and Heritrix record, `sha1:` and the SHA-1 of the payload in
+/// base32, for a record that stores none (every ARC record, a WARC response written without
+/// `WARC-Payload-Digest`): copies of one file then share a digest within the file and with the
+/// same payload in a WARC or a crawl.log (the body as decoded, which is the payload as sent
+/// unless the server compressed it).
+fn payload_sha1(body: &[u8]) -> String {
+    let digest = sha1_smol::Sha1::from(body).digest().bytes();
+    format!("sha1:{}", data_encoding::BASE32.encode(&digest))
 }
 
 /// A record read but, for a JSON line, not decoded yet ([`PageReader::next_undecoded`]).
@@ -1519,6 +1537,20 @@ fn canonical_from_link(value: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_arc_payload_digest_is_the_one_warc_writers_record() {
+        // The SHA-1 of the empty payload, as every WARC writer and crawl.log spells it.
+        assert_eq!(
+            payload_sha1(b""),
+            format!("sha1:{}", crate::ingest::index::EMPTY_SHA1)
+        );
+        // `printf 'hello\n' | sha1sum`: f572d396fae9206628714fb2ce00f72e94f2258f.
+        assert_eq!(
+            payload_sha1(b"hello\n"),
+            "sha1:6VZNHFX25EQGMKDRJ6ZM4AHXF2KPEJMP"
+        );
+    }
 
     #[test]
     fn link_header_canonical() {
