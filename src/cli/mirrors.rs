@@ -557,13 +557,14 @@ pub fn across_hosts_table(report: &serde_json::Value) -> String {
             let _ = writeln!(
                 text,
                 "{:<14} {:>8} {:>10} {:>9.2}% {:>9.2}% {:>12} {:>14}",
+                // Counts as numbers: a `serde_json::Value` ignores the width it is given.
                 r["method"].as_str().unwrap_or(""),
-                r["urls"],
-                r["canonical_forms"],
+                r["urls"].as_u64().unwrap_or(0),
+                r["canonical_forms"].as_u64().unwrap_or(0),
                 r["compression"].as_f64().unwrap_or(0.0) * 100.0,
                 r["best_compression"].as_f64().unwrap_or(0.0) * 100.0,
-                r["false_positive_pairs"],
-                r["false_forms_spanning_hosts"]
+                r["false_positive_pairs"].as_u64().unwrap_or(0),
+                r["false_forms_spanning_hosts"].as_u64().unwrap_or(0)
             );
         }
     }
@@ -574,6 +575,28 @@ pub fn across_hosts_table(report: &serde_json::Value) -> String {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn the_across_hosts_table_lines_its_counts_up_under_their_headings() {
+        let report = serde_json::json!({
+            "origins": 69, "mirror_sets": 5, "aliases": 5,
+            "rows": [{
+                "method": "mirror sets", "urls": 1539, "canonical_forms": 1467,
+                "compression": 0.0468, "best_compression": 0.0981,
+                "false_positive_pairs": 8, "forms_spanning_hosts": 70,
+                "false_forms_spanning_hosts": 8
+            }],
+        });
+        let text = across_hosts_table(&report);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        // The row is as wide as its headings, each count right-aligned in its column.
+        assert_eq!(lines[2].len(), lines[1].len(), "{text}");
+        assert_eq!(&lines[1][15..23], "    URLs");
+        assert_eq!(&lines[2][15..23], "    1539");
+        assert_eq!(&lines[2][24..34], "      1467");
+        assert!(lines[2].ends_with("             8"), "{text}");
+    }
 
     /// A crawl built from [`HostPages`] made beside clustering (as `undust learn` and `undust
     /// mirrors` now build it, on every core) is the crawl that observing each page with its raw
