@@ -15,6 +15,8 @@ use crate::cluster::ClusterBuilder;
 use crate::ingest::index::{read_index, Capture};
 use crate::learn::LabelledUrl;
 
+use super::pipeline::{URL_EVIDENCE_PER_HOST, URL_EVIDENCE_TOTAL};
+
 /// Malformed lines reported one by one on stderr; the rest are only counted.
 const LINE_ERRORS_REPORTED: u64 = 20;
 
@@ -24,6 +26,17 @@ struct HostEvidence {
     builder: ClusterBuilder,
     /// Normalized URL → the URL as the index wrote it (first seen).
     raw: HashMap<String, String>,
+    /// Evidence items (digests and redirects) given to the builder, bounded by
+    /// [`URL_EVIDENCE_PER_HOST`].
+    items: usize,
+}
+
+impl HostEvidence {
+    /// Whether one more item may be kept: memory stays bounded on a whole archive's index, by
+    /// the bounds the page readers keep ([`URL_EVIDENCE_PER_HOST`], [`URL_EVIDENCE_TOTAL`]).
+    fn room(&self, kept_in_all: u64) -> bool {
+        self.items < URL_EVIDENCE_PER_HOST && kept_in_all < URL_EVIDENCE_TOTAL
+    }
 }
 
 /// Reads index files into per-host labelled URLs: statically normalized, or with `raw` the
@@ -36,6 +49,7 @@ pub fn index_training_sets(
 ) -> Result<BTreeMap<String, Vec<LabelledUrl>>, String> {
     let mut hosts: BTreeMap<String, HostEvidence> = BTreeMap::new();
     let (mut captures, mut evidence, mut redirects, mut malformed) = (0u64, 0u64, 0u64, 0u64);
+    let mut dropped = 0u64;
     for path in paths {
         let reader = read_index(path).map_err(|err| err.to_string())?;
         for item in reader {
@@ -60,9 +74,14 @@ pub fn index_training_sets(
                     (normalize(&capture.url), capture.digest.as_deref())
                 {
                     let host = hosts.entry(host).or_default();
-                    host.builder.add_digest(&url, digest);
-                    host.raw.entry(url).or_insert_with(|| capture.url.clone());
-                    evidence += 1;
+                    if host.room(evidence + redirects) {
+                        host.builder.add_digest(&url, digest);
+                        host.raw.entry(url).or_insert_with(|| capture.url.clone());
+                        host.items += 1;
+                        evidence += 1;
+                    } else {
+                        dropped += 1;
+                    }
                 }
             }
             if let Some((from, to)) = capture.redirect_pair() {
@@ -70,8 +89,11 @@ pub fn index_training_sets(
                     (normalize(from), normalize(to))
                 {
                     let entry = hosts.entry(host).or_default();
-                    if entry.builder.add_redirect(&from_url, &to_url) {
+                    if !entry.room(evidence + redirects) {
+                        dropped += 1;
+                    } else if entry.builder.add_redirect(&from_url, &to_url) {
                         redirects += 1;
+                        entry.items += 1;
                         entry.raw.entry(from_url).or_insert_with(|| from.to_owned());
                     }
                 }
@@ -83,7 +105,8 @@ pub fn index_training_sets(
     }
     eprintln!(
         "read {captures} index captures: {evidence} with payload-digest evidence, {redirects} \
-         same-host redirects, {malformed} malformed lines, {} hosts",
+         same-host redirects, {malformed} malformed lines, {} hosts; {dropped} evidence items \
+         over the bounds ({URL_EVIDENCE_PER_HOST} a host, {URL_EVIDENCE_TOTAL} in all) not used",
         hosts.len()
     );
     Ok(hosts

@@ -639,6 +639,29 @@ fn a_warc_files_copies_share_a_cluster_by_their_payload_digest() {
     assert_ne!(a["cluster"], c["cluster"]);
 }
 
+/// A whole archive's index is read with bounded memory: one host keeps at most
+/// `URL_EVIDENCE_PER_HOST` evidence items, as the page readers do, and the rest are counted,
+/// not held.
+#[test]
+fn an_index_larger_than_the_bounds_keeps_a_hosts_first_items_only() {
+    use undust::cli::pipeline::URL_EVIDENCE_PER_HOST;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("crawl.log");
+    let mut text = String::new();
+    for i in 0..URL_EVIDENCE_PER_HOST + 50 {
+        // Pairs of URLs share a digest: every capture is evidence.
+        text.push_str(&format!(
+            "2009-03-02T10:00:00.000Z   200   4000 http://big.test/p/{i} L http://big.test/ \
+             text/html #001 20090302100000000+50 sha1:D{:015} - -\n",
+            i / 2
+        ));
+    }
+    std::fs::write(&log, text).unwrap();
+    let normalizer = undust::canon::normalize::StaticNormalizer::new(Default::default()).unwrap();
+    let hosts = undust::cli::index::index_training_sets(&[log], &normalizer, false).unwrap();
+    assert_eq!(hosts["big.test"].len(), URL_EVIDENCE_PER_HOST);
+}
+
 /// The material's Heritrix crawl logs (`crawl*.log`), in path order.
 fn crawl_logs(root: &Path) -> Vec<PathBuf> {
     walk(root)
