@@ -237,9 +237,9 @@ impl PageRecord {
                 }
             }
             RecordKind::Page => {
-                // Of any type, as in a crawl index ([`crate::ingest::index::Capture::is_payload_evidence`]):
-                // a file's copies are fetched like a page's, and a rule learned from pages alone
-                // would rewrite the files beside them unseen. Only HTML is analysed for content.
+                // Of any type, as in a crawl index (`Capture::is_payload_evidence`): a file's
+                // copies are fetched like a page's, and a rule learned from pages alone would
+                // rewrite the files beside them unseen. Only HTML is analysed for content.
                 if let Some(digest) = &self.payload_digest {
                     if self.status == Some(200)
                         && self.body.len() >= MIN_DIGEST_BODY_BYTES
