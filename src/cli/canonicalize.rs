@@ -228,40 +228,23 @@ pub struct CanonicalizeArgs {
     normalization: StaticArgs,
 }
 
-/// What a rule file put live in a canonicalizer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoadedRules {
-    /// Compiled rules over all hosts (pattern rules and site rules).
-    pub rules: usize,
-    /// Mirror sets, each folding its aliases onto its canonical origin.
-    pub mirror_sets: usize,
-}
-
 /// Loads a rule file into a canonicalizer: every host's rules into its rule book and the
 /// file's mirror sets into its mirror table, so a URL on an alias host is folded onto the
 /// canonical site before that site's rules apply, exactly as the sidecar does once it has
 /// learned them. Either half is refused whole when it does not compile: a file whose mirror
 /// sets are damaged is an error, not a canonicalizer that silently keeps hosts apart.
-pub fn load_rules(
-    canonicalizer: &Canonicalizer,
-    path: &std::path::Path,
-) -> Result<LoadedRules, String> {
+pub fn load_rules(canonicalizer: &Canonicalizer, path: &std::path::Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
     let file = RuleFile::from_json(&text).map_err(|err| format!("{}: {err}", path.display()))?;
     let mirrors = MirrorTable::compile(&file.mirrors)
         .map_err(|err| format!("{}: mirror sets: {err}", path.display()))?;
-    let mut rules = 0;
     for set in &file.hosts {
         let compiled = HostRules::compile(set)
             .map_err(|err| format!("{}: host {}: {err}", path.display(), set.host))?;
-        rules += compiled.len();
         canonicalizer.rules().swap(&set.host, Arc::new(compiled));
     }
     canonicalizer.set_mirrors(Arc::new(mirrors));
-    Ok(LoadedRules {
-        rules,
-        mirror_sets: file.mirrors.len(),
-    })
+    Ok(())
 }
 
 /// Runs `undust canonicalize`.

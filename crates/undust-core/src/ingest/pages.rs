@@ -38,7 +38,7 @@
 //!   skipped and counted: none is a server's answer for a URL.
 //!
 //! `WARC-IP-Address` becomes `server_ip` and `WARC-Payload-Digest` `payload_digest` (computed, as
-//! for ARC, when a response record has none). The stored
+//! for ARC, for a file that is digest evidence when the record has none). The stored
 //! HTTP response is parsed with `httparse` (HTTP/2 and HTTP/3 status lines, as browser-based
 //! crawlers record them, are accepted); `Transfer-Encoding: chunked` and
 //! `Content-Encoding: gzip`/`deflate`/`br` are decoded when the stored body is still encoded
@@ -53,8 +53,9 @@
 //! Content-type Archive-length`; version 2 adds result code, checksum, location, offset and file
 //! name before the length) followed by that many bytes: the HTTP response as received for
 //! `http(s)` URLs, which is parsed as in WARC. The IP field becomes `server_ip`; `dns:` and other
-//! non-HTTP records are skipped and counted. ARC has no revisits and no payload digests: the
-//! reader computes the one a WARC writer records (SHA-1 of the payload, base32).
+//! non-HTTP records are skipped and counted. ARC has no revisits and no payload digests: for a
+//! file (not HTML) that is digest evidence the reader computes the one a WARC writer records
+//! (SHA-1 of the payload, base32).
 //!
 //! # Bounds
 //!
@@ -208,6 +209,28 @@ impl UrlEvidence {
 const MIN_DIGEST_BODY_BYTES: usize = 256;
 
 impl PageRecord {
+    /// Whether this record's payload digest is evidence that URLs sharing it are DUST: a page
+    /// fetched with status 200, not redirected, not tiny or empty.
+    fn payload_is_evidence(&self) -> bool {
+        matches!(self.kind, RecordKind::Page)
+            && self.status == Some(200)
+            && self.body.len() >= MIN_DIGEST_BODY_BYTES
+            && self.final_url.is_none()
+    }
+
+    /// Gives a record whose archive stored no payload digest (every ARC record, a WARC written
+    /// without `WARC-Payload-Digest`) the one WARC writers record ([`payload_sha1`]), where it
+    /// is evidence and nothing else stands for it: an HTML page is analysed for content (its
+    /// exact hash already joins identical copies), so the SHA-1 is spent on files only.
+    fn complete_payload_digest(&mut self) {
+        if self.payload_digest.is_none()
+            && self.payload_is_evidence()
+            && !is_html(self.content_type.as_deref().unwrap_or(""), &self.body)
+        {
+            self.payload_digest = Some(payload_sha1(&self.body));
+        }
+    }
+
     /// The URL evidence of this record besides its content: a redirect record's redirect, a
     /// revisit's earlier capture and digest, a 200 response's payload digest, whatever its type
     /// (not for tiny or empty bodies).
@@ -240,16 +263,11 @@ impl PageRecord {
                 // Of any type, as in a crawl index (`Capture::is_payload_evidence`): a file's
                 // copies are fetched like a page's, and a rule learned from pages alone would
                 // rewrite the files beside them unseen. Only HTML is analysed for content.
-                if let Some(digest) = &self.payload_digest {
-                    if self.status == Some(200)
-                        && self.body.len() >= MIN_DIGEST_BODY_BYTES
-                        && self.final_url.is_none()
-                    {
-                        out.push(UrlEvidence::PayloadDigest {
-                            url: self.url.clone(),
-                            digest: digest.clone(),
-                        });
-                    }
+                if let (Some(digest), true) = (&self.payload_digest, self.payload_is_evidence()) {
+                    out.push(UrlEvidence::PayloadDigest {
+                        url: self.url.clone(),
+                        digest: digest.clone(),
+                    });
                 }
             }
         }
@@ -904,10 +922,7 @@ impl PageReader {
                 .map(|mut page| {
                     page.server_ip = header.ip_address.take();
                     page.payload_digest = header.payload_digest.take();
-                    if page.payload_digest.is_none() && matches!(page.kind, RecordKind::Page) {
-                        // A writer that records no payload digest (a WARC converted from ARC).
-                        page.payload_digest = Some(payload_sha1(&page.body));
-                    }
+                    page.complete_payload_digest();
                     page
                 })
                 .map_err(|problem| RecordError::Record { offset, problem }),
@@ -978,9 +993,7 @@ impl PageReader {
         Some(
             page.map(|mut page| {
                 page.server_ip = header.ip;
-                if matches!(page.kind, RecordKind::Page) {
-                    page.payload_digest = Some(payload_sha1(&page.body));
-                }
+                page.complete_payload_digest();
                 page
             })
             .map_err(|problem| RecordError::Record { offset, problem }),
@@ -1004,13 +1017,30 @@ impl Iterator for PageReader {
 }
 
 /// The payload digest WARC writers and Heritrix record, `sha1:` and the SHA-1 of the payload in
-/// base32, for a record that stores none (every ARC record, a WARC response written without
-/// `WARC-Payload-Digest`): copies of one file then share a digest within the file and with the
-/// same payload in a WARC or a crawl.log (the body as decoded, which is the payload as sent
-/// unless the server compressed it).
+/// base32: copies of one file share it within an archive and with the same payload in a WARC
+/// or a crawl.log (the body as decoded, which is the payload as sent unless the server
+/// compressed it).
 fn payload_sha1(body: &[u8]) -> String {
     let digest = sha1_smol::Sha1::from(body).digest().bytes();
     format!("sha1:{}", data_encoding::BASE32.encode(&digest))
+}
+
+/// Whether a page is HTML by its Content-Type, or, when there is none, by the look of its body.
+pub fn is_html(content_type: &str, body: &[u8]) -> bool {
+    let media = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    match media.as_str() {
+        "text/html" | "application/xhtml+xml" => true,
+        "" => {
+            let start = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+            start.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b'<')
+        }
+        _ => false,
+    }
 }
 
 /// A record read but, for a JSON line, not decoded yet ([`PageReader::next_undecoded`]).

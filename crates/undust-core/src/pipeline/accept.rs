@@ -196,23 +196,8 @@ pub fn url_evidence(page: &PageRecord, normalizer: &StaticNormalizer) -> Vec<Url
         .collect()
 }
 
-/// Whether a page is HTML by its Content-Type, or, when there is none, by the look of its body.
-pub fn is_html(content_type: &str, body: &[u8]) -> bool {
-    let media = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    match media.as_str() {
-        "text/html" | "application/xhtml+xml" => true,
-        "" => {
-            let start = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
-            start.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b'<')
-        }
-        _ => false,
-    }
-}
+/// Whether a page is HTML (one notion for the reader and this stage: [`crate::ingest::pages::is_html`]).
+pub use crate::ingest::pages::is_html;
 
 #[cfg(test)]
 mod tests {
