@@ -279,17 +279,25 @@ fn crawl_logs_as_training_data_find_real_dust_and_refuse_the_catch_all() {
     let distinct: std::collections::HashSet<u64> = www.iter().map(|l| l.cluster).collect();
     assert_eq!(distinct.len(), www.len());
     assert!(www.len() >= 20);
-    // Files are evidence like pages (an image's copies are fetched like a page's), and a file
-    // copied into every section folder is a catch-all's digest: its copies stay apart.
+    // Files are evidence like pages (an image's copies are fetched like a page's). A file
+    // copied into every section folder is one file under many paths, not a catch-all (which
+    // answers whatever name is asked): its copies are one cluster, the sections' pages each
+    // their own.
     let pligt = &hosts["www.pligtaflevering.dk"];
-    let logos: Vec<u64> = pligt
-        .iter()
-        .filter(|l| l.url.ends_with("/logo.gif"))
-        .map(|l| l.cluster)
-        .collect();
-    assert!(logos.len() >= 9, "{logos:?}");
-    let distinct: std::collections::HashSet<&u64> = logos.iter().collect();
-    assert_eq!(distinct.len(), logos.len());
+    let of_name = |suffix: &str| -> Vec<u64> {
+        pligt
+            .iter()
+            .filter(|l| l.url.ends_with(suffix))
+            .map(|l| l.cluster)
+            .collect()
+    };
+    let logos = of_name("/logo.gif");
+    assert!(logos.len() >= 10, "{logos:?}");
+    assert!(logos.iter().all(|&c| c == logos[0]), "{logos:?}");
+    let indexes = of_name("/index.htm");
+    assert!(indexes.len() >= 9, "{indexes:?}");
+    let distinct: std::collections::HashSet<&u64> = indexes.iter().collect();
+    assert_eq!(distinct.len(), indexes.len());
     // An image under two names with one digest is one cluster.
     assert_eq!(
         cluster("www.kaarefc.dk", "http://www.kaarefc.dk/Wop/wop.css"),
@@ -438,6 +446,7 @@ fn rules_learned_from_crawl_logs_join_the_captures_their_digests_join_across_hos
     let host = |u: &str| url::Url::parse(u).unwrap().host_str().unwrap().to_owned();
     let same_content = |a: &str, b: &str| !digests[a].is_disjoint(&digests[b]);
     let (mut truth_across, mut joined_across, mut joined, mut joined_false) = (0, 0, 0, 0);
+    let (mut truth_same, mut joined_same) = (0, 0);
     let mut false_pairs = Vec::new();
     for i in 0..urls.len() {
         for j in i + 1..urls.len() {
@@ -445,9 +454,11 @@ fn rules_learned_from_crawl_logs_join_the_captures_their_digests_join_across_hos
             let across = host(a) != host(b);
             let same = same_content(a, b);
             truth_across += usize::from(same && across);
+            truth_same += usize::from(same && !across);
             if canonical[i] == canonical[j] {
                 joined += 1;
                 joined_across += usize::from(same && across);
+                joined_same += usize::from(same && !across);
                 if !same {
                     joined_false += 1;
                     false_pairs.push((a, b));
@@ -456,8 +467,9 @@ fn rules_learned_from_crawl_logs_join_the_captures_their_digests_join_across_hos
         }
     }
     eprintln!(
-        "{} URLs: {joined_across} of {truth_across} digest pairs across hosts joined; \
-         {joined} pairs joined, {joined_false} without a digest in common: {false_pairs:?}",
+        "{} URLs: {joined_across} of {truth_across} digest pairs across hosts and \
+         {joined_same} of {truth_same} on one host joined; {joined} pairs joined, \
+         {joined_false} without a digest in common: {false_pairs:?}",
         urls.len()
     );
     assert!(truth_across >= 70, "{truth_across} pairs across hosts");
@@ -465,6 +477,13 @@ fn rules_learned_from_crawl_logs_join_the_captures_their_digests_join_across_hos
     assert!(
         joined_across * 4 >= truth_across * 3,
         "{joined_across} of {truth_across} pairs across hosts joined"
+    );
+    // On one host, most digest pairs are copies of a site's template files in its folders
+    // (before the copies were learned as shared files: 5 of 362 joined). The rest are a
+    // catch-all host's paths, which must stay apart.
+    assert!(
+        joined_same * 3 >= truth_same,
+        "{joined_same} of {truth_same} pairs on one host joined"
     );
     // Captures years apart on two aliases may differ; nothing else may be joined.
     assert!(
@@ -480,6 +499,100 @@ fn rules_learned_from_crawl_logs_join_the_captures_their_digests_join_across_hos
         at("http://base.kb.dk/kbdesign/global/images/ui.nav.bg.gif"),
         at("http://www.kb.dk/global/images/ui.nav.bg.gif")
     );
+}
+
+/// A site that keeps a copy of its template files in every folder, learned from one crawl and
+/// checked on the next one's folders: the 2006 crawl of `www.pligtaflevering.dk` (job 5) shows
+/// `logo.gif`, `faq.gif` and the stylesheet in four folders, the later crawl (job 11) in six
+/// more. The copies are one file wherever they are, and no folder is dropped for them.
+#[test]
+fn a_file_copied_into_every_folder_is_learned_from_one_crawl_and_holds_in_the_next() {
+    let Some(root) = crawls() else { return };
+    let logs = crawl_logs(&root);
+    let job = |id: &str| -> PathBuf {
+        logs.iter()
+            .find(|p| p.to_string_lossy().contains(id))
+            .unwrap_or_else(|| panic!("no crawl.log of job {id}"))
+            .clone()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (rules, learned) = learn_from_index(&[job("5_1140687204304")], dir.path());
+    let site_rules: Vec<&serde_json::Value> = learned["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["host"] == "www.pligtaflevering.dk")
+        .flat_map(|h| h["site_rules"].as_array().unwrap())
+        .collect();
+    let shared = site_rules
+        .iter()
+        .find(|r| r["op"] == "shared_files")
+        .unwrap_or_else(|| panic!("no shared files: {site_rules:?}"));
+    assert!(
+        shared["files"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!({"folder": "/", "name": "logo.gif", "copy": "/logo.gif"})),
+        "{shared}"
+    );
+    // The copies under `/faq/` once made `faq` look like a folder to drop; its pages differ.
+    assert!(
+        site_rules.iter().all(|r| r["op"] != "drop_segment"),
+        "{site_rules:?}"
+    );
+    // The later crawl's URLs of that host, canonicalized with the rules of the earlier one.
+    let later: Vec<String> = read_index(&job("11_1140688359422"))
+        .unwrap()
+        .flatten()
+        .filter(|c| c.status == Some(200))
+        .map(|c| c.url)
+        .filter(|u| u.starts_with("http://www.pligtaflevering.dk/"))
+        .collect::<std::collections::BTreeSet<String>>()
+        .into_iter()
+        .collect();
+    let stdin = dir.path().join("later.txt");
+    std::fs::write(
+        &stdin,
+        later.iter().map(|u| format!("{u}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let answer = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .arg("canonicalize")
+        .arg("--rules")
+        .arg(&rules)
+        .stdin(std::fs::File::open(&stdin).unwrap())
+        .output()
+        .unwrap();
+    assert!(answer.status.success());
+    let canonical: Vec<String> = String::from_utf8(answer.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(canonical.len(), later.len());
+    let logos: Vec<&String> = later
+        .iter()
+        .zip(&canonical)
+        .filter(|(u, _)| u.ends_with("/logo.gif"))
+        .map(|(_, c)| c)
+        .collect();
+    assert!(logos.len() >= 10, "{logos:?}");
+    assert!(
+        logos
+            .iter()
+            .all(|c| *c == "http://www.pligtaflevering.dk/logo.gif"),
+        "{logos:?}"
+    );
+    // Each folder's page and its own heading image stay its own.
+    let own: Vec<&String> = later
+        .iter()
+        .zip(&canonical)
+        .filter(|(u, _)| u.ends_with("/index.htm") || u.contains("/overskrift_"))
+        .map(|(_, c)| c)
+        .collect();
+    assert!(own.len() >= 18, "{own:?}");
+    let distinct: std::collections::BTreeSet<&&String> = own.iter().collect();
+    assert_eq!(distinct.len(), own.len(), "{own:?}");
 }
 
 /// One Heritrix crawl.log line: a 200 capture of `url` found from its host's home page.

@@ -72,7 +72,11 @@
 //! digest. A digest shared by URLs of more than [`MAX_REDIRECT_ALIAS_PATHS`] distinct paths (ASCII
 //! case and trailing slashes set aside, queries ignored: one path with many session or tracking
 //! parameters is real DUST) is taken for such a page and not applied; its URLs are counted in
-//! [`ClusterStats::digests_fan_in`].
+//! [`ClusterStats::digests_fan_in`]. Except when every path ends in one static file's name
+//! ([`names_a_static_file`]: `/faq/logo.gif`, `/film/logo.gif`, `/logo.gif`): a site built with
+//! relative links keeps a copy of its images and stylesheets in each folder, while a catch-all
+//! answers for whatever name is asked. Those copies are one cluster (`learn` may then find the
+//! file's name shared by the site's folders).
 //!
 //! # Stability
 //!
@@ -89,6 +93,7 @@ use std::collections::{HashMap, HashSet};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::index::{SimhashIndex, DEFAULT_MAX_DISTANCE, MAX_SUPPORTED_DISTANCE};
+use crate::canon::rules::files::names_a_static_file;
 use crate::content::{Fingerprint, Strength};
 use crate::ingest::pages::UrlEvidence;
 
@@ -254,6 +259,14 @@ fn normalise(url: &str) -> String {
 
 /// A URL's path with ASCII case and trailing slashes set aside: the spellings of one path that
 /// servers commonly redirect between.
+/// Whether every path of a digest ends in one static file's name ([`names_a_static_file`]): a
+/// file copied into many folders, not a catch-all (see the module documentation).
+fn one_file_in_folders(paths: &[String]) -> bool {
+    let name = |p: &'_ str| -> String { p.rsplit('/').next().unwrap_or_default().to_owned() };
+    let first = paths.first().map(|p| name(p)).unwrap_or_default();
+    names_a_static_file(&first) && paths.iter().all(|p| name(p) == first)
+}
+
 fn folded_path(url: &url::Url) -> String {
     url.path().trim_end_matches('/').to_ascii_lowercase()
 }
@@ -490,7 +503,7 @@ impl ClusterBuilder {
                 .collect();
             paths.sort_unstable();
             paths.dedup();
-            if paths.len() > MAX_REDIRECT_ALIAS_PATHS {
+            if paths.len() > MAX_REDIRECT_ALIAS_PATHS && !one_file_in_folders(&paths) {
                 stats.digests_fan_in += group.len();
                 continue;
             }
@@ -826,6 +839,34 @@ mod tests {
         assert_eq!(id("http://h.test/a"), xxh3_64(b"http://h.test/a"));
         assert_eq!(c.stats().clusters, 4);
         assert_eq!(c.labelled_pairs().len(), 6);
+    }
+
+    #[test]
+    fn a_file_copied_into_many_folders_is_one_cluster_and_a_page_there_is_a_catch_all() {
+        let mut b = ClusterBuilder::new(ClusterConfig::default());
+        b.add_digest("http://h.test/logo.gif", "LOGO");
+        for i in 0..12 {
+            b.add_digest(&format!("http://h.test/section{i}/logo.gif"), "LOGO");
+            // A page of one name in every folder answering one body: a catch-all's.
+            b.add_digest(&format!("http://h.test/section{i}/index.html"), "HOME");
+        }
+        // One body under many file names is a catch-all too.
+        for i in 0..12 {
+            b.add_digest(&format!("http://h.test/img/{i}.gif"), "PLACEHOLDER");
+        }
+        let c = b.finish();
+        let id = |u: &str| c.cluster_of(u).unwrap();
+        assert_eq!(
+            id("http://h.test/section7/logo.gif"),
+            id("http://h.test/logo.gif")
+        );
+        assert_eq!(c.members_of("http://h.test/logo.gif").unwrap().len(), 13);
+        assert_ne!(
+            id("http://h.test/section1/index.html"),
+            id("http://h.test/section2/index.html")
+        );
+        assert_ne!(id("http://h.test/img/1.gif"), id("http://h.test/img/2.gif"));
+        assert_eq!(c.stats().digests_fan_in, 24);
     }
 
     #[test]

@@ -154,7 +154,8 @@ impl Capture {
     /// a folder shown interchangeable by a few untranslated pages (`/dutch/about.html` ≡
     /// `/about.html`) would be dropped from the translated images under it too, which only the
     /// images' own digests can refuse. One file copied into every folder (a logo, a stylesheet)
-    /// is a digest shared by many paths, which the cluster builder's catch-all guard sets aside.
+    /// is a digest shared by many paths of one file name, which the cluster builder tells from
+    /// a catch-all's (`cluster::clusters`).
     pub fn is_payload_evidence(&self) -> bool {
         let status_ok = self.status == Some(200) || (self.revisit && self.status.is_none());
         let digest_ok = self.digest.as_deref().is_some_and(|d| d != EMPTY_SHA1);

@@ -31,6 +31,7 @@ mod query_path;
 mod routed_ids;
 mod segments;
 pub(crate) mod select;
+mod shared_files;
 mod sibling_keys;
 pub(crate) mod site;
 #[cfg(test)]

@@ -14,8 +14,9 @@
 //!   https, move an id between shapes (a query value into the path, the number ending a slug
 //!   to the site's short link), drop a slug beside an id, strip a file extension a page is
 //!   also reachable without, read a post's address as the page of its thread that holds it
-//!   (`learn::post_pages`); before all of them, a path written as the query string is read as
-//!   the path where the host's queries show that scheme ([`super::query_path`]);
+//!   (`learn::post_pages`), write a static file the site copies into its folders as one copy
+//!   (`learn::shared_files`); before all of them, a path written as the query string is read
+//!   as the path where the host's queries show that scheme ([`super::query_path`]);
 //! - with the accepted actions `A` applied, a candidate `X` *merges* two samples when they
 //!   differ under `A` and are identical under `A ∪ X`. Each group of samples made identical is
 //!   positive when it merges samples of one cluster, negative when it merges different clusters;
@@ -58,6 +59,7 @@ use super::keyless_id::{keyless_ids, MIN_THIN_IDS};
 use super::post_pages::post_pages;
 use super::routed_ids::routed_ids;
 use super::segments::{default_value_suffixes, default_view_tails, templated_segments};
+use super::shared_files::shared_files;
 use super::sibling_keys::sibling_keys;
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
 use super::LabelledUrl;
@@ -845,6 +847,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     | SiteAction::ContextTail { .. }
                     | SiteAction::KeylessIdInQuery { .. }
                     | SiteAction::PostToPage { .. }
+                    | SiteAction::SharedFiles { .. }
             ) && evidence.negative_groups > 0;
             // A parameter that names another view of the page somewhere is no decoration of it
             // (checked last, on a candidate otherwise accepted: it reads every moved sample's
@@ -904,6 +907,15 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 evidence.changed_in_evidenced_types = evidence.changed;
                 evidence.largest_unevidenced_type = 0;
             }
+            // Each shared file was shown in one cluster under several directories and in no
+            // other (`super::shared_files`), and reaches only the URLs ending with its name:
+            // the page-type coverage guards are waived, as for a vocabulary, and one merge of
+            // different pages refuses the table (above).
+            let shared = matches!(candidate, SiteAction::SharedFiles { .. });
+            if shared {
+                evidence.changed_in_evidenced_types = evidence.changed;
+                evidence.largest_unevidenced_type = 0;
+            }
             // A keyless id was proposed on every pair of spellings the sample could show
             // (`super::keyless_id`): that many clusters support it, none contradicting.
             let keyless = matches!(candidate, SiteAction::KeylessIdInQuery { .. });
@@ -913,7 +925,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 if route_shows_default(&round.outputs, &clusters, tail));
             let sibling = siblings.contains(&candidate);
             let accepts = evidence.accepts(config)
-                || (sibling
+                || ((sibling || shared)
                     && evidence.negative_groups == 0
                     && evidence.accepts_with_support(config, 1))
                 || (candidate == SiteAction::SortQuery
@@ -949,6 +961,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         | SiteAction::DefaultViewTail { .. }
                         | SiteAction::ContextTail { .. }
                         | SiteAction::KeylessIdInQuery { .. }
+                        | SiteAction::SharedFiles { .. }
                 ) {
                     // Paths changed: page types are recomputed with the outputs.
                     round = start_round(&parsed, &rewriter);
@@ -1274,6 +1287,15 @@ fn candidates(
                 let name = name.to_owned();
                 (SiteAction::IgnoreParam { name, beside: None }, samples)
             }),
+    );
+    // Before the folder candidates: copies of one file under several folders
+    // (`shared_files`) are evidence about the file, not about its folders (`/faq/logo.gif` ≡
+    // `/logo.gif` says nothing of `/faq/index.htm`), and once the copies are one the folder
+    // candidates no longer read them as their own.
+    out.extend(
+        shared_files(outputs, |i| parsed[i].cluster)
+            .into_iter()
+            .filter(|(a, _)| !taken(a)),
     );
     out.extend(
         droppable_segments(parsed, rewriter, outputs, round)
@@ -3301,6 +3323,96 @@ mod tests {
         s.push(lu("http://small.example/faq/", 50));
         let out = learn(&s, &LearnConfig::default());
         assert!(!strips_document(&out, "index.htm"), "{:?}", out.rules);
+    }
+
+    /// The sample of `small.example`: a page and a heading image of its own in each section,
+    /// a logo and a stylesheet copied into `shown` of them and the root (`logo` gives the
+    /// logo's cluster in section `i`).
+    fn copies_in_sections(shown: usize, logo: impl Fn(usize) -> u64) -> Vec<LabelledUrl> {
+        let mut s = vec![
+            lu("http://small.example/logo.gif", logo(0)),
+            lu("http://small.example/site.css", 900),
+        ];
+        for (i, section) in ["faq", "film", "online", "loven", "kontakt", "radio"]
+            .iter()
+            .enumerate()
+        {
+            s.push(lu(
+                &format!("http://small.example/{section}/index.htm"),
+                1 + i as u64,
+            ));
+            s.push(lu(
+                &format!("http://small.example/{section}/heading.gif"),
+                100 + i as u64,
+            ));
+            if i < shown {
+                s.push(lu(
+                    &format!("http://small.example/{section}/logo.gif"),
+                    logo(i),
+                ));
+                s.push(lu(&format!("http://small.example/{section}/site.css"), 900));
+            }
+        }
+        s
+    }
+
+    /// (name, copy) of each shared file learned.
+    fn shared_files_of(out: &SiteOutcome) -> Vec<(String, String)> {
+        out.rules
+            .iter()
+            .find_map(|r| match &r.action {
+                SiteAction::SharedFiles { files } => Some(
+                    files
+                        .iter()
+                        .map(|f| (f.name.clone(), f.copy.clone()))
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_file_copied_into_the_folders_is_one_copy_and_no_folder_is_dropped_for_it() {
+        let out = learn(&copies_in_sections(3, |_| 500), &LearnConfig::default());
+        assert_eq!(
+            shared_files_of(&out),
+            [
+                ("logo.gif".to_owned(), "/logo.gif".to_owned()),
+                ("site.css".to_owned(), "/site.css".to_owned())
+            ],
+            "{:?}",
+            out.rules
+        );
+        // `/faq/logo.gif` ≡ `/logo.gif` says nothing of `/faq/index.htm`.
+        assert!(
+            !out.rules
+                .iter()
+                .any(|r| matches!(r.action, SiteAction::DropSegment { .. })),
+            "{:?}",
+            out.rules
+        );
+        // One folder beside the root is two directories: a pair of copies, not a scheme yet.
+        let out = learn(&copies_in_sections(1, |_| 500), &LearnConfig::default());
+        assert!(shared_files_of(&out).is_empty(), "{:?}", out.rules);
+    }
+
+    #[test]
+    fn a_file_of_one_name_that_differs_in_one_folder_is_not_shared() {
+        // A translated logo in the third section: the logo is a file per folder there.
+        let out = learn(
+            &copies_in_sections(4, |i| if i == 2 { 501 } else { 500 }),
+            &LearnConfig::default(),
+        );
+        let files = shared_files_of(&out);
+        assert!(
+            !files.iter().any(|(name, _)| name == "logo.gif"),
+            "{files:?}"
+        );
+        assert!(
+            files.iter().any(|(name, _)| name == "site.css"),
+            "{files:?}"
+        );
     }
 
     #[test]

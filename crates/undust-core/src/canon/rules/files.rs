@@ -32,6 +32,23 @@ pub fn names_a_file(segment: &str) -> bool {
     file_extension(segment).is_some()
 }
 
+/// Extensions of the pages web software generates (compared without case): a page answers for
+/// its own path, while an image, a stylesheet, a script or a document is a file its site may
+/// copy into every folder beside the pages that link it.
+const PAGE_EXTENSIONS: [&str; 18] = [
+    ".htm", ".html", ".shtml", ".xhtml", ".php", ".php3", ".php4", ".php5", ".phtml", ".asp",
+    ".aspx", ".jsp", ".jspx", ".cfm", ".cgi", ".pl", ".do", ".action",
+];
+
+/// Whether `segment` names a file that is not a page: an image, a stylesheet, a script, a
+/// document (see [`PAGE_EXTENSIONS`]). Static sites built with relative links keep a copy of
+/// such a file in each folder (`/faq/logo.gif`, `/film/logo.gif`, `/logo.gif`): one file under
+/// many paths, where many paths under one page are a catch-all.
+pub fn names_a_static_file(segment: &str) -> bool {
+    file_extension(segment)
+        .is_some_and(|ext| !PAGE_EXTENSIONS.iter().any(|p| p.eq_ignore_ascii_case(ext)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,6 +77,28 @@ mod tests {
         ] {
             assert_eq!(file_extension(segment), None, "{segment}");
             assert!(!names_a_file(segment), "{segment}");
+        }
+    }
+
+    #[test]
+    fn static_files_are_files_that_are_not_pages() {
+        for segment in [
+            "logo.gif",
+            "site.CSS",
+            "menu.js",
+            "guide.pdf",
+            "archive.tar.gz",
+        ] {
+            assert!(names_a_static_file(segment), "{segment}");
+        }
+        for segment in [
+            "index.html",
+            "Default.ASPX",
+            "viewtopic.php",
+            "report",
+            "v1.2",
+        ] {
+            assert!(!names_a_static_file(segment), "{segment}");
         }
     }
 }

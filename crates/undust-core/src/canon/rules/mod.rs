@@ -683,6 +683,17 @@ impl HostRuleSet {
                         return Err(bad(reason));
                     }
                 }
+                SiteAction::SharedFiles { files } => {
+                    if files.is_empty() || files.len() > site::MAX_SHARED_FILES {
+                        return Err(bad(&format!(
+                            "shared files need 1 to {} files",
+                            site::MAX_SHARED_FILES
+                        )));
+                    }
+                    if let Some(reason) = files.iter().find_map(site::SharedFile::error) {
+                        return Err(bad(reason));
+                    }
+                }
                 SiteAction::LowercasePath
                 | SiteAction::LowercasePathAndQuery
                 | SiteAction::SortQuery
@@ -1136,6 +1147,59 @@ mod tests {
                 err.to_string().contains("example.com#s0"),
                 "{action:?}: {err}"
             );
+        }
+    }
+
+    #[test]
+    fn shared_files_round_trip_and_bad_ones_are_named() {
+        let file = |files: &[(&str, &str, &str)]| {
+            let action = SiteAction::SharedFiles {
+                files: files
+                    .iter()
+                    .map(|&(folder, name, copy)| site::SharedFile {
+                        folder: folder.into(),
+                        name: name.into(),
+                        copy: copy.into(),
+                    })
+                    .collect(),
+            };
+            RuleFile::new(vec![HostRuleSet {
+                host: "example.com".into(),
+                version: 1,
+                learned_at_unix_ms: 0,
+                site_rules: vec![site::SiteRule {
+                    id: "example.com#s0".into(),
+                    action,
+                    support: 45,
+                    support_clusters: 1,
+                    false_positive_rate: 0.0,
+                }],
+                rules: Vec::new(),
+            }])
+        };
+        let good = file(&[
+            ("/", "logo.gif", "/logo.gif"),
+            ("/", "site.css", "/faq/site.css"),
+        ]);
+        let text = good.to_json_pretty().unwrap();
+        assert!(text.contains("\"op\": \"shared_files\""), "{text}");
+        assert_eq!(RuleFile::from_json(&text).unwrap(), good);
+        for bad in [
+            // None, a page, a copy of another name, deeper than a subfolder, outside the
+            // folder, no leading slash, an empty segment, a name with a slash.
+            &[][..],
+            &[("/", "index.html", "/index.html")],
+            &[("/", "logo.gif", "/faq/other.gif")],
+            &[("/", "logo.gif", "/a/b/logo.gif")],
+            &[("/docs/", "logo.gif", "/logo.gif")],
+            &[("docs/", "logo.gif", "docs/logo.gif")],
+            &[("/a//", "logo.gif", "/a//logo.gif")],
+            &[("/", "a/logo.gif", "/a/logo.gif")],
+            &[("/", "logo.gif", "/xlogo.gif")],
+        ] {
+            let text = serde_json::to_string(&file(bad)).unwrap();
+            let err = RuleFile::from_json(&text).unwrap_err();
+            assert!(err.to_string().contains("example.com#s0"), "{bad:?}: {err}");
         }
     }
 

@@ -25,8 +25,9 @@
 //! slashes, complete bare values with their default, drop titles from ids in query values, drop
 //! parameters, sort the query; then a templated segment left in the path back to its query
 //! value, or a listed route's id to its query form, or a post's address to the page of its
-//! thread that holds it (`canon::rules::post_pages`), and every action again on that form),
-//! so the result does not depend on the
+//! thread that holds it (`canon::rules::post_pages`), and every action again on that form;
+//! after a vocabulary, last, a static file copied into the site's folders written as its one
+//! copy), so the result does not depend on the
 //! order of the rules in the file. The three actions on how one address is
 //! spelled in several shapes (templated segments, defaults inside values, default views as
 //! trailing segments) are written in `canon::rules::segments`.
@@ -34,6 +35,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
@@ -377,7 +379,63 @@ pub enum SiteAction {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         renamed: Vec<(String, String)>,
     },
+    /// Static files a site keeps a copy of in each subfolder of a folder (a site built with
+    /// relative links: `/faq/logo.gif`, `/film/logo.gif` and `/logo.gif` are one image): a
+    /// path that is a file's folder + its name, or the folder + one segment + `/` + its name,
+    /// gets the file's copy as its path, the query kept. Applied to what every other action
+    /// leaves. At most [`MAX_SHARED_FILES`] files.
+    SharedFiles {
+        /// The files and their copies.
+        files: Vec<SharedFile>,
+    },
 }
+
+/// One file of [`SiteAction::SharedFiles`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SharedFile {
+    /// The folder whose subfolders hold the copies, starting and ending with `/`.
+    pub folder: String,
+    /// The file's name, a static file ([`super::files::names_a_static_file`]).
+    pub name: String,
+    /// The path the copies are written as: `folder` + `name`, or `folder` + one segment + `/`
+    /// + `name`.
+    pub copy: String,
+}
+
+impl SharedFile {
+    /// Whether `path` is one of this file's copies (`folder` + `name`, or `folder` + one
+    /// non-empty segment + `/` + `name`).
+    fn holds(&self, path: &str) -> bool {
+        let Some(inner) = path
+            .strip_prefix(self.folder.as_str())
+            .and_then(|rest| rest.strip_suffix(self.name.as_str()))
+        else {
+            return false;
+        };
+        inner.is_empty()
+            || inner
+                .strip_suffix('/')
+                .is_some_and(|segment| !segment.is_empty() && !segment.contains('/'))
+    }
+
+    /// Why this file cannot be applied, or `None`.
+    pub(crate) fn error(&self) -> Option<&'static str> {
+        let folder_ok = self.folder.starts_with('/')
+            && self.folder.ends_with('/')
+            && !self.folder.contains(['?', '#'])
+            && !self.folder.contains("//");
+        let name_ok = super::files::names_a_static_file(&self.name)
+            && !self.name.contains(['/', '?', '#', '%']);
+        let copy_ok = !self.copy.contains(['?', '#']) && self.holds(&self.copy);
+        (!(folder_ok && name_ok && copy_ok)).then_some(
+            "a shared file needs a folder starting and ending with / without ? # or an empty segment, a static file's name (not a page) and a copy that is the folder + the name or the folder + one segment + / + the name",
+        )
+    }
+}
+
+/// Most names of one [`SiteAction::SharedFiles`]: a site's template images, stylesheets and
+/// scripts are a few dozen; more names than this copied everywhere is a catch-all's doing.
+pub const MAX_SHARED_FILES: usize = 256;
 
 impl fmt::Display for SiteAction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -573,6 +631,16 @@ impl fmt::Display for SiteAction {
                 }
                 f.write_str(")")
             }
+            SiteAction::SharedFiles { files } => {
+                write!(f, "FOLDER[*/]NAME -> one copy ({} files", files.len())?;
+                for file in files.iter().take(3) {
+                    write!(f, ", {}[*/]{} -> {}", file.folder, file.name, file.copy)?;
+                }
+                if files.len() > 3 {
+                    f.write_str(", ...")?;
+                }
+                f.write_str(")")
+            }
         }
     }
 }
@@ -655,6 +723,8 @@ pub struct SiteRewriter {
     post_pages: Vec<PostPage>,
     /// Tables of [`SiteAction::Vocabulary`].
     vocabularies: Vec<Vocabulary>,
+    /// Files of [`SiteAction::SharedFiles`], by name.
+    shared_files: FxHashMap<String, Vec<SharedFile>>,
 }
 
 impl SiteRewriter {
@@ -858,6 +928,14 @@ impl SiteRewriter {
                     self.vocabularies.push(entry);
                 }
             }
+            SiteAction::SharedFiles { files } => {
+                for file in files {
+                    let of_name = self.shared_files.entry(file.name.clone()).or_default();
+                    if !of_name.contains(file) {
+                        of_name.push(file.clone());
+                    }
+                }
+            }
         }
     }
 
@@ -882,6 +960,7 @@ impl SiteRewriter {
             || !self.routed_ids.is_empty()
             || !self.post_pages.is_empty()
             || !self.vocabularies.is_empty()
+            || !self.shared_files.is_empty()
     }
 
     /// Whether the rewriter does nothing.
@@ -912,6 +991,7 @@ impl SiteRewriter {
             && self.routed_ids.is_empty()
             && self.post_pages.is_empty()
             && self.vocabularies.is_empty()
+            && self.shared_files.is_empty()
     }
 
     /// The scheme `url` gets: `https` for an `http` URL without an explicit port when
@@ -955,12 +1035,31 @@ impl SiteRewriter {
             .vocabularies
             .iter()
             .find_map(|v| v.apply(&out_path, out_query.as_deref()));
-        match named {
+        let (out_path, out_query, changed) = match named {
             Some((alias, rest)) => {
                 reparsed(self.rewrite_parts_before_vocabularies(&alias, rest.as_deref()))
             }
             None => (out_path, out_query, changed),
+        };
+        // Last, on the path every other action wrote (the learner found the names there); a
+        // copy's path ends with its own name, so it is left as it is.
+        match self.shared_file_path(&out_path) {
+            Some(copy) if copy != out_path => (Cow::Owned(copy.to_owned()), out_query, true),
+            _ => (out_path, out_query, changed),
         }
+    }
+
+    /// The copy [`SiteAction::SharedFiles`] names for `path` (the first file holding it).
+    fn shared_file_path(&self, path: &str) -> Option<&str> {
+        if self.shared_files.is_empty() {
+            return None;
+        }
+        let name = &path[path.rfind('/')? + 1..];
+        self.shared_files
+            .get(name)?
+            .iter()
+            .find(|file| file.holds(path))
+            .map(|file| file.copy.as_str())
     }
 
     /// [`SiteRewriter::rewrite_parts`] but for vocabularies.
@@ -1993,6 +2092,60 @@ mod tests {
             "{input}: parses back"
         );
         assert_eq!(rw(actions, &got), got, "{input}: idempotent");
+    }
+
+    #[test]
+    fn a_shared_file_anywhere_is_its_one_copy_after_every_other_action() {
+        let actions = [
+            SiteAction::SharedFiles {
+                files: vec![
+                    SharedFile {
+                        folder: "/".into(),
+                        name: "logo.gif".into(),
+                        copy: "/logo.gif".into(),
+                    },
+                    SharedFile {
+                        folder: "/docs/".into(),
+                        name: "site.css".into(),
+                        copy: "/docs/faq/site.css".into(),
+                    },
+                ],
+            },
+            SiteAction::LowercasePath,
+        ];
+        assert_rewrites(
+            &actions,
+            "http://h.example/film/logo.gif",
+            "http://h.example/logo.gif",
+        );
+        // Found on the lower-cased path, the query kept.
+        assert_rewrites(
+            &actions,
+            "http://h.example/Radio/Logo.GIF?v=2",
+            "http://h.example/logo.gif?v=2",
+        );
+        assert_rewrites(
+            &actions,
+            "http://h.example/docs/site.css",
+            "http://h.example/docs/faq/site.css",
+        );
+        assert_rewrites(
+            &actions,
+            "http://h.example/docs/api/site.css",
+            "http://h.example/docs/faq/site.css",
+        );
+        // The copy itself, deeper than one subfolder, beside the folder, another name, a
+        // folder's page: as they are.
+        for u in [
+            "http://h.example/logo.gif",
+            "http://h.example/radio/tv/logo.gif",
+            "http://h.example/site.css",
+            "http://h.example/film/logo.png",
+            "http://h.example/film/index.htm",
+            "http://h.example/logo.gif/",
+        ] {
+            assert_eq!(rw(&actions, u), u);
+        }
     }
 
     #[test]
