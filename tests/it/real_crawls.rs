@@ -425,24 +425,7 @@ fn rules_learned_from_crawl_logs_join_the_captures_their_digests_join_across_hos
     };
     let dir = tempfile::tempdir().unwrap();
     let (rules, _) = learn_from_index(&logs, dir.path());
-    let input: String = urls.iter().map(|u| format!("{u}\n")).collect();
-    let stdin = dir.path().join("urls.txt");
-    std::fs::write(&stdin, input).unwrap();
-    // `output` drains stdout while the command runs (a thousand lines overfill a pipe).
-    let answer = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
-        .arg("canonicalize")
-        .arg("--rules")
-        .arg(&rules)
-        .stdin(std::fs::File::open(&stdin).unwrap())
-        .output()
-        .unwrap();
-    assert!(answer.status.success());
-    let canonical: Vec<String> = String::from_utf8(answer.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(canonical.len(), urls.len());
+    let canonical = canonicalize_with(&rules, &urls, dir.path());
     let host = |u: &str| url::Url::parse(u).unwrap().host_str().unwrap().to_owned();
     let same_content = |a: &str, b: &str| !digests[a].is_disjoint(&digests[b]);
     let (mut truth_across, mut joined_across, mut joined, mut joined_false) = (0, 0, 0, 0);
@@ -550,26 +533,7 @@ fn a_file_copied_into_every_folder_is_learned_from_one_crawl_and_holds_in_the_ne
         .collect::<std::collections::BTreeSet<String>>()
         .into_iter()
         .collect();
-    let stdin = dir.path().join("later.txt");
-    std::fs::write(
-        &stdin,
-        later.iter().map(|u| format!("{u}\n")).collect::<String>(),
-    )
-    .unwrap();
-    let answer = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
-        .arg("canonicalize")
-        .arg("--rules")
-        .arg(&rules)
-        .stdin(std::fs::File::open(&stdin).unwrap())
-        .output()
-        .unwrap();
-    assert!(answer.status.success());
-    let canonical: Vec<String> = String::from_utf8(answer.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(canonical.len(), later.len());
+    let canonical = canonicalize_with(&rules, &later, dir.path());
     let logos: Vec<&String> = later
         .iter()
         .zip(&canonical)
@@ -797,6 +761,30 @@ fn crawl_logs(root: &Path) -> Vec<PathBuf> {
             name.contains("crawl") && name.ends_with(".log")
         })
         .collect()
+}
+
+/// `undust canonicalize --rules RULES` on `urls` (written to a file in `dir`): one canonical
+/// form per URL, in order.
+fn canonicalize_with(rules: &Path, urls: &[impl AsRef<str>], dir: &Path) -> Vec<String> {
+    let stdin = dir.join("urls.txt");
+    let input: String = urls.iter().map(|u| format!("{}\n", u.as_ref())).collect();
+    std::fs::write(&stdin, input).unwrap();
+    // `output` drains stdout while the command runs (a thousand lines overfill a pipe).
+    let answer = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .arg("canonicalize")
+        .arg("--rules")
+        .arg(rules)
+        .stdin(std::fs::File::open(&stdin).unwrap())
+        .output()
+        .unwrap();
+    assert!(answer.status.success());
+    let canonical: Vec<String> = String::from_utf8(answer.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(canonical.len(), urls.len());
+    canonical
 }
 
 /// `undust learn --index INDEXES --out DIR/rules.json`: the rule file's path and its JSON.

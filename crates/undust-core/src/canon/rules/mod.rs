@@ -1153,7 +1153,7 @@ mod tests {
     #[test]
     fn shared_files_round_trip_and_bad_ones_are_named() {
         let file = |files: &[(&str, &str, &str)]| {
-            let action = SiteAction::SharedFiles {
+            one_site_rule(SiteAction::SharedFiles {
                 files: files
                     .iter()
                     .map(|&(folder, name, copy)| site::SharedFile {
@@ -1162,20 +1162,7 @@ mod tests {
                         copy: copy.into(),
                     })
                     .collect(),
-            };
-            RuleFile::new(vec![HostRuleSet {
-                host: "example.com".into(),
-                version: 1,
-                learned_at_unix_ms: 0,
-                site_rules: vec![site::SiteRule {
-                    id: "example.com#s0".into(),
-                    action,
-                    support: 45,
-                    support_clusters: 1,
-                    false_positive_rate: 0.0,
-                }],
-                rules: Vec::new(),
-            }])
+            })
         };
         let good = file(&[
             ("/", "logo.gif", "/logo.gif"),
@@ -1203,23 +1190,26 @@ mod tests {
         }
     }
 
+    /// A rule file of one host with one site rule, `example.com#s0`.
+    fn one_site_rule(action: SiteAction) -> RuleFile {
+        RuleFile::new(vec![HostRuleSet {
+            host: "example.com".into(),
+            version: 1,
+            learned_at_unix_ms: 0,
+            site_rules: vec![site::SiteRule {
+                id: "example.com#s0".into(),
+                action,
+                support: 5,
+                support_clusters: 3,
+                false_positive_rate: 0.0,
+            }],
+            rules: Vec::new(),
+        }])
+    }
+
     #[test]
     fn posts_opening_their_page_round_trip_and_bad_ones_are_named() {
-        let file = |action: SiteAction| {
-            RuleFile::new(vec![HostRuleSet {
-                host: "example.com".into(),
-                version: 1,
-                learned_at_unix_ms: 0,
-                site_rules: vec![site::SiteRule {
-                    id: "example.com#s0".into(),
-                    action,
-                    support: 5,
-                    support_clusters: 3,
-                    false_positive_rate: 0.0,
-                }],
-                rules: Vec::new(),
-            }])
-        };
+        let file = one_site_rule;
         let paged = file(SiteAction::PostToPage {
             prefix: "/t/".into(),
             kept: 2,
