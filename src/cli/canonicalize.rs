@@ -233,18 +233,22 @@ pub struct CanonicalizeArgs {
 /// canonical site before that site's rules apply, exactly as the sidecar does once it has
 /// learned them. Either half is refused whole when it does not compile: a file whose mirror
 /// sets are damaged is an error, not a canonicalizer that silently keeps hosts apart.
-pub fn load_rules(canonicalizer: &Canonicalizer, path: &std::path::Path) -> Result<(), String> {
+///
+/// Returns how many rules (site and pattern rules of every host) were loaded.
+pub fn load_rules(canonicalizer: &Canonicalizer, path: &std::path::Path) -> Result<usize, String> {
     let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
     let file = RuleFile::from_json(&text).map_err(|err| format!("{}: {err}", path.display()))?;
     let mirrors = MirrorTable::compile(&file.mirrors)
         .map_err(|err| format!("{}: mirror sets: {err}", path.display()))?;
+    let mut rules = 0;
     for set in &file.hosts {
         let compiled = HostRules::compile(set)
             .map_err(|err| format!("{}: host {}: {err}", path.display(), set.host))?;
         canonicalizer.rules().swap(&set.host, Arc::new(compiled));
+        rules += set.site_rules.len() + set.rules.len();
     }
     canonicalizer.set_mirrors(Arc::new(mirrors));
-    Ok(())
+    Ok(rules)
 }
 
 /// Runs `undust canonicalize`.

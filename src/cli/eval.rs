@@ -8,16 +8,21 @@
 //! `--families FILE` (lines `host<TAB>family`, e.g. the kind of software a host runs) the learned
 //! rows are also reported per family, so a learner that fits some kinds of site and misses others
 //! shows it; hosts the file does not name form the family `other`.
+//!
+//! With `--rules FILE` (a rule file `undust learn` wrote, from this crawl or another) one more
+//! row measures that file on every URL, applied as `undust canonicalize --rules` applies it,
+//! its mirror sets included across hosts: learn on one crawl, measure on the next.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::canonicalize::StaticArgs;
+use super::canonicalize::{load_rules, StaticArgs};
 use super::learn::read_input;
-use super::{output_failed, EXIT_SOFTWARE, EXIT_USAGE};
+use super::{output_failed, EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
+use crate::canon::Canonicalizer;
 use crate::learn::eval::{
-    by_family, evaluate, EvalConfig, EvalRow, FamilyRow, HostSamples, Method,
+    average, by_family, evaluate, measure, EvalConfig, EvalRow, FamilyRow, HostSamples, Method,
 };
 
 /// Flags of `undust eval`.
@@ -48,6 +53,11 @@ pub struct EvalArgs {
     /// per-family figures for each learned row.
     #[arg(long)]
     families: Option<PathBuf>,
+    /// A rule file (`undust learn --out`), learned on this crawl or another: adds a row for it,
+    /// applied to every URL as `undust canonicalize --rules` applies it (its mirror sets too,
+    /// across hosts).
+    #[arg(long)]
+    rules: Option<PathBuf>,
     #[command(flatten)]
     normalization: StaticArgs,
 }
@@ -57,6 +67,7 @@ fn method_name(method: Method) -> &'static str {
         Method::StaticOnly => "static only",
         Method::Graph => "tree + graph",
         Method::Naive => "tree + naive",
+        Method::RuleFile => "rule file",
     }
 }
 
@@ -180,6 +191,20 @@ pub fn run(args: EvalArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    // The rule file is loaded before the crawl is read, so a bad one fails at once.
+    let rule_file = match &args.rules {
+        Some(path) => {
+            let canonicalizer = Canonicalizer::new(normalizer.clone());
+            match load_rules(&canonicalizer, path) {
+                Ok(rules) => Some((canonicalizer, rules)),
+                Err(err) => {
+                    eprintln!("undust eval: cannot load rules: {err}");
+                    return ExitCode::from(EXIT_NO_INPUT);
+                }
+            }
+        }
+        None => None,
+    };
     // Measured on the URLs as crawled, so static normalization's own share shows. Page files
     // are read once for the per-host rows and the across-hosts figures.
     let read = read_input(
@@ -206,18 +231,39 @@ pub fn run(args: EvalArgs) -> ExitCode {
         seed: args.seed,
         ..EvalConfig::default()
     };
-    let rows = match evaluate(&samples, &config, &normalizer) {
+    let mut rows = match evaluate(&samples, &config, &normalizer) {
         Ok(rows) => rows,
         Err(err) => {
             eprintln!("undust eval: {err}");
             return ExitCode::from(EXIT_SOFTWARE);
         }
     };
+    if let Some((canonicalizer, rules)) = &rule_file {
+        let canonical = |u: &str| {
+            canonicalizer
+                .canonicalize(u)
+                .map_or_else(|_| u.to_owned(), |c| c.canonical)
+        };
+        let per_host: Vec<_> = samples
+            .iter()
+            .map(|h| measure(&h.urls, canonical))
+            .collect();
+        rows.push(EvalRow {
+            method: Method::RuleFile,
+            averages: average(&per_host),
+            per_host,
+            rules: *rules,
+        });
+    }
+    let rule_canonicalizer = rule_file.as_ref().map(|(c, _)| c);
     let across = match (&crawl, args.index.is_empty()) {
-        (Some(crawl), _) => super::mirrors::across_hosts_of(crawl),
-        (None, false) => {
-            super::mirrors::eval_across_hosts(&args.pages, &args.index, &args.normalization)
-        }
+        (Some(crawl), _) => super::mirrors::across_hosts_of(crawl, rule_canonicalizer),
+        (None, false) => super::mirrors::eval_across_hosts(
+            &args.pages,
+            &args.index,
+            &args.normalization,
+            rule_canonicalizer,
+        ),
         (None, true) => Ok(serde_json::Value::Null),
     };
     let across = match across {

@@ -22,6 +22,7 @@ use super::{EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::mirror::MirrorTable;
 use crate::canon::normalize::StaticNormalizer;
 use crate::canon::rules::{MirrorSet, RuleFile};
+use crate::canon::Canonicalizer;
 use crate::content::ContentConfig;
 use crate::learn::eval::{measure_across_hosts, CrossHostMetrics};
 use crate::learn::LabelledUrl;
@@ -501,22 +502,37 @@ fn learned_mirror_sets(crawl: &Crawl, previous: &[MirrorSet]) -> Vec<MirrorSet> 
 
 /// The measures across hosts `undust eval` reports beside the per-host ones: on the pages'
 /// URLs (or the indexes' captures) with content labels across hosts, static normalization
-/// alone vs mirror sets folded.
+/// alone vs mirror sets folded (and a rule file's canonicalization, [`across_hosts_of`]).
 pub fn eval_across_hosts(
     pages: &[PathBuf],
     index: &[PathBuf],
     normalization: &StaticArgs,
+    rule_file: Option<&Canonicalizer>,
 ) -> Result<serde_json::Value, (u8, String)> {
     let normalizer = normalization.normalizer().map_err(|e| (EXIT_USAGE, e))?;
     let crawl = read_summaries(pages, index, &normalizer).map_err(|e| (EXIT_NO_INPUT, e))?;
-    across_hosts_of(&crawl)
+    across_hosts_of(&crawl, rule_file)
 }
 
 /// [`eval_across_hosts`] of a crawl already read (`undust eval --pages` reads its pages once for
 /// the per-host rows and this).
-pub fn across_hosts_of(crawl: &Crawl) -> Result<serde_json::Value, (u8, String)> {
+///
+/// With `rule_file` (a canonicalizer holding a rule file's rules and mirror sets, as `undust
+/// canonicalize --rules` builds it) a third row measures that file: its mirror sets and each
+/// host's rules together, the end-to-end figure of a file learned elsewhere.
+pub fn across_hosts_of(
+    crawl: &Crawl,
+    rule_file: Option<&Canonicalizer>,
+) -> Result<serde_json::Value, (u8, String)> {
     let (_, sets) = detect_sets(crawl, &[]);
     let (before, after) = cross_host(crawl, &sets).map_err(|e| (EXIT_SOFTWARE, e))?;
+    let with_file = rule_file.map(|canonicalizer| {
+        measure_across_hosts(&crawl.labelled, |u| {
+            canonicalizer
+                .canonicalize(u)
+                .map_or_else(|_| u.to_owned(), |c| c.canonical)
+        })
+    });
     let row = |name: &str, m: &CrossHostMetrics| {
         serde_json::json!({
             "method": name,
@@ -529,11 +545,15 @@ pub fn across_hosts_of(crawl: &Crawl) -> Result<serde_json::Value, (u8, String)>
             "false_forms_spanning_hosts": m.false_spanning_forms,
         })
     };
+    let rows: Vec<serde_json::Value> = [row("static only", &before), row("mirror sets", &after)]
+        .into_iter()
+        .chain(with_file.as_ref().map(|m| row("rule file", m)))
+        .collect();
     Ok(serde_json::json!({
         "origins": crawl.summaries.len(),
         "mirror_sets": sets.len(),
         "aliases": sets.iter().map(|s| s.aliases.len()).sum::<usize>(),
-        "rows": [row("static only", &before), row("mirror sets", &after)],
+        "rows": rows,
     }))
 }
 

@@ -559,6 +559,71 @@ fn a_file_copied_into_every_folder_is_learned_from_one_crawl_and_holds_in_the_ne
     assert_eq!(distinct.len(), own.len(), "{own:?}");
 }
 
+/// `undust eval --rules`: a rule file learned on one crawl (job 5's log), measured on all
+/// thirteen logs, per host and across hosts with its mirror sets, beside the rows eval learns
+/// itself; a damaged rule file is an error before the crawl is read.
+#[test]
+fn eval_measures_a_rule_file_learned_on_another_crawl() {
+    let Some(root) = crawls() else { return };
+    let logs = crawl_logs(&root);
+    let earlier: Vec<PathBuf> = logs
+        .iter()
+        .filter(|p| p.to_string_lossy().contains("5_1140687204304"))
+        .cloned()
+        .collect();
+    assert_eq!(earlier.len(), 1);
+    let dir = tempfile::tempdir().unwrap();
+    let (rules, _) = learn_from_index(&earlier, dir.path());
+    let eval = |rules: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+            .args(["eval", "--json", "--rules"])
+            .arg(rules)
+            .arg("--index")
+            .args(&logs)
+            .output()
+            .unwrap()
+    };
+    let out = eval(&rules);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    let file = rows.iter().find(|r| r["method"] == "RuleFile").unwrap();
+    let statically = rows.iter().find(|r| r["method"] == "StaticOnly").unwrap();
+    let compression = |r: &serde_json::Value| r["averages"]["micro_compression"].as_f64().unwrap();
+    // The copies of the later crawl's new folders are joined, nothing else is.
+    assert!(
+        compression(file) > compression(statically) + 0.02,
+        "{file} against {statically}"
+    );
+    assert_eq!(
+        file["averages"]["micro_fpr"].as_f64().unwrap(),
+        0.0,
+        "{file}"
+    );
+    assert!(file["rules"].as_u64().unwrap() >= 1, "{file}");
+    let across = report["across_hosts"]["rows"].as_array().unwrap();
+    let row = |name: &str| across.iter().find(|r| r["method"] == name).unwrap();
+    assert!(
+        row("rule file")["canonical_forms"].as_u64().unwrap()
+            < row("static only")["canonical_forms"].as_u64().unwrap(),
+        "{across:?}"
+    );
+    let damaged = dir.path().join("damaged.json");
+    std::fs::write(&damaged, "{\"hosts\": [").unwrap();
+    let out = eval(&damaged);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot load rules") && stderr.contains("damaged.json"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("index captures"), "{stderr}");
+}
+
 /// One Heritrix crawl.log line: a 200 capture of `url` found from its host's home page.
 fn crawl_log_line(url: &str, mime: &str, size: u32, digest: &str) -> String {
     format!(

@@ -319,6 +319,9 @@ pub enum Method {
     Graph,
     /// Learned rules, naive selection.
     Naive,
+    /// A rule file learned elsewhere (another crawl, an earlier one), applied to every URL as
+    /// `undust canonicalize --rules` applies it: no training split.
+    RuleFile,
 }
 
 /// One row of the evaluation table.
