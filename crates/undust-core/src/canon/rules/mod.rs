@@ -693,6 +693,18 @@ impl HostRuleSet {
                     if let Some(reason) = files.iter().find_map(site::SharedFile::error) {
                         return Err(bad(reason));
                     }
+                    // A copy another file of the name holds would be rewritten again: the
+                    // canonical form would not be a fixpoint.
+                    let rewritten_again = files.iter().any(|a| {
+                        files
+                            .iter()
+                            .any(|b| a.name == b.name && a.copy != b.copy && a.holds(&b.copy))
+                    });
+                    if rewritten_again {
+                        return Err(bad(
+                            "shared files of one name must not hold one another's copies",
+                        ));
+                    }
                 }
                 SiteAction::LowercasePath
                 | SiteAction::LowercasePathAndQuery
@@ -1183,6 +1195,11 @@ mod tests {
             &[("/a//", "logo.gif", "/a//logo.gif")],
             &[("/", "a/logo.gif", "/a/logo.gif")],
             &[("/", "logo.gif", "/xlogo.gif")],
+            // Two files of one name, one holding the other's copy.
+            &[
+                ("/", "logo.gif", "/logo.gif"),
+                ("/faq/", "logo.gif", "/faq/logo.gif"),
+            ],
         ] {
             let text = serde_json::to_string(&file(bad)).unwrap();
             let err = RuleFile::from_json(&text).unwrap_err();

@@ -405,7 +405,7 @@ pub struct SharedFile {
 impl SharedFile {
     /// Whether `path` is one of this file's copies (`folder` + `name`, or `folder` + one
     /// non-empty segment + `/` + `name`).
-    fn holds(&self, path: &str) -> bool {
+    pub(crate) fn holds(&self, path: &str) -> bool {
         let Some(inner) = path
             .strip_prefix(self.folder.as_str())
             .and_then(|rest| rest.strip_suffix(self.name.as_str()))
