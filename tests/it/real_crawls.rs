@@ -624,6 +624,136 @@ fn eval_measures_a_rule_file_learned_on_another_crawl() {
     assert!(!stderr.contains("index captures"), "{stderr}");
 }
 
+/// A static site built with relative links keeps a copy of its logo and stylesheet in every
+/// section folder. Crawled by wget into a WARC from Python's file server on loopback: `undust
+/// learn --pages` learns the copies as one file, and a section the crawl never saw gets the
+/// copy too, while each section's page and heading image stay its own.
+#[test]
+fn a_wget_crawl_of_a_static_site_learns_its_copied_files_for_sections_it_never_saw() {
+    if !has_tool("wget", &["--version"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("site");
+    std::fs::create_dir(&root).unwrap();
+    // Images above the 256 bytes a digest needs to be evidence; one bytes string per image.
+    let image = |seed: u8| -> Vec<u8> {
+        let mut gif = b"GIF89a".to_vec();
+        gif.extend((0..600u32).map(|i| (i as u8).wrapping_mul(seed).wrapping_add(seed)));
+        gif
+    };
+    let words = [
+        "harbour",
+        "ferry",
+        "lighthouse",
+        "market",
+        "library",
+        "garden",
+        "station",
+        "museum",
+        "bridge",
+        "theatre",
+        "school",
+        "orchard",
+    ];
+    let page = |title: &str, seed: usize, links: &str| -> String {
+        let text: String = (0..120)
+            .map(|i| words[(i * 7 + seed * 5 + i / 3) % words.len()])
+            .collect::<Vec<_>>()
+            .join(" ");
+        format!(
+            "<html><head><title>{title}</title><link rel=stylesheet href=site.css></head>\
+             <body><img src=logo.gif><h1>{title}</h1><p>{title} {seed}: {text}</p>{links}\
+             </body></html>"
+        )
+    };
+    let sections = ["faq", "film", "radio", "contact"];
+    let mut links = String::new();
+    for (i, section) in sections.iter().enumerate() {
+        let folder = root.join(section);
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("logo.gif"), image(3)).unwrap();
+        std::fs::write(folder.join("site.css"), "body { margin: 0 } ".repeat(20)).unwrap();
+        std::fs::write(folder.join("heading.gif"), image(11 + i as u8)).unwrap();
+        std::fs::write(
+            folder.join("index.html"),
+            page(section, i + 1, "<img src=heading.gif>"),
+        )
+        .unwrap();
+        links.push_str(&format!("<a href=/{section}/index.html>{section}</a> "));
+    }
+    std::fs::write(root.join("logo.gif"), image(3)).unwrap();
+    std::fs::write(root.join("site.css"), "body { margin: 0 } ".repeat(20)).unwrap();
+    std::fs::write(root.join("index.html"), page("home", 0, &links)).unwrap();
+    let Some(site) = Site::start_static(&root) else {
+        return;
+    };
+    let out = run_bounded(
+        std::process::Command::new("wget")
+            .current_dir(dir.path())
+            .args(["-q", "-r", "-p", "-l", "3", "-e", "robots=off", "--tries=1"])
+            .arg("--warc-file=static")
+            .args(["-P", "mirror"])
+            .arg(format!("{}/", site.base())),
+    );
+    assert!(
+        matches!(out.status.code(), Some(0 | 8)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let warc = dir.path().join("static.warc.gz");
+    let rules = dir.path().join("rules.json");
+    let learned = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+        .args(["learn", "--pages"])
+        .arg(&warc)
+        .arg("--out")
+        .arg(&rules)
+        .output()
+        .unwrap();
+    assert!(
+        learned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&learned.stderr)
+    );
+    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&rules).unwrap()).unwrap();
+    let site_rules = file["hosts"][0]["site_rules"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let shared = site_rules
+        .iter()
+        .find(|r| r["op"] == "shared_files")
+        .unwrap_or_else(|| {
+            panic!(
+                "no shared files: {file}\n{}",
+                String::from_utf8_lossy(&learned.stderr)
+            )
+        });
+    assert_eq!(shared["files"].as_array().unwrap().len(), 2, "{shared}");
+    let base = site.base();
+    let urls: Vec<String> = [
+        "/news/logo.gif",
+        "/faq/logo.gif",
+        "/logo.gif",
+        "/news/site.css",
+        "/news/heading.gif",
+        "/faq/heading.gif",
+        "/news/index.html",
+        "/faq/index.html",
+    ]
+    .iter()
+    .map(|p| format!("{base}{p}"))
+    .collect();
+    let canonical = canonicalize_with(&rules, &urls, dir.path());
+    assert_eq!(canonical[0], canonical[1]);
+    assert_eq!(canonical[0], canonical[2]);
+    assert_eq!(canonical[3], format!("{base}/site.css"));
+    // Each section's own files and pages stay their own.
+    let own: std::collections::BTreeSet<&String> = canonical[4..].iter().collect();
+    assert_eq!(own.len(), 4, "{canonical:?}");
+    assert!(canonical[4..].iter().all(|c| !c.ends_with("/logo.gif")));
+}
+
 /// One Heritrix crawl.log line: a 200 capture of `url` found from its host's home page.
 fn crawl_log_line(url: &str, mime: &str, size: u32, digest: &str) -> String {
     format!(
@@ -895,11 +1025,21 @@ struct Site {
 
 impl Site {
     fn start() -> Option<Site> {
+        Site::serving(None)
+    }
+
+    /// The files under `root`, served as Python's `http.server` serves a static site.
+    fn start_static(root: &Path) -> Option<Site> {
+        Site::serving(Some(root))
+    }
+
+    fn serving(root: Option<&Path>) -> Option<Site> {
         use std::io::BufRead;
         use std::process::{Command, Stdio};
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/real_tools_site.py");
         let mut child = match Command::new("python3")
             .arg(script)
+            .args(root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

@@ -22,6 +22,12 @@ class H(http.server.BaseHTTPRequestHandler):
         elif p == "/robots.txt": self.send_body(b"", "text/plain")
         else:
             self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers()
+if len(sys.argv) > 1:
+    # A static site: the files under the directory given, as Python's file server serves them.
+    import functools
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *a): pass
+    H = functools.partial(Quiet, directory=sys.argv[1])
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
 print(srv.server_address[1], flush=True)
 threading.Thread(target=srv.serve_forever, daemon=True).start()
