@@ -702,20 +702,7 @@ fn a_wget_crawl_of_a_static_site_learns_its_copied_files_for_sections_it_never_s
         String::from_utf8_lossy(&out.stderr)
     );
     let warc = dir.path().join("static.warc.gz");
-    let rules = dir.path().join("rules.json");
-    let learned = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
-        .args(["learn", "--pages"])
-        .arg(&warc)
-        .arg("--out")
-        .arg(&rules)
-        .output()
-        .unwrap();
-    assert!(
-        learned.status.success(),
-        "{}",
-        String::from_utf8_lossy(&learned.stderr)
-    );
-    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&rules).unwrap()).unwrap();
+    let (rules, file) = learn_from("--pages", &[warc], dir.path());
     let site_rules = file["hosts"][0]["site_rules"]
         .as_array()
         .cloned()
@@ -723,12 +710,7 @@ fn a_wget_crawl_of_a_static_site_learns_its_copied_files_for_sections_it_never_s
     let shared = site_rules
         .iter()
         .find(|r| r["op"] == "shared_files")
-        .unwrap_or_else(|| {
-            panic!(
-                "no shared files: {file}\n{}",
-                String::from_utf8_lossy(&learned.stderr)
-            )
-        });
+        .unwrap_or_else(|| panic!("no shared files: {file}"));
     assert_eq!(shared["files"].as_array().unwrap().len(), 2, "{shared}");
     let base = site.base();
     let urls: Vec<String> = [
@@ -984,10 +966,16 @@ fn canonicalize_with(rules: &Path, urls: &[impl AsRef<str>], dir: &Path) -> Vec<
 
 /// `undust learn --index INDEXES --out DIR/rules.json`: the rule file's path and its JSON.
 fn learn_from_index(indexes: &[PathBuf], dir: &Path) -> (PathBuf, serde_json::Value) {
+    learn_from("--index", indexes, dir)
+}
+
+/// `undust learn INPUT FILES --out DIR/rules.json` (`INPUT` is `--index` or `--pages`): the
+/// rule file's path and its JSON.
+fn learn_from(input: &str, files: &[PathBuf], dir: &Path) -> (PathBuf, serde_json::Value) {
     let out = dir.join("rules.json");
     let learned = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
-        .args(["learn", "--index"])
-        .args(indexes)
+        .args(["learn", input])
+        .args(files)
         .arg("--out")
         .arg(&out)
         .output()
