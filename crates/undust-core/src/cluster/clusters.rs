@@ -257,16 +257,18 @@ fn normalise(url: &str) -> String {
     url::Url::parse(url).map_or_else(|_| url.to_string(), String::from)
 }
 
-/// A URL's path with ASCII case and trailing slashes set aside: the spellings of one path that
-/// servers commonly redirect between.
 /// Whether every path of a digest ends in one static file's name ([`names_a_static_file`]): a
 /// file copied into many folders, not a catch-all (see the module documentation).
 fn one_file_in_folders(paths: &[String]) -> bool {
-    let name = |p: &'_ str| -> String { p.rsplit('/').next().unwrap_or_default().to_owned() };
-    let first = paths.first().map(|p| name(p)).unwrap_or_default();
-    names_a_static_file(&first) && paths.iter().all(|p| name(p) == first)
+    fn name(path: &str) -> &str {
+        path.rsplit('/').next().unwrap_or_default()
+    }
+    let first = paths.first().map_or("", |p| name(p));
+    names_a_static_file(first) && paths.iter().all(|p| name(p) == first)
 }
 
+/// A URL's path with ASCII case and trailing slashes set aside: the spellings of one path that
+/// servers commonly redirect between.
 fn folded_path(url: &url::Url) -> String {
     url.path().trim_end_matches('/').to_ascii_lowercase()
 }

@@ -256,6 +256,14 @@ struct Evidence {
 }
 
 impl Evidence {
+    /// Waives the page-type coverage guards, for a candidate whose evidence holds wherever it
+    /// applies (a server's default document, a title beside an id, a template, a table whose
+    /// entries each reach only their own URLs): a single merge of different pages still counts.
+    fn waive_type_coverage(&mut self) {
+        self.changed_in_evidenced_types = self.changed;
+        self.largest_unevidenced_type = 0;
+    }
+
     fn accepts(&self, config: &LearnConfig) -> bool {
         self.accepts_with_support(config, config.min_support_clusters)
     }
@@ -877,8 +885,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 // guards are therefore waived; a single merge of different pages anywhere still
                 // refuses it (above). A slug after the id (`/questions/5/x`) is the last segment
                 // and has no views below it, so it keeps the guards.
-                evidence.changed_in_evidenced_types = evidence.changed;
-                evidence.largest_unevidenced_type = 0;
+                evidence.waive_type_coverage();
             }
             if matches!(
                 candidate,
@@ -889,8 +896,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 // named in the query (MyBB's `thread-5.html?mode=threaded`) is the same view in
                 // both spellings, so the query's page types need no evidence of their own. One
                 // merge of different pages anywhere still refuses it (above), as for a title.
-                evidence.changed_in_evidenced_types = evidence.changed;
-                evidence.largest_unevidenced_type = 0;
+                evidence.waive_type_coverage();
             }
             // A server's default document is a fact about the host's server: one directory
             // shows it, as long as nothing contradicts it (see `SERVER_DEFAULT_DOCUMENTS`).
@@ -904,8 +910,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 // site shows `/` ≡ `/index.htm` and, of its sections, only `/faq/index.htm`).
                 // Any directory whose index file was shown to be another page still refuses
                 // the rule (no negative group, below).
-                evidence.changed_in_evidenced_types = evidence.changed;
-                evidence.largest_unevidenced_type = 0;
+                evidence.waive_type_coverage();
             }
             // Each shared file was shown in one cluster under several directories and in no
             // other (`super::shared_files`), and reaches only the URLs ending with its name:
@@ -913,8 +918,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             // different pages refuses the table (above).
             let shared = matches!(candidate, SiteAction::SharedFiles { .. });
             if shared {
-                evidence.changed_in_evidenced_types = evidence.changed;
-                evidence.largest_unevidenced_type = 0;
+                evidence.waive_type_coverage();
             }
             // A keyless id was proposed on every pair of spellings the sample could show
             // (`super::keyless_id`): that many clusters support it, none contradicting.
@@ -999,8 +1003,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             {
                 // A title decorates the item, not one view of it: the coverage guards are
                 // waived as for the title alone (above).
-                evidence.changed_in_evidenced_types = evidence.changed;
-                evidence.largest_unevidenced_type = 0;
+                evidence.waive_type_coverage();
             }
             // A bundle is a combination found by search: one merge of different pages refuses
             // it, as for a moved id.
@@ -1038,8 +1041,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             // merge of different pages refuses the table. A host's listings are few, and a
             // 20% sample shows few of them: two entries, each shown by a cluster of its own,
             // are the evidence asked (`vocabulary::MIN_VOCABULARY_ENTRIES`).
-            evidence.changed_in_evidenced_types = evidence.changed;
-            evidence.largest_unevidenced_type = 0;
+            evidence.waive_type_coverage();
             let shown = vocabulary::MIN_VOCABULARY_ENTRIES as u32;
             if evidence.negative_groups == 0
                 && evidence.accepts_with_support(config, shown)
