@@ -34,7 +34,8 @@ pub struct EvalArgs {
     /// Pre-labelled data: `{"url": ..., "cluster": ...}` lines.
     #[arg(long, num_args = 1.., conflicts_with = "index")]
     clusters: Vec<PathBuf>,
-    /// Crawl indexes: CDX (`.cdx`), CDXJ (`.cdxj`) or Heritrix `crawl.log`, optionally `.gz`
+    /// Crawl indexes: CDX (`.cdx`), CDXJ (`.cdxj`), a CDX server's `output=json` answer (the
+    /// Wayback Machine's, pywb's, Common Crawl's) or Heritrix `crawl.log`, optionally `.gz`
     /// (layout from the name, else from the content). URLs sharing the payload digest of a 200
     /// capture of any type (not empty, not tiny) are one cluster; the index's redirects are
     /// redirect evidence.

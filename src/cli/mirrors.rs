@@ -40,9 +40,9 @@ pub struct MirrorsArgs {
     /// Page files: JSON lines or WARC, optionally `.gz`.
     #[arg(long, num_args = 1.., required_unless_present = "index", conflicts_with = "index")]
     pages: Vec<PathBuf>,
-    /// Capture indexes: CDX (`.cdx`), CDXJ (`.cdxj`) or Heritrix `crawl.log` (optionally
-    /// `.gz`), or a tab-separated table whose header names `url` and `digest` (optionally
-    /// `length`, `status`, `ip`).
+    /// Capture indexes: CDX (`.cdx`), CDXJ (`.cdxj`), a CDX server's `output=json` answer or
+    /// Heritrix `crawl.log` (optionally `.gz`), or a tab-separated table whose header names
+    /// `url` and `digest` (optionally `length`, `status`, `ip`).
     #[arg(long, num_args = 1..)]
     index: Vec<PathBuf>,
     /// A rule file whose pinned and forbidden aliases are kept.

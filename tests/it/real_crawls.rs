@@ -630,11 +630,192 @@ fn eval_measures_a_rule_file_learned_on_another_crawl() {
 /// copy too, while each section's page and heading image stay its own.
 #[test]
 fn a_wget_crawl_of_a_static_site_learns_its_copied_files_for_sections_it_never_saw() {
-    if !has_tool("wget", &["--version"]) {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("site");
+    let Some((site, warc)) = wget_crawl_of_copied_files_site(dir.path()) else {
+        return;
+    };
+    let (rules, file) = learn_from("--pages", &[warc], dir.path());
+    assert_eq!(shared_files(&file["hosts"][0]).len(), 2, "{file}");
+    let base = site.base();
+    let urls: Vec<String> = [
+        "/news/logo.gif",
+        "/faq/logo.gif",
+        "/logo.gif",
+        "/news/site.css",
+        "/news/heading.gif",
+        "/faq/heading.gif",
+        "/news/index.html",
+        "/faq/index.html",
+    ]
+    .iter()
+    .map(|p| format!("{base}{p}"))
+    .collect();
+    let canonical = canonicalize_with(&rules, &urls, dir.path());
+    assert_eq!(canonical[0], canonical[1]);
+    assert_eq!(canonical[0], canonical[2]);
+    assert_eq!(canonical[3], format!("{base}/site.css"));
+    // Each section's own files and pages stay their own.
+    let own: std::collections::BTreeSet<&String> = canonical[4..].iter().collect();
+    assert_eq!(own.len(), 4, "{canonical:?}");
+    assert!(canonical[4..].iter().all(|c| !c.ends_with("/logo.gif")));
+}
+
+/// What a web archive running pywb has of a crawl: its indexer's CDX (11 and 9 fields) and
+/// CDXJ files, and its CDX server's answers (`output=json` and the default CDXJ). Each teaches
+/// the copied files that the crawl's WARC teaches, by payload digest alone.
+#[test]
+fn pywb_indexes_and_cdx_server_answers_of_a_wget_crawl_teach_what_its_warc_teaches() {
+    let Some(pywb) = pywb_tools() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let Some((site, warc)) = wget_crawl_of_copied_files_site(dir.path()) else {
+        return;
+    };
+    let indexes = dir.path().join("indexes");
+    std::fs::create_dir(&indexes).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/real_tools_pywb.py");
+    let out = run_bounded(
+        std::process::Command::new("python3")
+            .arg(script)
+            .arg(&pywb)
+            .arg(&warc)
+            .arg(format!("127.0.0.1:{}", site.port))
+            .arg(&indexes),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, from_warc) = learn_from("--pages", &[warc], dir.path());
+    let expected = shared_files(&from_warc["hosts"][0]);
+    assert_eq!(expected.len(), 2, "{from_warc}");
+    // Lines of an index that name the site (the indexer also lists wget's own metadata
+    // records, which the server's query for the site leaves out).
+    let host = format!("127.0.0.1:{}", site.port);
+    let lines = |name: &str| {
+        std::fs::read_to_string(indexes.join(name))
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(&host))
+            .count()
+    };
+    // The server answers with every capture of the site the indexer wrote.
+    assert!(lines("pywb.cdxj") >= 10, "{}", lines("pywb.cdxj"));
+    assert_eq!(lines("server.json"), lines("pywb.cdxj"));
+    for name in [
+        "pywb.cdx",
+        "pywb9.cdx",
+        "pywb.cdxj",
+        "server.json",
+        "server.cdxj",
+    ] {
+        let (_, learned) = learn_from("--index", &[indexes.join(name)], dir.path());
+        assert_eq!(
+            shared_files(&learned["hosts"][0]),
+            expected,
+            "{name}: {learned}"
+        );
+    }
+}
+
+/// The Wayback Machine's CDX server answers in the two layouts a user saves from it: its
+/// default text (7 fields, no header) and `output=json` (rows, the first naming the fields). The
+/// real crawl logs' captures written both ways teach the rules they teach as a CDX file whose
+/// header declares the same fields.
+#[test]
+fn the_wayback_cdx_servers_answers_teach_what_a_cdx_with_a_header_teaches() {
+    let Some(root) = crawls() else {
+        return;
+    };
+    let mut rows: Vec<[String; 7]> = Vec::new();
+    for log in crawl_logs(&root) {
+        for capture in read_index(&log).unwrap().flatten() {
+            let text = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+            rows.push([
+                // The key is not read; the time is the server's 14 digits.
+                capture.url.clone(),
+                text(capture.timestamp.map(|t| t.chars().take(14).collect())),
+                capture.url,
+                text(capture.mime),
+                text(capture.status.map(|s| s.to_string())),
+                text(capture.digest),
+                text(capture.length.map(|l| l.to_string())),
+            ]);
+        }
+    }
+    assert!(rows.len() > 1000, "{}", rows.len());
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = rows.iter().map(|r| r.join(" ") + "\n").collect();
+    let names = [
+        "urlkey",
+        "timestamp",
+        "original",
+        "mimetype",
+        "statuscode",
+        "digest",
+        "length",
+    ];
+    let json_rows: Vec<String> = std::iter::once(serde_json::json!(names).to_string())
+        .chain(rows.iter().map(|r| serde_json::json!(r).to_string()))
+        .collect();
+    let inputs = [
+        ("declared.cdx", format!(" CDX N b a m s k S\n{text}")),
+        ("answer.txt", text),
+        ("answer.json", format!("[{}]\n", json_rows.join(",\n"))),
+    ];
+    let mut learned = Vec::new();
+    for (name, content) in inputs {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        let (_, mut file) = learn_from("--index", &[path], dir.path());
+        let hosts = file["hosts"].as_array_mut().unwrap();
+        for host in hosts.iter_mut() {
+            // When it was learned is the only difference allowed.
+            host.as_object_mut().unwrap().remove("learned_at_unix_ms");
+        }
+        learned.push((name, hosts.clone()));
+    }
+    let (_, declared) = &learned[0];
+    assert!(
+        declared.iter().any(|host| !shared_files(host).is_empty()),
+        "the logs' copied files are learned: {declared:?}"
+    );
+    for (name, hosts) in &learned[1..] {
+        assert_eq!(hosts, declared, "{name}");
+    }
+}
+
+/// The files of a rule file's host's `shared_files` site rule (empty without one).
+fn shared_files(host: &serde_json::Value) -> Vec<serde_json::Value> {
+    host["site_rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["op"] == "shared_files")
+        .and_then(|r| r["files"].as_array().cloned())
+        .unwrap_or_default()
+}
+
+/// pywb's command-line tools (`UNDUST_PYWB_BIN`, the folder `.ci/run` installs them into; else
+/// the PATH's): the folder to run them from, empty for the PATH.
+fn pywb_tools() -> Option<PathBuf> {
+    let dir = std::env::var_os("UNDUST_PYWB_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let manager = dir.join("wb-manager");
+    has_tool(manager.to_str()?, &["--help"]).then_some(dir)
+}
+
+/// A static site whose template files (a logo, a stylesheet) are copied into each of its four
+/// section folders beside the section's own heading image and page, served on loopback and
+/// crawled by wget into `dir/static.warc.gz`. `None` when a tool is missing outside CI.
+fn wget_crawl_of_copied_files_site(dir: &Path) -> Option<(Site, PathBuf)> {
+    if !has_tool("wget", &["--version"]) {
+        return None;
+    }
+    let root = dir.join("site");
     std::fs::create_dir(&root).unwrap();
     // Images above the 256 bytes a digest needs to be evidence; one bytes string per image.
     let image = |seed: u8| -> Vec<u8> {
@@ -685,12 +866,10 @@ fn a_wget_crawl_of_a_static_site_learns_its_copied_files_for_sections_it_never_s
     std::fs::write(root.join("logo.gif"), image(3)).unwrap();
     std::fs::write(root.join("site.css"), "body { margin: 0 } ".repeat(20)).unwrap();
     std::fs::write(root.join("index.html"), page("home", 0, &links)).unwrap();
-    let Some(site) = Site::start_static(&root) else {
-        return;
-    };
+    let site = Site::start_static(&root)?;
     let out = run_bounded(
         std::process::Command::new("wget")
-            .current_dir(dir.path())
+            .current_dir(dir)
             .args(["-q", "-r", "-p", "-l", "3", "-e", "robots=off", "--tries=1"])
             .arg("--warc-file=static")
             .args(["-P", "mirror"])
@@ -701,39 +880,7 @@ fn a_wget_crawl_of_a_static_site_learns_its_copied_files_for_sections_it_never_s
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let warc = dir.path().join("static.warc.gz");
-    let (rules, file) = learn_from("--pages", &[warc], dir.path());
-    let site_rules = file["hosts"][0]["site_rules"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let shared = site_rules
-        .iter()
-        .find(|r| r["op"] == "shared_files")
-        .unwrap_or_else(|| panic!("no shared files: {file}"));
-    assert_eq!(shared["files"].as_array().unwrap().len(), 2, "{shared}");
-    let base = site.base();
-    let urls: Vec<String> = [
-        "/news/logo.gif",
-        "/faq/logo.gif",
-        "/logo.gif",
-        "/news/site.css",
-        "/news/heading.gif",
-        "/faq/heading.gif",
-        "/news/index.html",
-        "/faq/index.html",
-    ]
-    .iter()
-    .map(|p| format!("{base}{p}"))
-    .collect();
-    let canonical = canonicalize_with(&rules, &urls, dir.path());
-    assert_eq!(canonical[0], canonical[1]);
-    assert_eq!(canonical[0], canonical[2]);
-    assert_eq!(canonical[3], format!("{base}/site.css"));
-    // Each section's own files and pages stay their own.
-    let own: std::collections::BTreeSet<&String> = canonical[4..].iter().collect();
-    assert_eq!(own.len(), 4, "{canonical:?}");
-    assert!(canonical[4..].iter().all(|c| !c.ends_with("/logo.gif")));
+    Some((site, dir.join("static.warc.gz")))
 }
 
 /// One Heritrix crawl.log line: a 200 capture of `url` found from its host's home page.
@@ -1364,7 +1511,7 @@ proptest::proptest! {
                 }
             }
         }
-        for format in [None, Some(IndexFormat::Cdx), Some(IndexFormat::Cdxj), Some(IndexFormat::CrawlLog)] {
+        for format in [None, Some(IndexFormat::Cdx), Some(IndexFormat::Cdxj), Some(IndexFormat::CrawlLog), Some(IndexFormat::CdxJson)] {
             let reader = IndexReader::new(Box::new(std::io::Cursor::new(data.clone())), format).unwrap();
             let items: Vec<_> = reader.take(bound + 1).collect();
             proptest::prop_assert!(items.len() <= bound);

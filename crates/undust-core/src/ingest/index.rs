@@ -14,11 +14,21 @@
 //!   digest, redirect, meta tags, record length, offset, file). The letters used: `a` original
 //!   URL (required), `b` date, `m` mime, `s` status, `k` (or old-style `c`) digest, `r` redirect,
 //!   `S` (else `n`) length. Files without a header line (NetarchiveSuite and early Wayback tools
-//!   write them) are read as CDX11 when lines have 11 fields and as the 9-field
-//!   ` CDX N b a m s k r V g` when they have 9. `-` is "absent".
-//! - **CDXJ** (pywb, OutbackCDX): `SURT TIMESTAMP {json}` with JSON keys `url`, `status`,
-//!   `mime`, `digest`, `length` and, when present, `redirect` / `location`. Lines starting with
-//!   `!` (OutbackCDX metadata) are skipped.
+//!   write them) are read as CDX11 when lines have 11 fields, as the 9-field
+//!   ` CDX N b a m s k r V g` when they have 9, and as the Wayback CDX server's default answer
+//!   (`urlkey timestamp original mimetype statuscode digest length`, ` CDX N b a m s k S`) when
+//!   they have 7. `-` is "absent".
+//! - **CDXJ** (pywb, OutbackCDX, Common Crawl): `SURT TIMESTAMP {json}` with JSON keys `url`,
+//!   `status`, `mime`, `digest`, `length` and, when present, `redirect` / `location`. Lines
+//!   starting with `!` (OutbackCDX metadata) are skipped.
+//! - **A CDX server's JSON answer**, as a user saves it from an archive's query API:
+//!   - the Wayback Machine's `output=json`: one JSON array per line, the first naming the
+//!     fields (`["urlkey","timestamp","original","mimetype","statuscode","digest","length"]`,
+//!     or those `fl=` asked for), the whole wrapped in `[` … `]`; an empty row and the
+//!     resumption key after it (`showResumeKey=true`) are skipped. A whole answer on one line
+//!     is read too, within the line bound.
+//!   - pywb's and Common Crawl's index server `output=json`: one JSON object per line with
+//!     the CDXJ keys above and the capture time as `timestamp`.
 //! - **Heritrix `crawl.log`** (Heritrix 1 and 3 write the same leading columns): log time,
 //!   status, size, URI, discovery path (hops), via (referrer), mime, worker thread, fetch
 //!   time+duration, digest (`sha1:BASE32` in Heritrix 3 and late 1.x, bare base32 before; `-`
@@ -57,6 +67,9 @@ const MAX_INDEX_LINE_BYTES: usize = 1 << 20;
 const CDX11: &str = "N b a m s k r M S V g";
 /// The CDX layout assumed for 9-field lines without a header.
 const CDX9: &str = "N b a m s k r V g";
+/// The CDX layout assumed for 7-field lines without a header: the Wayback CDX server's default
+/// answer (`urlkey timestamp original mimetype statuscode digest length`).
+const CDX7: &str = "N b a m s k S";
 
 /// The index layouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +80,9 @@ pub enum IndexFormat {
     Cdxj,
     /// Heritrix `crawl.log`.
     CrawlLog,
+    /// A CDX server's JSON answer: the Wayback Machine's rows (`[…]` lines, the first naming the
+    /// fields) or pywb's and Common Crawl's objects (`{…}` lines).
+    CdxJson,
 }
 
 impl IndexFormat {
@@ -91,6 +107,9 @@ impl IndexFormat {
         if line.trim_start().starts_with("CDX ") {
             return Some(IndexFormat::Cdx);
         }
+        if line.trim_start().starts_with(['[', '{']) {
+            return Some(IndexFormat::CdxJson);
+        }
         let mut fields = line.split_ascii_whitespace();
         let first = fields.next()?;
         let second = fields.next().unwrap_or_default();
@@ -99,7 +118,7 @@ impl IndexFormat {
             Some(IndexFormat::CrawlLog)
         } else if is_digits(second, 4..=14) && third.starts_with('{') {
             Some(IndexFormat::Cdxj)
-        } else if is_digits(second, 4..=14) && line.split_ascii_whitespace().count() >= 9 {
+        } else if is_digits(second, 4..=14) && line.split_ascii_whitespace().count() >= 7 {
             Some(IndexFormat::Cdx)
         } else {
             None
@@ -206,7 +225,7 @@ pub enum IndexError {
     /// Neither the name nor the first lines say which index layout the file has.
     #[error(
         "{path}: unknown index format (expected .cdx, .cdxj or crawl*.log, optionally .gz, or \
-         content that looks like one)"
+         content that looks like one of those or like a CDX server's JSON answer)"
     )]
     UnknownFormat {
         /// The file.
@@ -236,8 +255,13 @@ pub fn read_index(path: &Path) -> Result<IndexReader, IndexError> {
 pub struct IndexReader {
     input: Box<dyn BufRead + Send>,
     format: Option<IndexFormat>,
-    /// The CDX field letters in force (from the header line, else by field count).
+    /// The CDX field letters in force (from the header line, else by field count; for a
+    /// Wayback JSON answer, from its first row).
     cdx_fields: Option<Vec<char>>,
+    /// The last JSON row was empty: what follows is a resumption key, not a capture.
+    after_empty_row: bool,
+    /// Captures read from a line that held several (a JSON answer on one line).
+    pending: std::collections::VecDeque<Capture>,
     line_no: u64,
     buf: Vec<u8>,
     done: bool,
@@ -274,6 +298,8 @@ impl IndexReader {
             input,
             format,
             cdx_fields: None,
+            after_empty_row: false,
+            pending: Default::default(),
             line_no: 0,
             buf: Vec::new(),
             done: false,
@@ -307,11 +333,23 @@ impl IndexReader {
         &self.stats
     }
 
+    /// The capture if its URL is HTTP(S), counted; else `None`, counted as skipped.
+    fn http_only(&mut self, capture: Capture) -> Option<Capture> {
+        let scheme = capture.url.split(':').next().unwrap_or_default();
+        if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
+            self.stats.captures += 1;
+            return Some(capture);
+        }
+        self.stats.non_http += 1;
+        None
+    }
+
     fn parse(&mut self, line: &str) -> Result<Option<Capture>, String> {
         match self.format {
             Some(IndexFormat::Cdx) => self.parse_cdx(line),
             Some(IndexFormat::Cdxj) => self.parse_cdxj(line),
             Some(IndexFormat::CrawlLog) => self.parse_crawl_log(line),
+            Some(IndexFormat::CdxJson) => self.parse_cdx_json(line),
             None => Ok(None),
         }
     }
@@ -334,12 +372,14 @@ impl IndexReader {
         let fields: Vec<char> = match &self.cdx_fields {
             Some(fields) => fields.clone(),
             None => match values.len() {
-                11 => CDX11.split(' ').filter_map(|f| f.chars().next()).collect(),
-                9 => CDX9.split(' ').filter_map(|f| f.chars().next()).collect(),
+                11 => letters(CDX11),
+                9 => letters(CDX9),
+                7 => letters(CDX7),
                 n => {
                     return Err(format!(
-                        "{n} fields and no ` CDX …` header line declaring them (9 or 11 fields \
-                         are read as `{CDX9}` / `{CDX11}`)"
+                        "{n} fields and no ` CDX …` header line declaring them (7, 9 or 11 \
+                         fields are read as `{CDX7}` / `{CDX9}` / `{CDX11}`; a CDX server's \
+                         `output=json` answer names its fields)"
                     ))
                 }
             },
@@ -351,31 +391,7 @@ impl IndexReader {
                 fields.len()
             ));
         }
-        let get = |letter: char| -> Option<&str> {
-            fields
-                .iter()
-                .position(|&f| f == letter)
-                .map(|i| values[i])
-                .filter(|v| *v != "-" && !v.is_empty())
-        };
-        let Some(url) = get('a') else {
-            return Err("no original URL (field `a`)".into());
-        };
-        let mime = get('m').map(str::to_string);
-        let revisit = mime.as_deref() == Some("warc/revisit");
-        let mut capture = Capture {
-            url: url.to_string(),
-            timestamp: get('b').map(str::to_string),
-            status: parse_status(get('s'))?,
-            mime: mime.filter(|_| !revisit),
-            digest: get('k').or_else(|| get('c')).and_then(normalize_digest),
-            length: parse_length(get('S').or_else(|| get('n')))?,
-            redirect: None,
-            redirected_from: None,
-            revisit,
-        };
-        capture.redirect = get('r').map(|r| resolve(&capture.url, r));
-        Ok(Some(capture))
+        capture_from_fields(&fields, &values).map(Some)
     }
 
     fn parse_cdxj(&mut self, line: &str) -> Result<Option<Capture>, String> {
@@ -390,32 +406,65 @@ impl IndexReader {
         };
         let value: serde_json::Value =
             serde_json::from_str(json.trim()).map_err(|e| format!("invalid JSON: {e}"))?;
-        let text = |key: &str| -> Option<String> {
-            match value.get(key)? {
-                serde_json::Value::String(s) if !s.is_empty() && s != "-" => Some(s.clone()),
-                serde_json::Value::Number(n) => Some(n.to_string()),
-                _ => None,
+        capture_from_object(&value, Some(timestamp.to_string())).map(Some)
+    }
+
+    /// One line of a CDX server's JSON answer (see the module documentation).
+    fn parse_cdx_json(&mut self, line: &str) -> Result<Option<Capture>, String> {
+        let line = line.trim();
+        if line.starts_with('{') {
+            let value: serde_json::Value =
+                serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
+            let timestamp = json_text(&value, "timestamp");
+            return capture_from_object(&value, timestamp).map(Some);
+        }
+        let mut captures = Vec::new();
+        for row in json_rows(line)? {
+            captures.extend(self.cdx_json_row(&row)?);
+        }
+        // A whole answer on one line holds many captures: the first is returned, the others
+        // wait for the next calls.
+        let mut captures = captures.into_iter();
+        let first = captures.next();
+        self.pending.extend(captures);
+        Ok(first)
+    }
+
+    /// One row of the Wayback Machine's `output=json` answer: the field names, a capture, the
+    /// empty row before a resumption key, or that key.
+    fn cdx_json_row(&mut self, row: &[serde_json::Value]) -> Result<Option<Capture>, String> {
+        let after_empty_row = std::mem::replace(&mut self.after_empty_row, row.is_empty());
+        if row.is_empty() || (after_empty_row && row.len() == 1) {
+            self.stats.headers += 1;
+            return Ok(None);
+        }
+        let values: Vec<&str> = row
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .ok_or_else(|| format!("a field that is not a string: {v}"))
+            })
+            .collect::<Result<_, _>>()?;
+        let Some(fields) = &self.cdx_fields else {
+            // The first row names the fields.
+            let fields: Vec<char> = values.iter().map(|name| field_letter(name)).collect();
+            if !fields.contains(&'a') {
+                return Err(format!(
+                    "the first row names no original URL field (`original` or `url`): {values:?}"
+                ));
             }
+            self.cdx_fields = Some(fields);
+            self.stats.headers += 1;
+            return Ok(None);
         };
-        let Some(url) = text("url") else {
-            return Err("no \"url\" in the JSON".into());
-        };
-        let mime = text("mime");
-        let revisit = mime.as_deref() == Some("warc/revisit");
-        let redirect = text("redirect")
-            .or_else(|| text("location"))
-            .map(|r| resolve(&url, &r));
-        Ok(Some(Capture {
-            timestamp: Some(timestamp.to_string()),
-            status: parse_status(text("status").as_deref())?,
-            mime: mime.filter(|_| !revisit),
-            digest: text("digest").as_deref().and_then(normalize_digest),
-            length: parse_length(text("length").as_deref())?,
-            redirect,
-            redirected_from: None,
-            revisit,
-            url,
-        }))
+        if values.len() != fields.len() {
+            return Err(format!(
+                "{} fields where the first row names {}",
+                values.len(),
+                fields.len()
+            ));
+        }
+        capture_from_fields(fields, &values).map(Some)
     }
 
     fn parse_crawl_log(&mut self, line: &str) -> Result<Option<Capture>, String> {
@@ -490,6 +539,11 @@ impl Iterator for IndexReader {
     type Item = Result<Capture, RecordError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        while let Some(capture) = self.pending.pop_front() {
+            if let Some(capture) = self.http_only(capture) {
+                return Some(Ok(capture));
+            }
+        }
         while !self.done {
             self.line_no += 1;
             let line = self.line_no;
@@ -523,16 +577,143 @@ impl Iterator for IndexReader {
                 }
                 Ok(None) => {}
                 Ok(Some(capture)) => {
-                    let scheme = capture.url.split(':').next().unwrap_or_default();
-                    if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
-                        self.stats.captures += 1;
+                    if let Some(capture) = self.http_only(capture) {
                         return Some(Ok(capture));
                     }
-                    self.stats.non_http += 1;
+                }
+            }
+            // Captures of a line that held several, after its first.
+            while let Some(capture) = self.pending.pop_front() {
+                if let Some(capture) = self.http_only(capture) {
+                    return Some(Ok(capture));
                 }
             }
         }
         None
+    }
+}
+
+fn letters(layout: &str) -> Vec<char> {
+    layout.split(' ').filter_map(|f| f.chars().next()).collect()
+}
+
+/// The CDX letter of a field the Wayback CDX server names in its JSON answer (pywb's names too);
+/// `_` for a field not read.
+fn field_letter(name: &str) -> char {
+    match name {
+        "urlkey" => 'N',
+        "timestamp" => 'b',
+        "original" | "url" => 'a',
+        "mimetype" | "mime" => 'm',
+        "statuscode" | "status" => 's',
+        "digest" => 'k',
+        "redirect" => 'r',
+        "robotflags" => 'M',
+        "length" => 'S',
+        "offset" => 'V',
+        "filename" => 'g',
+        _ => '_',
+    }
+}
+
+/// A capture from CDX fields (`fields[i]` is the letter of `values[i]`; `-` is absent).
+fn capture_from_fields(fields: &[char], values: &[&str]) -> Result<Capture, String> {
+    let get = |letter: char| -> Option<&str> {
+        fields
+            .iter()
+            .position(|&f| f == letter)
+            .and_then(|i| values.get(i).copied())
+            .filter(|v| *v != "-" && !v.is_empty())
+    };
+    let Some(url) = get('a') else {
+        return Err("no original URL (field `a`)".into());
+    };
+    let mime = get('m').map(str::to_string);
+    let revisit = mime.as_deref() == Some("warc/revisit");
+    Ok(Capture {
+        url: url.to_string(),
+        timestamp: get('b').map(str::to_string),
+        status: parse_status(get('s'))?,
+        mime: mime.filter(|_| !revisit),
+        digest: get('k').or_else(|| get('c')).and_then(normalize_digest),
+        length: parse_length(get('S').or_else(|| get('n')))?,
+        redirect: get('r').map(|r| resolve(url, r)),
+        redirected_from: None,
+        revisit,
+    })
+}
+
+/// A JSON value as text: a non-empty string other than `-`, or a number.
+fn json_text(value: &serde_json::Value, key: &str) -> Option<String> {
+    match value.get(key)? {
+        serde_json::Value::String(s) if !s.is_empty() && s != "-" => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A capture from a JSON object with CDXJ's keys.
+fn capture_from_object(
+    value: &serde_json::Value,
+    timestamp: Option<String>,
+) -> Result<Capture, String> {
+    let text = |key: &str| json_text(value, key);
+    let Some(url) = text("url") else {
+        return Err("no \"url\" in the JSON".into());
+    };
+    let mime = text("mime");
+    let revisit = mime.as_deref() == Some("warc/revisit");
+    let redirect = text("redirect")
+        .or_else(|| text("location"))
+        .map(|r| resolve(&url, &r));
+    Ok(Capture {
+        timestamp,
+        status: parse_status(text("status").as_deref())?,
+        mime: mime.filter(|_| !revisit),
+        digest: text("digest").as_deref().and_then(normalize_digest),
+        length: parse_length(text("length").as_deref())?,
+        redirect,
+        redirected_from: None,
+        revisit,
+        url,
+    })
+}
+
+/// The rows on one line of the Wayback Machine's JSON answer. The server writes one row a line,
+/// the first line opening the outer array (`[[…],`) and the last closing it (`[…]]`); a whole
+/// answer on one line is an array of rows.
+fn json_rows(line: &str) -> Result<Vec<Vec<serde_json::Value>>, String> {
+    use serde_json::Value;
+    let line = line.trim().trim_end_matches(',').trim_end();
+    if let Ok(Value::Array(items)) = serde_json::from_str::<Value>(line) {
+        if !items.is_empty() && items.iter().all(Value::is_array) {
+            return Ok(items
+                .into_iter()
+                .map(|row| match row {
+                    Value::Array(values) => values,
+                    _ => Vec::new(),
+                })
+                .collect());
+        }
+        return Ok(vec![items]);
+    }
+    let mut row = line;
+    if let Some(inner) = row
+        .strip_prefix('[')
+        .filter(|r| r.trim_start().starts_with('['))
+    {
+        row = inner;
+    }
+    if let Some(inner) = row
+        .strip_suffix(']')
+        .filter(|r| r.trim_end().ends_with(']'))
+    {
+        row = inner;
+    }
+    match serde_json::from_str::<Value>(row) {
+        Ok(Value::Array(values)) => Ok(vec![values]),
+        Ok(other) => Err(format!("expected a JSON array of fields, found {other}")),
+        Err(e) => Err(format!("invalid JSON: {e}")),
     }
 }
 
@@ -604,6 +785,88 @@ mod tests {
         assert_eq!(first.digest.as_deref(), Some("ABC"));
         assert_eq!(first.mime.as_deref(), Some("text/html"));
         assert_eq!(items[1].as_ref().unwrap_err().line(), Some(3));
+    }
+
+    #[test]
+    fn the_wayback_cdx_servers_default_text_answer_has_seven_fields() {
+        let text = "org,example)/ 20200101000000 http://example.org/ text/html 200 \
+                    sha1:AAAA 1415\n\
+                    org,example)/a 20200102000000 http://example.org/a warc/revisit - AAAA 700\n";
+        let items = read(text, None);
+        let first = items[0].as_ref().unwrap();
+        assert_eq!(first.url, "http://example.org/");
+        assert_eq!(first.timestamp.as_deref(), Some("20200101000000"));
+        assert_eq!(first.status, Some(200));
+        assert_eq!(first.digest.as_deref(), Some("AAAA"));
+        assert_eq!(first.length, Some(1415));
+        let revisit = items[1].as_ref().unwrap();
+        assert!(revisit.revisit);
+        assert_eq!(revisit.status, None);
+        // Eight fields without a header is no layout anyone writes: an error naming the line.
+        let items = read("org,a)/ 2020 http://a.test/ text/html 200 AAAA 1 x\n", None);
+        assert_eq!(items[0].as_ref().unwrap_err().line(), Some(1));
+    }
+
+    #[test]
+    fn the_wayback_machines_json_answer_reads_by_its_first_row() {
+        // As the server writes it: one row a line, the outer array around them, and after an
+        // empty row the resumption key of `showResumeKey=true`.
+        let text = "[[\"urlkey\",\"timestamp\",\"original\",\"mimetype\",\"statuscode\",\"digest\",\"length\"],\n\
+                    [\"org,example)/\", \"20200101000000\", \"http://example.org:80/\", \"text/html\", \"200\", \"QQQQ\", \"1415\"],\n\
+                    [\"org,example)/b\", \"20200101000001\", \"http://example.org/b\", \"text/html\", \"301\", \"-\", \"400\"],\n\
+                    [],\n\
+                    [\"org%2Cexample%29%2F+20200101000001%21\"]]\n";
+        let items = read(text, None);
+        assert_eq!(items.len(), 2, "{items:?}");
+        let first = items[0].as_ref().unwrap();
+        assert_eq!(first.url, "http://example.org:80/");
+        assert_eq!(first.digest.as_deref(), Some("QQQQ"));
+        assert_eq!(first.length, Some(1415));
+        let second = items[1].as_ref().unwrap();
+        assert_eq!(second.status, Some(301));
+        assert_eq!(second.digest, None);
+        // Fields chosen with `fl=`, in another order, and the whole answer on one line.
+        let text =
+            "[[\"original\",\"digest\",\"statuscode\"],[\"http://a.test/x\",\"D1\",\"200\"],\
+                    [\"http://a.test/y\",\"D1\",\"200\"],[\"http://a.test/z\",\"D2\",\"200\"]]";
+        let items = read(text, None);
+        let urls: Vec<&str> = items
+            .iter()
+            .map(|c| c.as_ref().unwrap().url.as_str())
+            .collect();
+        assert_eq!(
+            urls,
+            ["http://a.test/x", "http://a.test/y", "http://a.test/z"]
+        );
+        assert_eq!(items[1].as_ref().unwrap().digest.as_deref(), Some("D1"));
+        // A first row without the URL field, and a row of the wrong width, are errors naming
+        // their lines.
+        let items = read("[[\"timestamp\",\"digest\"],\n[\"2020\",\"D\"]]\n", None);
+        assert_eq!(items[0].as_ref().unwrap_err().line(), Some(1));
+        let text =
+            "[[\"original\",\"digest\"],\n[\"http://a.test/\"],\n[\"http://a.test/b\",\"D\"]]\n";
+        let items = read(text, None);
+        assert_eq!(items[0].as_ref().unwrap_err().line(), Some(2));
+        assert_eq!(items[1].as_ref().unwrap().url, "http://a.test/b");
+    }
+
+    #[test]
+    fn pywb_and_common_crawl_json_lines_read_as_cdxj() {
+        let text = "{\"urlkey\": \"org,example)/\", \"timestamp\": \"20240101000000\", \"url\": \"https://example.org/\", \"mime\": \"text/html\", \"mime-detected\": \"text/html\", \"status\": \"200\", \"digest\": \"ZZZZ\", \"length\": \"12345\", \"offset\": \"678\", \"filename\": \"crawl-data/x.warc.gz\", \"languages\": \"eng\"}\n\
+                    {\"urlkey\": \"org,example)/old\", \"timestamp\": \"20240101000001\", \"url\": \"https://example.org/old\", \"status\": \"301\", \"redirect\": \"/\", \"digest\": \"YYYY\", \"length\": \"500\"}\n\
+                    {\"timestamp\": \"2024\"}\n";
+        let items = read(text, None);
+        let first = items[0].as_ref().unwrap();
+        assert_eq!(first.url, "https://example.org/");
+        assert_eq!(first.timestamp.as_deref(), Some("20240101000000"));
+        assert_eq!(first.digest.as_deref(), Some("ZZZZ"));
+        assert!(first.is_payload_evidence());
+        let redirect = items[1].as_ref().unwrap();
+        assert_eq!(
+            redirect.redirect_pair(),
+            Some(("https://example.org/old", "https://example.org/"))
+        );
+        assert_eq!(items[2].as_ref().unwrap_err().line(), Some(3));
     }
 
     #[test]
