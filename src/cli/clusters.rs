@@ -30,7 +30,7 @@ use crate::content::ContentConfig;
 #[derive(Debug, clap::Args)]
 pub struct ClustersArgs {
     /// Page files: JSON lines (`.jsonl`, `.json`, `.ndjson`), WARC (`.warc`) or ARC (`.arc`),
-    /// optionally `.gz` (other names: told from the content).
+    /// optionally `.gz` (other names: told from the content), or WACZ (`.wacz`).
     #[arg(long, required = true, num_args = 1..)]
     pages: Vec<PathBuf>,
     /// Write here instead of stdout.

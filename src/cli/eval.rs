@@ -28,7 +28,7 @@ use crate::learn::eval::{
 /// Flags of `undust eval`.
 #[derive(Debug, clap::Args)]
 pub struct EvalArgs {
-    /// Page files: JSON lines or WARC, optionally `.gz`.
+    /// Page files: JSON lines, WARC or ARC (optionally `.gz`), or WACZ.
     #[arg(long, num_args = 1.., required_unless_present_any = ["clusters", "index"], conflicts_with_all = ["clusters", "index"])]
     pages: Vec<PathBuf>,
     /// Pre-labelled data: `{"url": ..., "cluster": ...}` lines.

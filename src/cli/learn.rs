@@ -27,7 +27,7 @@ use crate::pipeline::{labelled, learn_checked, GatePolicy, HostClusters};
 /// Flags of `undust learn`.
 #[derive(Debug, clap::Args)]
 pub struct LearnArgs {
-    /// Page files: JSON lines or WARC, optionally `.gz`.
+    /// Page files: JSON lines, WARC or ARC (optionally `.gz`), or WACZ.
     #[arg(long, num_args = 1.., required_unless_present_any = ["clusters", "index"], conflicts_with_all = ["clusters", "index"])]
     pages: Vec<PathBuf>,
     /// Pre-labelled training data: `{"url": ..., "cluster": ...}` lines.

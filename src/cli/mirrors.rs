@@ -37,7 +37,7 @@ const INDEX_ERRORS_REPORTED: usize = 20;
 /// Flags of `undust mirrors`.
 #[derive(Debug, clap::Args)]
 pub struct MirrorsArgs {
-    /// Page files: JSON lines or WARC, optionally `.gz`.
+    /// Page files: JSON lines, WARC or ARC (optionally `.gz`), or WACZ.
     #[arg(long, num_args = 1.., required_unless_present = "index", conflicts_with = "index")]
     pages: Vec<PathBuf>,
     /// Capture indexes: CDX (`.cdx`), CDXJ (`.cdxj`), a CDX server's `output=json` answer or

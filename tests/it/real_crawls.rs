@@ -870,14 +870,24 @@ fn wget_crawl_of_copied_files_site(dir: &Path) -> Option<(Site, PathBuf)> {
     let out = run_bounded(
         std::process::Command::new("wget")
             .current_dir(dir)
-            .args(["-q", "-r", "-p", "-l", "3", "-e", "robots=off", "--tries=1"])
+            .args([
+                "-nv",
+                "-r",
+                "-p",
+                "-l",
+                "3",
+                "-e",
+                "robots=off",
+                "--tries=1",
+            ])
             .arg("--warc-file=static")
             .args(["-P", "mirror"])
             .arg(format!("{}/", site.base())),
     );
     assert!(
         matches!(out.status.code(), Some(0 | 8)),
-        "{}",
+        "wget: {}: {}",
+        out.status,
         String::from_utf8_lossy(&out.stderr)
     );
     Some((site, dir.join("static.warc.gz")))

@@ -1,11 +1,12 @@
-"""pywb, the replay system many web archives run, over one WARC.
+"""pywb, the replay system many web archives run, and py-wacz, over one WARC.
 
 Usage: real_tools_pywb.py BIN_DIR WARC HOST:PORT OUT_DIR
 
-Writes to OUT_DIR what a user of pywb has: its indexer's files (pywb.cdx, 11 fields with a
-header; pywb9.cdx, 9 fields; pywb.cdxj) and its CDX server's answers for every capture under
-HOST:PORT (server.json for `output=json`, server.cdxj for the default answer). The server runs on
-a loopback port and is stopped before this exits. BIN_DIR holds pywb's tools (empty: the PATH's).
+Writes to OUT_DIR what a user of these tools has: pywb's indexer's files (pywb.cdx, 11 fields
+with a header; pywb9.cdx, 9 fields; pywb.cdxj), its CDX server's answers for every capture under
+HOST:PORT (server.json for `output=json`, server.cdxj for the default answer), and the WARC
+packaged by py-wacz (crawl.wacz). The server runs on a loopback port and is stopped before this
+exits. BIN_DIR holds the tools (empty: the PATH's).
 """
 import os
 import socket
@@ -31,6 +32,7 @@ def run(*args):
 run(tool("cdx-indexer"), "-o", os.path.join(out, "pywb.cdx"), warc)
 run(tool("cdx-indexer"), "-9", "-o", os.path.join(out, "pywb9.cdx"), warc)
 run(tool("cdx-indexer"), "-j", "-o", os.path.join(out, "pywb.cdxj"), warc)
+run(tool("wacz"), "create", "-o", os.path.join(out, "crawl.wacz"), warc)
 run(tool("wb-manager"), "init", "crawl")
 run(tool("wb-manager"), "add", "crawl", warc)
 

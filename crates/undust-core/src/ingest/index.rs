@@ -239,9 +239,16 @@ pub fn read_index(path: &Path) -> Result<IndexReader, IndexError> {
         path: path.to_path_buf(),
         source,
     };
-    let file = File::open(path).map_err(io_err)?;
-    let mut reader =
-        IndexReader::new(Box::new(file), IndexFormat::from_path(path)).map_err(io_err)?;
+    // A WACZ's index is read as the layout its lines show (CDXJ by its specification).
+    let (source, named): (Box<dyn Read + Send>, _) = if super::wacz::is_wacz(path) {
+        (super::wacz::indexes(path).map_err(io_err)?, None)
+    } else {
+        (
+            Box::new(File::open(path).map_err(io_err)?),
+            IndexFormat::from_path(path),
+        )
+    };
+    let mut reader = IndexReader::new(source, named).map_err(io_err)?;
     if reader.format.is_none() {
         return Err(IndexError::UnknownFormat {
             path: path.to_path_buf(),

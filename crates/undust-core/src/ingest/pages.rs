@@ -9,6 +9,7 @@
 //! per page: a malformed line or record is an error naming its line number or byte offset, and
 //! reading continues with the next one; a file that ends inside a record is an error at that
 //! record's offset, and the end of the stream. [`PageReader::stats`] counts every record by type.
+//! A WACZ (`.wacz`, or any zip file) is read as the WARCs it packages ([`super::wacz`]).
 //!
 //! # JSON lines
 //!
@@ -451,16 +452,22 @@ pub fn read_pages(path: &Path) -> Result<PageReader, ReadError> {
 
 /// Opens `path` with the given limits. The format comes from the file name; a name that does not
 /// say is decided by the first bytes ([`Format::sniff`]), and a `.warc` that holds ARC records (or
-/// the reverse) is read as what it holds.
+/// the reverse) is read as what it holds. A WACZ is read as its WARCs one after the other
+/// ([`super::wacz`]); a record's offset is then counted from the start of the first.
 pub fn read_pages_with(path: &Path, limits: ReaderLimits) -> Result<PageReader, ReadError> {
-    let named = Format::from_path(path);
+    let wacz = super::wacz::is_wacz(path);
+    let named = if wacz { None } else { Format::from_path(path) };
     let io_err = |source| ReadError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let file = File::open(path).map_err(io_err)?;
+    let source: Box<dyn Read + Send> = if wacz {
+        super::wacz::archives(path).map_err(io_err)?
+    } else {
+        Box::new(File::open(path).map_err(io_err)?)
+    };
     let mut reader =
-        PageReader::new(Box::new(file), named.unwrap_or(Format::Warc), limits).map_err(io_err)?;
+        PageReader::new(source, named.unwrap_or(Format::Warc), limits).map_err(io_err)?;
     if named.is_none() {
         match reader.input.fill_buf().ok().and_then(Format::sniff) {
             Some(format) => reader.format = format,
