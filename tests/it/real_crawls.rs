@@ -398,6 +398,52 @@ fn learn_from_crawl_logs_strips_the_default_documents_small_hosts_show_once() {
 /// on two aliases whose content changed in between; two are one page of `gmpg.org` under its
 /// name with and without `.php` (MultiViews), 1 and 3 bytes apart because the page writes its
 /// own address (QUALITY.md, "Real crawl logs as truth").
+/// A small host on a case-insensitive server shows its case variants on two pages only
+/// (`www.kaarefc.dk`: `/Wop/` ≡ `/wop/` and its stylesheet `/Wop/wop.css` ≡ `/wop/wop.css`), and
+/// never three; two suffice for a case fold, as the server's property, with nothing contrary.
+#[test]
+fn a_small_case_insensitive_host_folds_the_case_its_two_pages_show() {
+    let Some(root) = crawls() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (out, rules) = learn_from_index(&crawl_logs(&root), dir.path());
+    let folds: Vec<String> = rules["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|h| {
+            let host = h["host"].as_str().unwrap().to_owned();
+            h["site_rules"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|r| {
+                    r["op"]
+                        .as_str()
+                        .is_some_and(|op| op.starts_with("lowercase"))
+                })
+                .map(move |r| format!("{host} {}", r["op"]))
+        })
+        .collect();
+    assert_eq!(folds.len(), 1, "{folds:?}");
+    assert!(folds[0].starts_with("www.kaarefc.dk "), "{folds:?}");
+    let urls = [
+        "http://www.kaarefc.dk/Wop/",
+        "http://www.kaarefc.dk/wop/",
+        "http://www.kaarefc.dk/Wop/wop.css",
+        "http://www.kaarefc.dk/wop/wop.css",
+        "http://www.kaarefc.dk/Wop/Billeder/Kort.jpg",
+    ];
+    let canonical = canonicalize_with(&out, &urls, dir.path());
+    assert_eq!(canonical[0], canonical[1]);
+    assert_eq!(canonical[2], canonical[3]);
+    assert_ne!(canonical[0], canonical[2]);
+    assert!(
+        canonical[4].starts_with("http://www.kaarefc.dk/wop/"),
+        "{canonical:?}"
+    );
+}
+
 #[test]
 fn rules_learned_from_crawl_logs_join_the_captures_their_digests_join_across_hosts() {
     use std::collections::{BTreeSet, HashMap};

@@ -178,6 +178,23 @@ const SERVER_DOCUMENT_MIN_CLUSTERS: u32 = 1;
 /// orders on few pages of a 20% sample (XenForo's `?order=title&direction=desc`).
 const SORT_QUERY_MIN_CLUSTERS: u32 = 2;
 
+/// Duplicate clusters that suffice to fold the case of a host's paths (where the sample shows
+/// it, [`case_scope`]), as long as no group of different pages contradicts it: two pages each
+/// served under two spellings. Whether paths are case-insensitive is a fact about the server
+/// (IIS, a case-insensitive file system) and not about a page: a case-sensitive server answers a
+/// misspelled case with a 404 or another page, never with the same content twice by chance. A
+/// small host of a real crawl shows its case variants on a page or two
+/// (`www.kaarefc.dk`: `/Wop/` ≡ `/wop/` and its stylesheet), never on three.
+const CASE_FOLD_MIN_CLUSTERS: u32 = 2;
+
+/// Whether a case fold's evidence accepts it: as any action's, or from
+/// [`CASE_FOLD_MIN_CLUSTERS`] clusters with no contrary group.
+fn case_fold_accepted(evidence: &Evidence, config: &LearnConfig) -> bool {
+    evidence.accepts(config)
+        || (evidence.negative_groups == 0
+            && evidence.accepts_with_support(config, CASE_FOLD_MIN_CLUSTERS))
+}
+
 /// Whether `name` is one of [`SERVER_DEFAULT_DOCUMENTS`].
 fn is_server_default_document(name: &str) -> bool {
     SERVER_DEFAULT_DOCUMENTS
@@ -928,6 +945,12 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             let thin_tail = matches!(&candidate, SiteAction::DefaultViewTail { tail }
                 if route_shows_default(&round.outputs, &clusters, tail));
             let sibling = siblings.contains(&candidate);
+            let case_fold = matches!(
+                candidate,
+                SiteAction::LowercasePath
+                    | SiteAction::LowercasePathAndQuery
+                    | SiteAction::LowercaseSegments { .. }
+            );
             let accepts = evidence.accepts(config)
                 || ((sibling || shared)
                     && evidence.negative_groups == 0
@@ -935,6 +958,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 || (candidate == SiteAction::SortQuery
                     && evidence.negative_groups == 0
                     && evidence.accepts_with_support(config, SORT_QUERY_MIN_CLUSTERS))
+                || (case_fold && case_fold_accepted(&evidence, config))
                 || (server_document
                     && evidence.negative_groups == 0
                     && evidence.accepts_with_support(config, SERVER_DOCUMENT_MIN_CLUSTERS))

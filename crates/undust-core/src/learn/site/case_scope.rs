@@ -17,7 +17,10 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{measure, Evidence, LearnConfig, Parsed, Round, SiteAction, SiteRewriter, Tested};
+use super::{
+    case_fold_accepted, measure, Evidence, LearnConfig, Parsed, Round, SiteAction, SiteRewriter,
+    Tested,
+};
 
 /// Deepest segment position examined (a path deeper than this is folded whole or not at all).
 const MAX_SCOPE: usize = 16;
@@ -89,7 +92,7 @@ pub(super) fn scoped_case(
         return None;
     }
     let (scope, beyond) = shown_scope(wide, wide_moved, round)?;
-    if !beyond && wide.accepts(config) {
+    if !beyond && case_fold_accepted(wide, config) {
         return None;
     }
     let inside: Vec<u32> = may_change
@@ -105,9 +108,7 @@ pub(super) fn scoped_case(
     let mut with = rewriter.clone();
     with.add(&action);
     let (evidence, moved) = measure(parsed, &with, round, &inside, None, false);
-    evidence
-        .accepts(config)
-        .then_some((action, with, evidence, moved))
+    case_fold_accepted(&evidence, config).then_some((action, with, evidence, moved))
 }
 
 #[cfg(test)]
@@ -209,5 +210,45 @@ mod tests {
         }
         let out = learn(&s, &LearnConfig::default());
         assert_eq!(actions(&out), [&SiteAction::LowercasePath]);
+    }
+
+    /// A small host: a folder and its stylesheet each captured under two spellings, the rest of
+    /// its pages once. `extra` adds another folder under both spellings, either one page
+    /// (`Some(true)`) or two different ones (`Some(false)`).
+    fn small_host(pairs: u64, extra: Option<bool>) -> Vec<LabelledUrl> {
+        let mut s = Vec::new();
+        for (i, file) in ["", "site.css"].iter().enumerate().take(pairs as usize) {
+            s.push(lu(format!("http://s.example/Wop/{file}"), i as u64));
+            s.push(lu(format!("http://s.example/wop/{file}"), i as u64));
+        }
+        for i in 0..20u64 {
+            s.push(lu(format!("http://s.example/wop/page{i}.html"), 100 + i));
+        }
+        if let Some(same) = extra {
+            s.push(lu("http://s.example/Kort/".into(), 200));
+            s.push(lu(
+                "http://s.example/kort/".into(),
+                if same { 200 } else { 201 },
+            ));
+        }
+        s
+    }
+
+    #[test]
+    fn two_pages_under_two_spellings_fold_the_case_and_a_contrary_page_refuses_it() {
+        let folds = |s: &[LabelledUrl]| -> bool {
+            learn(s, &LearnConfig::default()).rules.iter().any(|r| {
+                matches!(
+                    r.action,
+                    SiteAction::LowercasePath | SiteAction::LowercaseSegments { .. }
+                )
+            })
+        };
+        assert!(folds(&small_host(2, None)));
+        assert!(folds(&small_host(2, Some(true))));
+        // One page under two spellings may be a link's accident (a symbolic link, an alias).
+        assert!(!folds(&small_host(1, None)));
+        // Two folders that differ only in case are a case-sensitive server's.
+        assert!(!folds(&small_host(2, Some(false))));
     }
 }
