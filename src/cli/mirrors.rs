@@ -252,7 +252,7 @@ fn observe_capture(
 }
 
 /// Reads one index: a capture table when its first line is a tab-separated header naming `url`
-/// and `digest`, else an archive index (CDX, CDXJ, crawl.log).
+/// and `digest`, else an archive index (CDX, CDXJ, a CDX server's JSON, crawl.log, a WACZ's).
 fn read_index(
     path: &Path,
     normalizer: &StaticNormalizer,
@@ -260,6 +260,9 @@ fn read_index(
     labelled: &mut Vec<LabelledUrl>,
 ) -> Result<(), String> {
     let name = path.display();
+    if crate::ingest::wacz::is_wacz(path) {
+        return read_archive_index(path, normalizer, summaries, labelled);
+    }
     let mut lines = std::io::BufRead::lines(open_text(path)?);
     let header = match lines.next() {
         Some(line) => line.map_err(|e| format!("{name}: line 1: {e}"))?,

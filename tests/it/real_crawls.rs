@@ -708,7 +708,8 @@ fn a_wget_crawl_of_a_static_site_learns_its_copied_files_for_sections_it_never_s
 
 /// What a web archive running pywb has of a crawl: its indexer's CDX (11 and 9 fields) and
 /// CDXJ files, and its CDX server's answers (`output=json` and the default CDXJ). Each teaches
-/// the copied files that the crawl's WARC teaches, by payload digest alone.
+/// the copied files that the crawl's WARC teaches, by payload digest alone. So does the WARC
+/// packaged as a WACZ by py-wacz, read for its pages and for its index.
 #[test]
 fn pywb_indexes_and_cdx_server_answers_of_a_wget_crawl_teach_what_its_warc_teaches() {
     let Some(pywb) = pywb_tools() else {
@@ -763,6 +764,31 @@ fn pywb_indexes_and_cdx_server_answers_of_a_wget_crawl_teach_what_its_warc_teach
             expected,
             "{name}: {learned}"
         );
+    }
+    let wacz = indexes.join("crawl.wacz");
+    for input in ["--pages", "--index"] {
+        let (_, learned) = learn_from(input, std::slice::from_ref(&wacz), dir.path());
+        assert_eq!(
+            shared_files(&learned["hosts"][0]),
+            expected,
+            "WACZ {input}: {learned}"
+        );
+    }
+    // `eval` and `mirrors` read the same inputs the same way.
+    for command in ["eval", "mirrors"] {
+        for file in [&wacz, &indexes.join("server.json")] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+                .args([command, "--index"])
+                .arg(file)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{command} --index {}: {}",
+                file.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
     }
 }
 
