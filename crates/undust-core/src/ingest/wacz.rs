@@ -36,13 +36,7 @@ fn starts_like_zip(path: &Path) -> bool {
 
 /// The plain bytes of every WARC (or ARC) under `archive/`, one after the other in name order.
 pub fn archives(path: &Path) -> io::Result<Box<dyn Read + Send>> {
-    let entries = entries(path, |name| {
-        let name = name.to_ascii_lowercase();
-        name.starts_with("archive/")
-            && [".warc", ".warc.gz", ".arc", ".arc.gz"]
-                .iter()
-                .any(|ext| name.ends_with(ext))
-    })?;
+    let entries = entries(path, "archive/", &[".warc", ".warc.gz", ".arc", ".arc.gz"])?;
     if entries.is_empty() {
         return Err(invalid(path, "no WARC under archive/"));
     }
@@ -52,13 +46,7 @@ pub fn archives(path: &Path) -> io::Result<Box<dyn Read + Send>> {
 /// The plain lines of every capture index under `indexes/` (CDXJ in the WACZ specification; CDX
 /// read as well), one after the other in name order.
 pub fn indexes(path: &Path) -> io::Result<Box<dyn Read + Send>> {
-    let entries = entries(path, |name| {
-        let name = name.to_ascii_lowercase();
-        name.starts_with("indexes/")
-            && [".cdx", ".cdxj", ".cdx.gz", ".cdxj.gz"]
-                .iter()
-                .any(|ext| name.ends_with(ext))
-    })?;
+    let entries = entries(path, "indexes/", &[".cdx", ".cdxj", ".cdx.gz", ".cdxj.gz"])?;
     if entries.is_empty() {
         return Err(invalid(
             path,
@@ -84,8 +72,13 @@ struct Entry {
     deflated: bool,
 }
 
-/// The entries whose names `wanted` accepts, in name order.
-fn entries(path: &Path, wanted: impl Fn(&str) -> bool) -> io::Result<Vec<Entry>> {
+/// The entries under `folder` whose names end with one of `extensions` (any case), in name
+/// order.
+fn entries(path: &Path, folder: &str, extensions: &[&str]) -> io::Result<Vec<Entry>> {
+    let wanted = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        name.starts_with(folder) && extensions.iter().any(|ext| name.ends_with(ext))
+    };
     let file = File::open(path)?;
     let mut archive = zip::ZipArchive::new(BufReader::new(file))
         .map_err(|e| invalid(path, format_args!("not a readable WACZ (zip): {e}")))?;
