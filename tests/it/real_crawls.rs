@@ -1550,19 +1550,56 @@ fn warcio_gzip_records_with_chunked_body_redirect_and_revisit_read_completely() 
 }
 
 /// Inputs that look like the start of each format, so the fuzzing reaches past the first line.
-const PREFIXES: [&[u8]; 6] = [
+const PREFIXES: [&[u8]; 8] = [
     b"",
     b"WARC/1.0\r\nWARC-Type: revisit\r\nContent-Length: 12\r\n\r\n",
     b"filedesc://x.arc 0.0.0.0 20040511211249 text/plain 3\n1 0\n\nhttp://a.test/ 1.2.3.4 20040511211249 text/html 9\n",
     b" CDX N b a m s k r M S V g\n",
     b"a.test/ 20200101000000 {\"url\": ",
     b"2006-08-15T09:53:58.470Z   302        301 http://a.test/ P ",
+    b"[[\"original\",\"digest\",\"statuscode\"],\n[\"http://a.test/\", ",
+    b"{\"urlkey\": \"test,a)/\", \"url\": \"http://a.test/\", ",
 ];
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(
         crate::support::proptest_cases(256)
     ))]
+
+    /// A WACZ holding any bytes as its WARC and its index, with one byte of the zip file then
+    /// overwritten anywhere (its directory, a header, the data): pages and captures or errors,
+    /// never a panic or a hang.
+    #[test]
+    fn a_damaged_wacz_gives_records_or_errors(
+        prefix in 0usize..PREFIXES.len(),
+        body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..1024),
+        damage_at in proptest::prelude::any::<proptest::sample::Index>(),
+        damage in proptest::prelude::any::<u8>(),
+    ) {
+        use std::io::Write;
+        use zip::write::SimpleFileOptions;
+        let mut data = PREFIXES[prefix].to_vec();
+        data.extend_from_slice(&body);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("crawl.wacz");
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let stored = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+        zip.start_file("archive/data.warc", stored).unwrap();
+        zip.write_all(&data).unwrap();
+        zip.start_file("indexes/index.cdxj", SimpleFileOptions::default()).unwrap();
+        zip.write_all(&data).unwrap();
+        let mut bytes = zip.finish().unwrap().into_inner();
+        let at = damage_at.index(bytes.len());
+        bytes[at] = damage;
+        std::fs::write(&path, &bytes).unwrap();
+        let bound = bytes.len() + 2;
+        if let Ok(reader) = read_pages(&path) {
+            proptest::prop_assert!(reader.take(bound + 1).count() <= bound);
+        }
+        if let Ok(reader) = read_index(&path) {
+            proptest::prop_assert!(reader.take(bound + 1).count() <= bound);
+        }
+    }
 
     /// Any bytes, fed to every reader: records or errors naming an offset or a line, never a
     /// panic or a hang (each reader ends within a bound proportional to the input).
