@@ -190,9 +190,7 @@ const CASE_FOLD_MIN_CLUSTERS: u32 = 2;
 /// Whether a case fold's evidence accepts it: as any action's, or from
 /// [`CASE_FOLD_MIN_CLUSTERS`] clusters with no contrary group.
 fn case_fold_accepted(evidence: &Evidence, config: &LearnConfig) -> bool {
-    evidence.accepts(config)
-        || (evidence.negative_groups == 0
-            && evidence.accepts_with_support(config, CASE_FOLD_MIN_CLUSTERS))
+    evidence.accepts(config) || evidence.accepts_uncontradicted(config, CASE_FOLD_MIN_CLUSTERS)
 }
 
 /// Whether `name` is one of [`SERVER_DEFAULT_DOCUMENTS`].
@@ -283,6 +281,11 @@ impl Evidence {
 
     fn accepts(&self, config: &LearnConfig) -> bool {
         self.accepts_with_support(config, config.min_support_clusters)
+    }
+
+    /// [`Evidence::accepts_with_support`] with no group of different pages merged at all.
+    fn accepts_uncontradicted(&self, config: &LearnConfig, min_support_clusters: u32) -> bool {
+        self.negative_groups == 0 && self.accepts_with_support(config, min_support_clusters)
     }
 
     /// [`Evidence::accepts`] with `min_support_clusters` in place of the configured one.
@@ -951,23 +954,22 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     | SiteAction::LowercasePathAndQuery
                     | SiteAction::LowercaseSegments { .. }
             );
+            // Actions whose evidence is a fact about the host's server or framework, or was
+            // proposed from every spelling the sample could show: fewer clusters suffice, with
+            // no contrary group at all.
+            let fewer_clusters = [
+                (sibling || shared, 1),
+                (candidate == SiteAction::SortQuery, SORT_QUERY_MIN_CLUSTERS),
+                (case_fold, CASE_FOLD_MIN_CLUSTERS),
+                (server_document, SERVER_DOCUMENT_MIN_CLUSTERS),
+                (keyless, MIN_THIN_IDS as u32),
+                (thin_tail, MIN_THIN_TAIL_PAGES as u32),
+            ]
+            .into_iter()
+            .filter_map(|(applies, clusters)| applies.then_some(clusters))
+            .min();
             let accepts = evidence.accepts(config)
-                || ((sibling || shared)
-                    && evidence.negative_groups == 0
-                    && evidence.accepts_with_support(config, 1))
-                || (candidate == SiteAction::SortQuery
-                    && evidence.negative_groups == 0
-                    && evidence.accepts_with_support(config, SORT_QUERY_MIN_CLUSTERS))
-                || (case_fold && case_fold_accepted(&evidence, config))
-                || (server_document
-                    && evidence.negative_groups == 0
-                    && evidence.accepts_with_support(config, SERVER_DOCUMENT_MIN_CLUSTERS))
-                || (keyless
-                    && evidence.negative_groups == 0
-                    && evidence.accepts_with_support(config, MIN_THIN_IDS as u32))
-                || (thin_tail
-                    && evidence.negative_groups == 0
-                    && evidence.accepts_with_support(config, MIN_THIN_TAIL_PAGES as u32));
+                || fewer_clusters.is_some_and(|n| evidence.accepts_uncontradicted(config, n));
             if !contradicted && accepts && !strays() {
                 rewriter = with;
                 if matches!(
@@ -1067,8 +1069,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             // are the evidence asked (`vocabulary::MIN_VOCABULARY_ENTRIES`).
             evidence.waive_type_coverage();
             let shown = vocabulary::MIN_VOCABULARY_ENTRIES as u32;
-            if evidence.negative_groups == 0
-                && evidence.accepts_with_support(config, shown)
+            if evidence.accepts_uncontradicted(config, shown)
                 && best
                     .as_ref()
                     .is_none_or(|(_, b, _)| evidence.changed < b.changed)
