@@ -173,7 +173,8 @@ pub struct Knobs {
     /// Relearn a host with new samples at least every this many seconds [default: 3600].
     #[arg(long, env = "UNDUST_RELEARN_INTERVAL_SECS")]
     pub relearn_interval_secs: Option<u64>,
-    /// Hosts learned concurrently [default: 1].
+    /// Hosts learned concurrently, and the threads learning runs on: one host's learning uses
+    /// them all when it is the only one [default: 1].
     #[arg(long, env = "UNDUST_RELEARN_CONCURRENCY")]
     pub relearn_concurrency: Option<usize>,
     /// Pages kept in each host's learning sample [default: 20000].

@@ -13,7 +13,9 @@
 //!   stored with the samples, so a restart resumes the schedule where it was.
 //! - [`jobs`]: relearn jobs (scheduled or asked for by an operator), at most
 //!   `--relearn-concurrency` hosts at once on blocking threads, so the async threads keep answering
-//!   Canonicalize; a relearn of hosts all already learning joins the running job.
+//!   Canonicalize; a relearn of hosts all already learning joins the running job. The learner
+//!   itself runs on a pool of as many threads, which bounds the cores learning takes whether one
+//!   host is learned or several.
 //! - [`relearn`]: one host relearned: samples → clusters → rules through the live-rule gate
 //!   ([`crate::pipeline::learn_checked`]), stored, then swapped live; failures are a typed
 //!   [`RelearnError`](crate::pipeline::RelearnError).
@@ -115,6 +117,13 @@ pub struct Learning {
     persist_lock: Mutex<()>,
     jobs: Mutex<Jobs>,
     permits: Arc<Semaphore>,
+    /// The threads learning runs on: as many as hosts may be learned at once
+    /// (`relearn_concurrency`). The learner shares one host's work out among the threads of the
+    /// pool it runs in, so this bounds the cores learning takes from serving, however many
+    /// hosts are learned at once. `None` when the threads could not be started: learning then
+    /// runs on the blocking thread that asked, and the learner's shared-out work on the
+    /// process-wide pool.
+    learn_threads: Option<rayon::ThreadPool>,
     next_sample_id: AtomicU64,
     next_job_id: AtomicU64,
     /// Mirror sets: streaks, decisions, live sets ([`mirrors`]).
@@ -123,6 +132,21 @@ pub struct Learning {
     mirror_pass: Mutex<()>,
     /// In a fleet: when recent passes fetched other sidecars' origins ([`fleet_mirrors`]).
     fleet_fetches: Mutex<fleet_mirrors::FetchRotation>,
+}
+
+/// The pool of [`Learning::learn_threads`].
+fn learn_threads(threads: usize) -> Option<rayon::ThreadPool> {
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("undust-learn-{i}"))
+        .build()
+    {
+        Ok(pool) => Some(pool),
+        Err(error) => {
+            tracing::warn!(%error, threads, "learning threads not started: learning runs on the blocking threads");
+            None
+        }
+    }
 }
 
 impl Learning {
@@ -152,6 +176,7 @@ impl Learning {
             persist_lock: Mutex::new(()),
             jobs: Mutex::new(Jobs::default()),
             permits: Arc::new(Semaphore::new(learning_config.relearn_concurrency)),
+            learn_threads: learn_threads(learning_config.relearn_concurrency),
             next_sample_id: AtomicU64::new(1),
             next_job_id: AtomicU64::new(1),
             mirror_book: Mutex::default(),
@@ -278,5 +303,27 @@ impl Learning {
     /// Hosts known to learning.
     pub fn host_count(&self) -> usize {
         self.hosts.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::learn_threads;
+
+    /// The learner's shared-out work runs on the pool it is installed in: as many threads as
+    /// `--relearn-concurrency`, named so an operator can tell them in `top -H`.
+    #[test]
+    fn learning_runs_on_as_many_threads_as_hosts_learned_at_once() {
+        for threads in [1, 3] {
+            let pool = learn_threads(threads).expect("threads start");
+            let (seen, name) = pool.install(|| {
+                (
+                    rayon::current_num_threads(),
+                    std::thread::current().name().map(str::to_owned),
+                )
+            });
+            assert_eq!(seen, threads);
+            assert!(name.is_some_and(|n| n.starts_with("undust-learn-")));
+        }
     }
 }

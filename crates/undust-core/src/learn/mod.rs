@@ -41,6 +41,7 @@ pub(crate) mod tree;
 
 use std::time::Instant;
 
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -389,20 +390,35 @@ pub fn learn_host(
     report.duplicate_pairs = pairs.len();
     report.sprawling_clusters = dstats.clusters_skipped;
     let mut proofer = Proofer::new(&data, config);
-    let mut qualified: Vec<(Candidate, Proof)> = Vec::new();
-    let mut unqualified: Vec<(Candidate, Proof)> = Vec::new();
+    let mut raw: Vec<Candidate> = Vec::new();
     for pair in &pairs {
-        if report.raw_candidates >= MAX_CANDIDATES {
+        if raw.len() >= MAX_CANDIDATES {
             break;
         }
-        for cand in operations::candidates(&data, &tree, &pos, pair, config) {
-            report.raw_candidates += 1;
-            let proof = proofer.proof(&cand.source, cand.shape, &cand.ops, &cand.merged);
-            if proof.qualifies(config) {
-                qualified.push((cand, proof));
-            } else {
-                unqualified.push((cand, proof));
-            }
+        raw.extend(operations::candidates(&data, &tree, &pos, pair, config));
+    }
+    report.raw_candidates = raw.len();
+    // Each candidate is proofed on its own, on every core, in a few runs of candidates that
+    // each copy the proofer once (its scratch marks are as long as the samples); the proofs are
+    // kept in candidate order.
+    let run = raw.len().div_ceil(4 * rayon::current_num_threads()).max(1);
+    let proofs: Vec<Proof> = raw
+        .par_chunks(run)
+        .flat_map_iter(|candidates| {
+            let mut proofer = proofer.clone();
+            candidates
+                .iter()
+                .map(|c| proofer.proof(&c.source, c.shape, &c.ops, &c.merged))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut qualified: Vec<(Candidate, Proof)> = Vec::new();
+    let mut unqualified: Vec<(Candidate, Proof)> = Vec::new();
+    for (cand, proof) in raw.into_iter().zip(proofs) {
+        if proof.qualifies(config) {
+            qualified.push((cand, proof));
+        } else {
+            unqualified.push((cand, proof));
         }
     }
     // A key shown irrelevant by a well-supported rule is irrelevant site-wide (session ids and
@@ -796,6 +812,9 @@ fn with_guards(samples: &Samples, c: &Candidate, p: &Proof) -> Vec<Rule> {
 ///   writing one canonical form), and the gate would then refuse the host every rule.
 ///
 /// Bounded: each round removes a rule.
+/// URLs one core rewrites at a time when [`verify`] shares the rewrites out among the cores.
+const PARALLEL_URLS: usize = 512;
+
 fn verify(set: &mut HostRuleSet, urls: &[Url], clusters: &[u64], fpr_max: f64) {
     for _ in 0..=set.rules.len() + 1 {
         let engine = match HostRules::compile(set) {
@@ -828,7 +847,14 @@ fn verify(set: &mut HostRuleSet, urls: &[Url], clusters: &[u64], fpr_max: f64) {
                 return;
             }
         };
-        let rewrites: Result<Vec<_>, _> = urls.iter().map(|u| engine.apply_checked(u)).collect();
+        // Every URL is rewritten on its own, on every core; the first violation in sample
+        // order is the one acted on, whatever the number of cores.
+        let rewrites: Vec<_> = urls
+            .par_iter()
+            .with_min_len(PARALLEL_URLS)
+            .map(|u| engine.apply_checked(u))
+            .collect();
+        let rewrites: Result<Vec<_>, _> = rewrites.into_iter().collect();
         match rewrites {
             Err(violation) => match violation.first.rule_index {
                 Some(i) => {
@@ -1467,5 +1493,57 @@ mod tests {
             }
             assert!(forms.values().all(|f| f.len() == 1), "{forms:#?}");
         }
+    }
+
+    /// The learner shares a host's work out among the threads of the pool it runs in; what it
+    /// learns must not depend on how many there are. A host of several thousand samples (more
+    /// than one share of work per thread) with host-wide actions, a mirror folder and a
+    /// parameter the pattern tree drops, learned on one thread and on three.
+    #[test]
+    fn the_rules_learned_do_not_depend_on_the_threads() {
+        let mut samples = Vec::new();
+        for id in 0..3000u64 {
+            let (a, b) = match id % 3 {
+                0 => (
+                    format!("http://shop.example/item.php?id={id}"),
+                    format!("http://shop.example/item.php?id={id}&sid={:x}", id * 7919),
+                ),
+                1 => (
+                    format!("http://shop.example/docs/page{id}.html"),
+                    format!("http://shop.example/mirror/docs/page{id}.html"),
+                ),
+                _ => (
+                    format!("http://shop.example/dir{id}/"),
+                    format!("http://shop.example/dir{id}/index.html?ref=mail"),
+                ),
+            };
+            samples.push(lu(a, id));
+            if id % 4 != 0 {
+                samples.push(lu(b, id));
+            }
+            // Distinct pages beside them: a listing's pages.
+            samples.push(lu(
+                format!("http://shop.example/list?page={id}"),
+                1_000_000 + id,
+            ));
+        }
+        let learn_on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut set = pool
+                .install(|| learn_host("shop.example", &samples, &LearnConfig::default()))
+                .unwrap()
+                .rules;
+            set.learned_at_unix_ms = 0;
+            set
+        };
+        let one = learn_on(1);
+        assert!(
+            !one.site_rules.is_empty() && !one.rules.is_empty(),
+            "the host teaches site rules and tree rules: {one:?}"
+        );
+        assert_eq!(one, learn_on(3));
     }
 }

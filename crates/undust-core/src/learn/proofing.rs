@@ -162,6 +162,7 @@ fn pairs(n: u64) -> u64 {
 }
 
 /// Runs rules on the training set.
+#[derive(Clone)]
 pub(crate) struct Proofer<'a> {
     samples: &'a Samples,
     by_ident: FxHashMap<u64, u32>,

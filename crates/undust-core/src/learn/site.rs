@@ -49,6 +49,7 @@
 
 use std::borrow::Cow;
 
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
@@ -741,9 +742,9 @@ fn query_without<'q>(
 
 /// Finds the site rules of one host's samples (already statically normalized).
 pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcome {
-    let parsed: Vec<Parsed> = samples
-        .iter()
-        .take(config.max_samples)
+    let parsed: Vec<Parsed> = samples[..samples.len().min(config.max_samples)]
+        .par_iter()
+        .with_min_len(PARALLEL_SAMPLES)
         .enumerate()
         .filter_map(|(index, s)| {
             Some(Parsed {
@@ -1108,8 +1109,13 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         Vec::new()
     } else {
         let mut out = samples.to_vec();
-        for (j, p) in parsed.iter().enumerate() {
-            match rewriter.rewrite(&p.url) {
+        let rewritten: Vec<Option<String>> = parsed
+            .par_iter()
+            .with_min_len(PARALLEL_SAMPLES)
+            .map(|p| rewriter.rewrite(&p.url))
+            .collect();
+        for (j, (p, rewritten)) in parsed.iter().zip(rewritten).enumerate() {
+            match rewritten {
                 Some(url) => out[p.index].url = url,
                 None => unchanged[p.index] = Some(j as u32),
             }
@@ -1143,17 +1149,28 @@ fn small_clusters(parsed: &[Parsed]) -> SmallClusters {
 /// Sample indexes of the small duplicate clusters, by cluster ([`small_clusters`]).
 pub(super) type SmallClusters = FxHashMap<u64, Vec<u32>>;
 
+/// Samples one core rewrites at a time when the rewrites of a round or a measure are shared out
+/// among the cores: enough to outweigh handing out the work, few enough that a host of a few
+/// thousand samples still uses every core.
+const PARALLEL_SAMPLES: usize = 512;
+
 fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
-    let mut hashes = Vec::with_capacity(parsed.len());
-    let mut outputs = Vec::with_capacity(parsed.len());
-    let mut hasher = OutputHasher::new();
-    for p in parsed {
-        let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
-        hashes.push(hasher.output(&p.url, rewriter.scheme(&p.url), &path, query.as_deref()));
-        outputs.push((path, query));
-    }
+    // Each sample is rewritten on its own, and the page kinds are read from the outputs
+    // independently of each other: both run on every core, in sample order.
+    let (hashes, outputs): (Vec<u64>, Vec<Output<'a>>) = parsed
+        .par_iter()
+        .with_min_len(PARALLEL_SAMPLES)
+        .map_init(OutputHasher::new, |hasher, p| {
+            let (path, query, _) = rewriter.rewrite_parts(p.url.path(), p.url.query());
+            let hash = hasher.output(&p.url, rewriter.scheme(&p.url), &path, query.as_deref());
+            (hash, (path, query))
+        })
+        .unzip();
     let path_refs: Vec<&str> = outputs.iter().map(|(p, _)| p.as_ref()).collect();
-    let (routes, route_keys) = page_routes(&outputs);
+    let (((routes, route_keys), by_hash), (types, shapes)) = rayon::join(
+        || rayon::join(|| page_routes(&outputs), || ByHash::new(&hashes)),
+        || rayon::join(|| page_types(&path_refs), || page_shapes(&path_refs)),
+    );
     let with_route = |kinds: Vec<u64>| -> Vec<u64> {
         kinds
             .into_iter()
@@ -1161,9 +1178,8 @@ fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
             .map(|(kind, route)| kind ^ route.hash)
             .collect()
     };
-    let types = with_route(page_types(&path_refs));
-    let shapes = with_route(page_shapes(&path_refs));
-    let by_hash = ByHash::new(&hashes);
+    let types = with_route(types);
+    let shapes = with_route(shapes);
     Round {
         outputs,
         hashes,
@@ -1176,6 +1192,9 @@ fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
     }
 }
 
+/// A candidate action and the samples it may change.
+type Proposal = (SiteAction, Vec<u32>);
+
 /// Candidate actions not yet accepted, in test order (path case, default documents, parameters
 /// by frequency, query order), each with the samples it may change: a sample outside that list
 /// has the same output with and without the candidate, so measuring looks at the list only.
@@ -1186,6 +1205,66 @@ fn candidates(
     round: &Round<'_>,
     clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
+    let outputs = &round.outputs[..];
+    let taken = |a: &SiteAction| accepted.iter().any(|(b, _)| b == a);
+    // The searches for mappings read the outputs only and are independent of each other and of
+    // the scan for host-wide candidates: they run on every core beside it (a third of the
+    // learner's time on one core), and their proposals are kept in this order, so the result
+    // is the same on any number of cores.
+    let distinct = distinct_outputs(clusters, round);
+    let distinct = distinct.as_ref().unwrap_or(clusters);
+    let crawled_paths: Vec<&str> = parsed.iter().map(|p| p.url.path()).collect();
+    type Search<'s> = &'s (dyn Fn() -> Vec<Proposal> + Sync);
+    let searches: [Search<'_>; 15] = [
+        // Before the folder candidates: copies of one file under several folders
+        // (`shared_files`) are evidence about the file, not about its folders (`/faq/logo.gif`
+        // ≡ `/logo.gif` says nothing of `/faq/index.htm`), and once the copies are one the
+        // folder candidates no longer read them as their own.
+        &|| {
+            shared_files(outputs, |i| parsed[i].cluster)
+                .into_iter()
+                .collect()
+        },
+        &|| droppable_segments(parsed, rewriter, outputs, round),
+        &|| slugs_beside_ids(outputs),
+        // Searches in which two equal outputs propose nothing read each output of a cluster
+        // once (`distinct_outputs`); the moved-id search keeps every member (a script may end
+        // in its own value, so a sample's twin can show its move).
+        &|| moved_ids(outputs, clusters),
+        &|| ids_in_slugs(outputs, distinct),
+        &|| titled_ids(outputs, distinct),
+        &|| extensions_shown(outputs, distinct),
+        &|| segment_aliases(parsed, rewriter, outputs),
+        &|| templated_segments(outputs, distinct),
+        &|| default_value_suffixes(outputs, distinct),
+        &|| default_view_tails(outputs, distinct, clusters, &crawled_paths),
+        &|| keyless_ids(outputs, clusters),
+        &|| routed_ids(outputs, clusters),
+        &|| post_pages(outputs, distinct),
+        &|| context_tails(outputs, distinct),
+    ];
+    let ((mut out, trailing_slash), found) = rayon::join(
+        || host_wide_candidates(parsed, rewriter, accepted, outputs),
+        || {
+            searches
+                .par_iter()
+                .map(|search| search())
+                .collect::<Vec<_>>()
+        },
+    );
+    out.extend(found.into_iter().flatten().filter(|(a, _)| !taken(a)));
+    out.extend(trailing_slash);
+    out
+}
+
+/// The host-wide candidates of [`candidates`]: the scheme, query order, path and query case,
+/// default documents and parameters; and apart, the trailing slash, tested after the mappings.
+fn host_wide_candidates(
+    parsed: &[Parsed],
+    rewriter: &SiteRewriter,
+    accepted: &[(SiteAction, Evidence)],
+    outputs: &[Output<'_>],
+) -> (Vec<Proposal>, Option<Proposal>) {
     let mut out = Vec::new();
     let mut upper: Vec<u32> = Vec::new();
     // Samples with an upper-case letter in the path or in the query.
@@ -1194,7 +1273,6 @@ fn candidates(
     let mut plain_http: Vec<u32> = Vec::new();
     let mut any_https = false;
     let mut trailing_slash: Vec<u32> = Vec::new();
-    let outputs = &round.outputs[..];
     // Keyed by text borrowed from the outputs: owned only for the candidates kept.
     let mut params: FxHashMap<&str, Vec<u32>> = FxHashMap::default();
     // Samples per final segment: a name in fewer samples than a default document needs
@@ -1315,79 +1393,9 @@ fn candidates(
                 (SiteAction::IgnoreParam { name, beside: None }, samples)
             }),
     );
-    // Before the folder candidates: copies of one file under several folders
-    // (`shared_files`) are evidence about the file, not about its folders (`/faq/logo.gif` ≡
-    // `/logo.gif` says nothing of `/faq/index.htm`), and once the copies are one the folder
-    // candidates no longer read them as their own.
-    out.extend(
-        shared_files(outputs, |i| parsed[i].cluster)
-            .into_iter()
-            .filter(|(a, _)| !taken(a)),
-    );
-    out.extend(
-        droppable_segments(parsed, rewriter, outputs, round)
-            .into_iter()
-            .filter(|(a, _)| !taken(a)),
-    );
-    out.extend(
-        slugs_beside_ids(outputs)
-            .into_iter()
-            .filter(|(a, _)| !taken(a)),
-    );
-    out.extend(
-        moved_ids(outputs, clusters)
-            .into_iter()
-            .filter(|(a, _)| !taken(a)),
-    );
-    // Searches in which two equal outputs propose nothing read each output of a cluster once
-    // (`distinct_outputs`); the moved-id search keeps every member (a script may end in its
-    // own value, so a sample's twin can show its move).
-    let distinct = distinct_outputs(clusters, round);
-    let distinct = distinct.as_ref().unwrap_or(clusters);
-    let crawled_paths: Vec<&str> = parsed.iter().map(|p| p.url.path()).collect();
-    out.extend(
-        ids_in_slugs(outputs, distinct)
-            .into_iter()
-            .filter(|(a, _)| !taken(a)),
-    );
-    out.extend(
-        titled_ids(outputs, distinct)
-            .into_iter()
-            .filter(|(a, _)| !taken(a)),
-    );
-    out.extend(
-        extensions_shown(outputs, distinct)
-            .into_iter()
-            .filter(|(a, _)| !taken(a)),
-    );
-    out.extend(
-        segment_aliases(parsed, rewriter, outputs)
-            .into_iter()
-            .filter(|(a, _)| !taken(a)),
-    );
-    out.extend(
-        templated_segments(outputs, distinct)
-            .into_iter()
-            .chain(default_value_suffixes(outputs, distinct))
-            .chain(default_view_tails(
-                outputs,
-                distinct,
-                clusters,
-                &crawled_paths,
-            ))
-            .chain(keyless_ids(outputs, clusters))
-            .chain(routed_ids(outputs, clusters))
-            .chain(post_pages(outputs, distinct))
-            .chain(context_tails(outputs, distinct))
-            .filter(|(a, _)| !taken(a)),
-    );
-    if !trailing_slash.is_empty() && !taken(&SiteAction::StripTrailingSlash) {
-        out.push((SiteAction::StripTrailingSlash, trailing_slash));
-    }
-    if !unsorted.is_empty() && !taken(&SiteAction::SortQuery) {
-        out.push((SiteAction::SortQuery, unsorted));
-    }
-    out
+    let trailing_slash = (!trailing_slash.is_empty() && !taken(&SiteAction::StripTrailingSlash))
+        .then_some((SiteAction::StripTrailingSlash, trailing_slash));
+    (out, trailing_slash)
 }
 
 /// Dropped-segment candidates: a value that is a minority at its position (`print` among the
@@ -2576,31 +2584,40 @@ fn measure(
 ) -> (Evidence, Vec<(u32, u64)>) {
     // Samples the candidate changes, by their new output.
     let mut touched: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-    let mut is_touched: FxHashSet<u32> = FxHashSet::default();
+    // One bit per sample: a set of hashes cost more than the rest of the measure on large
+    // candidates.
+    let mut is_touched = vec![0u64; parsed.len().div_ceil(64)];
+    let touched_bit = |bits: &[u64], i: u32| bits[i as usize / 64] & (1 << (i % 64)) != 0;
     let mut moved = Vec::new();
-    let mut hasher = OutputHasher::new();
-    for &i in may_change {
-        let url = &parsed[i as usize].url;
-        let (path, query) = &round.outputs[i as usize];
-        // A dropped parameter is dropped from the output under the accepted actions; any other
-        // candidate rewrites the URL again with every action.
-        let h = match dropped
-            .and_then(|(name, beside)| query_without(query.as_deref(), name, beside))
-        {
-            Some(query) => hasher.output(url, after.scheme(url), path, query.as_deref()),
-            None => {
-                let (path, query, _) = after.rewrite_parts(url.path(), url.query());
-                hasher.output(url, after.scheme(url), &path, query.as_deref())
+    // Each sample's new output is computed on its own, on every core; the grouping below reads
+    // them in sample order.
+    let new_hashes: Vec<u64> = may_change
+        .par_iter()
+        .with_min_len(PARALLEL_SAMPLES)
+        .map_init(OutputHasher::new, |hasher, &i| {
+            let url = &parsed[i as usize].url;
+            let (path, query) = &round.outputs[i as usize];
+            // A dropped parameter is dropped from the output under the accepted actions; any
+            // other candidate rewrites the URL again with every action.
+            match dropped.and_then(|(name, beside)| query_without(query.as_deref(), name, beside)) {
+                Some(query) => hasher.output(url, after.scheme(url), path, query.as_deref()),
+                None => {
+                    let (path, query, _) = after.rewrite_parts(url.path(), url.query());
+                    hasher.output(url, after.scheme(url), &path, query.as_deref())
+                }
             }
-        };
-        if h != round.hashes[i as usize] {
+        })
+        .collect();
+    for (&i, h) in may_change.iter().zip(new_hashes) {
+        if h != round.hashes[i as usize] && !touched_bit(&is_touched, i) {
             touched.entry(h).or_default().push(i);
-            is_touched.insert(i);
+            is_touched[i as usize / 64] |= 1 << (i % 64);
             moved.push((i, h));
         }
     }
     let mut e = Evidence::default();
     let mut members: Vec<(u64, u64)> = Vec::new();
+    let mut member_clusters: Vec<u64> = Vec::new();
     let mut evidenced_types: FxHashSet<u64> = FxHashSet::default();
     let mut evidenced_shapes: FxHashSet<u64> = FxHashSet::default();
     let mut negative_by_type: FxHashMap<u64, u64> = FxHashMap::default();
@@ -2618,12 +2635,12 @@ fn measure(
                 round
                     .by_hash
                     .samples(*h)
-                    .filter(|u| !is_touched.contains(u))
+                    .filter(|&u| !touched_bit(&is_touched, u))
                     .map(|u| (round.hashes[u as usize], parsed[u as usize].cluster)),
             );
         }
         let negative_before = e.negative_groups;
-        count_group(&mut members, &mut e);
+        count_group(&mut members, &mut member_clusters, &mut e);
         if e.positive_groups > positive_before
             && dropped.is_some_and(|(name, _)| {
                 values_written_two_ways(&members, moved, &round.outputs, parsed, name)
@@ -2649,9 +2666,9 @@ fn measure(
         .iter()
         .filter(|(t, &n)| n >= MIN_CONTRARY_GROUPS && !evidenced_types.contains(*t))
         .count() as u64;
-    e.changed = is_touched.len() as u64;
+    e.changed = moved.len() as u64;
     let mut unevidenced: FxHashMap<u64, u64> = FxHashMap::default();
-    for &u in &is_touched {
+    for &(u, _) in &moved {
         let t = round.types[u as usize];
         if evidenced_types.contains(&t) || evidenced_shapes.contains(&round.shapes[u as usize]) {
             e.changed_in_evidenced_types += 1;
@@ -2666,9 +2683,9 @@ fn measure(
     // nothing about the controller's routes, where it may name the page.
     e.beside_the_routes = param_guards
         && round.controller_twins
-        && !is_touched
+        && !moved
             .iter()
-            .any(|&u| round.routes[u as usize].hash != 0);
+            .any(|&(u, _)| round.routes[u as usize].hash != 0);
     (e, moved)
 }
 
@@ -2830,7 +2847,9 @@ fn values_written_two_ways(
 }
 
 /// Adds the pairs of one merged group that were not identical before the candidate.
-fn count_group(members: &mut [(u64, u64)], e: &mut Evidence) {
+/// `clusters` is scratch space, reused between groups: a measure counts a group per output the
+/// candidate changes, and most groups are a handful of samples.
+fn count_group(members: &mut [(u64, u64)], clusters: &mut Vec<u64>, e: &mut Evidence) {
     if members.len() < 2 {
         return;
     }
@@ -2838,7 +2857,6 @@ fn count_group(members: &mut [(u64, u64)], e: &mut Evidence) {
     members.sort_unstable();
     let mut within_sub = 0u64;
     let mut within_sub_cluster = 0u64;
-    let mut by_cluster: FxHashMap<u64, u64> = FxHashMap::default();
     let mut i = 0;
     while i < members.len() {
         let mut j = i;
@@ -2855,22 +2873,26 @@ fn count_group(members: &mut [(u64, u64)], e: &mut Evidence) {
             within_sub_cluster += pairs((l - k) as u64);
             k = l;
         }
-        for m in &members[i..j] {
-            *by_cluster.entry(m.1).or_default() += 1;
-        }
         i = j;
     }
+    // Samples per cluster, as runs of the sorted clusters.
+    clusters.clear();
+    clusters.extend(members.iter().map(|m| m.1));
+    clusters.sort_unstable();
+    let by_cluster = clusters
+        .chunk_by(|a, b| a == b)
+        .map(|run| (run[0], run.len() as u64));
     let cross = pairs(members.len() as u64) - within_sub;
     if cross == 0 {
         return;
     }
-    let same: u64 = by_cluster.values().map(|&n| pairs(n)).sum::<u64>() - within_sub_cluster;
+    let same: u64 = by_cluster.clone().map(|(_, n)| pairs(n)).sum::<u64>() - within_sub_cluster;
     e.cross_pairs += cross;
     e.same_pairs += same;
     if same > 0 {
         e.positive_groups += 1;
         // Clusters with a merged same-cluster pair.
-        for (&c, &n) in &by_cluster {
+        for (c, n) in by_cluster {
             if n >= 2 {
                 e.clusters.insert(c);
             }
