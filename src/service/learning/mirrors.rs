@@ -360,10 +360,11 @@ impl Learning {
         let started = std::time::Instant::now();
         let fetched: std::collections::HashSet<String> =
             fleet.iter().map(|s| s.origin.clone()).collect();
-        let detection = self
-            .sidecar
-            .mirrors
-            .detect_with(fleet, &sidecar_detection());
+        let detection = self.on_learn_threads(|| {
+            self.sidecar
+                .mirrors
+                .detect_with(fleet, &sidecar_detection())
+        });
         let watch = &self.sidecar.mirrors;
         book.observe_pass_covering(&detection.sets, |site| {
             !covering_only || fetched.contains(&site.origin) || watch.has_origin(&site.origin)

@@ -117,10 +117,10 @@ pub struct Learning {
     persist_lock: Mutex<()>,
     jobs: Mutex<Jobs>,
     permits: Arc<Semaphore>,
-    /// The threads learning runs on: as many as hosts may be learned at once
-    /// (`relearn_concurrency`). The learner shares one host's work out among the threads of the
-    /// pool it runs in, so this bounds the cores learning takes from serving, however many
-    /// hosts are learned at once. `None` when the threads could not be started: learning then
+    /// The threads learning and mirror detection run on: as many as hosts may be learned at
+    /// once (`relearn_concurrency`). The learner shares one host's work out among the threads
+    /// of the pool it runs in, and detection its pairs, so this bounds the cores they take from
+    /// serving, however many hosts are learned at once. `None` when the threads could not be started: learning then
     /// runs on the blocking thread that asked, and the learner's shared-out work on the
     /// process-wide pool.
     learn_threads: Option<rayon::ThreadPool>,
@@ -132,6 +132,17 @@ pub struct Learning {
     mirror_pass: Mutex<()>,
     /// In a fleet: when recent passes fetched other sidecars' origins ([`fleet_mirrors`]).
     fleet_fetches: Mutex<fleet_mirrors::FetchRotation>,
+}
+
+impl Learning {
+    /// Runs `work` on the learning threads ([`Learning::learn_threads`]): what it shares out
+    /// among threads stays within them.
+    fn on_learn_threads<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
+        match &self.learn_threads {
+            Some(pool) => pool.install(work),
+            None => work(),
+        }
+    }
 }
 
 /// The pool of [`Learning::learn_threads`].

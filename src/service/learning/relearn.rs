@@ -81,11 +81,8 @@ impl Learning {
             .observe_marks(host, samples, &clusters.fingerprints);
         let duplicate_clusters = clusters.duplicate_clusters() as u64;
         let training = labelled(host, &clusters.clustering);
-        let learn = || learn_checked(host, &training, &self.learn, &self.gate);
-        let checked = match &self.learn_threads {
-            Some(pool) => pool.install(learn)?,
-            None => learn()?,
-        };
+        let checked =
+            self.on_learn_threads(|| learn_checked(host, &training, &self.learn, &self.gate))?;
         Ok((checked, duplicate_clusters))
     }
 }

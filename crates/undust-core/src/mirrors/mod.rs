@@ -65,6 +65,7 @@ pub mod terms;
 
 use std::fmt;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -295,19 +296,24 @@ pub fn detect(summaries: &HostSummaries, config: &MirrorConfig) -> Detection {
     }
     let mut proposed: Vec<(Alignment, Vec<Technique>)> = proposals.into_iter().collect();
     proposed.sort_by(|x, y| x.0.cmp(&y.0));
-    let mut confirmed = Vec::new();
-    for (alignment, mut techniques) in proposed.iter().cloned() {
-        let evidence = confirm::confirm(hosts, &alignment, &config.confirm);
-        if evidence.confirmed(&config.confirm) {
-            techniques.sort();
-            techniques.dedup();
-            confirmed.push(ConfirmedPair {
-                alignment,
-                evidence,
-                techniques,
-            });
-        }
-    }
+    // Each pair is confirmed on its own, on every core of the pool detection runs in (most of
+    // detection's time when many hosts share their paths); kept in proposal order.
+    let confirmed: Vec<ConfirmedPair> = proposed
+        .par_iter()
+        .filter_map(|(alignment, techniques)| {
+            let evidence = confirm::confirm(hosts, alignment, &config.confirm);
+            evidence.confirmed(&config.confirm).then(|| {
+                let mut techniques = techniques.clone();
+                techniques.sort();
+                techniques.dedup();
+                ConfirmedPair {
+                    alignment: alignment.clone(),
+                    evidence,
+                    techniques,
+                }
+            })
+        })
+        .collect();
     let sets = sets::build(hosts, &confirmed);
     Detection {
         proposed: proposed.len(),
