@@ -812,8 +812,10 @@ fn with_guards(samples: &Samples, c: &Candidate, p: &Proof) -> Vec<Rule> {
 ///   writing one canonical form), and the gate would then refuse the host every rule.
 ///
 /// Bounded: each round removes a rule.
-/// URLs one core rewrites at a time when [`verify`] shares the rewrites out among the cores.
-const PARALLEL_URLS: usize = 512;
+/// Samples one core rewrites at a time when the learner shares rewrites out among the cores
+/// (the site-rule search's rounds and measures, [`verify`]): enough to outweigh handing out
+/// the work, few enough that a host of a few thousand samples still uses every core.
+const PARALLEL_SAMPLES: usize = 512;
 
 fn verify(set: &mut HostRuleSet, urls: &[Url], clusters: &[u64], fpr_max: f64) {
     for _ in 0..=set.rules.len() + 1 {
@@ -851,7 +853,7 @@ fn verify(set: &mut HostRuleSet, urls: &[Url], clusters: &[u64], fpr_max: f64) {
         // order is the one acted on, whatever the number of cores.
         let rewrites: Vec<_> = urls
             .par_iter()
-            .with_min_len(PARALLEL_URLS)
+            .with_min_len(PARALLEL_SAMPLES)
             .map(|u| engine.apply_checked(u))
             .collect();
         let rewrites: Result<Vec<_>, _> = rewrites.into_iter().collect();

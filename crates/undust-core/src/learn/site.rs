@@ -64,6 +64,7 @@ use super::shared_files::shared_files;
 use super::sibling_keys::sibling_keys;
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
 use super::LabelledUrl;
+use super::PARALLEL_SAMPLES;
 use distinct_outputs::distinct_outputs;
 use value_defaults::AtDefault;
 
@@ -1148,11 +1149,6 @@ fn small_clusters(parsed: &[Parsed]) -> SmallClusters {
 
 /// Sample indexes of the small duplicate clusters, by cluster ([`small_clusters`]).
 pub(super) type SmallClusters = FxHashMap<u64, Vec<u32>>;
-
-/// Samples one core rewrites at a time when the rewrites of a round or a measure are shared out
-/// among the cores: enough to outweigh handing out the work, few enough that a host of a few
-/// thousand samples still uses every core.
-const PARALLEL_SAMPLES: usize = 512;
 
 fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
     // Each sample is rewritten on its own, and the page kinds are read from the outputs
