@@ -28,11 +28,18 @@ use crate::learn::eval::{measure_across_hosts, CrossHostMetrics};
 use crate::learn::LabelledUrl;
 use crate::mirrors::sets::apply_decisions;
 use crate::mirrors::summary::{origin_of, PageLinks};
-use crate::mirrors::{detect, ContentMark, Detection, HostSummaries, MirrorConfig};
+use crate::mirrors::{
+    detect, ContentMark, Detection, HostSummaries, MirrorConfig, SummaryLimits,
+    DEFAULT_MAX_HELD_BYTES,
+};
 use crate::pipeline::HostClusters;
 
 /// Bad index lines reported one by one; the rest are only counted.
 const INDEX_ERRORS_REPORTED: usize = 20;
+
+/// Index captures the measures across hosts keep at most ([`CaptureSample`]): some 150 MB of
+/// URLs and labels, whatever the size of the archive.
+const MAX_CROSS_HOST_CAPTURES: usize = 1_000_000;
 
 /// Flags of `undust mirrors`.
 #[derive(Debug, clap::Args)]
@@ -48,6 +55,10 @@ pub struct MirrorsArgs {
     /// A rule file whose pinned and forbidden aliases are kept.
     #[arg(long)]
     previous: Option<PathBuf>,
+    /// Memory the host summaries may hold, in MiB (estimated). Past it, origins, paths and
+    /// pages not yet summarized are left out, and counted on stderr.
+    #[arg(long, default_value_t = DEFAULT_MAX_HELD_BYTES >> 20, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    summary_memory_mib: u64,
     #[command(flatten)]
     normalization: StaticArgs,
 }
@@ -60,6 +71,51 @@ pub struct Crawl {
     pub summaries: HostSummaries,
     /// Statically normalized URLs of fetched pages with cross-host content labels.
     pub labelled: Vec<LabelledUrl>,
+    /// The share of contents `labelled` holds, as a power of two: `k` keeps the contents whose
+    /// label falls in 1/2^k of all labels (0: every content; see [`CaptureSample`]).
+    pub contents_share_log2: u32,
+}
+
+/// The index captures the measures across hosts read, bounded: past
+/// [`MAX_CROSS_HOST_CAPTURES`], the share of contents kept is halved (by a hash of the content
+/// label) until half of that bound is held, and later captures are kept only for contents in the
+/// share. Every URL of a kept content is kept, so the pairs within it and across its hosts are
+/// all counted; the measures are those of a random share of the contents, and say so.
+struct CaptureSample {
+    labelled: Vec<LabelledUrl>,
+    level: u32,
+    /// Captures held at most ([`MAX_CROSS_HOST_CAPTURES`] but in tests).
+    max: usize,
+}
+
+impl CaptureSample {
+    fn new(max: usize) -> Self {
+        CaptureSample {
+            labelled: Vec::new(),
+            level: 0,
+            max: max.max(2),
+        }
+    }
+
+    /// Whether a content of label `cluster` is in the share of `level`.
+    fn in_share(level: u32, cluster: u64) -> bool {
+        level == 0 || xxhash_rust::xxh3::xxh3_64(&cluster.to_le_bytes()) >> (64 - level) == 0
+    }
+
+    fn push(&mut self, labelled: LabelledUrl) {
+        if !Self::in_share(self.level, labelled.cluster) {
+            return;
+        }
+        self.labelled.push(labelled);
+        if self.labelled.len() <= self.max {
+            return;
+        }
+        while self.labelled.len() > self.max / 2 && self.level < 63 {
+            self.level += 1;
+            let level = self.level;
+            self.labelled.retain(|l| Self::in_share(level, l.cluster));
+        }
+    }
 }
 
 fn label(url: &str, marks: &[ContentMark]) -> u64 {
@@ -107,28 +163,38 @@ fn relabel_by_shared_digest(labelled: &mut [LabelledUrl]) {
 }
 
 /// Reads pages or an index into host summaries.
+///
+/// Memory stays bounded whatever the input: the summaries by `limits` (per origin and in all),
+/// the labelled URLs by the page sample's bounds or, from indexes, by [`CaptureSample`].
 pub fn read_summaries(
     pages: &[PathBuf],
     index: &[PathBuf],
     normalizer: &StaticNormalizer,
+    limits: SummaryLimits,
 ) -> Result<Crawl, String> {
-    let mut summaries = HostSummaries::default();
-    let mut labelled = Vec::new();
+    let mut summaries = HostSummaries::new(limits);
     if !index.is_empty() {
+        let mut sample = CaptureSample::new(MAX_CROSS_HOST_CAPTURES);
         for path in index {
-            read_index(path, normalizer, &mut summaries, &mut labelled)?;
+            read_index(path, normalizer, &mut summaries, &mut sample)?;
         }
+        let CaptureSample {
+            mut labelled,
+            level,
+            ..
+        } = sample;
         relabel_by_shared_digest(&mut labelled);
         return Ok(Crawl {
             summaries,
             labelled,
+            contents_share_log2: level,
         });
     }
     let config = ContentConfig::default();
     let (hosts, _) = read_hosts_with_links(pages, normalizer, &config, false)?;
     let mut crawl = Crawl {
         summaries,
-        labelled,
+        ..Crawl::default()
     };
     let max_links = crawl.summaries.limits().max_links_per_page;
     cluster_hosts_and(
@@ -242,7 +308,7 @@ fn observe_capture(
     url: &Url,
     mark: ContentMark,
     summaries: &mut HostSummaries,
-    labelled: &mut Vec<LabelledUrl>,
+    labelled: &mut CaptureSample,
 ) {
     summaries.observe_page(url, mark, std::iter::empty());
     labelled.push(LabelledUrl {
@@ -257,7 +323,7 @@ fn read_index(
     path: &Path,
     normalizer: &StaticNormalizer,
     summaries: &mut HostSummaries,
-    labelled: &mut Vec<LabelledUrl>,
+    labelled: &mut CaptureSample,
 ) -> Result<(), String> {
     let name = path.display();
     if crate::ingest::wacz::is_wacz(path) {
@@ -335,7 +401,7 @@ fn read_archive_index(
     path: &Path,
     normalizer: &StaticNormalizer,
     summaries: &mut HostSummaries,
-    labelled: &mut Vec<LabelledUrl>,
+    labelled: &mut CaptureSample,
 ) -> Result<(), String> {
     let reader = crate::ingest::index::read_index(path).map_err(|err| err.to_string())?;
     let mut bad = BadLines::new(path);
@@ -364,6 +430,36 @@ fn read_archive_index(
     }
     bad.finish();
     Ok(())
+}
+
+/// What the summaries hold against their bound, for stderr.
+fn held_report(summaries: &HostSummaries) -> String {
+    let limits = summaries.limits();
+    let mut report = format!(
+        "summaries hold about {} MiB of {} MiB",
+        summaries.held_bytes() >> 20,
+        limits.max_held_bytes >> 20
+    );
+    if summaries.urls_left_out() > 0 {
+        report.push_str(&format!(
+            "; {} URLs left out once they were full (origins, paths or pages not summarized)",
+            summaries.urls_left_out()
+        ));
+    }
+    report
+}
+
+/// How much of the contents the measures across hosts read, for stderr (nothing when all).
+fn share_report(share_log2: u32) -> String {
+    if share_log2 == 0 {
+        String::new()
+    } else {
+        format!(
+            " (on 1/{} of the contents, chosen by hash: the index has more than {} captures)",
+            1u64 << share_log2.min(63),
+            MAX_CROSS_HOST_CAPTURES
+        )
+    }
 }
 
 /// Detection on a crawl, with an earlier rule file's operator decisions applied.
@@ -416,7 +512,11 @@ pub fn run(args: MirrorsArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let crawl = match read_summaries(&args.pages, &args.index, &normalizer) {
+    let limits = SummaryLimits {
+        max_held_bytes: args.summary_memory_mib << 20,
+        ..SummaryLimits::default()
+    };
+    let crawl = match read_summaries(&args.pages, &args.index, &normalizer, limits) {
         Ok(c) => c,
         Err(err) => {
             eprintln!("undust mirrors: {err}");
@@ -431,10 +531,12 @@ pub fn run(args: MirrorsArgs) -> ExitCode {
         detection.confirmed.len(),
         sets.len()
     );
+    eprintln!("undust mirrors: {}", held_report(&crawl.summaries));
     match cross_host(&crawl, &sets) {
         Ok((before, after)) => eprintln!(
-            "across hosts: {} URLs, {} distinct contents, canonical forms {} -> {}, \
+            "across hosts{}: {} URLs, {} distinct contents, canonical forms {} -> {}, \
              {} forms span hosts ({} joining different content)",
+            share_report(crawl.contents_share_log2),
             after.pooled.urls,
             after.pooled.clusters,
             before.pooled.canonical,
@@ -477,7 +579,8 @@ pub fn learn_mirrors(
         return Ok(apply_decisions(Vec::new(), &previous));
     }
     let normalizer = normalization.normalizer().map_err(|e| (EXIT_USAGE, e))?;
-    let crawl = read_summaries(pages, index, &normalizer).map_err(|e| (EXIT_NO_INPUT, e))?;
+    let crawl = read_summaries(pages, index, &normalizer, SummaryLimits::default())
+        .map_err(|e| (EXIT_NO_INPUT, e))?;
     Ok(learned_mirror_sets(&crawl, &previous))
 }
 
@@ -513,7 +616,8 @@ pub fn eval_across_hosts(
     rule_file: Option<&Canonicalizer>,
 ) -> Result<serde_json::Value, (u8, String)> {
     let normalizer = normalization.normalizer().map_err(|e| (EXIT_USAGE, e))?;
-    let crawl = read_summaries(pages, index, &normalizer).map_err(|e| (EXIT_NO_INPUT, e))?;
+    let crawl = read_summaries(pages, index, &normalizer, SummaryLimits::default())
+        .map_err(|e| (EXIT_NO_INPUT, e))?;
     across_hosts_of(&crawl, rule_file)
 }
 
@@ -554,6 +658,8 @@ pub fn across_hosts_of(
         .collect();
     Ok(serde_json::json!({
         "origins": crawl.summaries.len(),
+        "origin_urls_left_out": crawl.summaries.urls_left_out(),
+        "contents_share": 1.0 / (1u64 << crawl.contents_share_log2.min(63)) as f64,
         "mirror_sets": sets.len(),
         "aliases": sets.iter().map(|s| s.aliases.len()).sum::<usize>(),
         "rows": rows,
@@ -596,6 +702,37 @@ pub fn across_hosts_table(report: &serde_json::Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Past its bound the capture sample keeps a shrinking share of the contents, each whole:
+    /// every URL of a content kept, none of a content left out, and never more than the bound.
+    #[test]
+    fn the_capture_sample_keeps_whole_contents_within_its_bound() {
+        let mut sample = CaptureSample::new(1_000);
+        let mut peak = 0;
+        for content in 0..5_000u64 {
+            for host in 0..3 {
+                sample.push(LabelledUrl {
+                    url: format!("http://h{host}.example/{content}"),
+                    cluster: content,
+                });
+                peak = peak.max(sample.labelled.len());
+            }
+        }
+        assert!(peak <= 1_000, "held {peak}");
+        assert!(sample.level >= 3, "level {}", sample.level);
+        let mut per_content: std::collections::BTreeMap<u64, usize> = Default::default();
+        for l in &sample.labelled {
+            *per_content.entry(l.cluster).or_default() += 1;
+        }
+        assert!(per_content.len() > 100, "{} contents", per_content.len());
+        assert!(per_content.values().all(|&n| n == 3), "a content split");
+        for content in 0..5_000u64 {
+            assert_eq!(
+                per_content.contains_key(&content),
+                CaptureSample::in_share(sample.level, content)
+            );
+        }
+    }
+
     use super::*;
     use std::io::Write;
 

@@ -438,3 +438,77 @@ fn mirrors_learn_and_eval_find_host_aliases_in_real_crawl_logs() {
     let across = report["across_hosts"].to_string();
     assert!(across.contains("forms_spanning_hosts"), "{report:#}");
 }
+
+/// An archive's index names far more origins than the summaries' memory holds (a web archive
+/// names millions): `undust mirrors --index` stays within `--summary-memory-mib`, says how many
+/// URLs it left out, and still finds the mirror it had room for; with the default bound the
+/// same index leaves nothing out.
+#[test]
+fn mirrors_of_an_index_of_many_origins_stay_within_the_summaries_memory() {
+    use std::fmt::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("captures.tsv");
+    let mut text = String::from("url\tdigest\tlength\n");
+    // One site under two names, first in the index.
+    for page in 0..40 {
+        for host in ["www.first.example", "mirror.first.example"] {
+            writeln!(
+                text,
+                "http://{host}/docs/page{page}.html\tsha1:M{page}\t5000"
+            )
+            .unwrap();
+        }
+    }
+    // Then 20,000 sites of four pages each, every page its own content.
+    for site in 0..20_000 {
+        for page in 0..4 {
+            writeln!(
+                text,
+                "http://site{site}.example/p/{page}\tsha1:S{site}x{page}\t5000"
+            )
+            .unwrap();
+        }
+    }
+    std::fs::write(&index, text).unwrap();
+    let path = index.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["mirrors", "--index", path];
+        args.extend_from_slice(extra);
+        let out = undust(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (json, stderr)
+    };
+    let first_is_a_mirror = |json: &serde_json::Value| {
+        json["mirrors"].as_array().unwrap().iter().any(|set| {
+            let text = set.to_string();
+            text.contains("www.first.example") && text.contains("mirror.first.example")
+        })
+    };
+
+    let (json, stderr) = run(&["--summary-memory-mib", "1"]);
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("summaries hold about "))
+        .unwrap_or_else(|| panic!("no memory line: {stderr}"));
+    let held: u64 = line
+        .split("summaries hold about ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no memory line: {stderr}"));
+    assert!(held <= 1, "{stderr}");
+    let left_out: u64 = line
+        .split("; ")
+        .nth(1)
+        .and_then(|rest| rest.split(" URLs left out").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("nothing left out: {stderr}"));
+    assert!(left_out > 40_000, "{stderr}");
+    assert!(first_is_a_mirror(&json), "{json:#}\n{stderr}");
+
+    let (json, stderr) = run(&[]);
+    assert!(!stderr.contains("left out"), "{stderr}");
+    assert!(first_is_a_mirror(&json), "{json:#}");
+}

@@ -73,7 +73,9 @@ pub use confirm::{Alignment, ConfirmConfig, PairEvidence};
 pub use connectivity::ConnParams;
 pub use sets::ConfirmedPair;
 pub use signature::{propose, OriginSignature, ProposeParams, ProposedPair};
-pub use summary::{ContentMark, HostSummaries, HostSummary, PageLinks, SummaryLimits};
+pub use summary::{
+    ContentMark, HostSummaries, HostSummary, PageLinks, SummaryLimits, DEFAULT_MAX_HELD_BYTES,
+};
 pub use terms::TermParams;
 
 use crate::canon::rules::MirrorSet;

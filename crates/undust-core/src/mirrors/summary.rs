@@ -84,7 +84,24 @@ impl ContentMark {
     }
 }
 
-/// Bounds of one summary.
+/// Bytes all summaries together hold at most by default ([`SummaryLimits::max_held_bytes`]):
+/// some three million pages of short URLs, each with its path and one content mark.
+pub const DEFAULT_MAX_HELD_BYTES: u64 = 512 * 1024 * 1024;
+
+// What the global bound counts per item beside its text: the headers, the allocator's rounding
+// and the hash tables' slots at their usual load. Calibrated on `undust mirrors --index` over
+// 3,000,000 captures of 300,000 origins: the resident memory grew by 0.9–1.0 bytes per byte
+// counted between bounds of 64 and 512 MiB (BENCHMARKS.md, "Mirror summaries within a bound").
+/// Bytes a summary is taken to hold beside its strings: the struct, its empty tables and its
+/// entries in the summaries' two indexes.
+const ORIGIN_OVERHEAD_BYTES: u64 = 640;
+/// Bytes a kept path is taken to hold beside its text: the string and its hash-set slot.
+const PATH_OVERHEAD_BYTES: u64 = 96;
+/// Bytes a kept page is taken to hold beside its path, marks and links: the key string, the
+/// map slot and the vectors' headers and allocations.
+const PAGE_OVERHEAD_BYTES: u64 = 192;
+
+/// Bounds of the summaries: per summary, and of all of them together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SummaryLimits {
     /// Most distinct paths kept per origin (discovered URLs, fetched or not).
@@ -95,6 +112,11 @@ pub struct SummaryLimits {
     pub max_marks_per_page: usize,
     /// Most out-links kept per page.
     pub max_links_per_page: usize,
+    /// Most bytes held by all the summaries together, by the estimate of [`HostSummaries`]:
+    /// the per-origin bounds alone let memory grow with the number of origins (a web archive's
+    /// index names millions). Past it, new origins, paths and pages are left out and counted
+    /// ([`HostSummaries::urls_left_out`]); what is already held stays.
+    pub max_held_bytes: u64,
 }
 
 impl Default for SummaryLimits {
@@ -104,6 +126,7 @@ impl Default for SummaryLimits {
             max_pages: 2_000,
             max_marks_per_page: 4,
             max_links_per_page: 200,
+            max_held_bytes: DEFAULT_MAX_HELD_BYTES,
         }
     }
 }
@@ -354,6 +377,34 @@ pub struct HostSummaries {
     /// Host name → indices of its origins, so a host's summaries can be dropped at once.
     by_host: FxHashMap<String, Vec<u32>>,
     hosts: Vec<HostSummary>,
+    /// Estimated bytes the summaries hold ([`SummaryLimits::max_held_bytes`]).
+    held_bytes: u64,
+    /// URLs whose origin, path or page was left out because the summaries were full.
+    urls_left_out: u64,
+}
+
+/// Estimated bytes of a page's summary kept under `path`.
+fn page_bytes(path: &str, page: &PageSummary) -> u64 {
+    path.len() as u64
+        + PAGE_OVERHEAD_BYTES
+        + (page.marks.len() * std::mem::size_of::<ContentMark>()) as u64
+        + (page.links.len() * std::mem::size_of::<u64>()) as u64
+}
+
+/// Estimated bytes of one summary, whole (what [`HostSummaries`] counts as it grows).
+fn summary_bytes(h: &HostSummary) -> u64 {
+    let paths: u64 = h
+        .paths
+        .iter()
+        .map(|p| p.len() as u64 + PATH_OVERHEAD_BYTES)
+        .sum();
+    let pages: u64 = h.pages.iter().map(|(p, page)| page_bytes(p, page)).sum();
+    let link_hosts: u64 = h
+        .link_hosts
+        .keys()
+        .map(|k| k.len() as u64 + PATH_OVERHEAD_BYTES)
+        .sum();
+    ORIGIN_OVERHEAD_BYTES + (h.origin.len() + h.host.len()) as u64 + paths + pages + link_hosts
 }
 
 impl HostSummaries {
@@ -390,12 +441,34 @@ impl HostSummaries {
         self.index.get(origin).map(|&i| &self.hosts[i as usize])
     }
 
+    /// Estimated bytes the summaries hold (bounded by [`SummaryLimits::max_held_bytes`], give
+    /// or take the last item admitted).
+    pub fn held_bytes(&self) -> u64 {
+        self.held_bytes
+    }
+
+    /// URLs observed whose origin, path or page the summaries had no room left for.
+    pub fn urls_left_out(&self) -> u64 {
+        self.urls_left_out
+    }
+
+    /// Whether the global bound is reached: nothing new is admitted.
+    fn full(&self) -> bool {
+        self.held_bytes >= self.limits.max_held_bytes
+    }
+
+    /// The summary of `url`'s origin, made when there is room for one (`None` also when the
+    /// URL has no origin).
     fn entry(&mut self, url: &Url) -> Option<&mut HostSummary> {
         let origin = origin_of(url)?;
         let i = match self.index.get(&origin) {
             Some(&i) => i as usize,
             None => {
                 let host = url.host_str()?;
+                if self.full() {
+                    return None;
+                }
+                self.held_bytes += ORIGIN_OVERHEAD_BYTES + (origin.len() + host.len()) as u64;
                 self.hosts.push(HostSummary::new(&origin, host));
                 let i = self.hosts.len() - 1;
                 self.index.insert(origin, i as u32);
@@ -412,15 +485,28 @@ impl HostSummaries {
     /// A discovered URL (fetched or not).
     pub fn observe_url(&mut self, url: &Url) {
         let max_paths = self.limits.max_paths;
-        if let Some(h) = self.entry(url) {
-            h.urls_seen += 1;
-            if h.paths.len() < max_paths {
-                let path = path_of(url);
-                if !h.paths.contains(&path) {
-                    h.paths.insert(path);
-                }
+        let full = self.full();
+        let Some(h) = self.entry(url) else {
+            if full && origin_of(url).is_some() {
+                self.urls_left_out += 1;
             }
+            return;
+        };
+        h.urls_seen += 1;
+        if h.paths.len() >= max_paths {
+            return;
         }
+        let path = path_of(url);
+        if h.paths.contains(&path) {
+            return;
+        }
+        if full {
+            self.urls_left_out += 1;
+            return;
+        }
+        let added = path.len() as u64 + PATH_OVERHEAD_BYTES;
+        h.paths.insert(path);
+        self.held_bytes += added;
     }
 
     /// The server address an origin's fetch reported.
@@ -445,25 +531,50 @@ impl HostSummaries {
     /// [`HostSummaries::observe_page`] with the page's out-links already in summary form (a
     /// caller that keeps links apart from content marks, as the sidecar does between relearns).
     pub fn observe_page_linked(&mut self, url: &Url, mark: ContentMark, links: &PageLinks) {
+        let left_out_before = self.urls_left_out;
         self.observe_url(url);
         let limits = self.limits;
+        let full = self.full();
+        // No room for the origin: `observe_url` counted the URL.
         let Some(h) = self.entry(url) else {
             return;
         };
         let path = path_of(url);
-        if !h.pages.contains_key(&path) && h.pages.len() >= limits.max_pages {
+        let known = h.pages.contains_key(&path);
+        if !known && h.pages.len() >= limits.max_pages {
             return;
         }
+        if !known && full {
+            // A page already kept may still gain a mark (bounded per page); a new one waits
+            // for room, as a new path does. One URL is counted once.
+            if self.urls_left_out == left_out_before {
+                self.urls_left_out += 1;
+            }
+            return;
+        }
+        let mut added = 0;
         for (host, count) in &links.hosts {
-            *h.link_hosts.entry(host.clone()).or_default() += count;
+            match h.link_hosts.get_mut(host) {
+                Some(c) => *c += count,
+                None => {
+                    added += host.len() as u64 + PATH_OVERHEAD_BYTES;
+                    h.link_hosts.insert(host.clone(), *count);
+                }
+            }
+        }
+        if !known {
+            added += path.len() as u64 + PAGE_OVERHEAD_BYTES;
         }
         let page = h.pages.entry(path).or_default();
         if !page.marks.contains(&mark) && page.marks.len() < limits.max_marks_per_page {
             page.marks.push(mark);
+            added += std::mem::size_of::<ContentMark>() as u64;
         }
         if page.links.is_empty() {
             page.links = links.hashed.clone();
+            added += (page.links.len() * std::mem::size_of::<u64>()) as u64;
         }
+        self.held_bytes += added;
     }
 
     /// The fetched pages of one origin, analysed (offline: a crawl dump's pages grouped by
@@ -488,8 +599,14 @@ impl HostSummaries {
     /// Adds a ready-made summary (replacing any of the same origin): for callers that build
     /// summaries elsewhere (tests, benchmarks, a store).
     pub fn insert(&mut self, summary: HostSummary) {
+        // Ready-made summaries are taken whole (they were bounded where they were made), and
+        // counted, so what is observed after them sees the room they take.
+        self.held_bytes += summary_bytes(&summary);
         match self.index.get(&summary.origin) {
-            Some(&i) => self.hosts[i as usize] = summary,
+            Some(&i) => {
+                let replaced = std::mem::replace(&mut self.hosts[i as usize], summary);
+                self.held_bytes = self.held_bytes.saturating_sub(summary_bytes(&replaced));
+            }
             None => {
                 let i = self.hosts.len() as u32;
                 self.index.insert(summary.origin.clone(), i);
@@ -519,6 +636,7 @@ impl HostSummaries {
         for i in gone {
             let i = i as usize;
             let removed = self.hosts.swap_remove(i);
+            self.held_bytes = self.held_bytes.saturating_sub(summary_bytes(&removed));
             self.index.remove(&removed.origin);
             if let Some(moved) = self.hosts.get(i) {
                 self.index.insert(moved.origin.clone(), i as u32);
@@ -541,8 +659,11 @@ impl HostSummaries {
         };
         for &i in slots {
             if let Some(h) = self.hosts.get_mut(i as usize) {
+                let before = summary_bytes(h);
                 h.pages.clear();
                 h.link_hosts.clear();
+                let freed = before - summary_bytes(h);
+                self.held_bytes = self.held_bytes.saturating_sub(freed);
             }
         }
     }
@@ -780,6 +901,59 @@ mod tests {
         let c = s.get("http://c.org").unwrap();
         assert!(c.pages.is_empty());
         assert_eq!(c.paths.len(), 2, "paths stay");
+    }
+
+    /// A stream of many origins (an archive's index) fills the summaries to their global bound
+    /// and no further: new origins, paths and pages are left out and counted, what was held
+    /// keeps its marks, and removing or clearing hosts frees room that is counted as it was.
+    #[test]
+    fn summaries_hold_at_most_their_global_bound_whatever_the_number_of_origins() {
+        let bound = 64 * 1024;
+        let mut s = HostSummaries::new(SummaryLimits {
+            max_held_bytes: bound,
+            ..SummaryLimits::default()
+        });
+        let links: Vec<String> = (0..20).map(|k| format!("/linked/{k}")).collect();
+        let (mut observed, mut peak) = (0u64, 0u64);
+        for host in 0..5_000 {
+            for page in 0..4 {
+                let u = url(&format!("http://site{host}.example/page/{page}?s={host}"));
+                s.observe_page(
+                    &u,
+                    ContentMark::from_digest(&format!("d{host}/{page}"), 5_000),
+                    links.iter().map(String::as_str),
+                );
+                s.observe_url(&url(&format!("http://site{host}.example/other/{page}")));
+                observed += 2;
+                peak = peak.max(s.held_bytes());
+            }
+        }
+        // The last item admitted may cross the bound, by at most one page and its links.
+        assert!(peak <= bound + 1_024, "held {peak} of {bound}");
+        assert!(s.len() > 10 && s.len() < 1_000, "{} origins", s.len());
+        assert!(
+            s.urls_left_out() > observed / 2,
+            "{} left out",
+            s.urls_left_out()
+        );
+        // What the summaries count is what they hold.
+        let counted: u64 = s.hosts().iter().map(summary_bytes).sum();
+        assert_eq!(s.held_bytes(), counted);
+        // A page already held still gains a mark when full.
+        let first = url("http://site0.example/page/0?s=0");
+        s.observe_page(&first, ContentMark::from_digest("again", 5_000), []);
+        let page = &s.get("http://site0.example").unwrap().pages["/page/0?s=0"];
+        assert_eq!(page.marks.len(), 2);
+        // Room freed is counted: removing and clearing hosts lets new origins in again.
+        for host in 0..5 {
+            s.remove_host(&format!("site{host}.example"));
+        }
+        s.clear_pages("site5.example");
+        let counted: u64 = s.hosts().iter().map(summary_bytes).sum();
+        assert_eq!(s.held_bytes(), counted);
+        assert!(s.held_bytes() < bound);
+        s.observe_url(&url("http://late.example/"));
+        assert!(s.get("http://late.example").is_some());
     }
 
     #[test]
