@@ -76,7 +76,7 @@ pub enum CorpusError {
     #[error("serializing a page failed: {0}")]
     Json(#[from] serde_json::Error),
     /// A site kind name that is not one of [`SiteKind::name`].
-    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone, smf, gitea, piwigo, mybb, prestashop, nodebb)")]
+    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone, smf, gitea, piwigo, mybb, prestashop, nodebb, typo3)")]
     UnknownKind(String),
 }
 
@@ -176,6 +176,11 @@ pub enum SiteKind {
     /// out, `/uid/N` ≡ `/user/name`; later pages, sorts, other languages, profile tabs, feeds
     /// and (under infinite scroll) windows opened at a post distinct.
     NodeBb,
+    /// TYPO3: a page's speaking path ≡ `index.php?id=N` ≡ `/?id=N` (with `L=0`, `type=0`
+    /// spelled out), other suffix spellings, a news item's routed path ≡ its plugin arguments
+    /// and cHash (on the path or the page id, brackets raw or encoded, any order); other
+    /// languages, print and feed page types, later list pages and category filters distinct.
+    Typo3,
 }
 
 impl SiteKind {
@@ -191,7 +196,7 @@ impl SiteKind {
     ];
 
     /// The families modelled on the URL schemes of real web software, one site kind each.
-    pub const FAMILIES: [SiteKind; 25] = [
+    pub const FAMILIES: [SiteKind; 26] = [
         SiteKind::MediaWiki,
         SiteKind::WordPress,
         SiteKind::Drupal,
@@ -217,6 +222,7 @@ impl SiteKind {
         SiteKind::MyBb,
         SiteKind::PrestaShop,
         SiteKind::NodeBb,
+        SiteKind::Typo3,
     ];
 
     /// Families the learner's constants may be tuned on.
@@ -239,7 +245,7 @@ impl SiteKind {
     /// path and query, default views spelled out, irrelevant sort keys, slug-less aliases).
     /// MyBB, PrestaShop and NodeBB (stop 26) were added to measure software no learner change
     /// was ever tuned on.
-    pub const HELD_OUT_FAMILIES: [SiteKind; 15] = [
+    pub const HELD_OUT_FAMILIES: [SiteKind; 16] = [
         SiteKind::Drupal,
         SiteKind::Discourse,
         SiteKind::VBulletin,
@@ -255,6 +261,7 @@ impl SiteKind {
         SiteKind::MyBb,
         SiteKind::PrestaShop,
         SiteKind::NodeBb,
+        SiteKind::Typo3,
     ];
 
     /// Whether this kind is one of [`SiteKind::FAMILIES`].
@@ -291,6 +298,7 @@ impl SiteKind {
             SiteKind::MyBb => "mybb",
             SiteKind::PrestaShop => "prestashop",
             SiteKind::NodeBb => "nodebb",
+            SiteKind::Typo3 => "typo3",
             SiteKind::Forum => "forum",
             SiteKind::Shop => "shop",
             SiteKind::News => "news",

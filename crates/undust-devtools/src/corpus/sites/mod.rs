@@ -32,6 +32,7 @@ mod shop;
 mod smf;
 mod sphinx;
 mod storefront;
+mod typo3;
 mod wordpress;
 mod xenforo;
 
@@ -309,6 +310,7 @@ fn make_section(
             SiteKind::MyBb => Box::new(mybb::MyBb::new(em, rng, base)),
             SiteKind::PrestaShop => Box::new(prestashop::PrestaShop::new(em, rng, base)),
             SiteKind::NodeBb => Box::new(nodebb::NodeBb::new(em, rng, base)),
+            SiteKind::Typo3 => Box::new(typo3::Typo3::new(em, rng, base)),
             // The hand-made kinds are not families; they never reach here.
             _ => Box::new(News::new(em, rng, base)),
         },
@@ -344,6 +346,7 @@ fn make_host(
         }
         SiteKind::Bugzilla => &["bugzilla.", "bugs.", "issues."],
         SiteKind::Plone => &["www.", "intranet.", "portal.", ""],
+        SiteKind::Typo3 => &["www.", "portal.", "news.", ""],
         SiteKind::Gitea => &["git.", "code.", "gitea.", "forge."],
         SiteKind::Piwigo => &["photos.", "gallery.", "www.", ""],
         SiteKind::AspNet => &["www.", "portal.", "intranet."],
