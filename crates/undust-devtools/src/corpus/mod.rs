@@ -76,7 +76,7 @@ pub enum CorpusError {
     #[error("serializing a page failed: {0}")]
     Json(#[from] serde_json::Error),
     /// A site kind name that is not one of [`SiteKind::name`].
-    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone, smf, gitea, piwigo, mybb, prestashop, nodebb)")]
+    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone, smf, gitea, piwigo, mybb, prestashop, nodebb, discuz)")]
     UnknownKind(String),
 }
 
@@ -176,6 +176,13 @@ pub enum SiteKind {
     /// out, `/uid/N` ≡ `/user/name`; later pages, sorts, other languages, profile tabs, feeds
     /// and (under infinite scroll) windows opened at a post distinct.
     NodeBb,
+    /// Discuz! X3: `forum.php?mod=viewthread&tid=N` ≡ rewritten `thread-N-P-X.html` under any
+    /// listing page X, `extra=`, `page=1` and `ordertype=2` spelled out, a post's redirect ≡ the
+    /// page holding it, the archiver's and (one-page threads) printable renderings, `highlight=`,
+    /// `fromuid=`, `mobile=` (a robot gets the desktop page), forum keys, `space-uid-N.html` ≡
+    /// `home.php?mod=space&uid=N` ≡ its default tab; later pages, reversed order, one author's
+    /// posts, forum filters and space tabs distinct.
+    Discuz,
 }
 
 impl SiteKind {
@@ -191,7 +198,7 @@ impl SiteKind {
     ];
 
     /// The families modelled on the URL schemes of real web software, one site kind each.
-    pub const FAMILIES: [SiteKind; 25] = [
+    pub const FAMILIES: [SiteKind; 26] = [
         SiteKind::MediaWiki,
         SiteKind::WordPress,
         SiteKind::Drupal,
@@ -217,6 +224,7 @@ impl SiteKind {
         SiteKind::MyBb,
         SiteKind::PrestaShop,
         SiteKind::NodeBb,
+        SiteKind::Discuz,
     ];
 
     /// Families the learner's constants may be tuned on.
@@ -238,8 +246,8 @@ impl SiteKind {
     /// exercises a capability a tuning family also needs, in another shape (ids moving between
     /// path and query, default views spelled out, irrelevant sort keys, slug-less aliases).
     /// MyBB, PrestaShop and NodeBB (stop 26) were added to measure software no learner change
-    /// was ever tuned on.
-    pub const HELD_OUT_FAMILIES: [SiteKind; 15] = [
+    /// was ever tuned on, and Discuz! X3 after them.
+    pub const HELD_OUT_FAMILIES: [SiteKind; 16] = [
         SiteKind::Drupal,
         SiteKind::Discourse,
         SiteKind::VBulletin,
@@ -255,6 +263,7 @@ impl SiteKind {
         SiteKind::MyBb,
         SiteKind::PrestaShop,
         SiteKind::NodeBb,
+        SiteKind::Discuz,
     ];
 
     /// Whether this kind is one of [`SiteKind::FAMILIES`].
@@ -291,6 +300,7 @@ impl SiteKind {
             SiteKind::MyBb => "mybb",
             SiteKind::PrestaShop => "prestashop",
             SiteKind::NodeBb => "nodebb",
+            SiteKind::Discuz => "discuz",
             SiteKind::Forum => "forum",
             SiteKind::Shop => "shop",
             SiteKind::News => "news",

@@ -11,6 +11,7 @@ mod boards;
 mod bugzilla;
 mod calendar;
 mod case;
+mod discuz;
 mod docs;
 mod dokuwiki;
 mod drupal;
@@ -309,6 +310,7 @@ fn make_section(
             SiteKind::MyBb => Box::new(mybb::MyBb::new(em, rng, base)),
             SiteKind::PrestaShop => Box::new(prestashop::PrestaShop::new(em, rng, base)),
             SiteKind::NodeBb => Box::new(nodebb::NodeBb::new(em, rng, base)),
+            SiteKind::Discuz => Box::new(discuz::Discuz::new(em, rng, base)),
             // The hand-made kinds are not families; they never reach here.
             _ => Box::new(News::new(em, rng, base)),
         },
@@ -342,6 +344,7 @@ fn make_host(
         SiteKind::Storefront | SiteKind::OpenCart | SiteKind::PrestaShop => {
             &["shop.", "store.", "www.", ""]
         }
+        SiteKind::Discuz => &["bbs.", "bbs.", "club.", "forum.", "www."],
         SiteKind::Bugzilla => &["bugzilla.", "bugs.", "issues."],
         SiteKind::Plone => &["www.", "intranet.", "portal.", ""],
         SiteKind::Gitea => &["git.", "code.", "gitea.", "forge."],
