@@ -76,7 +76,7 @@ pub enum CorpusError {
     #[error("serializing a page failed: {0}")]
     Json(#[from] serde_json::Error),
     /// A site kind name that is not one of [`SiteKind::name`].
-    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone, smf, gitea, piwigo, mybb, prestashop, nodebb, typo3)")]
+    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone, smf, gitea, piwigo, mybb, prestashop, nodebb, typo3, discuz)")]
     UnknownKind(String),
 }
 
@@ -181,6 +181,13 @@ pub enum SiteKind {
     /// and cHash (on the path or the page id, brackets raw or encoded, any order); other
     /// languages, print and feed page types, later list pages and category filters distinct.
     Typo3,
+    /// Discuz! X3: `forum.php?mod=viewthread&tid=N` ≡ rewritten `thread-N-P-X.html` under any
+    /// listing page X, `extra=`, `page=1` and `ordertype=2` spelled out, a post's redirect ≡ the
+    /// page holding it, the archiver's and (one-page threads) printable renderings, `highlight=`,
+    /// `fromuid=`, `mobile=` (a robot gets the desktop page), forum keys, `space-uid-N.html` ≡
+    /// `home.php?mod=space&uid=N` ≡ its default tab; later pages, reversed order, one author's
+    /// posts, forum filters and space tabs distinct.
+    Discuz,
 }
 
 impl SiteKind {
@@ -196,7 +203,7 @@ impl SiteKind {
     ];
 
     /// The families modelled on the URL schemes of real web software, one site kind each.
-    pub const FAMILIES: [SiteKind; 26] = [
+    pub const FAMILIES: [SiteKind; 27] = [
         SiteKind::MediaWiki,
         SiteKind::WordPress,
         SiteKind::Drupal,
@@ -223,6 +230,7 @@ impl SiteKind {
         SiteKind::PrestaShop,
         SiteKind::NodeBb,
         SiteKind::Typo3,
+        SiteKind::Discuz,
     ];
 
     /// Families the learner's constants may be tuned on.
@@ -245,7 +253,7 @@ impl SiteKind {
     /// path and query, default views spelled out, irrelevant sort keys, slug-less aliases).
     /// MyBB, PrestaShop and NodeBB (stop 26) were added to measure software no learner change
     /// was ever tuned on.
-    pub const HELD_OUT_FAMILIES: [SiteKind; 16] = [
+    pub const HELD_OUT_FAMILIES: [SiteKind; 17] = [
         SiteKind::Drupal,
         SiteKind::Discourse,
         SiteKind::VBulletin,
@@ -262,6 +270,7 @@ impl SiteKind {
         SiteKind::PrestaShop,
         SiteKind::NodeBb,
         SiteKind::Typo3,
+        SiteKind::Discuz,
     ];
 
     /// Whether this kind is one of [`SiteKind::FAMILIES`].
@@ -299,6 +308,7 @@ impl SiteKind {
             SiteKind::PrestaShop => "prestashop",
             SiteKind::NodeBb => "nodebb",
             SiteKind::Typo3 => "typo3",
+            SiteKind::Discuz => "discuz",
             SiteKind::Forum => "forum",
             SiteKind::Shop => "shop",
             SiteKind::News => "news",

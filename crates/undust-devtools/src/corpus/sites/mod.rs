@@ -11,6 +11,7 @@ mod boards;
 mod bugzilla;
 mod calendar;
 mod case;
+mod discuz;
 mod docs;
 mod dokuwiki;
 mod drupal;
@@ -311,6 +312,7 @@ fn make_section(
             SiteKind::PrestaShop => Box::new(prestashop::PrestaShop::new(em, rng, base)),
             SiteKind::NodeBb => Box::new(nodebb::NodeBb::new(em, rng, base)),
             SiteKind::Typo3 => Box::new(typo3::Typo3::new(em, rng, base)),
+            SiteKind::Discuz => Box::new(discuz::Discuz::new(em, rng, base)),
             // The hand-made kinds are not families; they never reach here.
             _ => Box::new(News::new(em, rng, base)),
         },
@@ -344,6 +346,7 @@ fn make_host(
         SiteKind::Storefront | SiteKind::OpenCart | SiteKind::PrestaShop => {
             &["shop.", "store.", "www.", ""]
         }
+        SiteKind::Discuz => &["bbs.", "bbs.", "club.", "forum.", "www."],
         SiteKind::Bugzilla => &["bugzilla.", "bugs.", "issues."],
         SiteKind::Plone => &["www.", "intranet.", "portal.", ""],
         SiteKind::Typo3 => &["www.", "portal.", "news.", ""],
