@@ -76,7 +76,7 @@ pub enum CorpusError {
     #[error("serializing a page failed: {0}")]
     Json(#[from] serde_json::Error),
     /// A site kind name that is not one of [`SiteKind::name`].
-    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone, smf, gitea, piwigo, mybb, prestashop, nodebb)")]
+    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone, smf, gitea, piwigo, mybb, prestashop, nodebb, oscommerce)")]
     UnknownKind(String),
 }
 
@@ -176,6 +176,12 @@ pub enum SiteKind {
     /// out, `/uid/N` ≡ `/user/name`; later pages, sorts, other languages, profile tabs, feeds
     /// and (under infinite scroll) windows opened at a post distinct.
     NodeBb,
+    /// osCommerce 2.x: `product_info.php?products_id=N` with or without `cPath=` or
+    /// `manufacturers_id=` (breadcrumb only) ≡ Ultimate SEO URLs' `name-p-N.html` ≡ an
+    /// attribute-encoded id, `osCsid` sessions, default sort, `page=1`, language and currency
+    /// spelled out, `index.php` ≡ `/`; category listings (`cPath` chooses them), parents, later
+    /// pages, sorts, filters, other languages and currencies, reviews distinct.
+    OsCommerce,
 }
 
 impl SiteKind {
@@ -191,7 +197,7 @@ impl SiteKind {
     ];
 
     /// The families modelled on the URL schemes of real web software, one site kind each.
-    pub const FAMILIES: [SiteKind; 25] = [
+    pub const FAMILIES: [SiteKind; 26] = [
         SiteKind::MediaWiki,
         SiteKind::WordPress,
         SiteKind::Drupal,
@@ -217,6 +223,7 @@ impl SiteKind {
         SiteKind::MyBb,
         SiteKind::PrestaShop,
         SiteKind::NodeBb,
+        SiteKind::OsCommerce,
     ];
 
     /// Families the learner's constants may be tuned on.
@@ -238,8 +245,8 @@ impl SiteKind {
     /// exercises a capability a tuning family also needs, in another shape (ids moving between
     /// path and query, default views spelled out, irrelevant sort keys, slug-less aliases).
     /// MyBB, PrestaShop and NodeBB (stop 26) were added to measure software no learner change
-    /// was ever tuned on.
-    pub const HELD_OUT_FAMILIES: [SiteKind; 15] = [
+    /// was ever tuned on, and osCommerce after them.
+    pub const HELD_OUT_FAMILIES: [SiteKind; 16] = [
         SiteKind::Drupal,
         SiteKind::Discourse,
         SiteKind::VBulletin,
@@ -255,6 +262,7 @@ impl SiteKind {
         SiteKind::MyBb,
         SiteKind::PrestaShop,
         SiteKind::NodeBb,
+        SiteKind::OsCommerce,
     ];
 
     /// Whether this kind is one of [`SiteKind::FAMILIES`].
@@ -291,6 +299,7 @@ impl SiteKind {
             SiteKind::MyBb => "mybb",
             SiteKind::PrestaShop => "prestashop",
             SiteKind::NodeBb => "nodebb",
+            SiteKind::OsCommerce => "oscommerce",
             SiteKind::Forum => "forum",
             SiteKind::Shop => "shop",
             SiteKind::News => "news",

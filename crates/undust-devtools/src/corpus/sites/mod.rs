@@ -23,6 +23,7 @@ mod mybb;
 mod news;
 mod nodebb;
 mod opencart;
+mod oscommerce;
 mod piwigo;
 mod plone;
 mod prestashop;
@@ -309,6 +310,7 @@ fn make_section(
             SiteKind::MyBb => Box::new(mybb::MyBb::new(em, rng, base)),
             SiteKind::PrestaShop => Box::new(prestashop::PrestaShop::new(em, rng, base)),
             SiteKind::NodeBb => Box::new(nodebb::NodeBb::new(em, rng, base)),
+            SiteKind::OsCommerce => Box::new(oscommerce::OsCommerce::new(em, rng, base)),
             // The hand-made kinds are not families; they never reach here.
             _ => Box::new(News::new(em, rng, base)),
         },
@@ -339,7 +341,7 @@ fn make_host(
         | SiteKind::Smf
         | SiteKind::MyBb
         | SiteKind::NodeBb => &["forum.", "discuss.", "community.", "www."],
-        SiteKind::Storefront | SiteKind::OpenCart | SiteKind::PrestaShop => {
+        SiteKind::Storefront | SiteKind::OpenCart | SiteKind::PrestaShop | SiteKind::OsCommerce => {
             &["shop.", "store.", "www.", ""]
         }
         SiteKind::Bugzilla => &["bugzilla.", "bugs.", "issues."],
