@@ -76,7 +76,7 @@ pub enum CorpusError {
     #[error("serializing a page failed: {0}")]
     Json(#[from] serde_json::Error),
     /// A site kind name that is not one of [`SiteKind::name`].
-    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone, smf, gitea, piwigo, mybb, prestashop, nodebb, typo3, discuz)")]
+    #[error("unknown site kind `{0}` (expected one of forum, shop, news, docs-mirror, case-insensitive, mixed, no-dust, or a family: mediawiki, wordpress, drupal, discourse, phpbb, vbulletin, storefront, aspnet, directory-listing, sphinx, q-and-a, event-calendar, news-renderings, dokuwiki, joomla, xenforo, bugzilla, opencart, plone, smf, gitea, piwigo, mybb, prestashop, nodebb, typo3, discuz, oscommerce)")]
     UnknownKind(String),
 }
 
@@ -188,6 +188,12 @@ pub enum SiteKind {
     /// `home.php?mod=space&uid=N` ≡ its default tab; later pages, reversed order, one author's
     /// posts, forum filters and space tabs distinct.
     Discuz,
+    /// osCommerce 2.x: `product_info.php?products_id=N` with or without `cPath=` or
+    /// `manufacturers_id=` (breadcrumb only) ≡ Ultimate SEO URLs' `name-p-N.html` ≡ an
+    /// attribute-encoded id, `osCsid` sessions, default sort, `page=1`, language and currency
+    /// spelled out, `index.php` ≡ `/`; category listings (`cPath` chooses them), parents, later
+    /// pages, sorts, filters, other languages and currencies, reviews distinct.
+    OsCommerce,
 }
 
 impl SiteKind {
@@ -203,7 +209,7 @@ impl SiteKind {
     ];
 
     /// The families modelled on the URL schemes of real web software, one site kind each.
-    pub const FAMILIES: [SiteKind; 27] = [
+    pub const FAMILIES: [SiteKind; 28] = [
         SiteKind::MediaWiki,
         SiteKind::WordPress,
         SiteKind::Drupal,
@@ -231,6 +237,7 @@ impl SiteKind {
         SiteKind::NodeBb,
         SiteKind::Typo3,
         SiteKind::Discuz,
+        SiteKind::OsCommerce,
     ];
 
     /// Families the learner's constants may be tuned on.
@@ -252,8 +259,8 @@ impl SiteKind {
     /// exercises a capability a tuning family also needs, in another shape (ids moving between
     /// path and query, default views spelled out, irrelevant sort keys, slug-less aliases).
     /// MyBB, PrestaShop and NodeBB (stop 26) were added to measure software no learner change
-    /// was ever tuned on.
-    pub const HELD_OUT_FAMILIES: [SiteKind; 17] = [
+    /// was ever tuned on, and TYPO3, Discuz! X3 and osCommerce 2.x (stop 38) the same way.
+    pub const HELD_OUT_FAMILIES: [SiteKind; 18] = [
         SiteKind::Drupal,
         SiteKind::Discourse,
         SiteKind::VBulletin,
@@ -271,6 +278,7 @@ impl SiteKind {
         SiteKind::NodeBb,
         SiteKind::Typo3,
         SiteKind::Discuz,
+        SiteKind::OsCommerce,
     ];
 
     /// Whether this kind is one of [`SiteKind::FAMILIES`].
@@ -309,6 +317,7 @@ impl SiteKind {
             SiteKind::NodeBb => "nodebb",
             SiteKind::Typo3 => "typo3",
             SiteKind::Discuz => "discuz",
+            SiteKind::OsCommerce => "oscommerce",
             SiteKind::Forum => "forum",
             SiteKind::Shop => "shop",
             SiteKind::News => "news",

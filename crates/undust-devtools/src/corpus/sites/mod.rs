@@ -24,6 +24,7 @@ mod mybb;
 mod news;
 mod nodebb;
 mod opencart;
+mod oscommerce;
 mod piwigo;
 mod plone;
 mod prestashop;
@@ -313,6 +314,7 @@ fn make_section(
             SiteKind::NodeBb => Box::new(nodebb::NodeBb::new(em, rng, base)),
             SiteKind::Typo3 => Box::new(typo3::Typo3::new(em, rng, base)),
             SiteKind::Discuz => Box::new(discuz::Discuz::new(em, rng, base)),
+            SiteKind::OsCommerce => Box::new(oscommerce::OsCommerce::new(em, rng, base)),
             // The hand-made kinds are not families; they never reach here.
             _ => Box::new(News::new(em, rng, base)),
         },
@@ -343,7 +345,7 @@ fn make_host(
         | SiteKind::Smf
         | SiteKind::MyBb
         | SiteKind::NodeBb => &["forum.", "discuss.", "community.", "www."],
-        SiteKind::Storefront | SiteKind::OpenCart | SiteKind::PrestaShop => {
+        SiteKind::Storefront | SiteKind::OpenCart | SiteKind::PrestaShop | SiteKind::OsCommerce => {
             &["shop.", "store.", "www.", ""]
         }
         SiteKind::Discuz => &["bbs.", "bbs.", "club.", "forum.", "www."],
