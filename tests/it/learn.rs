@@ -985,7 +985,11 @@ const HELD_OUT_SHARE_FLOOR: f64 = 0.92;
 /// numbers of one segment read as a pair (`thread-N-page-M.html` is `tid=N&page=M`), one-value
 /// templates learned from numbers read numbers only, a number read out of one shared spelling
 /// no evidence for another, and a template's query views need no evidence of their own.
-const LATER_HELD_OUT_FLOORS: [(&str, f64); 9] = [
+/// Stop 38: TYPO3, Discuz! X3 and osCommerce 2.x added, measured with the learner as it was (no
+/// change made for them): TYPO3 0.480 on seeds 41 to 43 (floor 0.47); Discuz! and osCommerce
+/// merge pages they must not, so they have no floor yet and are listed in
+/// [`GUARANTEES_NOT_MET_YET`].
+const LATER_HELD_OUT_FLOORS: [(&str, f64); 10] = [
     ("dokuwiki", 0.98),
     ("joomla", 0.60),
     ("bugzilla", 0.96),
@@ -995,6 +999,7 @@ const LATER_HELD_OUT_FLOORS: [(&str, f64); 9] = [
     ("nodebb", 0.76),
     ("prestashop", 0.74),
     ("mybb", 0.78),
+    ("typo3", 0.47),
 ];
 
 /// Held-out families on which the learner does not keep the no-false-merge guarantee yet, with
@@ -1026,8 +1031,25 @@ const LATER_HELD_OUT_FLOORS: [(&str, f64); 9] = [
 /// rules' `param_strays`) removed MyBB's `action=lastpost` merges on seeds 41 and 42; the
 /// seed-43 tree rule that writes one number as a forum and a page is still learned.
 /// Stop 27: both numbers of one value are read only where it holds two (`Extract::splits`),
-/// and MyBB keeps the guarantees on seeds 41 to 55; none is exempt.
-const GUARANTEES_NOT_MET_YET: [&str; 0] = [];
+/// and MyBB keeps the guarantees on seeds 41 to 55; none was exempt until stop 38.
+/// Stop 38, three families added and measured before any learner change (QUALITY.md, stop 38):
+/// - Discuz! X3 (fpr 0.034 on seeds 41 to 43, every host, as first measured): a tree rule
+///   writes a post's redirect (`forum.php?mod=redirect&goto=findpost&ptid=T&pid=M`) or the
+///   last post's (`goto=lastpost&tid=T`) as the thread's first page (`mod=viewthread&tid=T`),
+///   learned from one-page threads, where both are page 1; on longer threads they open a later
+///   page, the same trap as MyBB's `action=lastpost` at stop 26, now in a tree rule that
+///   renames the script's `mod` value and the id's key. Later in stop 38 the stray check reads
+///   the page the rule writes (`Proofer::view_strays`), and those rules are refused where the
+///   sample shows a later page (fpr 0.0028; 0.0094 and 0.018 on the fresh draws). Left:
+///   `ignore query:action beside query:tid` merges a long thread's printable view (the first
+///   100 posts, a page of its own, in no cluster with another URL, so no sample can show it
+///   apart) with page 1, and on one host a post's link written as the last post's.
+/// - osCommerce 2.x (fpr 0.028 on the seed-42 host, with Ultimate SEO URLs and "add cPath"):
+///   `cPath` is dropped on every URL, learned from product links (`name-p-N.html?cPath=3_10`,
+///   where it only sets the breadcrumb); on `index.php` it chooses the category, so every
+///   listing is merged with the front page. Where products carry `products_id` the learner
+///   scopes it beside that key (seeds 41 and 43); here the product id is in the path.
+const GUARANTEES_NOT_MET_YET: [&str; 2] = ["discuz", "oscommerce"];
 
 /// On the held-out families the guarantees hold: no hard negative merged and a false-positive
 /// rate of 0 on every family (measured 0 on each; the ceiling is 0.1% of support
@@ -1244,6 +1266,46 @@ fn rule_learned_on_ids_does_not_reach_a_page_type_among_them() {
     assert_ne!(
         c("/questions/tagged/redis"),
         c("/questions/tagged/tokio"),
+        "{:#?}",
+        out.rules
+    );
+}
+
+/// Discuz!'s last-post link (`forum.php?mod=redirect&goto=lastpost&tid=T`) opens a thread's
+/// last page: its first page on a one-page thread, a later page on a longer one. A tree rule
+/// writing it as the thread (`mod=viewthread&tid=T`) is shown right on every one-page thread
+/// and wrong on longer threads only where both of their pages are sampled; the last page's
+/// cluster alone (the link beside `mod=viewthread&tid=T&page=2`) already shows the link
+/// standing for another page than the one the rule writes, so the rule is refused (stop 38:
+/// the check read the page without the view from the source, where the rule also renames the
+/// script's `mod`, and so never saw it).
+#[test]
+fn a_last_post_link_is_not_written_as_the_thread_where_it_opened_a_later_page() {
+    let host = "bbs.example";
+    let mut train = Vec::new();
+    let mut push = |path: String, cluster: u64| {
+        train.push(LabelledUrl {
+            url: format!("http://{host}/forum.php?{path}"),
+            cluster,
+        })
+    };
+    for t in 0..200u64 {
+        let tid = 5_000 + 3 * t;
+        if t % 5 == 0 {
+            // A two-page thread: the link opens page 2 (page 1 not sampled).
+            push(format!("mod=viewthread&tid={tid}&page=2"), t);
+            push(format!("mod=redirect&goto=lastpost&tid={tid}"), t);
+        } else {
+            push(format!("mod=viewthread&tid={tid}"), t);
+            push(format!("mod=redirect&goto=lastpost&tid={tid}"), t);
+        }
+    }
+    let out = learn_host(host, &train, &LearnConfig::default()).unwrap();
+    let engine = HostRules::compile(&out.rules).unwrap();
+    let c = |p: &str| canonicalize(&engine, &format!("http://{host}/forum.php?{p}"));
+    assert_ne!(
+        c("mod=redirect&goto=lastpost&tid=90001"),
+        c("mod=viewthread&tid=90001"),
         "{:#?}",
         out.rules
     );

@@ -311,11 +311,19 @@ impl<'a> Proofer<'a> {
     }
 
     /// Whether a training URL that is the rule's source page (`source`, `shape`) with the
-    /// `view` in it shares its cluster with another view of that page (a URL holding all of the
-    /// page's parts and more: `P/page-3`, `P&page=3`) and not with the page without the view:
-    /// see [`Proof::strays_from_duplicates`]. One pass over the training URLs, for the few rules
-    /// that drop or write a view.
-    fn view_strays(&self, source: &[(KeyId, Cond)], shape: u32, view: (KeyId, ValId)) -> bool {
+    /// `view` in it shares its cluster with another view of the page the rule writes it as (a
+    /// URL holding all of that page's parts and more: `P/page-3`, `P&page=3`) and not with that
+    /// page itself: see [`Proof::strays_from_duplicates`]. The page is the rule's output, so a
+    /// rule that also renames the script's mode (Discuz!'s `mod=redirect&goto=lastpost&tid=T`
+    /// -> `mod=viewthread&tid=T`) or moves the id is judged on the page it writes. One pass over
+    /// the training URLs, for the few rules that drop or write a view.
+    fn view_strays(
+        &self,
+        source: &[(KeyId, Cond)],
+        shape: u32,
+        view: (KeyId, ValId),
+        ops: &[Op],
+    ) -> bool {
         let s = self.samples;
         let (key, value) = view;
         let page_keys = &s.shapes[shape as usize];
@@ -332,18 +340,19 @@ impl<'a> Proofer<'a> {
         (0..s.urls.len() as u32).filter(|&u| with_view(u)).any(|u| {
             let sample = &s.urls[u as usize];
             let mates = s.cluster(sample.cluster);
-            let page: Vec<(KeyId, ValId)> = s
-                .pairs_of(u)
-                .iter()
-                .copied()
-                .filter(|&(k, _)| k != key)
-                .collect();
-            let page_ident = page.iter().fold(0u64, |h, &(k, v)| {
-                fold(
-                    h,
-                    pair_hash(s.key_hash[k as usize], s.value_hash[v as usize]),
-                )
+            // The page the rule writes `u` as, without the view, pair by pair (values by hash:
+            // a moved value need not be one the sample holds). A rule that writes the view
+            // (`/threads/*` -> `/threads/*/latest`) is judged on the page it writes it after.
+            let Some(mut page) = self.output_pairs(u, ops) else {
+                return false;
+            };
+            page.retain(|&(k, _)| k != key);
+            let page_ident = page.iter().fold(0u64, |h, &(k, vh)| {
+                fold(h, pair_hash(s.key_hash[k as usize], vh))
             });
+            let holds = |w: u32, (k, vh): (KeyId, u64)| {
+                s.get(w, k).is_some_and(|v| s.value_hash[v as usize] == vh)
+            };
             // Another page of the item in the cluster (`P/page-3` beside `P/latest`), and not
             // the page: the view stood for that other one there. Other addresses of the page
             // (Plone's `/other-folder/x/view` beside `/folder/x/view`) and other names of the
@@ -352,7 +361,7 @@ impl<'a> Proofer<'a> {
                 w != u
                     && s.urls[w as usize].len as usize > page.len()
                     && s.get(w, key) != Some(value)
-                    && page.iter().all(|&(k, v)| s.get(w, k) == Some(v))
+                    && page.iter().all(|&pair| holds(w, pair))
                     && s.pairs_of(w).iter().any(|&(k, v)| {
                         !page.iter().any(|&(pk, _)| pk == k)
                             && super::names_a_position(&s.values[v as usize])
@@ -416,6 +425,31 @@ impl<'a> Proofer<'a> {
     /// it is (a number to extract missing, or one number read as two: [`Extract::splits`]).
     pub fn output_hash(&self, u: u32, ops: &[Op]) -> Option<u64> {
         let s = self.samples;
+        let mut h = 0u64;
+        self.for_each_output_pair(u, ops, |k, vh| {
+            h = fold(h, pair_hash(s.key_hash[k as usize], vh));
+        })?;
+        Some(h)
+    }
+
+    /// The canonical form of `u` under `ops` as (key, value hash) pairs, in the order
+    /// [`Proofer::output_hash`] folds them; `None` where it is `None`.
+    fn output_pairs(&self, u: u32, ops: &[Op]) -> Option<Vec<(KeyId, u64)>> {
+        let mut pairs = Vec::with_capacity(ops.len());
+        self.for_each_output_pair(u, ops, |k, vh| pairs.push((k, vh)))?;
+        Some(pairs)
+    }
+
+    /// Calls `each` with every (key, value hash) pair of the canonical form of `u` under `ops`;
+    /// `None` where the engine leaves `u` as it is (the pairs given before it are then to be
+    /// discarded).
+    fn for_each_output_pair(
+        &self,
+        u: u32,
+        ops: &[Op],
+        mut each: impl FnMut(KeyId, u64),
+    ) -> Option<()> {
+        let s = self.samples;
         for op in ops {
             if let Op::Replace {
                 from,
@@ -431,7 +465,6 @@ impl<'a> Proofer<'a> {
                 }
             }
         }
-        let mut h = 0u64;
         for op in ops {
             let (k, vh) = match *op {
                 Op::Keep { key, val }
@@ -450,9 +483,9 @@ impl<'a> Proofer<'a> {
                 ),
                 Op::Ignore { fill: None, .. } => continue,
             };
-            h = fold(h, pair_hash(s.key_hash[k as usize], vh));
+            each(k, vh);
         }
-        Some(h)
+        Some(())
     }
 
     /// Runs one rule; see the module docs.
@@ -702,7 +735,7 @@ impl<'a> Proofer<'a> {
         });
         proof.strays_from_duplicates = self
             .dropped_view(source, ops)
-            .is_some_and(|view| self.view_strays(source, shape, view));
+            .is_some_and(|view| self.view_strays(source, shape, view, ops));
         proof.trades_a_position_for_a_view = self.trades_a_position_for_a_view(source, ops);
         if shown_kinds.iter().all(Option::is_none) {
             proof.fenced_files = ending;
