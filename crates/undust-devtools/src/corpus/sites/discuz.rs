@@ -59,8 +59,8 @@ use std::collections::HashSet;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{add_word_param, alias_rule, forms_of, thread_posts, Section};
-use crate::corpus::emit::{Emitter, Extra, ExtraPlace, Form, PageChain, UrlParts};
+use super::{add_ignored_param, add_word_param, alias_rule, forms_of, thread_posts, Section};
+use crate::corpus::emit::{Emitter, Form, PageChain, UrlParts};
 use crate::corpus::words::{pick, word};
 use crate::corpus::{DustRule, PageKind};
 
@@ -331,34 +331,22 @@ impl Discuz {
                 .map(|_| rng.random_range(1..200_000u32).to_string())
                 .collect();
             let prob = rng.random_range(0.02..0.08);
-            em.add_extra(
-                DustRule::IgnoreQueryKey {
-                    key: "fromuid".to_string(),
-                },
+            add_ignored_param(
+                em,
+                "fromuid",
                 "the member a share link credits (`fromuid`)".to_string(),
-                Extra {
-                    rule: 0,
-                    name: "fromuid".to_string(),
-                    place: ExtraPlace::Query,
-                    prob,
-                    values,
-                },
+                prob,
+                values,
             );
         }
         if rng.random_bool(0.5) {
             let prob = rng.random_range(0.02..0.06);
-            em.add_extra(
-                DustRule::IgnoreQueryKey {
-                    key: "mobile".to_string(),
-                },
+            add_ignored_param(
+                em,
+                "mobile",
                 "a robot is always given the desktop page (`mobile=`)".to_string(),
-                Extra {
-                    rule: 0,
-                    name: "mobile".to_string(),
-                    place: ExtraPlace::Query,
-                    prob,
-                    values: ["2", "2", "yes", "no"].map(String::from).to_vec(),
-                },
+                prob,
+                ["2", "2", "yes", "no"].map(String::from).to_vec(),
             );
         }
         if discuz.archiver.is_some() {

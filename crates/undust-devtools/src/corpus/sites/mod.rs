@@ -246,11 +246,23 @@ pub(super) fn add_word_param(
     let values = (0..(em.cap / 12).clamp(4, 800))
         .map(|_| word(rng).to_string())
         .collect();
+    add_ignored_param(em, name, format!("{what} `{name}`"), prob, values);
+}
+
+/// An irrelevant query parameter `name` (`description` for humans), added to a share `prob`
+/// of the URLs with one of `values`.
+pub(super) fn add_ignored_param(
+    em: &mut Emitter,
+    name: &str,
+    description: String,
+    prob: f64,
+    values: Vec<String>,
+) {
     em.add_extra(
         DustRule::IgnoreQueryKey {
             key: name.to_string(),
         },
-        format!("{what} `{name}`"),
+        description,
         Extra {
             rule: 0,
             name: name.to_string(),

@@ -15,10 +15,10 @@ use rand::seq::{IndexedRandom, SliceRandom};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{add_tracking, alias_rule, forms_of, Section};
-use crate::corpus::emit::{Emitter, Extra, ExtraPlace, Form, UrlParts};
+use super::{add_ignored_param, add_tracking, alias_rule, forms_of, Section};
+use crate::corpus::emit::{Emitter, Form, UrlParts};
 use crate::corpus::words::{hex, pick, slug, COLOURS};
-use crate::corpus::{DustRule, PageKind};
+use crate::corpus::PageKind;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Software {
@@ -38,19 +38,7 @@ pub(super) struct Storefront {
 }
 
 fn add_param(em: &mut Emitter, name: &str, what: &str, prob: f64, values: Vec<String>) {
-    em.add_extra(
-        DustRule::IgnoreQueryKey {
-            key: name.to_string(),
-        },
-        format!("{what} `{name}`"),
-        Extra {
-            rule: 0,
-            name: name.to_string(),
-            place: ExtraPlace::Query,
-            prob,
-            values,
-        },
-    );
+    add_ignored_param(em, name, format!("{what} `{name}`"), prob, values);
 }
 
 impl Storefront {

@@ -57,8 +57,8 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use xxhash_rust::xxh3::xxh3_128;
 
-use super::{alias_rule, forms_of, Section};
-use crate::corpus::emit::{Emitted, Emitter, Extra, ExtraPlace, Form, PageChain, UrlParts};
+use super::{add_ignored_param, alias_rule, forms_of, Section};
+use crate::corpus::emit::{Emitted, Emitter, Form, PageChain, UrlParts};
 use crate::corpus::words::{hex, pick, slug, word};
 use crate::corpus::{DustRule, PageKind};
 
@@ -338,18 +338,12 @@ impl Typo3 {
         }
         if rng.random_bool(0.4) {
             let prob = rng.random_range(0.02..0.08);
-            em.add_extra(
-                DustRule::IgnoreQueryKey {
-                    key: "no_cache".to_string(),
-                },
+            add_ignored_param(
+                em,
+                "no_cache",
                 "`no_cache=1` renders the same page uncached".to_string(),
-                Extra {
-                    rule: 0,
-                    name: "no_cache".to_string(),
-                    place: ExtraPlace::Query,
-                    prob,
-                    values: vec!["1".to_string()],
-                },
+                prob,
+                vec!["1".to_string()],
             );
         }
         t
@@ -1032,18 +1026,12 @@ fn add_cache_hash_excluded(em: &mut Emitter, rng: &mut ChaCha8Rng) {
             })
             .collect();
         let prob = rng.random_range(0.08..0.3);
-        em.add_extra(
-            DustRule::IgnoreQueryKey {
-                key: name.to_string(),
-            },
+        add_ignored_param(
+            em,
+            name,
             format!("tracking parameter `{name}`"),
-            Extra {
-                rule: 0,
-                name: name.to_string(),
-                place: ExtraPlace::Query,
-                prob,
-                values,
-            },
+            prob,
+            values,
         );
     }
 }
