@@ -64,8 +64,10 @@ pub(crate) struct Proof {
     pub positive_clusters: u32,
     pub keys: Vec<KeyEvidence>,
     /// Page types (see `Proofer::typed_segments`) the source's `*` would cover while the rule
-    /// was shown on identifiers only: `(key, value)` that must keep their URLs as they are
-    /// (deployed as more specific identity rules beside the rule).
+    /// was shown on identifiers or slugs only, never on a page type: `(key, value)` that must
+    /// keep their URLs as they are (deployed as more specific identity rules beside the rule).
+    /// A parameter shown irrelevant on products (`a-title-p-7.html?cPath=20`) has shown nothing
+    /// about the shop's scripts (`index.php?cPath=20`, where it names the category).
     pub guards: Vec<(KeyId, u32)>,
     /// The rule makes its `*` path segment the last one or stops it being the last
     /// (`/f/*/view` -> `/f/*`), its merges showed files there, and the host shows that segment
@@ -92,8 +94,9 @@ pub(crate) struct Proof {
     /// the rule also rewrites values of another such spelling its merges never showed
     /// (`user-#.html`, `forum-#.html`, `thread-#-lastpost.html`). The number there is another
     /// page type's id, and the rule has no evidence for it; refused. A slug's title differs
-    /// from value to value (`culture-health-1742.html`), so its spellings are never shared and
-    /// a slug rule is not touched.
+    /// from value to value (`culture-health-1742.html`), so its whole spelling is never shared;
+    /// the word written next to its number is, where a type word marks it (`-p-` beside `-pr-`
+    /// in `a-title-p-7.html`, see [`Proofer::reads_unshown_marks`]), and the same holds there.
     pub reads_unshown_spellings: bool,
     /// The rule overwrites a literal value with another literal of the same key where one of
     /// the two names a position and the other a view by a word (`/threads/*/page-4` ->
@@ -178,6 +181,10 @@ pub(crate) struct Proofer<'a> {
     /// depth, whatever folder holds them, pooled over folders as a 20% sample shows few files
     /// per folder.
     file_kinds: FxHashMap<KeyId, Vec<String>>,
+    /// Per key and way of reading a number out of it, the spellings around the number that
+    /// the host writes on several values ([`Proofer::reads_unshown_marks`]), found when a rule
+    /// first asks.
+    marked_spellings: FxHashMap<(KeyId, Extract), FxHashSet<u64>>,
 }
 
 impl<'a> Proofer<'a> {
@@ -196,6 +203,7 @@ impl<'a> Proofer<'a> {
             frequent_value_share: config.frequent_value_share,
             typed_segments: typed_segments(samples),
             file_kinds: file_kinds(samples),
+            marked_spellings: FxHashMap::default(),
         }
     }
 
@@ -511,6 +519,80 @@ impl<'a> Proofer<'a> {
         }
     }
 
+    /// Whether a rule reading a number out of key `k` with `ext` was shown on values of one
+    /// type word only and reaches values of another ([`marked_spelling`]; `shown` are the URLs
+    /// merged with a duplicate, `outputs` every URL it matched): the number there is another
+    /// page type's id (osCommerce's `a-title-pr-5.html` is product 5's reviews, `-p-5` the
+    /// product). A spelling is a type word where the host writes it on
+    /// [`MIN_SHARED_SPELLING_VALUES`] values or more, counted over the whole host: a rule
+    /// learned for one context (`?cPath=13_19`) matches a few URLs, while the host's pages
+    /// show the scheme. Values around which titles are written (`a-title-72826660.amp.html`)
+    /// spell the number in many ways, and the words that happen to repeat are no type: a rule
+    /// is judged only where two values or more were shown, all of one spelling.
+    fn reads_unshown_marks(
+        &mut self,
+        k: KeyId,
+        ext: Extract,
+        shape: u32,
+        shown: &[u32],
+        outputs: &[(u64, u32)],
+    ) -> bool {
+        let samples = self.samples;
+        let host = self.marked_spellings.entry((k, ext)).or_insert_with(|| {
+            let mut values: FxHashMap<u64, FxHashSet<ValId>> = FxHashMap::default();
+            for u in 0..samples.urls.len() as u32 {
+                if let Some(v) = samples.get(u, k) {
+                    if let Some(mark) = marked_spelling(&samples.values[v as usize], ext) {
+                        values.entry(mark).or_default().insert(v);
+                    }
+                }
+            }
+            values
+                .into_iter()
+                .filter(|(_, vals)| vals.len() >= MIN_SHARED_SPELLING_VALUES)
+                .map(|(mark, _)| mark)
+                .collect()
+        });
+        let mut shown_values: FxHashSet<ValId> = FxHashSet::default();
+        let mut shown_mark = None;
+        for v in shown.iter().filter_map(|&u| samples.get(u, k)) {
+            let Some(mark) = marked_spelling(&samples.values[v as usize], ext) else {
+                continue;
+            };
+            if shown_mark.is_some_and(|m| m != mark) {
+                return false;
+            }
+            shown_mark = Some(mark);
+            shown_values.insert(v);
+        }
+        let Some(shown_mark) = shown_mark.filter(|m| host.contains(m)) else {
+            return false;
+        };
+        // The URLs of the rule's key set, whatever its literals: a rule learned for one
+        // context matches a few training URLs, and the pages of the other contexts it meets
+        // once deployed are written as the host's other URLs of that key set.
+        let of_shape = samples
+            .by_shape
+            .get(shape as usize)
+            .map_or(&[][..], Vec::as_slice);
+        shown_values.len() >= 2
+            && outputs
+                .iter()
+                .map(|&(_, u)| u)
+                .chain(of_shape.iter().copied())
+                .filter_map(|u| samples.get(u, k))
+                .filter_map(|v| marked_spelling(&samples.values[v as usize], ext))
+                .any(|mark| mark != shown_mark && host.contains(&mark))
+    }
+
+    /// Whether value `v` of path key `k` after the segments hashed as `prefix` is a page type
+    /// there ([`typed_segments`]): a folder or a script, not an identifier or a slug.
+    fn is_page_type(&self, prefix: u64, k: KeyId, v: u32) -> bool {
+        self.typed_segments
+            .get(&(prefix, k))
+            .is_some_and(|types| types.binary_search(&v).is_ok())
+    }
+
     /// Whether URL `u`'s value of path key `k` names a file ([`crate::canon::rules::files`]).
     fn names_a_file(&self, u: u32, k: KeyId) -> bool {
         self.samples.get(u, k).is_some_and(|v| {
@@ -561,7 +643,7 @@ impl<'a> Proofer<'a> {
         };
         // Path segments the source leaves `*` and the rule keeps, after a literal prefix where
         // the host shows a page type (see `typed_segments`): the rule must not be learned from
-        // identifiers alone. `(key, all positive values are digits, any positive value)`.
+        // identifiers alone. `(key, no positive value is a page type, any positive value)`.
         let mut wild: Vec<(KeyId, bool, bool)> = Vec::new();
         let mut prefix = 0u64;
         let mut wild_prefix = 0u64;
@@ -586,12 +668,14 @@ impl<'a> Proofer<'a> {
         let ending = self.ending_wildcard(source, ops);
         // Keys a number is read out of, and the URLs merged with a duplicate (their spellings
         // are what the rule was shown on: `reads_unshown_spellings`).
-        let extracted: Vec<KeyId> = ops
+        let extracted: Vec<(KeyId, Extract)> = ops
             .iter()
             .filter_map(|op| match *op {
                 Op::Replace {
-                    from, ext: Some(_), ..
-                } => Some(from),
+                    from,
+                    ext: Some(ext),
+                    ..
+                } => Some((from, ext)),
                 _ => None,
             })
             .collect();
@@ -661,7 +745,8 @@ impl<'a> Proofer<'a> {
                     }
                     for w in &mut wild {
                         if let Some(v) = self.samples.get(u, w.0) {
-                            w.1 &= is_digits(&self.samples.values[v as usize]);
+                            w.1 &= is_digits(&self.samples.values[v as usize])
+                                || !self.is_page_type(wild_prefix, w.0, v);
                             w.2 = true;
                         }
                     }
@@ -710,28 +795,32 @@ impl<'a> Proofer<'a> {
             }
         }
         proof.positive_clusters = positive.len() as u32;
-        proof.reads_unshown_spellings = extracted.iter().any(|&k| {
-            let spellings_of = |urls: &mut dyn Iterator<Item = u32>| {
-                let mut by_spelling: FxHashMap<u64, FxHashSet<u32>> = FxHashMap::default();
-                for u in urls {
-                    if let Some(v) = self.samples.get(u, k) {
-                        by_spelling
-                            .entry(spelling(&self.samples.values[v as usize]))
-                            .or_default()
-                            .insert(v);
+        proof.reads_unshown_spellings = extracted.iter().any(|&(k, ext)| {
+            let read_unshown = |spelled: &dyn Fn(&str) -> u64| {
+                let spellings_of = |urls: &mut dyn Iterator<Item = u32>| {
+                    let mut by_spelling: FxHashMap<u64, FxHashSet<u32>> = FxHashMap::default();
+                    for u in urls {
+                        if let Some(v) = self.samples.get(u, k) {
+                            by_spelling
+                                .entry(spelled(&self.samples.values[v as usize]))
+                                .or_default()
+                                .insert(v);
+                        }
                     }
+                    by_spelling
+                };
+                let shown = spellings_of(&mut shown_extracted.iter().copied());
+                let shared = |values: &FxHashSet<u32>| values.len() >= MIN_SHARED_SPELLING_VALUES;
+                if !shown.values().any(shared) {
+                    return false;
                 }
-                by_spelling
+                let reached = spellings_of(&mut outputs.iter().map(|&(_, u)| u));
+                reached
+                    .iter()
+                    .any(|(sp, values)| shared(values) && !shown.contains_key(sp))
             };
-            let shown = spellings_of(&mut shown_extracted.iter().copied());
-            let shared = |values: &FxHashSet<u32>| values.len() >= MIN_SHARED_SPELLING_VALUES;
-            if !shown.values().any(shared) {
-                return false;
-            }
-            let reached = spellings_of(&mut outputs.iter().map(|&(_, u)| u));
-            reached
-                .iter()
-                .any(|(sp, values)| shared(values) && !shown.contains_key(sp))
+            read_unshown(&spelling)
+                || self.reads_unshown_marks(k, ext, shape, &shown_extracted, &outputs)
         });
         proof.strays_from_duplicates = self
             .dropped_view(source, ops)
@@ -816,6 +905,38 @@ fn spelling(value: &str) -> u64 {
         in_digits = digit;
     }
     xxhash_rust::xxh3::xxh3_64(&out)
+}
+
+/// Hash of the spelling of `value` around the number `ext` reads out of it: the word written
+/// on each side of the number, past one separator, and nothing further. `p-#.html` for
+/// osCommerce's `a-title-p-1088.html` (a product), `pr-#.html` for `a-title-pr-1088.html` (its
+/// reviews). Titles differ from value to value, so two values share this spelling only where a
+/// type word marks the number (Ultimate SEO URLs' `-p-`, `-c-`, `-m-`, `-pr-`), which
+/// [`spelling`] of the whole value sees only when no title surrounds it. `None` for a value
+/// without a number.
+fn marked_spelling(value: &str, ext: Extract) -> Option<u64> {
+    let (start, end) = ext.span(value)?;
+    let (before, after) = (&value[..start], &value[end..]);
+    let separator = |c: char| !c.is_ascii_alphanumeric();
+    let word_before = {
+        let sep = usize::from(before.ends_with(separator));
+        let word = before[..before.len() - sep]
+            .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+            .len();
+        &before[word..]
+    };
+    let word_after = {
+        let sep = usize::from(after.starts_with(separator));
+        let word = after[sep..]
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .map_or(after.len(), |i| i + sep);
+        &after[..word]
+    };
+    let mut out: Vec<u8> = Vec::with_capacity(word_before.len() + 1 + word_after.len());
+    out.extend_from_slice(word_before.as_bytes());
+    out.push(b'#');
+    out.extend_from_slice(word_after.as_bytes());
+    Some(xxhash_rust::xxh3::xxh3_64(&out))
 }
 
 fn is_digits(v: &str) -> bool {
@@ -1097,6 +1218,67 @@ mod tests {
         assert!(proof.qualifies(&config), "{proof:?}");
     }
 
+    /// osCommerce with Ultimate SEO URLs and "add cPath" (`a-title-p-7.html?cPath=20`): the
+    /// sample shows products merged with and without `cPath`, and never `index.php?cPath=…`,
+    /// the category listing, where `cPath` names the page. A rule learned on slugs alone gets
+    /// the host's page types at its `*` as guards, as one learned on numeric ids does, so
+    /// `index.php?cPath=20` is not written as the front page.
+    #[test]
+    fn a_rule_shown_on_slugs_alone_guards_the_page_types_its_wildcard_covers() {
+        let mut urls = Vec::new();
+        for n in 10..30u64 {
+            let slug = format!("http://s.example/shop/title-{n}-p-{n}.html");
+            urls.push((format!("{slug}?cPath=20"), n));
+            urls.push((slug, n));
+        }
+        urls.push(("http://s.example/shop/index.php".to_owned(), 900));
+        for m in 1..4u64 {
+            let brand = format!("http://s.example/shop/index.php?manufacturers_id={m}");
+            urls.push((brand, 900 + m));
+        }
+        let samples = Samples::build(urls.iter().map(|(u, c)| (u.as_str(), *c)), 1000);
+        let key_of = |k: &Key| samples.keys.iter().position(|x| x == k).unwrap() as KeyId;
+        let value_of = |v: &str| samples.values.iter().position(|x| &**x == v).unwrap() as u32;
+        let (p1, cpath) = (
+            key_of(&Key::Path(1)),
+            key_of(&Key::Query {
+                name: "cPath".into(),
+                occurrence: 1,
+            }),
+        );
+        let shape = samples.urls[0].shape;
+        let mut source: Vec<(KeyId, Cond)> = samples.shapes[shape as usize]
+            .iter()
+            .map(|&k| {
+                let lit = samples.get(0, k).unwrap();
+                (k, if k == p1 { Cond::Any } else { Cond::Lit(lit) })
+            })
+            .collect();
+        let order = |k: KeyId| url_order(&samples.keys[k as usize]);
+        source.sort_by_key(|&(k, _)| order(k));
+        let ops: Vec<Op> = source
+            .iter()
+            .map(|&(k, c)| match c {
+                _ if k == cpath => Op::Ignore { key: k, fill: None },
+                Cond::Lit(v) => Op::Keep { key: k, val: v },
+                _ => Op::Replace {
+                    key: k,
+                    from: k,
+                    lower: false,
+                    ext: None,
+                },
+            })
+            .collect();
+        let merged = merged_keys(&samples, &source, &ops);
+        let proof =
+            Proofer::new(&samples, &LearnConfig::default()).proof(&source, shape, &ops, &merged);
+        assert!(proof.qualifies(&LearnConfig::default()), "{proof:?}");
+        assert!(
+            proof.guards.contains(&(p1, value_of("index.php"))),
+            "{proof:?}"
+        );
+    }
+
     /// MyBB's seed-43 host: `thread-N.html` beside `showthread.php?tid=N` taught a rule reading
     /// the first number of any value under `/forums/`, which also wrote `user-N.html`,
     /// `forum-N.html` and `thread-N-lastpost.html` as threads. The spellings the merges showed
@@ -1179,6 +1361,24 @@ mod tests {
         assert!(!proof.reads_unshown_spellings, "{proof:?}");
         // Another spelling of the same type word shown merged is evidence for itself only.
         let proof = proof_on(&thread, &thread);
+        assert!(!proof.reads_unshown_spellings, "{proof:?}");
+        // A type word between a title and the id (osCommerce's Ultimate SEO URLs): merges
+        // shown on products (`-p-`) are no evidence for their reviews (`-pr-`), while every
+        // whole value is spelled differently.
+        let names = [
+            "radio", "quick", "harbor", "meadow", "civic", "tunnel", "amber", "north", "lemon",
+            "cedar", "delta", "fable", "grain", "heron", "ivory", "jolly", "kite", "lunar",
+            "maple", "noble",
+        ];
+        let title = |n: u64| names[(n % 20) as usize];
+        let product = |n: u64| format!("{}-p-{n}.html", title(n));
+        let reviews = |n: u64| format!("{}-pr-{n}.html", title(n));
+        let proof = proof_on(&reviews, &product);
+        assert!(proof.support_pairs > 0 && proof.fp_pairs == 0, "{proof:?}");
+        assert!(proof.reads_unshown_spellings, "{proof:?}");
+        // Titles alone around the id: the words that repeat are no type word.
+        let plain = |n: u64| format!("{}-{n}.html", title(n));
+        let proof = proof_on(&plain, &product);
         assert!(!proof.reads_unshown_spellings, "{proof:?}");
     }
 }

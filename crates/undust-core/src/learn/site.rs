@@ -887,6 +887,8 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     candidate,
                     SiteAction::IgnoreParam { .. } | SiteAction::IgnoreParamValue { .. }
                 ) && param_strays(&parsed, &candidate, &rewriter, &round, &moved, &clusters)
+                    || matches!(&candidate, SiteAction::IgnoreParam { name, beside: None }
+                        if names_the_page(name, &round, &parsed, &moved, &clusters))
             };
             if let SiteAction::DefaultDocument { name } = &candidate {
                 evidence.negative_groups +=
@@ -2750,6 +2752,65 @@ fn param_strays(
     })
 }
 
+/// Whether a dropped parameter's value is the page's identity somewhere in the sample: a moved
+/// sample's cluster holds a URL that writes the value in its path without the parameter
+/// (osCommerce's `index.php?cPath=13_23` beside the category's friendly URL
+/// `kitchen-c-13_23.html`), while the sample's own path does not. The parameter then names the
+/// page on that page type, whatever the pages elsewhere show (the same `cPath` beside a product
+/// id only sets the breadcrumb), and dropping it for every URL would merge every category
+/// listing with the front page; narrower rules are left to the pattern tree, which holds its
+/// rules to the key sets that showed them. Values without a digit or shorter than
+/// [`MIN_IDENTITY_VALUE_LEN`] are left out: a word or a small number is in many paths by
+/// chance (`lang=en` beside `/en/`, `page=2` beside `/2/`).
+fn names_the_page(
+    name: &str,
+    round: &Round<'_>,
+    parsed: &[Parsed],
+    moved: &[(u32, u64)],
+    clusters: &SmallClusters,
+) -> bool {
+    moved.iter().any(|&(u, _)| {
+        let (path, query) = &round.outputs[u as usize];
+        let Some(value) = query
+            .as_deref()
+            .and_then(|q| q.split('&').find(|p| param_name(p) == name))
+            .and_then(|p| p.split_once('=').map(|(_, v)| v))
+        else {
+            return false;
+        };
+        if value.len() < MIN_IDENTITY_VALUE_LEN
+            || !value.bytes().any(|b| b.is_ascii_digit())
+            || holds_token(path, value)
+        {
+            return false;
+        }
+        let Some(mates) = clusters.get(&parsed[u as usize].cluster) else {
+            return false;
+        };
+        mates.iter().any(|&w| {
+            let (other_path, other_query) = &round.outputs[w as usize];
+            w != u
+                && holds_token(other_path, value)
+                && !other_query
+                    .as_deref()
+                    .is_some_and(|q| q.split('&').any(|p| param_name(p) == name))
+        })
+    })
+}
+
+/// Shortest query value [`names_the_page`] looks for in a duplicate's path.
+const MIN_IDENTITY_VALUE_LEN: usize = 3;
+
+/// Whether `text` holds `token` with neither a letter nor a digit on either side.
+fn holds_token(text: &str, token: &str) -> bool {
+    let bytes = text.as_bytes();
+    text.match_indices(token).any(|(at, _)| {
+        let end = at + token.len();
+        (at == 0 || !bytes[at - 1].is_ascii_alphanumeric())
+            && (end == bytes.len() || !bytes[end].is_ascii_alphanumeric())
+    })
+}
+
 /// Whether query part `part` (`page=3`) tells pages apart on this host: a sample holding it and
 /// a sample written as the same URL without it are in different clusters (a thread's third page
 /// beside its first), or its parameter does so at another value (`page=2`) while this value is
@@ -2913,6 +2974,41 @@ mod tests {
             url: url.to_owned(),
             cluster,
         }
+    }
+
+    /// osCommerce with Ultimate SEO URLs and "add cPath": `cPath` beside a product only sets
+    /// the breadcrumb, and on `index.php` it is the category listed. The 20% sample shows the
+    /// products merged with and without it many times, and `index.php?cPath=…` twice, each
+    /// time beside the category's friendly URL that writes the same value in its path: the
+    /// value names the page there, so the parameter is not dropped for every URL.
+    #[test]
+    fn a_parameter_whose_value_a_duplicate_writes_in_its_path_is_not_dropped_everywhere() {
+        let shop = |with_listings: bool| {
+            let mut samples = Vec::new();
+            for n in 0..60u64 {
+                let path = format!("https://shop.example/title-{n}-p-{}.html", 1000 + n);
+                samples.push(lu(&format!("{path}?cPath=3_{}", 10 + n % 7), n));
+                samples.push(lu(&path, n));
+            }
+            if with_listings {
+                // Two listings in two orders: no two of them are written alike without it.
+                for (c, category, sort) in [(100, "13_23", "2a"), (101, "31_35_38", "2d")] {
+                    samples.push(lu(
+                        &format!("https://shop.example/index.php?cPath={category}&sort={sort}"),
+                        c,
+                    ));
+                    samples.push(lu(
+                        &format!("https://shop.example/kitchen-c-{category}.html?sort={sort}"),
+                        c,
+                    ));
+                }
+            }
+            learn(&samples, &LearnConfig::default())
+        };
+        let everywhere = |a: &SiteAction| matches!(a, SiteAction::IgnoreParam { name, beside: None } if name == "cPath");
+        // Without the listings, nothing shows the parameter naming a page.
+        assert!(has_rule(&shop(false), everywhere));
+        assert!(!has_rule(&shop(true), everywhere));
     }
 
     #[test]

@@ -123,8 +123,15 @@ impl Extract {
     /// The extracted part of `value`, or `None` when it has no ASCII digit (the rule then does
     /// not apply to that URL).
     pub fn apply(self, value: &str) -> Option<&str> {
+        let (start, end) = self.span(value)?;
+        // Digits are ASCII, so both ends are character boundaries.
+        value.get(start..end)
+    }
+
+    /// Byte range of the extracted part of `value` ([`Extract::apply`]).
+    pub fn span(self, value: &str) -> Option<(usize, usize)> {
         let b = value.as_bytes();
-        let (start, end) = match self {
+        Some(match self {
             Extract::FirstNumber => {
                 let start = b.iter().position(u8::is_ascii_digit)?;
                 let len = b[start..]
@@ -141,9 +148,7 @@ impl Extract {
                     .map_or(0, |i| i + 1);
                 (start, end)
             }
-        };
-        // Digits are ASCII, so both ends are character boundaries.
-        value.get(start..end)
+        })
     }
 
     /// Whether a rule reading both the first and the last number of `value` may apply to it:
