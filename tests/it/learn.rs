@@ -989,7 +989,10 @@ const HELD_OUT_SHARE_FLOOR: f64 = 0.92;
 /// change made for them): TYPO3 0.480 on seeds 41 to 43 (floor 0.47); Discuz! and osCommerce
 /// merge pages they must not, so they have no floor yet and are listed in
 /// [`GUARANTEES_NOT_MET_YET`].
-const LATER_HELD_OUT_FLOORS: [(&str, f64); 10] = [
+/// Stop 39: osCommerce keeps the guarantees on seeds 41 to 55 (its `cPath` and
+/// `manufacturers_id` merges fixed, see [`GUARANTEES_NOT_MET_YET`]) and gets its floor: 0.63
+/// (measured 0.641; 0.77 and 0.73 on the fresh draws).
+const LATER_HELD_OUT_FLOORS: [(&str, f64); 11] = [
     ("dokuwiki", 0.98),
     ("joomla", 0.60),
     ("bugzilla", 0.96),
@@ -1000,6 +1003,7 @@ const LATER_HELD_OUT_FLOORS: [(&str, f64); 10] = [
     ("prestashop", 0.74),
     ("mybb", 0.78),
     ("typo3", 0.47),
+    ("oscommerce", 0.63),
 ];
 
 /// Held-out families on which the learner does not keep the no-false-merge guarantee yet, with
@@ -1049,7 +1053,13 @@ const LATER_HELD_OUT_FLOORS: [(&str, f64); 10] = [
 ///   where it only sets the breadcrumb); on `index.php` it chooses the category, so every
 ///   listing is merged with the front page. Where products carry `products_id` the learner
 ///   scopes it beside that key (seeds 41 and 43); here the product id is in the path.
-const GUARANTEES_NOT_MET_YET: [&str; 2] = ["discuz", "oscommerce"];
+///   Fixed in stop 39, with the other osCommerce merges of seeds 44 to 55, and no longer
+///   listed: a tree rule shown on slugs alone guards the page types its `*` covers
+///   (`index.php`), a number read beside one type word (`-p-`) is no evidence for another
+///   (`-pr-`, the reviews), a parameter whose value a duplicate writes in its path (`-c-13_23`)
+///   is not dropped for every URL, and a number shown only beside another parameter
+///   (`manufacturers_id` beside `products_id`) is dropped only beside it.
+const GUARANTEES_NOT_MET_YET: [&str; 1] = ["discuz"];
 
 /// On the held-out families the guarantees hold: no hard negative merged and a false-positive
 /// rate of 0 on every family (measured 0 on each; the ceiling is 0.1% of support

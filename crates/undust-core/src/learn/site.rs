@@ -818,6 +818,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 (&parsed, &rewriter, &round),
                 &may_change,
                 derivable,
+                false,
             ) {
                 candidate = scoped;
                 with = scoped_with;
@@ -841,6 +842,21 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     evidence = scoped_evidence;
                     moved = scoped_moved;
                 }
+            }
+            // A parameter the sample shows only beside another is dropped only beside it.
+            if let Some((scoped, scoped_with, scoped_evidence, scoped_moved)) = narrow_param(
+                &candidate,
+                &evidence,
+                config,
+                (&parsed, &rewriter, &round),
+                &may_change,
+                derivable,
+                true,
+            ) {
+                candidate = scoped;
+                with = scoped_with;
+                evidence = scoped_evidence;
+                moved = scoped_moved;
             }
             // Case shown different in the first segments only is folded there only.
             if let Some((scoped, scoped_with, scoped_evidence, scoped_moved)) =
@@ -2489,6 +2505,14 @@ type Tested = (SiteAction, SiteRewriter, Evidence, Vec<(u32, u64)>);
 /// evidence speaks for those routes only, and a route the sample lacks, such as a shop's
 /// brand pages, may take the parameter as its argument), and the narrower one passes the same
 /// test.
+///
+/// With `held_by_every_change`, asked once the wider rule is judged (and not narrowed to one
+/// value): the narrower rule is taken when the wider one passes, every sample it changes
+/// holds that other parameter, and the parameter refers to things the site may list
+/// ([`refers_to_entities`]). The sample then never showed the parameter without the other (a
+/// 20% sample of a shop may hold no brand listing `index.php?manufacturers_id=5`, while its
+/// products show `manufacturers_id` as decoration), and the two rules differ only on the
+/// pages it did not show, where such a parameter names the page.
 fn narrow_param(
     candidate: &SiteAction,
     wide: &Evidence,
@@ -2496,19 +2520,22 @@ fn narrow_param(
     (parsed, rewriter, round): (&[Parsed], &SiteRewriter, &Round<'_>),
     may_change: &[u32],
     derivable: bool,
+    held_by_every_change: bool,
 ) -> Option<Tested> {
     let SiteAction::IgnoreParam { name, beside: None } = candidate else {
         return None;
     };
+    let wide_holds = wide.accepts(config) && wide.changed_in_evidenced_types == wide.changed;
+    if held_by_every_change && !(wide_holds && refers_to_entities(name, wide, round, parsed)) {
+        return None;
+    }
     // Evidence shown only on pages a front controller routes speaks for those routes, not for
     // the routes the sample does not show (a brand page among products): narrowed as well.
     let routed_only = wide
         .positive_samples
         .iter()
         .all(|&u| round.routes[u as usize].hash != 0);
-    if wide.positive_samples.is_empty()
-        || (wide.accepts(config) && wide.changed_in_evidenced_types == wide.changed && !routed_only)
-    {
+    if wide.positive_samples.is_empty() || (wide_holds && !routed_only && !held_by_every_change) {
         return None;
     }
     let names_of = |u: u32| -> Vec<String> {
@@ -2551,7 +2578,7 @@ fn narrow_param(
     // Beside a parameter every changed sample holds, the narrower rule changes nothing in the
     // sample; it is still the one written when the evidence lies on routes only, as the routes
     // the sample lacks are where the two differ.
-    if narrowed.len() == may_change.len() && !routed_only {
+    if (narrowed.len() == may_change.len()) != held_by_every_change && !routed_only {
         return None;
     }
     let scoped = SiteAction::IgnoreParam {
@@ -2566,6 +2593,28 @@ fn narrow_param(
     evidence
         .accepts(config)
         .then_some((scoped, with, evidence, moved))
+}
+
+/// Whether parameter `name` refers to things the site may list on pages of their own: its
+/// values in the samples that showed it irrelevant are numbers, and one number stands beside
+/// different pages (`manufacturers_id=5` on two products of one brand, `f=2` on two topics of
+/// one forum). A session or visit id is unique to its page, and a campaign names no page of
+/// the site (`utm_source=newsletter`, `from=mail`).
+fn refers_to_entities(name: &str, wide: &Evidence, round: &Round<'_>, parsed: &[Parsed]) -> bool {
+    let mut clusters_of: FxHashMap<&str, u64> = FxHashMap::default();
+    let mut shared = false;
+    for &u in &wide.positive_samples {
+        let query = round.outputs[u as usize].1.as_deref().unwrap_or("");
+        for part in query.split('&').filter(|p| param_name(p) == name) {
+            let value = part.split_once('=').map_or("", |(_, v)| v);
+            if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+                return false;
+            }
+            let cluster = parsed[u as usize].cluster;
+            shared |= *clusters_of.entry(value).or_insert(cluster) != cluster;
+        }
+    }
+    shared
 }
 
 /// Evidence for adding one action to the accepted ones (`round`), giving `after`; `may_change`
@@ -3009,6 +3058,34 @@ mod tests {
         // Without the listings, nothing shows the parameter naming a page.
         assert!(has_rule(&shop(false), everywhere));
         assert!(!has_rule(&shop(true), everywhere));
+    }
+
+    /// osCommerce's `manufacturers_id` beside a product id only sets the breadcrumb, and on
+    /// `index.php` it is the brand listed. A 20% sample may hold no brand listing at all: every
+    /// URL that shows the parameter holds `products_id` too, so it is dropped only beside it,
+    /// and a brand listing met later keeps its brand.
+    #[test]
+    fn a_parameter_shown_only_beside_another_is_dropped_only_beside_it() {
+        let mut samples = Vec::new();
+        for n in 0..60u64 {
+            let product = format!("https://shop.example/product_info.php?products_id={n}");
+            samples.push(lu(&format!("{product}&manufacturers_id={}", n % 9), n));
+            samples.push(lu(&product, n));
+        }
+        samples.push(lu("https://shop.example/index.php", 100));
+        let out = learn(&samples, &LearnConfig::default());
+        let dropped = |a: &SiteAction| match a {
+            SiteAction::IgnoreParam { name, beside } if name == "manufacturers_id" => {
+                Some(beside.clone())
+            }
+            _ => None,
+        };
+        let rules: Vec<_> = out
+            .rules
+            .iter()
+            .filter_map(|r| dropped(&r.action))
+            .collect();
+        assert_eq!(rules, [Some("products_id".to_owned())]);
     }
 
     #[test]
@@ -4174,16 +4251,22 @@ mod tests {
                 beside: Some("t".into()),
             }]
         );
-        // With the listings out of the sample, the topic pages alone justify it.
+        // With the listings out of the sample, the topic pages show `f` irrelevant beside the
+        // topic id and nowhere else: it is still dropped beside it only, as `f=2` stands beside
+        // different topics and so names a forum, which has a listing of its own (until stop 38
+        // it was dropped for every URL here, and a listing met later lost its forum).
         let topics: Vec<LabelledUrl> = s.into_iter().filter(|l| l.cluster < 100).collect();
         let out = learn(&topics, &LearnConfig::default());
         assert_eq!(
             out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
             [&SiteAction::IgnoreParam {
                 name: "f".into(),
-                beside: None
+                beside: Some("t".into()),
             }]
         );
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        let url = Url::parse("http://c.example/viewforum.php?f=3").unwrap();
+        assert_eq!(rewriter.rewrite(&url), None);
     }
 
     #[test]
