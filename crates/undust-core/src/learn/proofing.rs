@@ -185,6 +185,8 @@ pub(crate) struct Proofer<'a> {
     /// the host writes on several values ([`Proofer::reads_unshown_marks`]), found when a rule
     /// first asks.
     marked_spellings: FxHashMap<(KeyId, Extract), FxHashSet<u64>>,
+    /// Of those, the ones the URLs of a key set write at that key, per key set, key and way.
+    shape_marks: FxHashMap<(u32, KeyId, Extract), Vec<u64>>,
 }
 
 impl<'a> Proofer<'a> {
@@ -204,6 +206,7 @@ impl<'a> Proofer<'a> {
             typed_segments: typed_segments(samples),
             file_kinds: file_kinds(samples),
             marked_spellings: FxHashMap::default(),
+            shape_marks: FxHashMap::default(),
         }
     }
 
@@ -521,7 +524,7 @@ impl<'a> Proofer<'a> {
 
     /// Whether a rule reading a number out of key `k` with `ext` was shown on values of one
     /// type word only and reaches values of another ([`marked_spelling`]; `shown` are the URLs
-    /// merged with a duplicate, `outputs` every URL it matched): the number there is another
+    /// merged with a duplicate, `shape` the key set it matches): the number there is another
     /// page type's id (osCommerce's `a-title-pr-5.html` is product 5's reviews, `-p-5` the
     /// product). A spelling is a type word where the host writes it on
     /// [`MIN_SHARED_SPELLING_VALUES`] values or more, counted over the whole host: a rule
@@ -529,14 +532,7 @@ impl<'a> Proofer<'a> {
     /// show the scheme. Values around which titles are written (`a-title-72826660.amp.html`)
     /// spell the number in many ways, and the words that happen to repeat are no type: a rule
     /// is judged only where two values or more were shown, all of one spelling.
-    fn reads_unshown_marks(
-        &mut self,
-        k: KeyId,
-        ext: Extract,
-        shape: u32,
-        shown: &[u32],
-        outputs: &[(u64, u32)],
-    ) -> bool {
+    fn reads_unshown_marks(&mut self, k: KeyId, ext: Extract, shape: u32, shown: &[u32]) -> bool {
         let samples = self.samples;
         let host = self.marked_spellings.entry((k, ext)).or_insert_with(|| {
             let mut values: FxHashMap<u64, FxHashSet<ValId>> = FxHashMap::default();
@@ -568,21 +564,32 @@ impl<'a> Proofer<'a> {
         let Some(shown_mark) = shown_mark.filter(|m| host.contains(m)) else {
             return false;
         };
-        // The URLs of the rule's key set, whatever its literals: a rule learned for one
-        // context matches a few training URLs, and the pages of the other contexts it meets
-        // once deployed are written as the host's other URLs of that key set.
-        let of_shape = samples
-            .by_shape
-            .get(shape as usize)
-            .map_or(&[][..], Vec::as_slice);
-        shown_values.len() >= 2
-            && outputs
-                .iter()
-                .map(|&(_, u)| u)
-                .chain(of_shape.iter().copied())
-                .filter_map(|u| samples.get(u, k))
-                .filter_map(|v| marked_spelling(&samples.values[v as usize], ext))
-                .any(|mark| mark != shown_mark && host.contains(&mark))
+        if shown_values.len() < 2 {
+            return false;
+        }
+        // The type words of the URLs of the rule's key set, whatever its literals (every URL it
+        // matches is one of them): a rule learned for one context matches a few training URLs,
+        // and the pages of the other contexts it meets once deployed are written as the host's
+        // other URLs of that key set. Kept per key set, as many rules share one.
+        let host = &*host;
+        self.shape_marks
+            .entry((shape, k, ext))
+            .or_insert_with(|| {
+                let mut marks: Vec<u64> = samples
+                    .by_shape
+                    .get(shape as usize)
+                    .map_or(&[][..], Vec::as_slice)
+                    .iter()
+                    .filter_map(|&u| samples.get(u, k))
+                    .filter_map(|v| marked_spelling(&samples.values[v as usize], ext))
+                    .filter(|mark| host.contains(mark))
+                    .collect();
+                marks.sort_unstable();
+                marks.dedup();
+                marks
+            })
+            .iter()
+            .any(|&mark| mark != shown_mark)
     }
 
     /// Whether value `v` of path key `k` after the segments hashed as `prefix` is a page type
@@ -819,8 +826,7 @@ impl<'a> Proofer<'a> {
                     .iter()
                     .any(|(sp, values)| shared(values) && !shown.contains_key(sp))
             };
-            read_unshown(&spelling)
-                || self.reads_unshown_marks(k, ext, shape, &shown_extracted, &outputs)
+            read_unshown(&spelling) || self.reads_unshown_marks(k, ext, shape, &shown_extracted)
         });
         proof.strays_from_duplicates = self
             .dropped_view(source, ops)
