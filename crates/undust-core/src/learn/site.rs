@@ -810,20 +810,23 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 dropped.is_some(),
             );
             let mut candidate = candidate;
+            // Each narrowing below, when it applies, replaces the candidate with its narrower
+            // form as tested.
+            let narrow =
+                |held_by_every_change: bool, candidate: &SiteAction, evidence: &Evidence| {
+                    narrow_param(
+                        candidate,
+                        evidence,
+                        config,
+                        (&parsed, &rewriter, &round),
+                        &may_change,
+                        derivable,
+                        held_by_every_change,
+                    )
+                };
             // A parameter shown irrelevant only next to another one is dropped only there.
-            if let Some((scoped, scoped_with, scoped_evidence, scoped_moved)) = narrow_param(
-                &candidate,
-                &evidence,
-                config,
-                (&parsed, &rewriter, &round),
-                &may_change,
-                derivable,
-                false,
-            ) {
-                candidate = scoped;
-                with = scoped_with;
-                evidence = scoped_evidence;
-                moved = scoped_moved;
+            if let Some(tested) = narrow(false, &candidate, &evidence) {
+                (candidate, with, evidence, moved) = tested;
             }
             // A parameter shown irrelevant at one value only is dropped at that value only.
             match value_defaults::at_default_value(
@@ -835,44 +838,22 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             ) {
                 AtDefault::Keep => {}
                 AtDefault::Refuse => continue,
-                AtDefault::Value(tested) => {
-                    let (scoped, scoped_with, scoped_evidence, scoped_moved) = *tested;
-                    candidate = scoped;
-                    with = scoped_with;
-                    evidence = scoped_evidence;
-                    moved = scoped_moved;
-                }
+                AtDefault::Value(tested) => (candidate, with, evidence, moved) = *tested,
             }
             // A parameter the sample shows only beside another is dropped only beside it.
-            if let Some((scoped, scoped_with, scoped_evidence, scoped_moved)) = narrow_param(
+            if let Some(tested) = narrow(true, &candidate, &evidence) {
+                (candidate, with, evidence, moved) = tested;
+            }
+            // Case shown different in the first segments only is folded there only.
+            if let Some(tested) = case_scope::scoped_case(
                 &candidate,
                 &evidence,
+                &moved,
                 config,
                 (&parsed, &rewriter, &round),
                 &may_change,
-                derivable,
-                true,
             ) {
-                candidate = scoped;
-                with = scoped_with;
-                evidence = scoped_evidence;
-                moved = scoped_moved;
-            }
-            // Case shown different in the first segments only is folded there only.
-            if let Some((scoped, scoped_with, scoped_evidence, scoped_moved)) =
-                case_scope::scoped_case(
-                    &candidate,
-                    &evidence,
-                    &moved,
-                    config,
-                    (&parsed, &rewriter, &round),
-                    &may_change,
-                )
-            {
-                candidate = scoped;
-                with = scoped_with;
-                evidence = scoped_evidence;
-                moved = scoped_moved;
+                (candidate, with, evidence, moved) = tested;
             }
             // A moved id is a mapping between two page types: one merge of different pages
             // contradicts it (the number at the end of a slug may be a page or a year).
