@@ -549,8 +549,8 @@ impl<'a> Proofer<'a> {
                 .map(|(mark, _)| mark)
                 .collect()
         });
-        let mut shown_values: FxHashSet<ValId> = FxHashSet::default();
-        let mut shown_mark = None;
+        // The one spelling the shown values have, and whether two values showed it.
+        let (mut shown_mark, mut previous_value, mut two_values) = (None, None, false);
         for v in shown.iter().filter_map(|&u| samples.get(u, k)) {
             let Some(mark) = marked_spelling(&samples.values[v as usize], ext) else {
                 continue;
@@ -559,14 +559,12 @@ impl<'a> Proofer<'a> {
                 return false;
             }
             shown_mark = Some(mark);
-            shown_values.insert(v);
+            two_values |= previous_value.is_some_and(|f| f != v);
+            previous_value = Some(v);
         }
-        let Some(shown_mark) = shown_mark.filter(|m| host.contains(m)) else {
+        let Some(shown_mark) = shown_mark.filter(|m| two_values && host.contains(m)) else {
             return false;
         };
-        if shown_values.len() < 2 {
-            return false;
-        }
         // The type words of the URLs of the rule's key set, whatever its literals (every URL it
         // matches is one of them): a rule learned for one context matches a few training URLs,
         // and the pages of the other contexts it meets once deployed are written as the host's
@@ -752,8 +750,8 @@ impl<'a> Proofer<'a> {
                     }
                     for w in &mut wild {
                         if let Some(v) = self.samples.get(u, w.0) {
-                            w.1 &= is_digits(&self.samples.values[v as usize])
-                                || !self.is_page_type(wild_prefix, w.0, v);
+                            // Digits are never a page type (`typed_segments`).
+                            w.1 &= !self.is_page_type(wild_prefix, w.0, v);
                             w.2 = true;
                         }
                     }
