@@ -104,7 +104,9 @@ pub(crate) struct Proof {
     /// the thread's last page), so the two are one page only on items of one length: a
     /// coincidence of the items the sample shows, never a fact about the route. Refused. A
     /// position dropped or written as the item's default (`page-1` -> nothing) is untouched;
-    /// see [`super::names_a_position`].
+    /// see [`super::names_a_position`]. A view named by a word names a position when the rule
+    /// drops a number read beside it (`goto=findpost&pid=M`, the page holding post M, written
+    /// as `goto=lastpost`, the last page).
     pub trades_a_position_for_a_view: bool,
 }
 
@@ -387,11 +389,25 @@ impl<'a> Proofer<'a> {
 
     /// Whether the rule overwrites a literal of its source with another literal where one names
     /// a position and the other a view by a word: see [`Proof::trades_a_position_for_a_view`].
-    fn trades_a_position_for_a_view(&self, source: &[(KeyId, Cond)], ops: &[Op]) -> bool {
+    fn trades_a_position_for_a_view(
+        &self,
+        source: &[(KeyId, Cond)],
+        ops: &[Op],
+        drops_a_position: bool,
+    ) -> bool {
         use super::names_a_position;
         let values = &self.samples.values;
         let a_file = |v: &str| crate::canon::rules::files::names_a_file(v);
         let traded = |read: &str, written: &str| {
+            if drops_a_position
+                && !names_a_position(written)
+                && written.bytes().any(|b| b.is_ascii_alphabetic())
+                && !a_file(read)
+                && !a_file(written)
+            {
+                // The read view names a position through the number dropped beside it.
+                return true;
+            }
             let (position, view) = if names_a_position(read) {
                 (read, written)
             } else {
@@ -829,7 +845,25 @@ impl<'a> Proofer<'a> {
         proof.strays_from_duplicates = self
             .dropped_view(source, ops)
             .is_some_and(|view| self.view_strays(source, shape, view, ops));
-        proof.trades_a_position_for_a_view = self.trades_a_position_for_a_view(source, ops);
+        // A number the source reads and the rule drops names the position its view opens at
+        // (Discuz!'s `goto=findpost&pid=M&ptid=T`: the page holding post M), so the source's
+        // view is a position even when its name is a word.
+        let drops_a_position = ops.iter().any(|op| match *op {
+            Op::Ignore { key, fill: None } => {
+                source.contains(&(key, Cond::Any))
+                    && !ops
+                        .iter()
+                        .any(|o| matches!(*o, Op::Replace { from, .. } if from == key))
+                    && outputs.iter().all(|&(_, u)| {
+                        self.samples
+                            .get(u, key)
+                            .is_some_and(|v| is_digits(&self.samples.values[v as usize]))
+                    })
+            }
+            _ => false,
+        });
+        proof.trades_a_position_for_a_view =
+            self.trades_a_position_for_a_view(source, ops, drops_a_position);
         if shown_kinds.iter().all(Option::is_none) {
             proof.fenced_files = ending;
         } else if let Some(kinds) = ending.and_then(|k| self.file_kinds.get(&k)) {
@@ -1384,5 +1418,77 @@ mod tests {
         let plain = |n: u64| format!("{}-{n}.html", title(n));
         let proof = proof_on(&plain, &product);
         assert!(!proof.reads_unshown_spellings, "{proof:?}");
+    }
+
+    /// Discuz!'s seed-53 host: `forum.php?mod=redirect&goto=findpost&ptid=T&pid=M` (the page of
+    /// thread T holding post M) beside `goto=lastpost&tid=T` (its last page) on one-page
+    /// threads, where both open page 1, taught `goto=findpost&pid=*&ptid=*` ->
+    /// `goto=lastpost&tid=*`, which merged the redirects of a long thread's early posts with its
+    /// last page. The number dropped beside `findpost` names the position the view opens at, so
+    /// overwriting `findpost` with `lastpost` trades a position for a view. A dropped value that is
+    /// no number names no position.
+    #[test]
+    fn a_view_named_by_a_word_and_a_dropped_number_is_a_position() {
+        let proof_with = |post: &dyn Fn(u64, u64) -> String| {
+            let mut urls = Vec::new();
+            for t in 10..20u64 {
+                let base = "http://d.example/forum.php?mod=redirect";
+                urls.push((format!("{base}&goto=lastpost&tid={t}"), t));
+                for m in 0..2 {
+                    let pid = post(t, m);
+                    urls.push((format!("{base}&goto=findpost&ptid={t}&pid={pid}"), t));
+                }
+            }
+            let samples = Samples::build(urls.iter().map(|(u, c)| (u.as_str(), *c)), 1000);
+            let key_of = |name: &str| {
+                let key = Key::Query {
+                    name: name.into(),
+                    occurrence: 1,
+                };
+                samples.keys.iter().position(|x| *x == key).unwrap() as KeyId
+            };
+            let value_of = |v: &str| samples.values.iter().position(|x| &**x == v).unwrap() as u32;
+            let (goto, pid, ptid, tid) =
+                (key_of("goto"), key_of("pid"), key_of("ptid"), key_of("tid"));
+            // The findpost key set: `goto`, `mod`, `pid`, `ptid`.
+            let u = (0..samples.urls.len() as u32)
+                .find(|&u| samples.get(u, pid).is_some())
+                .unwrap();
+            let shape = samples.urls[u as usize].shape;
+            let mut source: Vec<(KeyId, Cond)> = samples.shapes[shape as usize]
+                .iter()
+                .map(|&k| match samples.get(u, k) {
+                    Some(v) if k != pid && k != ptid => (k, Cond::Lit(v)),
+                    _ => (k, Cond::Any),
+                })
+                .collect();
+            let order = |k: KeyId| url_order(&samples.keys[k as usize]);
+            source.sort_by_key(|&(k, _)| order(k));
+            let mut ops: Vec<Op> = source
+                .iter()
+                .map(|&(k, c)| match c {
+                    _ if k == goto => Op::Keep {
+                        key: k,
+                        val: value_of("lastpost"),
+                    },
+                    Cond::Lit(v) => Op::Keep { key: k, val: v },
+                    _ => Op::Ignore { key: k, fill: None },
+                })
+                .collect();
+            ops.push(Op::Replace {
+                key: tid,
+                from: ptid,
+                lower: false,
+                ext: None,
+            });
+            ops.sort_by_key(|op| order(op.key()));
+            let merged = merged_keys(&samples, &source, &ops);
+            Proofer::new(&samples, &LearnConfig::default()).proof(&source, shape, &ops, &merged)
+        };
+        let by_number = proof_with(&|t, m| format!("{}", 1000 + 10 * t + m));
+        assert!(by_number.trades_a_position_for_a_view, "{by_number:?}");
+        assert!(!by_number.qualifies(&LearnConfig::default()));
+        let by_word = proof_with(&|t, m| format!("ref{}", ["a", "b", "c"][((t + m) % 3) as usize]));
+        assert!(!by_word.trades_a_position_for_a_view, "{by_word:?}");
     }
 }
