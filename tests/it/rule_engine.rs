@@ -161,6 +161,7 @@ fn shapes_rules() -> HostRuleSet {
                     script: "/index.php".into(),
                     name: "topic".into(),
                     numbers: false,
+                    fixed: String::new(),
                 },
             ),
             site(

@@ -862,8 +862,35 @@ impl<'a> Proofer<'a> {
             }
             _ => false,
         });
+        // A number read out of values that all share one spelling with a word written after
+        // the number (MyBB's `thread-#-lastpost.html`): the word names a view of the item the
+        // number identifies (titles differ from value to value, and an extension follows a
+        // dot), so the rule writes the view as the item, which it is on one-page items only.
+        let reads_a_view_word = extracted.iter().any(|&(k, ext)| {
+            // Of the values the merges showed, those the rule reads a number out of.
+            let mut by_spelling: FxHashMap<u64, FxHashSet<u32>> = FxHashMap::default();
+            let mut word_after = true;
+            for &u in &shown_extracted {
+                let Some(v) = self.samples.get(u, k) else {
+                    continue;
+                };
+                let value = &self.samples.values[v as usize];
+                let Some((_, end)) = ext.span(value) else {
+                    continue;
+                };
+                by_spelling.entry(spelling(value)).or_default().insert(v);
+                let after = &value[end..];
+                word_after &= after.starts_with(['-', '_', ','])
+                    && after[1..].starts_with(|c: char| c.is_ascii_alphabetic());
+            }
+            word_after
+                && by_spelling.len() == 1
+                && by_spelling
+                    .values()
+                    .all(|values| values.len() >= MIN_SHARED_SPELLING_VALUES)
+        });
         proof.trades_a_position_for_a_view =
-            self.trades_a_position_for_a_view(source, ops, drops_a_position);
+            reads_a_view_word || self.trades_a_position_for_a_view(source, ops, drops_a_position);
         if shown_kinds.iter().all(Option::is_none) {
             proof.fenced_files = ending;
         } else if let Some(kinds) = ending.and_then(|k| self.file_kinds.get(&k)) {

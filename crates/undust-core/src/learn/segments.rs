@@ -28,8 +28,8 @@ use super::names_a_position;
 use super::site::{most_shown_first, SmallClusters, MIN_MOVED_ID_VALUES};
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
 use crate::canon::rules::site::{
-    is_extension, is_pair_number, is_value_suffix, is_view_tail, pair_literals_delimit,
-    query_safe_segment_value, view_tail_base, SegmentTemplate,
+    fixed_query_parts, is_extension, is_pair_number, is_value_suffix, is_view_tail,
+    pair_literals_delimit, query_safe_segment_value, view_tail_base, SegmentTemplate,
 };
 use crate::canon::rules::SiteAction;
 
@@ -54,6 +54,34 @@ pub(super) fn query_without_part(q: &str, at: usize) -> String {
         .join("&")
 }
 
+/// The parts a query form holds besides the values a template moved (`rest`, in order) that
+/// the templated address does not (its own query `other` must be the last of them): the
+/// template's fixed parts, joined by `&` (empty when there are none), or `None` when `other` is
+/// not what the rest ends with or a fixed part is no page-type selector. A selector names its
+/// page type by a word (`mod=forumdisplay`); a part with a digit in its value is an argument
+/// of one page (an id, a page), which a template that wrote it would write on every page.
+fn fixed_parts<'q>(rest: impl Iterator<Item = &'q str>, other: Option<&str>) -> Option<String> {
+    let rest: Vec<&str> = rest.collect();
+    let other: Vec<&str> = other
+        .filter(|o| !o.is_empty())
+        .map(|o| o.split('&').collect())
+        .unwrap_or_default();
+    let fixed = rest.len().checked_sub(other.len())?;
+    if rest[fixed..] != other[..] {
+        return None;
+    }
+    let selector = |part: &str| {
+        part.split_once('=').is_some_and(|(name, value)| {
+            !name.is_empty() && !value.is_empty() && !value.bytes().any(|b| b.is_ascii_digit())
+        })
+    };
+    if !rest[..fixed].iter().all(|p| selector(p)) {
+        return None;
+    }
+    let joined = rest[..fixed].join("&");
+    fixed_query_parts(&joined).then_some(joined)
+}
+
 /// Candidates for a query value written inside a templated path segment: inside one duplicate
 /// cluster, a URL `S?…&n=V&…` beside a URL whose path is `D` + `B` + `V` + `A` (one segment
 /// under directory `D`, `B` and `A` literals not both empty) and whose query is the first URL's
@@ -64,8 +92,8 @@ pub(super) fn templated_segments(
     outputs: &[Output<'_>],
     clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    // (dir, before, after, script, name) -> distinct values shown.
-    type Shape<'s> = (&'s str, &'s str, &'s str, &'s str, &'s str);
+    // (dir, before, after, script, name, fixed parts) -> distinct values shown.
+    type Shape<'s> = (&'s str, &'s str, &'s str, &'s str, &'s str, String);
     let mut proposals: FxHashMap<Shape<'_>, FxHashSet<&str>> = FxHashMap::default();
     for members in clusters.values() {
         for &a in members {
@@ -97,13 +125,16 @@ pub(super) fn templated_segments(
                     {
                         continue;
                     }
-                    // The rest of the address must agree: the value is all that moved.
-                    let rest = query_without_part(q, at);
-                    if other_query.as_deref().unwrap_or("") != rest {
+                    // The rest of the address must agree: the value is all that moved, beside
+                    // the query form's fixed parts.
+                    let rest = q.split('&').enumerate().filter(|&(i, _)| i != at);
+                    let Some(fixed) =
+                        fixed_parts(rest.map(|(_, part)| part), other_query.as_deref())
+                    else {
                         continue;
-                    }
+                    };
                     proposals
-                        .entry((dir, before, after, script, name))
+                        .entry((dir, before, after, script, name, fixed))
                         .or_default()
                         .insert(value);
                 }
@@ -111,7 +142,7 @@ pub(super) fn templated_segments(
         }
     }
     let mut out: Vec<(usize, SiteAction, Vec<u32>)> = Vec::new();
-    for ((dir, before, after, script, name), values) in proposals {
+    for ((dir, before, after, script, name, fixed), values) in proposals {
         if values.len() < MIN_MOVED_ID_VALUES {
             continue;
         }
@@ -127,6 +158,7 @@ pub(super) fn templated_segments(
             script: script.to_owned(),
             name: name.to_owned(),
             numbers,
+            fixed,
         };
         let samples = read_by(&action, outputs);
         out.push((values.len(), action, samples));
@@ -142,7 +174,10 @@ pub(super) fn templated_segments(
 
 /// The literals and the two numbers of a path segment written `before` + `N` + `between` +
 /// `M` + `after`: `before` and `between` short words without digits ([`template_literals`]),
-/// `after` a file extension or nothing; `None` for any other segment.
+/// `after` a file extension or nothing, or a third number written after a separator and before
+/// them (Discuz!'s `thread-5-2-1.html`, where the `1` is the listing page the link was on: the
+/// template reads the two numbers and keeps the rest as its literal, so each such page is a
+/// template of its own); `None` for any other segment.
 fn two_numbers(segment: &str) -> Option<[&str; 5]> {
     let body_end = match segment.rfind('.') {
         Some(dot) if is_extension(&segment[dot..]) => dot,
@@ -158,6 +193,13 @@ fn two_numbers(segment: &str) -> Option<[&str; 5]> {
     let first_end = before_end + run(&body[before_end..], true);
     let between_end = first_end + run(&body[first_end..], false);
     let second_end = between_end + run(&body[between_end..], true);
+    // A third number after a separator joins the literal after the second.
+    let separator_end = second_end + run(&body[second_end..], false);
+    let third_end = separator_end + run(&body[separator_end..], true);
+    let third = third_end == body.len()
+        && third_end > separator_end
+        && template_literals(&body[second_end..separator_end], "");
+    let after = if third { &segment[second_end..] } else { after };
     let parts = [
         &body[..before_end],
         &body[before_end..first_end],
@@ -166,7 +208,7 @@ fn two_numbers(segment: &str) -> Option<[&str; 5]> {
         after,
     ];
     let [before, first, between, second, _] = parts;
-    (second_end == body.len()
+    ((third || second_end == body.len())
         && is_pair_number(first)
         && is_pair_number(second)
         && template_literals(before, "")
@@ -186,7 +228,8 @@ fn templated_pairs(
     outputs: &[Output<'_>],
     clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    // (dir, before, between, after, script, first name, second name) -> distinct pairs shown.
+    // (dir, before, between, after, script, first name, second name, fixed parts) -> distinct
+    // pairs shown.
     type Shape<'s> = (
         &'s str,
         &'s str,
@@ -195,6 +238,7 @@ fn templated_pairs(
         &'s str,
         &'s str,
         &'s str,
+        String,
     );
     let mut proposals: FxHashMap<Shape<'_>, FxHashSet<(&str, &str)>> = FxHashMap::default();
     for members in clusters.values() {
@@ -232,26 +276,16 @@ fn templated_pairs(
                         if i == j || first == second {
                             continue;
                         }
-                        // The rest of the address must agree: the numbers are all that moved.
-                        let mut rest = parts
+                        // The rest of the address must agree: the numbers are all that moved,
+                        // beside the query form's fixed parts.
+                        let rest = parts
                             .iter()
                             .enumerate()
                             .filter(|&(at, _)| at != i && at != j)
                             .map(|(_, part)| *part);
-                        let mut others = other_query
-                            .as_deref()
-                            .into_iter()
-                            .flat_map(|o| o.split('&'));
-                        let agree = loop {
-                            match (rest.next(), others.next()) {
-                                (None, None) => break true,
-                                (Some(x), Some(y)) if x == y => {}
-                                _ => break false,
-                            }
-                        };
-                        if agree {
+                        if let Some(fixed) = fixed_parts(rest, other_query.as_deref()) {
                             proposals
-                                .entry((dir, before, between, after, script, first, second))
+                                .entry((dir, before, between, after, script, first, second, fixed))
                                 .or_default()
                                 .insert((n, m));
                         }
@@ -261,7 +295,7 @@ fn templated_pairs(
         }
     }
     let mut out: Vec<(usize, SiteAction, Vec<u32>)> = Vec::new();
-    for ((dir, before, between, after, script, first, second), shown) in proposals {
+    for ((dir, before, between, after, script, first, second, fixed), shown) in proposals {
         if shown.len() < MIN_MOVED_ID_VALUES {
             continue;
         }
@@ -273,6 +307,7 @@ fn templated_pairs(
             script: script.to_owned(),
             first: first.to_owned(),
             second: second.to_owned(),
+            fixed,
         };
         // The query form must not read as the template (the rule file refuses it).
         if SegmentTemplate::of(&action).is_some_and(|t| t.reads(script)) {
@@ -558,6 +593,7 @@ mod tests {
             script: "/forum/index.php".into(),
             name: "topic".into(),
             numbers: false,
+            fixed: String::new(),
         };
         let default = SiteAction::DefaultValueSuffix {
             name: "topic".into(),
@@ -658,6 +694,7 @@ mod tests {
             script: "/forum/showthread.php".into(),
             first: "tid".into(),
             second: "page".into(),
+            fixed: String::new(),
         };
         assert!(actions.contains(&pair), "{actions:?}");
         // The one-value template too, reading numbers only, though the threaded view named in
@@ -669,6 +706,7 @@ mod tests {
             script: "/forum/showthread.php".into(),
             name: "tid".into(),
             numbers: true,
+            fixed: String::new(),
         };
         assert!(actions.contains(&thread), "{actions:?}");
         // No default read into the thread's id from a page's spelling (`tid=N -> N-page-1`).
@@ -707,6 +745,70 @@ mod tests {
         assert_ne!(
             canon(&format!("{b}/thread-9.html?mode=threaded")),
             canon(&format!("{b}/thread-9.html"))
+        );
+    }
+
+    /// A Discuz!-like board with its rewrite rules on: a forum's pages `forum-F-P.html` beside
+    /// `forum.php?mod=forumdisplay&fid=F&page=P`, a thread's pages `thread-T-P-X.html` (X the
+    /// forum page the link was on) beside `forum.php?mod=viewthread&tid=T&page=P`, for some.
+    /// The query forms name their page type (`mod=…`), which the templates write.
+    #[test]
+    fn templates_write_the_page_type_their_query_form_names() {
+        let b = "https://dz.example/bbs";
+        let mut s = Vec::new();
+        for f in 1..9u64 {
+            for page in 1..=2 {
+                let c = 1_000 + f * 10 + page;
+                s.push(lu(&format!("{b}/forum-{f}-{page}.html"), c));
+                if f % 2 == 0 {
+                    let query = format!("{b}/forum.php?mod=forumdisplay&fid={f}&page={page}");
+                    s.push(lu(&query, c));
+                }
+            }
+        }
+        for t in 500..560u64 {
+            for page in 1..=(1 + t % 2) {
+                let c = t * 10 + page;
+                let listing = 1 + t % 3;
+                s.push(lu(&format!("{b}/thread-{t}-{page}-{listing}.html"), c));
+                if t % 2 == 0 {
+                    let query = format!("{b}/forum.php?mod=viewthread&tid={t}&page={page}");
+                    s.push(lu(&query, c));
+                }
+            }
+        }
+        let (actions, canon) = learned(&s);
+        let forum = SiteAction::TemplatedPairToQuery {
+            dir: "/bbs/".into(),
+            before: "forum-".into(),
+            between: "-".into(),
+            after: ".html".into(),
+            script: "/bbs/forum.php".into(),
+            first: "fid".into(),
+            second: "page".into(),
+            fixed: "mod=forumdisplay".into(),
+        };
+        assert!(actions.contains(&forum), "{actions:?}");
+        // Never seen in training: another forum, a thread linked from each listing page.
+        assert_eq!(
+            canon(&format!("{b}/forum-77-3.html")),
+            canon(&format!("{b}/forum.php?mod=forumdisplay&fid=77&page=3"))
+        );
+        for listing in 1..=3 {
+            assert_eq!(
+                canon(&format!("{b}/thread-9-2-{listing}.html")),
+                canon(&format!("{b}/forum.php?mod=viewthread&tid=9&page=2")),
+                "{actions:?}"
+            );
+        }
+        // Another page type of the same script is not written as the template's.
+        assert_ne!(
+            canon(&format!("{b}/forum-77-3.html")),
+            canon(&format!("{b}/forum.php?mod=viewthread&tid=77&page=3"))
+        );
+        assert_ne!(
+            canon(&format!("{b}/thread-9-2-1.html")),
+            canon(&format!("{b}/thread-9-1-1.html"))
         );
     }
 

@@ -53,6 +53,7 @@ pub(super) fn sibling_keys(
                 script,
                 name,
                 numbers,
+                fixed,
             } => {
                 let Some(separator) = before.strip_prefix(name.as_str()) else {
                     continue;
@@ -103,6 +104,7 @@ pub(super) fn sibling_keys(
                         script: script.clone(),
                         name: key.to_owned(),
                         numbers: *numbers,
+                        fixed: fixed.clone(),
                     };
                     // The script itself must not read as the template (the rule file refuses it).
                     if SegmentTemplate::of(&sibling).is_none_or(|t| t.reads(script)) {
@@ -204,6 +206,7 @@ mod tests {
             script: "/forum/index.php".into(),
             name: "board".into(),
             numbers: false,
+            fixed: String::new(),
         };
         let default = SiteAction::DefaultValueSuffix {
             name: "board".into(),

@@ -548,6 +548,7 @@ impl HostRuleSet {
                     after,
                     script,
                     name,
+                    fixed,
                     ..
                 } => {
                     let literal = |v: &String| !v.contains(['/', '?', '#', '&', '=']);
@@ -566,9 +567,10 @@ impl HostRuleSet {
                         || script_templated
                         || name.is_empty()
                         || name.contains(['&', '=', '#'])
+                        || !site::fixed_query_parts(fixed)
                     {
                         return Err(bad(
-                            "a templated segment needs a directory starting and ending with /, literals without / ? # & = (not both empty), a script path that is not itself templated and a parameter name",
+                            "a templated segment needs a directory starting and ending with /, literals without / ? # & = (not both empty), a script path that is not itself templated, a parameter name and fixed parts name=value joined by &",
                         ));
                     }
                 }
@@ -580,6 +582,7 @@ impl HostRuleSet {
                     script,
                     first,
                     second,
+                    fixed,
                 } => {
                     let literal = |v: &String| !v.contains(['/', '?', '#', '&', '=']);
                     let name = |n: &String| !n.is_empty() && !n.contains(['&', '=', '#']);
@@ -600,9 +603,10 @@ impl HostRuleSet {
                         || !name(first)
                         || !name(second)
                         || first == second
+                        || !site::fixed_query_parts(fixed)
                     {
                         return Err(bad(
-                            "a templated pair needs a directory starting and ending with /, literals without / ? # & = and no digit beside a number, a literal between the numbers, a script path that is not itself templated and two parameter names",
+                            "a templated pair needs a directory starting and ending with /, literals without / ? # & = and no digit beside a number, a literal between the numbers, a script path that is not itself templated, two parameter names and fixed parts name=value joined by &",
                         ));
                     }
                 }
@@ -1010,6 +1014,7 @@ mod tests {
             script: "/forum/index.php".into(),
             name: "topic".into(),
             numbers: false,
+            fixed: String::new(),
         };
         let suffix = SiteAction::DefaultValueSuffix {
             name: "topic".into(),
@@ -1039,6 +1044,7 @@ mod tests {
             script: "/forum/showthread.php".into(),
             first: "tid".into(),
             second: "page".into(),
+            fixed: String::new(),
         };
         let numbered = SiteAction::TemplatedSegmentToQuery {
             dir: "/forum/".into(),
@@ -1047,6 +1053,7 @@ mod tests {
             script: "/forum/showthread.php".into(),
             name: "tid".into(),
             numbers: true,
+            fixed: String::new(),
         };
         let context = SiteAction::ContextTail {
             dir: "/picture.php/".into(),
@@ -1102,6 +1109,7 @@ mod tests {
                 script: script.into(),
                 first: first.clone(),
                 second: second.into(),
+                fixed: String::new(),
             };
         let bad = [
             // Nothing between the numbers, or a digit beside one: two numbers read more ways
@@ -1119,6 +1127,7 @@ mod tests {
                 script: "/forum/index.php/topic,5.html".into(),
                 name: name.clone(),
                 numbers: false,
+                fixed: String::new(),
             },
             // Neither literal: a whole segment, not a template.
             SiteAction::TemplatedSegmentToQuery {
@@ -1128,6 +1137,7 @@ mod tests {
                 script: "/forum/index.php".into(),
                 name,
                 numbers: false,
+                fixed: String::new(),
             },
             // A suffix that leaves a bare number, one that adds a parameter.
             SiteAction::DefaultValueSuffix {

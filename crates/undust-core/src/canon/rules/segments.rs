@@ -51,6 +51,9 @@ pub(crate) struct SegmentTemplate {
     /// A second number and the literal between the two (`TemplatedPairToQuery`); both values
     /// are then bare numbers.
     pub(crate) second: Option<SecondNumber>,
+    /// Query parts the query form holds besides the values, written before them (may be
+    /// empty).
+    pub(crate) fixed: String,
 }
 
 impl SegmentTemplate {
@@ -66,6 +69,7 @@ impl SegmentTemplate {
                 script,
                 name,
                 numbers,
+                fixed,
             } => Some(SegmentTemplate {
                 dir: dir.clone(),
                 before: before.clone(),
@@ -74,6 +78,7 @@ impl SegmentTemplate {
                 name: name.clone(),
                 numbers: *numbers,
                 second: None,
+                fixed: fixed.clone(),
             }),
             super::SiteAction::TemplatedPairToQuery {
                 dir,
@@ -83,6 +88,7 @@ impl SegmentTemplate {
                 script,
                 first,
                 second,
+                fixed,
             } => Some(SegmentTemplate {
                 dir: dir.clone(),
                 before: before.clone(),
@@ -94,6 +100,7 @@ impl SegmentTemplate {
                     between: between.clone(),
                     name: second.clone(),
                 }),
+                fixed: fixed.clone(),
             }),
             _ => None,
         }
@@ -142,6 +149,18 @@ pub fn pair_numbers<'s>(segment: &'s str, between: &str) -> Option<(&'s str, &'s
     (is_pair_number(first) && is_pair_number(second)).then_some((first, second))
 }
 
+/// Whether `fixed` is a template's fixed query parts: empty, or `name=value` parts joined by
+/// `&`, each with a name and a value, neither holding `#` (a query form's page-type selectors,
+/// `mod=forumdisplay`).
+pub fn fixed_query_parts(fixed: &str) -> bool {
+    fixed.is_empty()
+        || fixed.split('&').all(|part| {
+            part.split_once('=').is_some_and(|(name, value)| {
+                !name.is_empty() && !value.is_empty() && !value.contains('=') && !part.contains('#')
+            })
+        })
+}
+
 /// Whether a value taken from a path segment means the same as a query value: non-empty, and
 /// none of the characters that a query reads otherwise (`&`, `=`, `;` separate parameters, `+`
 /// is a space, `?` and `#` end it, `'` is percent-encoded by the URL parser in the query of a
@@ -173,8 +192,8 @@ pub(crate) fn templated_value<'p>(
 }
 
 /// The query form of a path a template matches (the first that does; the rewriter keeps pair
-/// templates first): its script path, and the query `name=V` (and the second number's part)
-/// followed by the URL's own query, if any.
+/// templates first): its script path, and the query of the template's fixed parts, `name=V`
+/// (and the second number's part), then the URL's own query, if any.
 pub(crate) fn segment_to_query(
     templates: &[SegmentTemplate],
     path: &str,
@@ -182,8 +201,13 @@ pub(crate) fn segment_to_query(
 ) -> Option<(String, String)> {
     templates.iter().find_map(|t| {
         let (value, other) = templated_value(t, path)?;
-        let mut q =
-            String::with_capacity(t.name.len() + value.len() + 1 + query.map_or(0, str::len) + 24);
+        let mut q = String::with_capacity(
+            t.fixed.len() + t.name.len() + value.len() + 1 + query.map_or(0, str::len) + 24,
+        );
+        if !t.fixed.is_empty() {
+            q.push_str(&t.fixed);
+            q.push('&');
+        }
         q.push_str(&t.name);
         q.push('=');
         q.push_str(value);
@@ -343,6 +367,7 @@ mod tests {
             name: "topic".into(),
             numbers: false,
             second: None,
+            fixed: String::new(),
         }
     }
 
@@ -359,6 +384,7 @@ mod tests {
                 between: "-page-".into(),
                 name: "page".into(),
             }),
+            fixed: String::new(),
         }
     }
 

@@ -44,8 +44,8 @@ use super::routed_ids::RoutedId;
 use super::segments;
 pub(crate) use super::segments::{context_item_end, view_tail_base, SegmentTemplate};
 pub use super::segments::{
-    is_context_tail, is_pair_number, is_value_suffix, is_view_tail, pair_literals_delimit,
-    pair_numbers, query_safe_segment_value,
+    fixed_query_parts, is_context_tail, is_pair_number, is_value_suffix, is_view_tail,
+    pair_literals_delimit, pair_numbers, query_safe_segment_value,
 };
 use super::vocabulary::Vocabulary;
 use crate::canon::split::{split_byte, split_once_byte};
@@ -253,6 +253,13 @@ pub enum SiteAction {
         /// as thread `5-lastpost` by MyBB's `thread-V.html`.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         numbers: bool,
+        /// Query parts the query form holds besides the value, written before it
+        /// (`mod=forumdisplay`: Discuz!'s `forum-5-2.html` is
+        /// `forum.php?mod=forumdisplay&fid=5&page=2`): the page type a front controller's
+        /// script needs named. Empty when the value is all the query form holds (absent from
+        /// older rule files).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        fixed: String,
     },
     /// Two query numbers written inside one templated path segment become the query again: a
     /// path `dir` + `before` + `N` + `between` + `M` + `after` (one segment under `dir`, `N` and
@@ -275,6 +282,13 @@ pub enum SiteAction {
         first: String,
         /// The parameter that holds the second number in the query form.
         second: String,
+        /// Query parts the query form holds besides the value, written before it
+        /// (`mod=forumdisplay`: Discuz!'s `forum-5-2.html` is
+        /// `forum.php?mod=forumdisplay&fid=5&page=2`): the page type a front controller's
+        /// script needs named. Empty when the value is all the query form holds (absent from
+        /// older rule files).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        fixed: String,
     },
     /// A bare numeric value of parameter `name` is completed with `suffix`, the default the
     /// software fills in: SMF's `topic=5` is `topic=5.0` (offset 0), while `topic=5.15` stays
@@ -437,6 +451,15 @@ impl SharedFile {
 /// scripts are a few dozen; more names than this copied everywhere is a catch-all's doing.
 pub const MAX_SHARED_FILES: usize = 256;
 
+/// A template's fixed query parts as its query form starts with them: `mod=x&`, or nothing.
+fn fixed_prefix(fixed: &str) -> String {
+    if fixed.is_empty() {
+        String::new()
+    } else {
+        format!("{fixed}&")
+    }
+}
+
 impl fmt::Display for SiteAction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -546,9 +569,11 @@ impl fmt::Display for SiteAction {
                 script,
                 name,
                 numbers,
+                fixed,
             } => {
                 let v = if *numbers { "N" } else { "V" };
-                write!(f, "{dir}{before}{v}{after} -> {script}?{name}={v}")
+                let fixed = fixed_prefix(fixed);
+                write!(f, "{dir}{before}{v}{after} -> {script}?{fixed}{name}={v}")
             }
             SiteAction::TemplatedPairToQuery {
                 dir,
@@ -558,10 +583,14 @@ impl fmt::Display for SiteAction {
                 script,
                 first,
                 second,
-            } => write!(
-                f,
-                "{dir}{before}N{between}M{after} -> {script}?{first}=N&{second}=M"
-            ),
+                fixed,
+            } => {
+                let fixed = fixed_prefix(fixed);
+                write!(
+                    f,
+                    "{dir}{before}N{between}M{after} -> {script}?{fixed}{first}=N&{second}=M"
+                )
+            }
             SiteAction::DefaultValueSuffix { name, suffix } => {
                 write!(f, "query:{name}=N -> N{suffix}")
             }

@@ -65,8 +65,12 @@ fn value_of<'p>(part: &'p str, name: &str) -> Option<Option<&'p str>> {
 /// measured (`wide`, on `may_change`): kept when its merged duplicates showed it at
 /// [`MIN_IGNORED_VALUES`] values or more (or as a flag without a value, which has no other
 /// value), and otherwise narrowed to the value they showed, the most shown first, the first that
-/// passes the guards alone. A candidate scoped beside another parameter is left as it is (its
-/// scope is already where the evidence lies).
+/// passes the guards alone. A candidate scoped beside another parameter (its evidence on a front
+/// controller's routes only) gets the same treatment: the scope says where the duplicates were
+/// shown, not at which value, and a parameter shown irrelevant at its default only is no
+/// decoration at its other values (Discuz!'s `ordertype=2`, the default order, beside
+/// `ordertype=1`, the reversed one). The value form is not held to the scope: the default a
+/// value names is the software's, on every route.
 pub(super) fn at_default_value(
     candidate: &SiteAction,
     wide: &Evidence,
@@ -74,7 +78,7 @@ pub(super) fn at_default_value(
     (parsed, rewriter, round): (&[Parsed], &SiteRewriter, &Round<'_>),
     may_change: &[u32],
 ) -> AtDefault {
-    let SiteAction::IgnoreParam { name, beside: None } = candidate else {
+    let SiteAction::IgnoreParam { name, .. } = candidate else {
         return AtDefault::Keep;
     };
     if wide.positive_samples.is_empty() {
