@@ -403,6 +403,33 @@ mod tests {
         );
     }
 
+    /// Discuz!'s threads, routed by `mod`, with the default order spelled out
+    /// (`ordertype=2`) beside the thread, and a forum listing per forum. The evidence lies on
+    /// routed pages only, so the drop is narrowed beside the thread's id; it is still shown at
+    /// one value only, and the reversed order (`ordertype=1`) stays another page.
+    #[test]
+    fn a_routed_parameter_shown_at_its_default_only_is_dropped_at_that_value() {
+        let b = "https://dz.example/forum.php";
+        let mut s = Vec::new();
+        for t in 100..130u64 {
+            s.push(lu(format!("{b}?mod=viewthread&tid={t}"), t));
+            s.push(lu(format!("{b}?mod=viewthread&tid={t}&ordertype=2"), t));
+        }
+        for f in 1..6u64 {
+            s.push(lu(format!("{b}?mod=forumdisplay&fid={f}"), 1000 + f));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        assert!(ignores_value(&out, "ordertype", "2"), "{:?}", actions(&out));
+        assert!(
+            !ignores_every_value(&out, "ordertype"),
+            "{:?}",
+            actions(&out)
+        );
+        let rewriter = SiteRewriter::new(actions(&out));
+        let reversed = Url::parse(&format!("{b}?mod=viewthread&tid=7&ordertype=1")).unwrap();
+        assert_eq!(rewriter.rewrite(&reversed), None);
+    }
+
     #[test]
     fn evidence_for_one_value_is_not_evidence_for_every_value() {
         // No closed list in the sample at all: nothing contradicts dropping `state`, but the
