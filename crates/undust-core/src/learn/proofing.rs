@@ -538,6 +538,26 @@ impl<'a> Proofer<'a> {
         }
     }
 
+    /// The values of key `k` the URLs `urls` hold, grouped by their spelling (`spelled`, which
+    /// leaves out a value by answering `None`): the shapes a rule was shown on or reaches.
+    fn values_by_spelling(
+        &self,
+        k: KeyId,
+        urls: impl Iterator<Item = u32>,
+        mut spelled: impl FnMut(&str) -> Option<u64>,
+    ) -> FxHashMap<u64, FxHashSet<u32>> {
+        let mut by_spelling: FxHashMap<u64, FxHashSet<u32>> = FxHashMap::default();
+        for u in urls {
+            let Some(v) = self.samples.get(u, k) else {
+                continue;
+            };
+            if let Some(sp) = spelled(&self.samples.values[v as usize]) {
+                by_spelling.entry(sp).or_default().insert(v);
+            }
+        }
+        by_spelling
+    }
+
     /// Whether a rule reading a number out of key `k` with `ext` was shown on values of one
     /// type word only and reaches values of another ([`marked_spelling`]; `shown` are the URLs
     /// merged with a duplicate, `shape` the key set it matches): the number there is another
@@ -816,32 +836,20 @@ impl<'a> Proofer<'a> {
             }
         }
         proof.positive_clusters = positive.len() as u32;
-        proof.reads_unshown_spellings = extracted.iter().any(|&(k, ext)| {
-            let read_unshown = |spelled: &dyn Fn(&str) -> u64| {
-                let spellings_of = |urls: &mut dyn Iterator<Item = u32>| {
-                    let mut by_spelling: FxHashMap<u64, FxHashSet<u32>> = FxHashMap::default();
-                    for u in urls {
-                        if let Some(v) = self.samples.get(u, k) {
-                            by_spelling
-                                .entry(spelled(&self.samples.values[v as usize]))
-                                .or_default()
-                                .insert(v);
-                        }
-                    }
-                    by_spelling
-                };
-                let shown = spellings_of(&mut shown_extracted.iter().copied());
-                let shared = |values: &FxHashSet<u32>| values.len() >= MIN_SHARED_SPELLING_VALUES;
-                if !shown.values().any(shared) {
-                    return false;
-                }
-                let reached = spellings_of(&mut outputs.iter().map(|&(_, u)| u));
-                reached
-                    .iter()
-                    .any(|(sp, values)| shared(values) && !shown.contains_key(sp))
-            };
-            read_unshown(&spelling) || self.reads_unshown_marks(k, ext, shape, &shown_extracted)
-        });
+        proof.reads_unshown_spellings = extracted.iter().any(|&(k, _)| {
+            let spelled = |value: &str| Some(spelling(value));
+            let shown = self.values_by_spelling(k, shown_extracted.iter().copied(), spelled);
+            let shared = |values: &FxHashSet<u32>| values.len() >= MIN_SHARED_SPELLING_VALUES;
+            if !shown.values().any(shared) {
+                return false;
+            }
+            let reached = self.values_by_spelling(k, outputs.iter().map(|&(_, u)| u), spelled);
+            reached
+                .iter()
+                .any(|(sp, values)| shared(values) && !shown.contains_key(sp))
+        }) || extracted
+            .iter()
+            .any(|&(k, ext)| self.reads_unshown_marks(k, ext, shape, &shown_extracted));
         proof.strays_from_duplicates = self
             .dropped_view(source, ops)
             .is_some_and(|view| self.view_strays(source, shape, view, ops));
@@ -868,21 +876,15 @@ impl<'a> Proofer<'a> {
         // dot), so the rule writes the view as the item, which it is on one-page items only.
         let reads_a_view_word = extracted.iter().any(|&(k, ext)| {
             // Of the values the merges showed, those the rule reads a number out of.
-            let mut by_spelling: FxHashMap<u64, FxHashSet<u32>> = FxHashMap::default();
             let mut word_after = true;
-            for &u in &shown_extracted {
-                let Some(v) = self.samples.get(u, k) else {
-                    continue;
-                };
-                let value = &self.samples.values[v as usize];
-                let Some((_, end)) = ext.span(value) else {
-                    continue;
-                };
-                by_spelling.entry(spelling(value)).or_default().insert(v);
+            let spelled = |value: &str| {
+                let (_, end) = ext.span(value)?;
                 let after = &value[end..];
                 word_after &= after.starts_with(['-', '_', ','])
                     && after[1..].starts_with(|c: char| c.is_ascii_alphabetic());
-            }
+                Some(spelling(value))
+            };
+            let by_spelling = self.values_by_spelling(k, shown_extracted.iter().copied(), spelled);
             word_after
                 && by_spelling.len() == 1
                 && by_spelling

@@ -28,7 +28,7 @@ use super::names_a_position;
 use super::site::{most_shown_first, SmallClusters, MIN_MOVED_ID_VALUES};
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
 use crate::canon::rules::site::{
-    fixed_query_parts, is_extension, is_pair_number, is_value_suffix, is_view_tail,
+    fixed_query_part, is_extension, is_pair_number, is_value_suffix, is_view_tail,
     pair_literals_delimit, query_safe_segment_value, view_tail_base, SegmentTemplate,
 };
 use crate::canon::rules::SiteAction;
@@ -60,26 +60,39 @@ pub(super) fn query_without_part(q: &str, at: usize) -> String {
 /// not what the rest ends with or a fixed part is no page-type selector. A selector names its
 /// page type by a word (`mod=forumdisplay`); a part with a digit in its value is an argument
 /// of one page (an id, a page), which a template that wrote it would write on every page.
-fn fixed_parts<'q>(rest: impl Iterator<Item = &'q str>, other: Option<&str>) -> Option<String> {
-    let rest: Vec<&str> = rest.collect();
-    let other: Vec<&str> = other
-        .filter(|o| !o.is_empty())
-        .map(|o| o.split('&').collect())
-        .unwrap_or_default();
-    let fixed = rest.len().checked_sub(other.len())?;
-    if rest[fixed..] != other[..] {
-        return None;
-    }
-    let selector = |part: &str| {
-        part.split_once('=').is_some_and(|(name, value)| {
-            !name.is_empty() && !value.is_empty() && !value.bytes().any(|b| b.is_ascii_digit())
-        })
+fn fixed_parts<'q>(
+    rest: impl Iterator<Item = &'q str> + Clone,
+    other: Option<&str>,
+) -> Option<String> {
+    // Called for every pair of cluster members a template could relate, so nothing is
+    // allocated until a template with fixed parts is found (rare: most query forms have none).
+    let other = other.filter(|o| !o.is_empty());
+    let other_parts = other.map_or(0, |o| o.split('&').count());
+    let fixed = rest.clone().count().checked_sub(other_parts)?;
+    let tail_agrees = match other {
+        Some(o) => rest.clone().skip(fixed).eq(o.split('&')),
+        None => true,
     };
-    if !rest[..fixed].iter().all(|p| selector(p)) {
+    let selector = |part: &str| {
+        fixed_query_part(part)
+            && part
+                .split_once('=')
+                .is_some_and(|(_, value)| !value.bytes().any(|b| b.is_ascii_digit()))
+    };
+    if !tail_agrees || !rest.clone().take(fixed).all(selector) {
         return None;
     }
-    let joined = rest[..fixed].join("&");
-    fixed_query_parts(&joined).then_some(joined)
+    if fixed == 0 {
+        return Some(String::new());
+    }
+    let mut joined = String::new();
+    for part in rest.take(fixed) {
+        if !joined.is_empty() {
+            joined.push('&');
+        }
+        joined.push_str(part);
+    }
+    Some(joined)
 }
 
 /// Candidates for a query value written inside a templated path segment: inside one duplicate

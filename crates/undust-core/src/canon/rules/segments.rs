@@ -153,12 +153,14 @@ pub fn pair_numbers<'s>(segment: &'s str, between: &str) -> Option<(&'s str, &'s
 /// `&`, each with a name and a value, neither holding `#` (a query form's page-type selectors,
 /// `mod=forumdisplay`).
 pub fn fixed_query_parts(fixed: &str) -> bool {
-    fixed.is_empty()
-        || fixed.split('&').all(|part| {
-            part.split_once('=').is_some_and(|(name, value)| {
-                !name.is_empty() && !value.is_empty() && !value.contains('=') && !part.contains('#')
-            })
-        })
+    fixed.is_empty() || fixed.split('&').all(fixed_query_part)
+}
+
+/// Whether `part` is one of a template's fixed query parts (see [`fixed_query_parts`]).
+pub fn fixed_query_part(part: &str) -> bool {
+    part.split_once('=').is_some_and(|(name, value)| {
+        !name.is_empty() && !value.is_empty() && !value.contains('=') && !part.contains('#')
+    })
 }
 
 /// Whether a value taken from a path segment means the same as a query value: non-empty, and

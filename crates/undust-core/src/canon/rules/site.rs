@@ -44,8 +44,8 @@ use super::routed_ids::RoutedId;
 use super::segments;
 pub(crate) use super::segments::{context_item_end, view_tail_base, SegmentTemplate};
 pub use super::segments::{
-    fixed_query_parts, is_context_tail, is_pair_number, is_value_suffix, is_view_tail,
-    pair_literals_delimit, pair_numbers, query_safe_segment_value,
+    fixed_query_part, fixed_query_parts, is_context_tail, is_pair_number, is_value_suffix,
+    is_view_tail, pair_literals_delimit, pair_numbers, query_safe_segment_value,
 };
 use super::vocabulary::Vocabulary;
 use crate::canon::split::{split_byte, split_once_byte};
