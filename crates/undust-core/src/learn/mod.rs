@@ -487,6 +487,7 @@ pub fn learn_host(
             })
             .collect(),
         rules: Vec::new(),
+        aliases: Vec::new(),
     };
     rules.sort_by(|a, b| b.1.matched.cmp(&a.1.matched).then(a.0.s.cmp(&b.0.s)));
     let written: Vec<Rule> = rules

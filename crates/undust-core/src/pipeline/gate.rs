@@ -207,6 +207,7 @@ mod tests {
             learned_at_unix_ms: 0,
             site_rules,
             rules: Vec::new(),
+            aliases: Vec::new(),
         };
         HostRules::compile(&set).expect("compiles")
     }
