@@ -109,6 +109,9 @@ pub fn run(args: ClustersArgs) -> ExitCode {
         evidence.canonicals += s.canonicals;
         evidence.canonicals_contradicted += s.canonicals_contradicted;
         evidence.canonicals_fan_in += s.canonicals_fan_in;
+        evidence.shortlinks += s.shortlinks;
+        evidence.shortlinks_contradicted += s.shortlinks_contradicted;
+        evidence.shortlinks_fan_in += s.shortlinks_fan_in;
         evidence.cross_host_ignored += s.cross_host_ignored;
         evidence.digest_merges += s.digest_merges;
         evidence.digests_fan_in += s.digests_fan_in;
@@ -223,6 +226,11 @@ pub fn run(args: ClustersArgs) -> ExitCode {
         evidence.canonicals_fan_in,
         evidence.digests_fan_in,
         evidence.cross_host_ignored
+    );
+    eprintln!(
+        "undust clusters: shortlinks from HTML applied: {}; refused: {} contradicted by content, \
+         {} declared by different contents",
+        evidence.shortlinks, evidence.shortlinks_contradicted, evidence.shortlinks_fan_in
     );
     ExitCode::SUCCESS
 }

@@ -20,6 +20,7 @@ use super::pipeline::{
 };
 use super::{output_failed, EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::rules::RuleFile;
+use crate::cluster::DeclaredPair;
 use crate::content::ContentConfig;
 use crate::learn::{LabelledUrl, LearnConfig, Strategy};
 use crate::pipeline::{labelled, learn_checked, GatePolicy, HostClusters};
@@ -69,8 +70,9 @@ impl From<StrategyArg> for Strategy {
     }
 }
 
-/// Per-host training sets, in host order.
-type HostTrainingSets = Vec<(String, Vec<LabelledUrl>)>;
+/// Per-host training sets, in host order: the labelled URLs and the declared pairs the host's
+/// clustering applied (what its alias table is learned from; none for pre-labelled input).
+type HostTrainingSets = Vec<(String, Vec<LabelledUrl>, Vec<DeclaredPair>)>;
 
 /// Per-host training sets, or an exit code with the reason.
 type TrainingSets = Result<HostTrainingSets, (u8, String)>;
@@ -91,12 +93,12 @@ pub fn training_sets(
     if !index.is_empty() {
         let hosts =
             index_training_sets(index, &normalizer, raw).map_err(|err| (EXIT_NO_INPUT, err))?;
-        return Ok(hosts.into_iter().collect());
+        return Ok(without_declarations(hosts));
     }
     if !clusters.is_empty() {
         let hosts =
             read_labelled(clusters, &normalizer, raw).map_err(|err| (EXIT_NO_INPUT, err))?;
-        return Ok(hosts.into_iter().collect());
+        return Ok(without_declarations(hosts));
     }
     let config = ContentConfig::default();
     let (hosts, summary) =
@@ -107,14 +109,35 @@ pub fn training_sets(
         &hosts,
         &config,
         |host, offline, clusters| training_set(host, offline, &clusters, raw),
-        |host, _, set| sets.push((host.to_owned(), set)),
+        |host, _, (set, declared)| sets.push((host.to_owned(), set, declared)),
     );
     Ok(sets)
 }
 
+/// Training sets of input that declares nothing (pre-labelled clusters, crawl indexes).
+fn without_declarations(
+    hosts: impl IntoIterator<Item = (String, Vec<LabelledUrl>)>,
+) -> HostTrainingSets {
+    hosts
+        .into_iter()
+        .map(|(host, set)| (host, set, Vec::new()))
+        .collect()
+}
+
 /// A host's training set from its clusters: its labelled URLs, or with `raw` the URLs as the
-/// records give them (and the URLs evidence brought in).
+/// records give them (and the URLs evidence brought in); and the declared pairs applied.
 fn training_set(
+    host: &str,
+    offline: &OfflineHost,
+    clusters: &HostClusters,
+    raw: bool,
+) -> (Vec<LabelledUrl>, Vec<DeclaredPair>) {
+    let declared = clusters.clustering.declared().to_vec();
+    (raw_training_set(host, offline, clusters, raw), declared)
+}
+
+/// [`training_set`]'s labelled URLs.
+fn raw_training_set(
     host: &str,
     offline: &OfflineHost,
     clusters: &HostClusters,
@@ -180,8 +203,8 @@ pub fn training_sets_and_crawl(
         },
         |host, _, (pages, set)| {
             crawl.add_host(pages);
-            if let Some(set) = set {
-                sets.push((host.to_owned(), set));
+            if let Some((set, declared)) = set {
+                sets.push((host.to_owned(), set, declared));
             }
         },
     );
@@ -235,13 +258,13 @@ pub fn run(args: LearnArgs) -> ExitCode {
     // Hosts learn independently: on all cores, reported and written in host order.
     let learned: Vec<_> = hosts
         .par_iter()
-        .map(|(host, training)| {
+        .map(|(host, training, declared)| {
             // The same learning and the same gate as the sidecar's relearn jobs.
-            learn_checked(host, training, &config, &GatePolicy::default())
+            learn_checked(host, training, declared, &config, &GatePolicy::default())
         })
         .collect();
     let mut sets = Vec::new();
-    for (index, ((host, training), learned)) in hosts.iter().zip(learned).enumerate() {
+    for (index, ((host, training, _), learned)) in hosts.iter().zip(learned).enumerate() {
         let clusters = training
             .iter()
             .map(|l| l.cluster)
@@ -250,12 +273,13 @@ pub fn run(args: LearnArgs) -> ExitCode {
         match learned {
             Ok(checked) => {
                 eprintln!(
-                    "[{}/{}] {host}: {} URLs, {clusters} clusters -> {} site rules, {} rules",
+                    "[{}/{}] {host}: {} URLs, {clusters} clusters -> {} site rules, {} rules, {} aliases",
                     index + 1,
                     hosts.len(),
                     training.len(),
                     checked.set.site_rules.len(),
-                    checked.set.rules.len()
+                    checked.set.rules.len(),
+                    checked.set.aliases.len()
                 );
                 if !checked.set.is_empty() {
                     sets.push(checked.set);

@@ -355,6 +355,7 @@ mod tests {
             final_url: None,
             rel_canonical: None,
             digest: Default::default(),
+            shortlink: None,
         }
     }
 

@@ -338,6 +338,7 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
         })
         .collect(),
         rules: Vec::new(),
+        aliases: Vec::new(),
     };
     let forge = Arc::new(HostRules::compile(&forge).expect("valid forge rules"));
     plain.rules().swap("forge.example", Arc::clone(&forge));
@@ -399,6 +400,7 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
             support_clusters: 2,
             not_files: vec![key("path_1")],
         }],
+        aliases: Vec::new(),
     };
     let tree = Arc::new(HostRules::compile(&tree).expect("valid tree rules"));
     plain.rules().swap("tree.example", Arc::clone(&tree));

@@ -2,6 +2,7 @@
 //! One module per area; shared helpers live in `support`.
 
 mod admin_cli;
+mod aliases;
 mod canon_fast;
 mod cli;
 mod cluster;

@@ -245,6 +245,7 @@ fn site_pairs(
                 final_url: None,
                 rel_canonical: None,
                 canonical_from_html: false,
+                shortlink: None,
                 analysis,
             };
             pages.push(page.observe_into(&mut template));

@@ -114,6 +114,7 @@ fn case_rules() -> HostRuleSet {
                 ],
             ),
         ],
+        aliases: Vec::new(),
     }
 }
 
@@ -201,6 +202,7 @@ fn shapes_rules() -> HostRuleSet {
             support_clusters: 1,
             not_files: Vec::new(),
         }],
+        aliases: Vec::new(),
     }
 }
 

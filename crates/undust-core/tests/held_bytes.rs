@@ -103,6 +103,7 @@ fn accounted_bytes_of_template_models_and_kept_pages_match_the_heap() {
             final_url: None,
             rel_canonical: Some("http://news.example/story/canonical".into()),
             digest: analyses[pages - 1].digest.clone(),
+            shortlink: None,
         };
         let before = live();
         let copy = kept.clone();

@@ -81,8 +81,10 @@ impl Learning {
             .observe_marks(host, samples, &clusters.fingerprints);
         let duplicate_clusters = clusters.duplicate_clusters() as u64;
         let training = labelled(host, &clusters.clustering);
-        let checked =
-            self.on_learn_threads(|| learn_checked(host, &training, &self.learn, &self.gate))?;
+        let declared = clusters.clustering.declared();
+        let checked = self.on_learn_threads(|| {
+            learn_checked(host, &training, declared, &self.learn, &self.gate)
+        })?;
         Ok((checked, duplicate_clusters))
     }
 }

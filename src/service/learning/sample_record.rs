@@ -30,6 +30,8 @@ pub(super) fn append_sample(out: &mut Vec<u8>, sample: &Sample) {
         final_url,
         rel_canonical,
         digest,
+        // Not encoded: see `EvidencePage::shortlink` (postcard skips it too).
+        shortlink: _,
     } = &**page;
     string(out, url);
     optional_string(out, final_url.as_deref());
@@ -198,6 +200,8 @@ mod tests {
                         page_exact: small(i + 5),
                         page_tokens: small(i + 9) as u32,
                     },
+                    // Never encoded, by either writer.
+                    shortlink: (i % 2 == 1).then(|| format!("http://a.org/node/{i}")),
                 }),
             };
             assert_eq!(
@@ -233,6 +237,7 @@ mod tests {
                 final_url: None,
                 rel_canonical: Some("http://a.org/story/1?canonical".into()),
                 digest,
+                shortlink: None,
             }),
         };
         assert_eq!(encoded(&sample), postcard::to_allocvec(&sample).unwrap());

@@ -561,6 +561,7 @@ mod tests {
                 final_url: None,
                 rel_canonical: Some("http://a.org/y".into()),
                 digest: Default::default(),
+                shortlink: None,
             }),
         };
         let bare = postcard::to_allocvec(&sample).unwrap();
@@ -622,6 +623,7 @@ mod tests {
                     final_url: None,
                     rel_canonical: None,
                     digest: content::analyze(html.as_bytes(), &ContentConfig::default()).digest,
+                    shortlink: None,
                 }),
             };
             let bare = postcard::to_allocvec(&sample).unwrap();
@@ -667,6 +669,7 @@ mod tests {
             final_url: None,
             rel_canonical: None,
             canonical_from_html: false,
+            shortlink: None,
             analysis: content::analyze(html.as_bytes(), &ContentConfig::default()),
         }
     }
@@ -763,6 +766,7 @@ mod tests {
                     final_url: None,
                     rel_canonical: Some("http://example.com/".into()),
                     digest: analysis.digest,
+                    shortlink: None,
                 }),
             });
         }

@@ -15,6 +15,15 @@
 //!
 //! Learned rule sets are built so that a canonical form matches no rule (see
 //! `learn::select`); the engine itself never loops: it applies one rule, once.
+//!
+//! A host's declared aliases ([`crate::canon::rules::aliases`]) are looked up last, in one hash
+//! map built when the set is compiled: the canonical form the rules give (or the URL itself when
+//! no rule changes it) is replaced by its alias target when it is a `from`. Hosts without
+//! aliases pay nothing (the map is not consulted). Compiling checks that every `to` is a fixed
+//! point of the host's rules and no `to` is a `from`, so canonicalization stays idempotent. A
+//! URL folded onto its mirror set's canonical origin is looked up as folded, with the rules
+//! (and so the aliases) its fold is given, so aliases learned on the canonical host apply to its
+//! mirrors' URLs too.
 
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
@@ -159,6 +168,8 @@ pub struct HostRules {
     shapes: FxHashMap<u64, ShapeIndex>,
     /// Most rules one URL can go through (longest chain of the acyclic could-match graph).
     max_steps: usize,
+    /// Declared aliases, `from` → `to` (canonical forms; see the module documentation).
+    aliases: FxHashMap<String, String>,
 }
 
 /// Finalizer of splitmix64: spreads key hashes before they are summed into a shape hash.
@@ -322,7 +333,7 @@ impl HostRules {
                 (r.id.clone(), r.action.clone(), one)
             })
             .collect();
-        Ok(HostRules {
+        let mut compiled = HostRules {
             host: set.host.clone(),
             version: set.version,
             site,
@@ -330,7 +341,38 @@ impl HostRules {
             rules,
             shapes,
             max_steps,
-        })
+            aliases: FxHashMap::default(),
+        };
+        // Every target must be what the rules leave as it is: then a URL mapped to it is mapped
+        // no further, and canonicalization stays idempotent. (Validation already refused a
+        // target that is also a `from`.)
+        for alias in &set.aliases {
+            let moved = Url::parse(&alias.to)
+                .ok()
+                .and_then(|to| compiled.apply(&to))
+                .map(|rewrite| rewrite.canonical);
+            if let Some(moved) = moved {
+                return Err(RuleError::BadAlias {
+                    host: set.host.clone(),
+                    from: alias.from.clone(),
+                    to: alias.to.clone(),
+                    reason: format!(
+                        "`to` is not canonical: the host's rules rewrite it to {moved}"
+                    ),
+                });
+            }
+        }
+        compiled.aliases = set
+            .aliases
+            .iter()
+            .map(|alias| (alias.from.clone(), alias.to.clone()))
+            .collect();
+        Ok(compiled)
+    }
+
+    /// Number of declared aliases.
+    pub fn alias_count(&self) -> usize {
+        self.aliases.len()
     }
 
     /// The rule set's version.
@@ -394,6 +436,35 @@ impl HostRules {
     /// [`HostRules::apply`] on a URL's parts (the hot path: a URL folded onto its mirror set's
     /// canonical site is a view, not a parsed URL).
     pub fn apply_view(&self, url: &UrlView<'_>) -> Option<Rewrite> {
+        let rewrite = self.apply_rules_view(url);
+        if self.aliases.is_empty() {
+            return rewrite;
+        }
+        self.aliased(url, rewrite)
+    }
+
+    /// The canonical form `rewrite` (or `url` itself when `None`) replaced by its declared alias
+    /// target when it has one: one hash lookup.
+    fn aliased(&self, url: &UrlView<'_>, rewrite: Option<Rewrite>) -> Option<Rewrite> {
+        match rewrite {
+            Some(mut rw) => {
+                if let Some(to) = self.aliases.get(rw.canonical.as_str()) {
+                    rw.canonical.clone_from(to);
+                }
+                Some(rw)
+            }
+            None => {
+                let text = url.text_with(url.scheme, &url.path, url.query);
+                self.aliases.get(text.as_str()).map(|to| Rewrite {
+                    canonical: to.clone(),
+                    rule_index: None,
+                })
+            }
+        }
+    }
+
+    /// The site rules and pattern rules alone (no alias): [`HostRules::apply_view`]'s first step.
+    fn apply_rules_view(&self, url: &UrlView<'_>) -> Option<Rewrite> {
         if self.site.is_empty() {
             return self.apply_rules_to(url, url.scheme, &url.path, url.query);
         }
@@ -804,6 +875,110 @@ mod tests {
     use super::*;
     use crate::canon::rules::Rule;
 
+    /// A host whose one site rule drops `sid` everywhere, with `aliases` (`from`, `to` paths).
+    fn with_aliases(aliases: &[(&str, &str)]) -> Result<HostRules, RuleError> {
+        use crate::canon::rules::site::{SiteAction, SiteRule};
+        use crate::canon::rules::Alias;
+        HostRules::compile(&HostRuleSet {
+            host: "site.test".into(),
+            version: 1,
+            learned_at_unix_ms: 0,
+            site_rules: vec![SiteRule {
+                id: "site.test#s1".into(),
+                action: SiteAction::IgnoreParam {
+                    name: "sid".into(),
+                    beside: None,
+                },
+                support: 10,
+                support_clusters: 3,
+                false_positive_rate: 0.0,
+            }],
+            rules: Vec::new(),
+            aliases: aliases
+                .iter()
+                .map(|(from, to)| Alias {
+                    from: format!("http://site.test{from}"),
+                    to: format!("http://site.test{to}"),
+                })
+                .collect(),
+        })
+    }
+
+    fn canonical_of(rules: &HostRules, url: &str) -> String {
+        let url = Url::parse(url).expect("valid");
+        rules
+            .apply(&url)
+            .map_or_else(|| url.to_string(), |rewrite| rewrite.canonical)
+    }
+
+    #[test]
+    fn aliases_replace_the_rules_result_and_stay_idempotent() {
+        let rules = with_aliases(&[("/node/5", "/about-us"), ("/?p=7", "/2019/05/hello/")])
+            .expect("compiles");
+        assert_eq!(rules.alias_count(), 2);
+        for (url, want) in [
+            // Looked up as the rules leave it: untouched, or after the site rule.
+            ("http://site.test/node/5", "http://site.test/about-us"),
+            (
+                "http://site.test/node/5?sid=abc",
+                "http://site.test/about-us",
+            ),
+            (
+                "http://site.test/?p=7&sid=x",
+                "http://site.test/2019/05/hello/",
+            ),
+            ("http://site.test/?p=7", "http://site.test/2019/05/hello/"),
+            // Not a `from`: as the rules leave it.
+            ("http://site.test/node/6?sid=1", "http://site.test/node/6"),
+            ("http://site.test/about-us", "http://site.test/about-us"),
+            (
+                "http://site.test/node/5/edit",
+                "http://site.test/node/5/edit",
+            ),
+        ] {
+            let once = canonical_of(&rules, url);
+            assert_eq!(once, want, "{url}");
+            assert_eq!(canonical_of(&rules, &once), once, "canon(canon({url}))");
+            assert_eq!(
+                rules.fixpoint_violation(&Url::parse(url).expect("valid")),
+                None,
+                "{url}"
+            );
+        }
+        // The unaliased URL keeps its own rewrite; an aliased one names no pattern rule.
+        let rewrite = rules
+            .apply(&Url::parse("http://site.test/node/5").expect("valid"))
+            .expect("aliased");
+        assert_eq!(rewrite.rule_index, None);
+        assert_eq!(
+            rules.apply(&Url::parse("http://site.test/about-us").expect("valid")),
+            None
+        );
+        // The same set without its table leaves the id URL alone.
+        let bare = with_aliases(&[]).expect("compiles");
+        assert_eq!(bare.alias_count(), 0);
+        assert_eq!(
+            canonical_of(&bare, "http://site.test/node/5?sid=abc"),
+            "http://site.test/node/5"
+        );
+    }
+
+    #[test]
+    fn an_alias_whose_target_the_rules_rewrite_is_refused() {
+        let err = with_aliases(&[("/node/5", "/about-us?sid=1")])
+            .expect_err("the target is not canonical");
+        let text = err.to_string();
+        assert!(
+            text.contains(
+                "host site.test: alias http://site.test/node/5 -> http://site.test/about-us?sid=1"
+            ) && text.contains("rewrite it to http://site.test/about-us"),
+            "{text}"
+        );
+        // Validation runs first: a chain is refused by name.
+        let err = with_aliases(&[("/a", "/b"), ("/b", "/c")]).expect_err("a chain");
+        assert!(err.to_string().contains("is itself the `from`"), "{err}");
+    }
+
     fn op(text: &str) -> Operation {
         // Test helper: "keep k=v" / "replace k <- f" / "ignore k" / "ignore k -> v".
         let parts: Vec<&str> = text.split(' ').collect();
@@ -866,6 +1041,7 @@ mod tests {
             learned_at_unix_ms: 0,
             site_rules: Vec::new(),
             rules,
+            aliases: Vec::new(),
         })
         .unwrap()
     }
@@ -1050,6 +1226,7 @@ mod tests {
             learned_at_unix_ms: 0,
             site_rules: Vec::new(),
             rules: vec![r],
+            aliases: Vec::new(),
         });
         assert!(err.is_err(), "two operations on path_0 are rejected");
         let r = rule(
@@ -1175,6 +1352,7 @@ mod tests {
             learned_at_unix_ms: 0,
             site_rules: Vec::new(),
             rules: vec![a_to_b, b_to_c, c_to_a],
+            aliases: Vec::new(),
         })
         .unwrap_err();
         assert!(err.to_string().contains("cycle"), "{err}");

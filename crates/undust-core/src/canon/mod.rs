@@ -438,3 +438,67 @@ pub struct Explanation {
     /// The final canonical form.
     pub canonical: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canon::normalize::StaticConfig;
+    use crate::canon::rules::{Alias, HostRuleSet, MirrorAlias, MirrorSet, MirrorSite};
+
+    /// A mirror's URL is folded onto the canonical origin first, and the canonical host's alias
+    /// table applies to it there: one canonical form across the mirrors, idempotent.
+    #[test]
+    fn aliases_apply_to_urls_folded_onto_their_canonical_host() {
+        let canonicalizer =
+            Canonicalizer::new(StaticNormalizer::new(StaticConfig::default()).expect("config"));
+        let set = HostRuleSet {
+            host: "www.site.test".into(),
+            version: 1,
+            learned_at_unix_ms: 0,
+            site_rules: Vec::new(),
+            rules: Vec::new(),
+            aliases: vec![Alias {
+                from: "http://www.site.test/node/5".into(),
+                to: "http://www.site.test/about-us".into(),
+            }],
+        };
+        let rules = HostRules::compile(&set).expect("compiles");
+        canonicalizer.rules().swap("www.site.test", Arc::new(rules));
+        let site = |origin: &str| MirrorSite {
+            origin: origin.into(),
+            path_prefix: String::new(),
+        };
+        let mirrors = MirrorTable::compile(&[MirrorSet {
+            id: "mirror:http://www.site.test".into(),
+            canonical: site("http://www.site.test"),
+            aliases: vec![MirrorAlias {
+                site: site("http://mirror.site.test"),
+                pinned: false,
+                evidence: None,
+            }],
+            forbidden: Vec::new(),
+        }])
+        .expect("valid mirror set");
+        canonicalizer.set_mirrors(Arc::new(mirrors));
+        for url in [
+            "http://www.site.test/node/5",
+            "http://mirror.site.test/node/5",
+            "http://mirror.site.test/about-us",
+        ] {
+            let once = canonicalizer.canonicalize(url).expect("valid").canonical;
+            assert_eq!(once, "http://www.site.test/about-us", "{url}");
+            let twice = canonicalizer.canonicalize(&once).expect("valid").canonical;
+            assert_eq!(twice, once, "{url}");
+            // The parser's way gives the same form as the fast path.
+            let parsed = canonicalizer.canonicalize_parsed(url).expect("valid");
+            assert_eq!(parsed.canonical, once, "{url}");
+        }
+        assert_eq!(
+            canonicalizer
+                .canonicalize("http://mirror.site.test/node/6")
+                .expect("valid")
+                .canonical,
+            "http://www.site.test/node/6"
+        );
+    }
+}

@@ -9,6 +9,10 @@
 //! - **Redirects** (URL → final URL) and **`rel=canonical`** (URL → canonical URL): same-host
 //!   declarations that put both URLs in one cluster, even when the target was never fetched.
 //!   Cross-host pairs are ignored (the clusters, and the rules learned from them, are per host).
+//! - **`rel=shortlink`** (page → the shortlink it declares): the same declaration in the other
+//!   direction. A page's shortlink (Drupal's `/node/123`, WordPress's `/?p=123`) is another URL
+//!   serving it, so it is recorded as the shortlink claiming the page as its canonical, under
+//!   the same guards (below).
 //! - **Payload digests** (an archive's digest of a capture's payload, from a crawl index or a
 //!   WARC record) and **same-payload** declarations (a WARC `revisit`: "this URL's payload is
 //!   that earlier capture's"): URLs with equal digests are merged, with a catch-all guard (below).
@@ -49,6 +53,22 @@
 //! near-duplicate nor exact-equal), or when the target was not fetched (or is Weak) and the
 //! Strong pages claiming it fall into more than one content cluster. Rejections are counted in
 //! [`ClusterStats`].
+//!
+//! Shortlinks get the same two checks, turned around: a shortlink claim is rejected when both
+//! ends were fetched with Strong content that disagrees, or when the shortlink was not fetched
+//! (or is Weak) and the Strong pages declaring it fall into more than one content cluster (a
+//! theme printing the home page's shortlink on every page). And one more, before either: a
+//! page whose URL carries a query parameter its shortlink lacks is not taken at its word. A
+//! shortlink names the entity, and Drupal and WordPress print the entity's on every view of it:
+//! comment page `?page=2`, a sort order, a reply form. Such a view is other content, and when the
+//! entity's own page was not crawled no content check can catch the claim.
+//!
+//! # Declared pairs
+//!
+//! The canonical, shortlink and redirect pairs that were applied (cross-host, invalid, guarded
+//! ones left out) are kept in the result as [`DeclaredPair`]s: the learner's alias table is made
+//! of the ones its patterns do not already relate (`crate::learn::aliases`), so it rests only on
+//! declarations these guards let through.
 //!
 //! # Catch-all redirects
 //!
@@ -174,6 +194,12 @@ pub struct ClusterStats {
     pub canonicals_contradicted: usize,
     /// Canonical pairs rejected because distinct content clusters claim the same target.
     pub canonicals_fan_in: usize,
+    /// Shortlink pairs applied.
+    pub shortlinks: usize,
+    /// Shortlink pairs rejected because both pages' Strong content disagrees.
+    pub shortlinks_contradicted: usize,
+    /// Shortlink pairs rejected because distinct content clusters declare the same shortlink.
+    pub shortlinks_fan_in: usize,
     /// Redirect or canonical pairs ignored because the two URLs are on different hosts.
     pub cross_host_ignored: usize,
     /// Redirect or canonical pairs ignored because a URL did not parse.
@@ -193,7 +219,7 @@ pub enum Reason {
     Exact,
     /// A redirect to or from another member.
     Redirect,
-    /// A `rel=canonical` claim to or from another member.
+    /// A `rel=canonical` (or `rel=shortlink`) claim to or from another member.
     Canonical,
     /// The same payload digest as another member (crawl index, WARC digest or revisit).
     Digest,
@@ -215,6 +241,29 @@ impl Reason {
     }
 }
 
+/// How a site declared that two of its URLs are one page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Declaration {
+    /// `from` declares `to` as its `rel=canonical`.
+    Canonical,
+    /// The page `to` declares `from` as its `rel=shortlink`.
+    Shortlink,
+    /// `from` redirected to `to`.
+    Redirect,
+}
+
+/// A declared pair the clustering applied: `from` is an alias of `to`, the spelling the site
+/// calls canonical (the canonical target, the page declaring a shortlink, a redirect's target).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DeclaredPair {
+    /// The other spelling.
+    pub from: String,
+    /// The spelling the site calls canonical.
+    pub to: String,
+    /// How it was declared.
+    pub declaration: Declaration,
+}
+
 /// One duplicate cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cluster {
@@ -233,6 +282,8 @@ pub struct ClusterBuilder {
     evidence: Vec<Option<PageEvidence>>,
     redirects: Vec<Redirect>,
     canonicals: Vec<(u32, u32)>,
+    /// (shortlink, page declaring it).
+    shortlinks: Vec<(u32, u32)>,
     /// (URL, hash of its payload digest).
     digests: Vec<(u32, u64)>,
     /// (URL, earlier capture with the same payload).
@@ -359,6 +410,34 @@ impl ClusterBuilder {
         }
         let (a, b) = (self.node(String::from(a)), self.node(String::from(b)));
         self.canonicals.push((a, b));
+        true
+    }
+
+    /// Records that the page `url` declares `shortlink` (absolute, or relative to `url`) as its
+    /// shortlink: the shortlink claims `url` as its canonical (see the module documentation).
+    /// Returns false when the pair is ignored (cross-host, unparseable, the page's own URL, or a
+    /// page whose query has a parameter the shortlink's lacks: a view of the entity). Claims can
+    /// still be rejected at [`ClusterBuilder::finish`] when content contradicts them.
+    pub fn add_shortlink(&mut self, url: &str, shortlink: &str) -> bool {
+        let Some((page, short)) = self.same_host_pair(url, shortlink) else {
+            return false;
+        };
+        if page == short {
+            return false;
+        }
+        let short_keys: HashSet<std::borrow::Cow<'_, str>> =
+            short.query_pairs().map(|(key, _)| key).collect();
+        if page
+            .query_pairs()
+            .any(|(key, _)| !short_keys.contains(&key))
+        {
+            return false;
+        }
+        let (page, short) = (
+            self.node(String::from(page)),
+            self.node(String::from(short)),
+        );
+        self.shortlinks.push((short, page));
         true
     }
 
@@ -644,16 +723,72 @@ impl ClusterBuilder {
                 }
             }
         }
+        // 4b. Shortlink claims (shortlink → declaring page), the same checks turned around: the
+        // fan-in guard groups the pages declaring one shortlink.
+        let mut declaring_pages: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut accepted_shortlinks: Vec<(u32, u32)> = Vec::new();
+        for &(short, page) in &self.shortlinks {
+            let (es, ep) = (self.evidence[short as usize], self.evidence[page as usize]);
+            match (strong_fp(short), strong_fp(page)) {
+                (Some(fs), Some(fp)) => {
+                    let exact_equal = matches!((es, ep), (Some(a), Some(b)) if a.exact == b.exact);
+                    if uf.find(short) == uf.find(page) || exact_equal || (fs ^ fp).count_ones() <= k
+                    {
+                        accepted_shortlinks.push((short, page));
+                    } else {
+                        stats.shortlinks_contradicted += 1;
+                    }
+                }
+                _ => declaring_pages.entry(short).or_default().push(page),
+            }
+        }
+        let mut shorts: Vec<u32> = declaring_pages.keys().copied().collect();
+        shorts.sort_unstable_by_key(|&s| rank[s as usize]);
+        for short in shorts {
+            let pages = &declaring_pages[&short];
+            let mut strong_roots: Vec<u32> = pages
+                .iter()
+                .filter(|&&p| strong_fp(p).is_some())
+                .map(|&p| uf.find(p))
+                .collect();
+            strong_roots.sort_unstable();
+            strong_roots.dedup();
+            let conflicting = strong_roots.len() > 1;
+            for &p in pages {
+                if conflicting && strong_fp(p).is_some() {
+                    stats.shortlinks_fan_in += 1;
+                } else {
+                    accepted_shortlinks.push((short, p));
+                }
+            }
+        }
+        let mut declared: Vec<(u32, u32, Declaration)> =
+            Vec::with_capacity(accepted.len() + accepted_shortlinks.len() + redirects.len());
         for (a, b) in accepted {
             join(&mut uf, a, b, Reason::Canonical);
             stats.canonicals += 1;
+            declared.push((a, b, Declaration::Canonical));
+        }
+        for (short, page) in accepted_shortlinks {
+            join(&mut uf, short, page, Reason::Canonical);
+            stats.shortlinks += 1;
+            declared.push((short, page, Declaration::Shortlink));
         }
 
         // 5. Redirects: what the server did, applied as given once catch-alls are set aside.
         for (a, b) in redirects {
             join(&mut uf, a, b, Reason::Redirect);
             stats.redirects += 1;
+            declared.push((a, b, Declaration::Redirect));
         }
+        let declared: Vec<DeclaredPair> = declared
+            .into_iter()
+            .map(|(from, to, declaration)| DeclaredPair {
+                from: self.urls[from as usize].clone(),
+                to: self.urls[to as usize].clone(),
+                declaration,
+            })
+            .collect();
 
         // 6. Stable ids from the smallest member URL; members listed in URL order.
         let mut cluster_of_root: HashMap<u32, u32> = HashMap::new();
@@ -688,6 +823,7 @@ impl ClusterBuilder {
             cluster_index,
             clusters,
             stats,
+            declared,
         }
     }
 }
@@ -704,6 +840,8 @@ pub struct Clustering {
     /// Clusters in order of their smallest member URL.
     clusters: Vec<Cluster>,
     stats: ClusterStats,
+    /// The declared pairs applied, in the order they were (see the module documentation).
+    declared: Vec<DeclaredPair>,
 }
 
 impl Clustering {
@@ -760,6 +898,12 @@ impl Clustering {
     /// Counters of evidence used and ignored.
     pub fn stats(&self) -> &ClusterStats {
         &self.stats
+    }
+
+    /// The canonical, shortlink and redirect pairs the guards let through and that were
+    /// applied (see "Declared pairs" in the module documentation).
+    pub fn declared(&self) -> &[DeclaredPair] {
+        &self.declared
     }
 }
 
@@ -841,6 +985,68 @@ mod tests {
         assert_eq!(id("http://h.test/a"), xxh3_64(b"http://h.test/a"));
         assert_eq!(c.stats().clusters, 4);
         assert_eq!(c.labelled_pairs().len(), 6);
+    }
+
+    /// A shortlink ties its page's id URL to it as a reversed canonical claim, under the same
+    /// guards, and the pairs applied are reported as declared; guarded ones are not.
+    #[test]
+    fn shortlinks_are_reversed_canonical_claims_under_the_same_guards() {
+        let mut b = ClusterBuilder::new(ClusterConfig::default());
+        // Drupal: the alias page declares its node URL; the node URL was not fetched.
+        b.add_page("http://h.test/about-us", strong(0x0f0f));
+        assert!(b.add_shortlink("http://h.test/about-us", "/node/5"));
+        // Both fetched, same content: accepted.
+        b.add_page("http://h.test/team", strong(0xff00));
+        b.add_page("http://h.test/node/6", strong(0xff00 ^ 0b1));
+        assert!(b.add_shortlink("http://h.test/team", "http://h.test/node/6"));
+        // Both fetched, content disagrees: contradicted.
+        b.add_page("http://h.test/news", strong(0x1234_5678));
+        b.add_page("http://h.test/node/7", strong(!0x1234_5678));
+        assert!(b.add_shortlink("http://h.test/news", "/node/7"));
+        // A theme printing one shortlink on pages of different content: fan-in, rejected.
+        b.add_page("http://h.test/a", strong(0xaaaa_0000));
+        b.add_page("http://h.test/b", strong(0x5555_0000_0000));
+        assert!(b.add_shortlink("http://h.test/a", "/?p=1"));
+        assert!(b.add_shortlink("http://h.test/b", "/?p=1"));
+        // Cross-host (wp.me) and self shortlinks are ignored, and so are views of the entity (a
+        // comment page, a reply form): a query parameter the shortlink lacks.
+        assert!(!b.add_shortlink("http://h.test/a", "https://wp.me/p1-2"));
+        assert!(!b.add_shortlink("http://h.test/a", "/a"));
+        b.add_page("http://h.test/about-us?page=2", strong(0x7777_0000_0000));
+        assert!(!b.add_shortlink("http://h.test/about-us?page=2", "/node/5"));
+        assert!(!b.add_shortlink("http://h.test/about-us?replytocom=7", "/?p=3"));
+        b.add_redirect("http://h.test/old-team", "http://h.test/team");
+        b.add_canonical("http://h.test/team?ref=x", "/team");
+        let c = b.finish();
+        let id = |u: &str| c.cluster_of(u).unwrap();
+        assert_eq!(id("http://h.test/node/5"), id("http://h.test/about-us"));
+        assert_eq!(id("http://h.test/node/6"), id("http://h.test/team"));
+        assert_ne!(id("http://h.test/node/7"), id("http://h.test/news"));
+        assert_ne!(id("http://h.test/a"), id("http://h.test/b"));
+        assert_ne!(id("http://h.test/?p=1"), id("http://h.test/a"));
+        assert_eq!(c.reason_of("http://h.test/node/5"), Some(Reason::Canonical));
+        let s = c.stats();
+        assert_eq!(
+            (s.shortlinks, s.shortlinks_contradicted, s.shortlinks_fan_in),
+            (2, 1, 2)
+        );
+        assert_eq!(s.cross_host_ignored, 1);
+        let pair = |from: &str, to: &str, declaration| DeclaredPair {
+            from: format!("http://h.test{from}"),
+            to: format!("http://h.test{to}"),
+            declaration,
+        };
+        let mut declared = c.declared().to_vec();
+        declared.sort_by(|x, y| x.from.cmp(&y.from));
+        assert_eq!(
+            declared,
+            [
+                pair("/node/5", "/about-us", Declaration::Shortlink),
+                pair("/node/6", "/team", Declaration::Shortlink),
+                pair("/old-team", "/team", Declaration::Redirect),
+                pair("/team?ref=x", "/team", Declaration::Canonical),
+            ]
+        );
     }
 
     #[test]

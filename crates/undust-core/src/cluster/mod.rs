@@ -10,7 +10,7 @@ pub mod clusters;
 pub mod index;
 
 pub use clusters::{
-    Cluster, ClusterBuilder, ClusterConfig, ClusterId, ClusterStats, Clustering, PageEvidence,
-    Reason, MAX_REDIRECT_ALIAS_PATHS,
+    Cluster, ClusterBuilder, ClusterConfig, ClusterId, ClusterStats, Clustering, Declaration,
+    DeclaredPair, PageEvidence, Reason, MAX_REDIRECT_ALIAS_PATHS,
 };
 pub use index::{IndexError, Layout, SimhashIndex, DEFAULT_MAX_DISTANCE};

@@ -89,6 +89,17 @@
 //!   ignored and the page URL is the base. `<meta property="og:url">` is not used: it is too often
 //!   a site-wide constant or a stale share URL.
 //!
+//! # Declared shortlink
+//!
+//! The same pass records the head's first `<link>` whose `rel` holds the token `shortlink`, read
+//! exactly as the canonical link is (first one decides, head only, not inside a `<template>`,
+//! same length caps, resolved through the same `<base>`): [`PageAnalysis::declared_shortlink`].
+//! Drupal 8+ writes `<link rel="shortlink" href="/node/123">` beside the canonical path alias, and
+//! WordPress `<link rel='shortlink' href='https://site/?p=123'>`: the entity's id URL, which
+//! serves the same page. It is the one declaration that names the *other* spelling of a page, so
+//! it is what relates an id URL to its speaking alias when no URL pattern can (see
+//! `crate::learn::aliases`). A link whose `rel` holds both tokens counts as both.
+//!
 //! # Bounds
 //!
 //! At most [`ContentConfig::max_bytes`] of input are parsed (default 4 MiB; the rest is ignored and
@@ -246,6 +257,10 @@ pub struct PageAnalysis {
     /// when it has a usable one; see [`PageAnalysis::declared_canonical`].
     #[serde(default)]
     pub canonical_href: Option<String>,
+    /// `href` of the head's first `<link rel="shortlink">` (entity-decoded, trimmed, unresolved),
+    /// when it has a usable one; see [`PageAnalysis::declared_shortlink`].
+    #[serde(default)]
+    pub shortlink_href: Option<String>,
     /// `href` of the page's first `<base href>` (entity-decoded, trimmed, unresolved).
     #[serde(default)]
     pub base_href: Option<String>,
@@ -257,7 +272,19 @@ impl PageAnalysis {
     /// `None` when the page declares none, or when it is not an absolute http(s) URL of at most
     /// [`MAX_CANONICAL_BYTES`] once resolved.
     pub fn declared_canonical(&self, page_url: &url::Url) -> Option<url::Url> {
-        let href = self.canonical_href.as_deref()?;
+        self.resolve_declared(self.canonical_href.as_deref()?, page_url)
+    }
+
+    /// The shortlink the page's head declares (see the module documentation): another URL that
+    /// serves this page, resolved like [`PageAnalysis::declared_canonical`], with the same
+    /// bounds.
+    pub fn declared_shortlink(&self, page_url: &url::Url) -> Option<url::Url> {
+        self.resolve_declared(self.shortlink_href.as_deref()?, page_url)
+    }
+
+    /// `href` resolved against `page_url` through the page's `<base href>`; `None` unless an
+    /// absolute http(s) URL of at most [`MAX_CANONICAL_BYTES`].
+    fn resolve_declared(&self, href: &str, page_url: &url::Url) -> Option<url::Url> {
         let base = self
             .base_href
             .as_deref()
@@ -312,8 +339,14 @@ fn decode_entities(text: &str) -> std::borrow::Cow<'_, str> {
 /// True when a `rel` attribute value holds the link type `canonical` (link types are
 /// whitespace-separated and ASCII case-insensitive).
 fn rel_is_canonical(rel: &str) -> bool {
+    rel_holds(rel, "canonical")
+}
+
+/// True when a `rel` attribute value holds the link type `link_type` (link types are
+/// whitespace-separated and ASCII case-insensitive).
+fn rel_holds(rel: &str, link_type: &str) -> bool {
     rel.split_ascii_whitespace()
-        .any(|t| t.eq_ignore_ascii_case("canonical"))
+        .any(|t| t.eq_ignore_ascii_case(link_type))
 }
 
 /// Splits a page into pagelets and summarizes each. Never panics, on any input.
@@ -347,11 +380,16 @@ pub fn analyze(html: &[u8], config: &ContentConfig) -> PageAnalysis {
                 match name.as_str() {
                     "link" => {
                         let mut s = s_el.borrow_mut();
-                        if s.takes_canonical() {
+                        if s.in_head() && !(s.canonical_seen && s.shortlink_seen) {
                             if let Some(rel) = el.get_attribute("rel") {
-                                if rel_is_canonical(&rel) {
+                                if !s.canonical_seen && rel_is_canonical(&rel) {
                                     s.canonical_seen = true;
                                     s.canonical_href =
+                                        el.get_attribute("href").as_deref().and_then(href_value);
+                                }
+                                if !s.shortlink_seen && rel_holds(&rel, "shortlink") {
+                                    s.shortlink_seen = true;
+                                    s.shortlink_href =
                                         el.get_attribute("href").as_deref().and_then(href_value);
                                 }
                             }
@@ -425,8 +463,10 @@ pub fn analyze(html: &[u8], config: &ContentConfig) -> PageAnalysis {
         Err(_) => return PageAnalysis::default(),
     };
     let (canonical_href, base_href) = (state.canonical_href.take(), state.base_href.take());
+    let shortlink_href = state.shortlink_href.take();
     let mut page = state.finish();
     page.canonical_href = canonical_href;
+    page.shortlink_href = shortlink_href;
     page.base_href = base_href;
     if page.digest.page_tokens == 0 {
         // No text at all (script-rendered shells, images, binary): text equality would say
@@ -575,6 +615,9 @@ struct State {
     /// A canonical link was seen in the head: only the first one decides.
     canonical_seen: bool,
     canonical_href: Option<String>,
+    /// A shortlink link was seen in the head: only the first one decides.
+    shortlink_seen: bool,
+    shortlink_href: Option<String>,
     /// A `<base href>` was seen: only the first one is the document's base.
     base_seen: bool,
     base_href: Option<String>,
@@ -692,6 +735,8 @@ impl State {
             templates: 0,
             canonical_seen: false,
             canonical_href: None,
+            shortlink_seen: false,
+            shortlink_href: None,
             base_seen: false,
             base_href: None,
             scratch,
@@ -740,9 +785,10 @@ impl State {
         self.spare_ranges.pop().unwrap_or_default()
     }
 
-    /// Whether a canonical link starting now would be the head's first.
-    fn takes_canonical(&self) -> bool {
-        !self.canonical_seen && !self.body_started && self.templates == 0
+    /// Whether a `<link>` starting now is in the head (and not inert template content): only
+    /// there do its canonical and shortlink declarations count.
+    fn in_head(&self) -> bool {
+        !self.body_started && self.templates == 0
     }
 
     /// An element starts; returns its frame id when it was pushed.
@@ -1188,6 +1234,7 @@ impl State {
             bytes_analyzed: 0,
             truncated: self.truncated,
             canonical_href: None,
+            shortlink_href: None,
             base_href: None,
         }
     }
@@ -1639,6 +1686,92 @@ mod tests {
         assert_eq!(with.canonical_href.as_deref(), Some("/c"));
         assert_eq!(with.base_href.as_deref(), Some("/b/"));
         assert_eq!(without.canonical_href, None);
+    }
+
+    /// The shortlink `html` declares when served from `https://site.test/dir/page?x=1`.
+    fn shortlink(html: &str) -> Option<String> {
+        let base = url::Url::parse("https://site.test/dir/page?x=1").expect("valid");
+        page(html).declared_shortlink(&base).map(String::from)
+    }
+
+    #[test]
+    fn shortlinks_are_read_like_canonicals() {
+        // Drupal's and WordPress's own markup.
+        assert_eq!(
+            shortlink(
+                r#"<head><link rel="canonical" href="/articles/some-title"><link rel="shortlink" href="/node/123"></head>"#
+            ),
+            Some("https://site.test/node/123".to_owned())
+        );
+        assert_eq!(
+            shortlink(r#"<head><link rel='shortlink' href='https://site.test/?p=123' /></head>"#),
+            Some("https://site.test/?p=123".to_owned())
+        );
+        // Token match on `rel`, any case; one link may declare both.
+        let both = page(r#"<head><link rel="Canonical SHORTLINK" href="/n/1"></head>"#);
+        let at = url::Url::parse("https://site.test/x").expect("valid");
+        assert_eq!(
+            both.declared_canonical(&at).map(String::from),
+            both.declared_shortlink(&at).map(String::from)
+        );
+        for html in [
+            r#"<head><link rel="shortlinks" href="/n/1"></head>"#,
+            r#"<head><link rel="short link" href="/n/1"></head>"#,
+            r#"<head><link rel="canonical" href="/n/1"></head>"#,
+            r#"<head><link rel="shortlink"></head>"#,
+        ] {
+            assert_eq!(shortlink(html), None, "{html}");
+        }
+        // Resolved against the page and its base, entities decoded.
+        assert_eq!(
+            shortlink(r#"<head><base href="/base/"><link rel=shortlink href="?p=1&amp;x=2">"#),
+            Some("https://site.test/base/?p=1&x=2".to_owned())
+        );
+        // Only the first decides, even when it is unusable; a canonical before it does not
+        // count as its first.
+        assert_eq!(
+            shortlink(r#"<head><link rel=shortlink href="/a"><link rel=shortlink href="/b">"#),
+            Some("https://site.test/a".to_owned())
+        );
+        assert_eq!(
+            shortlink(r#"<head><link rel=shortlink href=""><link rel=shortlink href="/b">"#),
+            None
+        );
+        assert_eq!(
+            shortlink(r#"<head><link rel=canonical href="/c"><link rel=shortlink href="/b">"#),
+            Some("https://site.test/b".to_owned())
+        );
+        // Length caps and schemes as for canonicals.
+        let long = format!("/{}", "x".repeat(MAX_CANONICAL_BYTES));
+        assert_eq!(
+            shortlink(&format!(r#"<head><link rel=shortlink href="{long}">"#)),
+            None
+        );
+        assert_eq!(
+            shortlink(r#"<head><link rel=shortlink href="javascript:alert(1)">"#),
+            None
+        );
+    }
+
+    #[test]
+    fn shortlinks_count_in_the_head_only() {
+        for html in [
+            r#"<head></head><body><link rel=shortlink href=/n/1>"#,
+            r#"<html><div>x</div><link rel=shortlink href=/n/1>"#,
+            r#"<head><template><link rel=shortlink href=/n/1></template></head>"#,
+        ] {
+            assert_eq!(shortlink(html), None, "{html}");
+        }
+        assert_eq!(
+            shortlink(
+                r#"<html><head><title>T</title></head> <link rel=shortlink href=/n/1><body>x"#
+            ),
+            Some("https://site.test/n/1".to_owned())
+        );
+        let with = page(r#"<head><link rel=shortlink href=/n/1></head><body><p>Words here</p>"#);
+        let without = page(r#"<head></head><body><p>Words here</p>"#);
+        assert_eq!(with.digest, without.digest);
+        assert_eq!(without.shortlink_href, None);
     }
 
     /// Block identities hashed in one call are the streaming digests they were before, at every

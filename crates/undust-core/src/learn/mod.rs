@@ -17,7 +17,11 @@
 //!    (every rewrite must parse and be a fixpoint), so what is deployed is what was verified.
 //!
 //! [`eval`] implements the paper's evaluation protocol (equations 1 to 3).
+//!
+//! [`aliases`] learns what patterns cannot: the host's table of per-entity aliases the site
+//! declared itself, kept after its rules (run by [`crate::pipeline::gate::learn_checked`]).
 
+pub mod aliases;
 mod config;
 mod context_tails;
 pub(crate) mod duplicate_nodes;
@@ -487,6 +491,7 @@ pub fn learn_host(
             })
             .collect(),
         rules: Vec::new(),
+        aliases: Vec::new(),
     };
     rules.sort_by(|a, b| b.1.matched.cmp(&a.1.matched).then(a.0.s.cmp(&b.0.s)));
     let written: Vec<Rule> = rules

@@ -10,6 +10,14 @@
 //! else the one its HTML head declares ([`PageAnalysis::declared_canonical`]), resolved against the
 //! URL the body came from and statically normalized. A redirected page's body and canonical belong
 //! to its final URL ([`ClusterBuilder::add_fetch`]).
+//!
+//! A page's shortlink is the one its HTML head declares ([`PageAnalysis::declared_shortlink`]:
+//! Drupal's `/node/N`, WordPress's `/?p=N`), resolved and normalized the same way, and given to
+//! the cluster builder for the URL the content was recorded for
+//! ([`ClusterBuilder::add_shortlink`]), after the fetch itself, so it passes the same guards as
+//! canonicals. The sidecar keeps it with the page in memory; its store and the fleet's shared
+//! samples keep the sample layout they always had, so a page read back from them has no
+//! shortlink (see [`EvidencePage::shortlink`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +42,12 @@ pub struct EvidencePage {
     pub rel_canonical: Option<String>,
     /// The page's content digest (pagelets with identities and simhash contributions).
     pub digest: PageDigest,
+    /// The shortlink the HTML head declares (normalized). Not part of the encoded layout
+    /// (postcard has no optional trailing fields, and stored records and the fleet's shared
+    /// samples must keep decoding): a sample read back from the store or a peer has none, and
+    /// the page's canonical and redirect evidence still count.
+    #[serde(skip)]
+    pub shortlink: Option<String>,
 }
 
 impl EvidencePage {
@@ -48,6 +62,10 @@ impl EvidencePage {
                 .map_or(0, |u| alloc_bytes(u.capacity()))
             + self
                 .rel_canonical
+                .as_ref()
+                .map_or(0, |u| alloc_bytes(u.capacity()))
+            + self
+                .shortlink
                 .as_ref()
                 .map_or(0, |u| alloc_bytes(u.capacity()));
         std::mem::size_of::<EvidencePage>() + urls + self.digest.held_bytes()
@@ -67,6 +85,8 @@ pub struct AnalyzedPage {
     pub rel_canonical: Option<String>,
     /// True when the canonical came from the page's HTML (the record declared none).
     pub canonical_from_html: bool,
+    /// The shortlink the HTML declares (normalized).
+    pub shortlink: Option<String>,
     /// The content analysis.
     pub analysis: PageAnalysis,
 }
@@ -80,8 +100,12 @@ pub fn analyze(
 ) -> AnalyzedPage {
     let analysis = content::analyze(&evidence.body, config);
     let mut canonical_from_html = false;
+    let served_from = evidence.final_url.as_ref().unwrap_or(&evidence.url);
+    let shortlink = analysis
+        .declared_shortlink(served_from)
+        .and_then(|declared| normalizer.normalize(declared.as_str()).ok())
+        .map(String::from);
     let rel_canonical = evidence.rel_canonical.or_else(|| {
-        let served_from = evidence.final_url.as_ref().unwrap_or(&evidence.url);
         let declared = analysis.declared_canonical(served_from)?;
         let normalized = normalizer.normalize(declared.as_str()).ok()?;
         canonical_from_html = true;
@@ -93,6 +117,7 @@ pub fn analyze(
         final_url: evidence.final_url.map(String::from),
         rel_canonical: rel_canonical.map(String::from),
         canonical_from_html,
+        shortlink,
         analysis,
     }
 }
@@ -107,6 +132,7 @@ impl AnalyzedPage {
             final_url: self.final_url,
             rel_canonical: self.rel_canonical,
             digest: self.analysis.digest,
+            shortlink: self.shortlink,
         }
     }
 }
@@ -152,6 +178,9 @@ pub fn cluster_pages<'a>(
                 page.rel_canonical.as_deref(),
                 PageEvidence::from(&print),
             );
+            if let (Some(content_url), Some(shortlink)) = (&at, &page.shortlink) {
+                builder.add_shortlink(content_url, shortlink);
+            }
             (at, print)
         })
         .collect();

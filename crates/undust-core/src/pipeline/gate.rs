@@ -9,6 +9,12 @@
 //!
 //! The learner's own proofing keeps the rate far lower; this is the last line before going live,
 //! so it refuses the whole set rather than editing it.
+//!
+//! Once the rules pass, the host's declared aliases are learned on top of them
+//! ([`crate::learn::aliases`]) from the declared pairs the clustering applied, and the set with
+//! its alias table is compiled and checked again. A table that would fail the gate is left out
+//! (the rules alone, which passed, go live): the table rests on declarations the rules were never
+//! measured against, so it is the part to give up.
 
 use std::fmt;
 
@@ -16,6 +22,8 @@ use thiserror::Error;
 
 use crate::canon::engine::{FixpointViolation, HostRules};
 use crate::canon::rules::HostRuleSet;
+use crate::cluster::DeclaredPair;
+use crate::learn::aliases::learn_aliases;
 use crate::learn::eval::{canonicalize, measure, Metrics};
 use crate::learn::{learn_host, LabelledUrl, LearnConfig, LearnError, LearnReport};
 
@@ -160,10 +168,13 @@ pub struct CheckedRules {
     pub metrics: Metrics,
 }
 
-/// Learns `host`'s rules from its labelled evidence and checks them (see the module docs).
+/// Learns `host`'s rules from its labelled evidence and checks them, then its alias table from
+/// `declared`, the declared pairs its clustering applied ([`crate::cluster::Clustering::declared`];
+/// empty when the evidence has none, as pre-labelled clusters do). See the module docs.
 pub fn learn_checked(
     host: &str,
     labelled: &[LabelledUrl],
+    declared: &[DeclaredPair],
     config: &LearnConfig,
     policy: &GatePolicy,
 ) -> Result<CheckedRules, RelearnError> {
@@ -179,6 +190,21 @@ pub fn learn_checked(
     let compiled =
         HostRules::compile(&set).map_err(|err| RelearnError::DoesNotCompile(err.to_string()))?;
     let metrics = check(&compiled, labelled, policy).map_err(RelearnError::Refused)?;
+    let aliases = learn_aliases(host, &compiled, declared);
+    if !aliases.is_empty() {
+        let mut with_aliases = set.clone();
+        with_aliases.aliases = aliases;
+        let compiled_with = HostRules::compile(&with_aliases)
+            .map_err(|err| RelearnError::DoesNotCompile(err.to_string()))?;
+        if let Ok(metrics) = check(&compiled_with, labelled, policy) {
+            return Ok(CheckedRules {
+                set: with_aliases,
+                compiled: compiled_with,
+                report: outcome.report,
+                metrics,
+            });
+        }
+    }
     Ok(CheckedRules {
         set,
         compiled,
@@ -207,6 +233,7 @@ mod tests {
             learned_at_unix_ms: 0,
             site_rules,
             rules: Vec::new(),
+            aliases: Vec::new(),
         };
         HostRules::compile(&set).expect("compiles")
     }
@@ -245,6 +272,7 @@ mod tests {
         let err = learn_checked(
             "example.com",
             &few,
+            &[],
             &LearnConfig::default(),
             &GatePolicy::default(),
         )

@@ -16,7 +16,9 @@
 //!    model, become duplicate clusters ([`crate::cluster`]) and labelled URLs for the learner.
 //! 4. [`gate`]: the learner's rule set ([`crate::learn`]) is compiled and checked against the host's
 //!    own labelled evidence before it may go live ([`gate::learn_checked`]): idempotent on every
-//!    sample, merging (almost) no samples of different clusters.
+//!    sample, merging (almost) no samples of different clusters. The host's alias table is
+//!    learned there too, on top of the checked rules, from the declared pairs (canonical,
+//!    shortlink, redirect) the clustering applied ([`crate::learn::aliases`]).
 //!
 //! Both shells sample with the same reservoir and the same default bounds (one URL, one sample; at
 //! most 20,000 pages per host); a crawl that fits the bounds is learned from whole by both.

@@ -209,6 +209,13 @@ pub(crate) struct Emitter {
     pub redirects_aliases: bool,
     /// The canonical URL of the content being emitted (when the site declares canonicals).
     current_canonical: Option<String>,
+    /// The shortlink the pages of the content being emitted declare (when the site declares
+    /// canonicals and its software writes shortlinks).
+    current_shortlink: Option<String>,
+    /// What the next content declares, when the site's software says more than "its first
+    /// form": the form its `rel=canonical` names and its `rel=shortlink` (see
+    /// [`Emitter::declare_next`]).
+    next_declared: Option<(usize, Option<String>)>,
     /// The first query pair names the page and must stay first (Piwigo's `?/category/5`,
     /// a path written as the query string): varying the order moves only the pairs after it.
     pub first_query_pair_fixed: bool,
@@ -239,6 +246,8 @@ impl Emitter {
             declares_canonical: false,
             redirects_aliases: false,
             current_canonical: None,
+            current_shortlink: None,
+            next_declared: None,
             first_query_pair_fixed: false,
         }
     }
@@ -451,10 +460,13 @@ impl Emitter {
             }
         }
         self.by_url.insert(key, id);
-        let canonical = if noise.is_none() {
-            self.current_canonical.clone()
+        let (canonical, shortlink) = if noise.is_none() {
+            (
+                self.current_canonical.clone(),
+                self.current_shortlink.clone(),
+            )
         } else {
-            None
+            (None, None)
         };
         self.pages.push(SyntheticPage {
             url,
@@ -463,6 +475,7 @@ impl Emitter {
             kind,
             noise,
             canonical,
+            shortlink,
             final_url,
         });
         Added::New
@@ -555,16 +568,32 @@ impl Emitter {
         }
     }
 
-    /// Sets the `rel=canonical` target of the content about to be emitted: its first form, plain.
+    /// Sets the `rel=canonical` target of the content about to be emitted: its first form, plain,
+    /// unless [`Emitter::declare_next`] named another; and its shortlink, if one was named.
     fn set_canonical(&mut self, forms: &[Form]) {
+        let (form, shortlink) = self.next_declared.take().unwrap_or((0, None));
         self.current_canonical = self
             .declares_canonical
-            .then(|| self.build(forms, &Decoration::plain(0)));
+            .then(|| self.build(forms, &Decoration::plain(form)));
+        self.current_shortlink = shortlink.filter(|_| self.declares_canonical);
+    }
+
+    /// What the next content emitted ([`Emitter::content`], [`Emitter::sibling`]) declares, on
+    /// sites that declare canonicals: `rel=canonical` names its form `canonical_form` (plain)
+    /// instead of its first, and its pages carry `rel=shortlink` to `shortlink`'s form (plain),
+    /// when given. For software whose canonical is not its system path: Drupal names the path
+    /// alias canonical and `/node/N` the shortlink. Draws nothing from the site's random stream,
+    /// so the crawl's URLs do not change.
+    pub fn declare_next(&mut self, canonical_form: usize, shortlink: Option<(&[Form], usize)>) {
+        let shortlink = shortlink.map(|(forms, form)| self.build(forms, &Decoration::plain(form)));
+        self.next_declared = Some((canonical_form, shortlink));
     }
 
     /// Forgets the canonical target (before emitting pages that are not contents of the site).
     pub fn clear_canonical(&mut self) {
         self.current_canonical = None;
+        self.current_shortlink = None;
+        self.next_declared = None;
     }
 
     /// How many distinct URLs random decorations can give a content with `n_forms` forms

@@ -563,6 +563,11 @@ pub struct SyntheticPage {
     /// The `rel=canonical` target the page declares, on sites that declare one: the first layout
     /// of the served content without decorations (it need not be a crawled URL).
     pub canonical: Option<String>,
+    /// The `rel=shortlink` the page declares, on sites that declare canonicals and whose
+    /// software writes one (Drupal's `/node/N` or `/taxonomy/term/N`, WordPress's `/?p=N`): the
+    /// entity's id URL, which need not be a crawled URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shortlink: Option<String>,
     /// Where the fetch ended after redirects, on sites that redirect alias layouts: the same
     /// content in its first layout, decorations kept (it need not be a crawled URL).
     pub final_url: Option<String>,

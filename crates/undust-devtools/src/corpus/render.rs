@@ -81,6 +81,9 @@ pub fn render_html_fetch(site: &Site, page: &SyntheticPage, fetch: u64) -> Strin
     if let Some(canonical) = &page.canonical {
         let _ = writeln!(html, "<link rel=\"canonical\" href=\"{}\">", esc(canonical));
     }
+    if let Some(shortlink) = &page.shortlink {
+        let _ = writeln!(html, "<link rel=\"shortlink\" href=\"{}\">", esc(shortlink));
+    }
     let _ = writeln!(html, "</head>\n<body class=\"{c}-body\">");
     let _ = write!(
         html,

@@ -37,12 +37,24 @@
 //! sort the query, use https):
 //! see [`site`].
 //!
+//! A host may also carry `aliases`, a table of exact replacements looked up after its rules
+//! (written only when non-empty; older files without it load unchanged):
+//!
+//! ```json
+//! "aliases": [{"from": "http://example.com/node/5", "to": "http://example.com/about-us"}]
+//! ```
+//!
+//! Each is a pair of spellings the site declared of one page (`rel=canonical`, `rel=shortlink`,
+//! a redirect) that no pattern relates, both canonical forms under the host's rules: a URL whose
+//! canonical form is a `from` gets the `to` instead. See [`aliases`].
+//!
 //! A file may also carry `mirrors`: sets of origins serving one site, folded into a canonical
 //! origin before the per-host rules apply (see [`mirror`]).
 //!
 //! Loading validates everything ([`RuleFile::from_json`]): unknown format or version, bad
 //! patterns, operations that do not produce the target pattern are errors naming the rule.
 
+pub mod aliases;
 pub mod files;
 pub mod key;
 pub mod mirror;
@@ -58,6 +70,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+pub use aliases::{Alias, MAX_ALIASES_PER_HOST};
 pub use key::{decompose, Component, Key, KeyRef};
 pub use mirror::{MirrorAlias, MirrorEvidence, MirrorSet, MirrorSite};
 pub use pattern::{Pattern, PatternError, ValuePattern};
@@ -262,6 +275,10 @@ pub struct HostRuleSet {
     pub site_rules: Vec<SiteRule>,
     /// The rules.
     pub rules: Vec<Rule>,
+    /// Declared aliases: exact replacements of one canonical form by another, looked up after
+    /// the site and pattern rules (see [`aliases`]). Absent from older rule files: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<Alias>,
 }
 
 /// A rule file: rules for many hosts.
@@ -318,6 +335,26 @@ pub enum RuleError {
         set: String,
         /// Why.
         reason: String,
+    },
+    /// A declared alias that cannot be served (see [`aliases`]).
+    #[error("host {host}: alias {from} -> {to}: {reason}")]
+    BadAlias {
+        /// Host.
+        host: String,
+        /// The alias's `from`.
+        from: String,
+        /// The alias's `to`.
+        to: String,
+        /// Why.
+        reason: String,
+    },
+    /// Too many declared aliases for one host.
+    #[error("host {host}: {count} aliases exceed the limit of {MAX_ALIASES_PER_HOST}")]
+    TooManyAliases {
+        /// Host.
+        host: String,
+        /// Alias count.
+        count: usize,
     },
     /// Too many rules for one host.
     #[error("host {host}: {count} rules exceed the limit of {MAX_RULES_PER_HOST}")]
@@ -378,14 +415,14 @@ pub struct ValidatedRule {
 }
 
 impl HostRuleSet {
-    /// Rules of both kinds: site rules and pattern rules.
+    /// Rules of both kinds: site rules and pattern rules (aliases are not counted).
     pub fn len(&self) -> usize {
         self.site_rules.len() + self.rules.len()
     }
 
-    /// Whether the host has no rule of either kind.
+    /// Whether the host has nothing to apply: no rule of either kind and no alias.
     pub fn is_empty(&self) -> bool {
-        self.site_rules.is_empty() && self.rules.is_empty()
+        self.site_rules.is_empty() && self.rules.is_empty() && self.aliases.is_empty()
     }
 
     /// Validates every rule; returns the parsed patterns in rule order.
@@ -402,6 +439,7 @@ impl HostRuleSet {
                 count: self.site_rules.len(),
             });
         }
+        aliases::validate(&self.host, &self.aliases)?;
         for rule in &self.site_rules {
             let bad = |reason: &str| RuleError::BadOperations {
                 rule: rule.id.clone(),
@@ -892,6 +930,7 @@ mod tests {
             learned_at_unix_ms: 0,
             site_rules: Vec::new(),
             rules: vec![sample_rule()],
+            aliases: Vec::new(),
         }]);
         let old = file.to_json_pretty().unwrap();
         assert!(!old.contains("not_files"), "{old}");
@@ -991,11 +1030,87 @@ mod tests {
             learned_at_unix_ms: 0,
             site_rules: Vec::new(),
             rules: vec![sample_rule()],
+            aliases: Vec::new(),
         };
         let file = RuleFile::new(vec![set]);
         let text = file.to_json_pretty().unwrap();
         assert!(text.contains("\"format\": \"undust-rules\""));
         assert_eq!(RuleFile::from_json(&text).unwrap(), file);
+    }
+
+    /// A host's alias table is written as documented and read back as it was written.
+    #[test]
+    fn alias_tables_round_trip_as_documented() {
+        let set = HostRuleSet {
+            host: "example.com".into(),
+            version: 2,
+            learned_at_unix_ms: 0,
+            site_rules: Vec::new(),
+            rules: vec![sample_rule()],
+            aliases: vec![
+                Alias {
+                    from: "http://example.com/node/5".into(),
+                    to: "http://example.com/about-us".into(),
+                },
+                Alias {
+                    from: "http://example.com/?p=7".into(),
+                    to: "http://example.com/2019/05/hello/".into(),
+                },
+            ],
+        };
+        let file = RuleFile::new(vec![set]);
+        let text = file.to_json_pretty().expect("serializes");
+        let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(
+            json["hosts"][0]["aliases"][0],
+            serde_json::json!({"from": "http://example.com/node/5", "to": "http://example.com/about-us"})
+        );
+        assert_eq!(RuleFile::from_json(&text).expect("loads"), file);
+        // An empty table is not written.
+        let mut bare = file.clone();
+        bare.hosts[0].aliases.clear();
+        assert!(!bare
+            .to_json_pretty()
+            .expect("serializes")
+            .contains("aliases"));
+        // A bad table is refused on load, naming the host and the alias.
+        let mut bad = file;
+        bad.hosts[0].aliases[1].to = "http://example.com/node/5".into();
+        let err =
+            RuleFile::from_json(&bad.to_json_pretty().expect("serializes")).expect_err("a chain");
+        assert!(
+            err.to_string().starts_with(
+                "host example.com: alias http://example.com/?p=7 -> http://example.com/node/5"
+            ),
+            "{err}"
+        );
+    }
+
+    /// A rule file written before alias tables existed loads unchanged, with no aliases, and is
+    /// written back byte for byte.
+    #[test]
+    fn an_older_file_without_aliases_loads_unchanged() {
+        let older = RuleFile::new(vec![HostRuleSet {
+            host: "example.com".into(),
+            version: 1,
+            learned_at_unix_ms: 1_700_000_000_000,
+            site_rules: Vec::new(),
+            rules: vec![sample_rule()],
+            aliases: Vec::new(),
+        }])
+        .to_json_pretty()
+        .expect("serializes");
+        assert!(!older.contains("aliases"));
+        let loaded = RuleFile::from_json(&older).expect("loads");
+        assert!(loaded.hosts[0].aliases.is_empty());
+        assert_eq!(loaded.hosts[0].rules, vec![sample_rule()]);
+        assert_eq!(loaded.to_json_pretty().expect("serializes"), older);
+        // As the module documentation writes it, without the field at all.
+        let documented = r#"{"format": "undust-rules", "version": 1, "hosts": [{
+          "host": "example.com", "version": 3, "learned_at_unix_ms": 1700000000000,
+          "rules": []}]}"#;
+        let loaded = RuleFile::from_json(documented).expect("loads");
+        assert!(loaded.hosts[0].aliases.is_empty());
     }
 
     #[test]
@@ -1034,6 +1149,7 @@ mod tests {
                     .map(|(n, a)| site(n, a))
                     .collect(),
                 rules: Vec::new(),
+                aliases: Vec::new(),
             }])
         };
         let pair = SiteAction::TemplatedPairToQuery {
@@ -1236,6 +1352,7 @@ mod tests {
                 false_positive_rate: 0.0,
             }],
             rules: Vec::new(),
+            aliases: Vec::new(),
         }])
     }
 
@@ -1306,6 +1423,7 @@ mod tests {
             learned_at_unix_ms: 0,
             site_rules: Vec::new(),
             rules: vec![sample_rule()],
+            aliases: Vec::new(),
         }]);
         file.version = 2;
         let text = serde_json::to_string(&file).unwrap();
@@ -1345,6 +1463,7 @@ mod tests {
                 false_positive_rate: 0.0,
             }],
             rules: Vec::new(),
+            aliases: Vec::new(),
         };
         let value = |name: &str, value: &str| SiteAction::IgnoreParamValue {
             name: name.into(),

@@ -268,6 +268,7 @@ mod tests {
             learned_at_unix_ms: 0,
             site_rules: vec![rule],
             rules: Vec::new(),
+            aliases: Vec::new(),
         };
         host(rule.clone()).validate().unwrap();
         host(path_form).validate().unwrap();

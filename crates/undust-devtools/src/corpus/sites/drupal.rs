@@ -3,6 +3,14 @@
 //! `/articles/title`, `/blog/2019/05/title`, `/content/title`). Taxonomy terms likewise
 //! (`/taxonomy/term/N` ≡ `?q=taxonomy/term/N` ≡ `/tags/word`). Distinct: comment pages and
 //! listing pages (`?page=N`, zero-based), other nodes.
+//!
+//! On sites that declare canonicals, pages say what Drupal 8+ writes in their head: the path
+//! alias as `rel=canonical` (with the page's `?page=N`) and the entity's system path as
+//! `rel=shortlink` (`/node/N`, `/taxonomy/term/N`, never with `?page=`: the shortlink is the
+//! entity's, not the listing page's). Pathauto keeps aliases unique by suffixing a repeated name
+//! (`/tags/word-0`); the generated terms' aliases are not suffixed, so a term whose name another
+//! term shares declares its system path as canonical and no shortlink, as a term without an
+//! alias does.
 
 use std::collections::HashSet;
 
@@ -157,22 +165,51 @@ impl Drupal {
     }
 }
 
+impl Drupal {
+    /// Index of the path alias among a node's or a term's forms.
+    const ALIAS_FORM: usize = 2;
+
+    /// Declares what the next node page's head says: its alias canonical, `/node/N` its
+    /// shortlink.
+    fn declare_node(&self, em: &mut Emitter, nid: u64, title: &str) {
+        let system = self.node_forms(nid, title, 0);
+        em.declare_next(Drupal::ALIAS_FORM, Some((system.as_slice(), 0)));
+    }
+
+    /// Declares what the next page of term `t` says: its alias canonical and
+    /// `/taxonomy/term/N` its shortlink, when the term's alias is its own.
+    fn declare_term(&self, em: &mut Emitter, t: usize) {
+        let name = &self.terms[t].1;
+        let own_alias = self.terms.iter().filter(|(_, n)| n == name).count() == 1;
+        if own_alias {
+            let system = self.term_forms(t, 0);
+            em.declare_next(Drupal::ALIAS_FORM, Some((system.as_slice(), 0)));
+        } else {
+            em.declare_next(0, None);
+        }
+    }
+}
+
 impl Section for Drupal {
     fn entity(&mut self, em: &mut Emitter, rng: &mut ChaCha8Rng) {
         if rng.random_bool(0.1) && self.listed.len() < self.terms.len() {
             let t = rng.random_range(0..self.terms.len());
             if self.listed.insert(t) {
+                self.declare_term(em, t);
                 let first = em.content(rng, &self.term_forms(t, 0), PageKind::Listing);
                 for page in 1..rng.random_range(1..=5) {
+                    self.declare_term(em, t);
                     em.sibling(rng, &first, &self.term_forms(t, page), PageKind::Listing);
                 }
                 return;
             }
         }
         let (nid, title) = self.new_node(rng);
+        self.declare_node(em, nid, &title);
         let node = em.content(rng, &self.node_forms(nid, &title, 0), PageKind::Article);
         if rng.random_bool(0.2) {
             for page in 1..rng.random_range(2..=4) {
+                self.declare_node(em, nid, &title);
                 em.sibling(
                     rng,
                     &node,
@@ -183,6 +220,7 @@ impl Section for Drupal {
         }
         if rng.random_bool(0.15) {
             let (nid, title) = self.new_node(rng);
+            self.declare_node(em, nid, &title);
             em.sibling(
                 rng,
                 &node,

@@ -4,6 +4,10 @@
 //! or `?amp=1`) and comment-reply links (`?replytocom=N`). Pages are `?page_id=N` and `/slug/`.
 //! Category archives are `?cat=N` and `/category/slug/`. Distinct: a post's second page
 //! (`/slug/2/`), its comment feed (`/slug/feed/`), archive pagination (`/page/N/`).
+//!
+//! On sites that declare canonicals, a post's pages say what WordPress writes in their head:
+//! the pretty permalink as `rel=canonical` and `/?p=N` as `rel=shortlink` (`wp_shortlink_wp_head`,
+//! on singular views only: the post and its page 2, not archives; the comment feed is a feed).
 
 use std::collections::HashSet;
 
@@ -184,6 +188,14 @@ impl WordPress {
         ])
     }
 
+    /// Declares what the next page of post `id` says: its permalink canonical (the first form)
+    /// and `/?p=N` its shortlink.
+    fn declare_post(&self, em: &mut Emitter, id: u64, slug: &str, category: &str) {
+        let forms = self.post_forms(id, slug, category);
+        // The `?p=` form is always the second.
+        em.declare_next(0, Some((forms.as_slice(), 1)));
+    }
+
     fn new_post(&mut self, rng: &mut ChaCha8Rng) -> (u64, String, String) {
         self.next_id += rng.random_range(1..30);
         if rng.random_bool(0.2) {
@@ -223,8 +235,10 @@ impl Section for WordPress {
             }
         }
         let (id, s, category) = self.new_post(rng);
+        self.declare_post(em, id, &s, &category);
         let post = em.content(rng, &self.post_forms(id, &s, &category), PageKind::Article);
         if rng.random_bool(0.15) {
+            self.declare_post(em, id, &s, &category);
             em.sibling(
                 rng,
                 &post,
@@ -243,6 +257,7 @@ impl Section for WordPress {
         if rng.random_bool(0.1) {
             // Another post of the same day, a hard negative of this one.
             let (id, s, category) = self.new_post(rng);
+            self.declare_post(em, id, &s, &category);
             em.sibling(
                 rng,
                 &post,
