@@ -145,6 +145,13 @@ fn encode_record(sample: &Sample, facts: Option<&FetchFacts>) -> (Vec<u8>, usize
         if let Some(facts) = facts {
             if postcard::serialize_with_flavor(facts, AppendFlavor(&mut scratch)).is_err() {
                 scratch.truncate(bare);
+            } else if let Some(shortlink) = &sample.page.shortlink {
+                // The third part: the page's declared shortlink (see `decode_record`).
+                let with_facts = scratch.len();
+                let part = Some(shortlink.as_str());
+                if postcard::serialize_with_flavor(&part, AppendFlavor(&mut scratch)).is_err() {
+                    scratch.truncate(with_facts);
+                }
             }
         }
         let record = (scratch.to_vec(), bare);
@@ -155,14 +162,28 @@ fn encode_record(sample: &Sample, facts: Option<&FetchFacts>) -> (Vec<u8>, usize
     })
 }
 
-/// A stored sample record: the sample and, when recorded, its fetch facts.
+/// A stored sample record: the sample and, when recorded, its fetch facts, then the shortlink
+/// its page declared (`EvidencePage::shortlink`, which the bare sample's layout cannot hold).
+/// Each part is optional at the end of the record: a record written before a part existed has
+/// none, and a reader that knows fewer parts ignores the bytes after the ones it knows (postcard
+/// reads a value and leaves what follows). The fleet shares the bare sample only, so a peer's
+/// samples carry no shortlink.
 fn decode_record(payload: &[u8]) -> Result<(Sample, Option<FetchFacts>), postcard::Error> {
-    let (sample, rest) = postcard::take_from_bytes::<Sample>(payload)?;
-    // Facts that do not decode cost the page its mirror summary, not its sample.
-    let facts = (!rest.is_empty())
-        .then(|| postcard::from_bytes::<FetchFacts>(rest).ok())
-        .flatten();
-    Ok((sample, facts))
+    let (mut sample, rest) = postcard::take_from_bytes::<Sample>(payload)?;
+    if rest.is_empty() {
+        return Ok((sample, None));
+    }
+    // Facts that do not decode cost the page its mirror summary and its shortlink, not its
+    // sample.
+    let Ok((facts, rest)) = postcard::take_from_bytes::<FetchFacts>(rest) else {
+        return Ok((sample, None));
+    };
+    if let Ok(Some(shortlink)) = postcard::from_bytes::<Option<String>>(rest) {
+        if let Some(page) = Arc::get_mut(&mut sample.page) {
+            page.shortlink = Some(shortlink);
+        }
+    }
+    Ok((sample, Some(facts)))
 }
 
 /// Bytes a sample costs besides its evidence: its slot in the reservoir's vector (the vector
@@ -591,6 +612,59 @@ mod tests {
         damaged.extend([0xff; 3]);
         let (kept, none) = decode_record(&damaged).unwrap();
         assert_eq!((kept.id, none), (7, None));
+    }
+
+    /// A page's declared shortlink survives its record (the store's, read back at a restart) as
+    /// a third part after the fetch facts; the bare sample the fleet shares and the facts still
+    /// decode as before for readers that do not know the part, and a record without it has none.
+    #[test]
+    fn a_records_shortlink_is_stored_after_its_fetch_facts() {
+        let at = url::Url::parse("http://a.org/articles/a-title").unwrap();
+        let facts = FetchFacts::new(
+            at.as_str(),
+            &at,
+            "10.0.0.1".parse().ok(),
+            PageLinks::of(&at, &at, ["/b"], 100),
+        );
+        let page = |shortlink: Option<&str>| Sample {
+            id: 3,
+            page: Arc::new(EvidencePage {
+                url: at.to_string(),
+                final_url: None,
+                rel_canonical: None,
+                digest: Default::default(),
+                shortlink: shortlink.map(str::to_owned),
+            }),
+        };
+        let declaring = page(Some("http://a.org/node/7"));
+        let (record, bare_len) = encode_record(&declaring, Some(&facts));
+        let (back, read) = decode_record(&record).unwrap();
+        assert_eq!(back.page.shortlink.as_deref(), Some("http://a.org/node/7"));
+        assert_eq!(read.as_ref(), Some(&facts));
+        // Readers that know fewer parts: the bare sample, and the facts.
+        let plain: Sample = postcard::from_bytes(&record).unwrap();
+        assert_eq!(
+            (plain.page.url.as_str(), plain.page.shortlink.as_deref()),
+            (at.as_str(), None)
+        );
+        assert_eq!(
+            postcard::from_bytes::<FetchFacts>(&record[bare_len..]).unwrap(),
+            facts
+        );
+        // Without a shortlink, or without facts to follow, the record is as before.
+        let (without, _) = encode_record(&page(None), Some(&facts));
+        assert_eq!(decode_record(&without).unwrap().0.page.shortlink, None);
+        assert_eq!(&record[..without.len()], &without[..]);
+        let (alone, _) = encode_record(&declaring, None);
+        assert_eq!(alone.len(), bare_len);
+        // A damaged third part costs the shortlink only.
+        let mut damaged = without;
+        damaged.extend([0x01, 0xff]);
+        let (kept, facts_kept) = decode_record(&damaged).unwrap();
+        assert_eq!(
+            (kept.page.shortlink.as_deref(), facts_kept),
+            (None, Some(facts))
+        );
     }
 
     /// A record encoded through the per-thread buffer is byte for byte postcard's own encoding of

@@ -42,10 +42,11 @@ pub struct EvidencePage {
     pub rel_canonical: Option<String>,
     /// The page's content digest (pagelets with identities and simhash contributions).
     pub digest: PageDigest,
-    /// The shortlink the HTML head declares (normalized). Not part of the encoded layout
-    /// (postcard has no optional trailing fields, and stored records and the fleet's shared
-    /// samples must keep decoding): a sample read back from the store or a peer has none, and
-    /// the page's canonical and redirect evidence still count.
+    /// The shortlink the HTML head declares (normalized). Not part of this struct's encoded
+    /// layout (postcard has no optional trailing fields, and stored records and the fleet's
+    /// shared samples must keep decoding): the sidecar's store keeps it in a part of its own
+    /// after the sample, and a sample shared by a fleet peer has none (its canonical and
+    /// redirect evidence still count).
     #[serde(skip)]
     pub shortlink: Option<String>,
 }
