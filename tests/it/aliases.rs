@@ -8,12 +8,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::Command;
 
+use crate::support::learned_site::truth;
 use undust::canon::engine::HostRules;
 use undust::canon::normalize::{StaticConfig, StaticNormalizer};
 use undust::canon::rules::{HostRuleSet, RuleFile};
 use undust::corpus::{generate, write_jsonl, CorpusConfig, Site, SiteKind};
 use undust::learn::eval::{canonicalize, measure, Metrics};
-use undust::learn::LabelledUrl;
 
 /// Corpus seeds: one Drupal and one WordPress site each.
 const SEEDS: [u64; 2] = [5, 23];
@@ -59,16 +59,6 @@ fn learn(corpus: &undust::corpus::Corpus) -> RuleFile {
     );
     eprint!("{}", String::from_utf8_lossy(&output.stderr));
     RuleFile::from_json(&std::fs::read_to_string(&rules).expect("rule file")).expect("loads")
-}
-
-fn truth(site: &Site) -> Vec<LabelledUrl> {
-    site.pages
-        .iter()
-        .map(|p| LabelledUrl {
-            url: p.url.clone(),
-            cluster: p.content_id,
-        })
-        .collect()
 }
 
 /// The entities whose two spellings the site declared and that the generator's truth says are

@@ -682,86 +682,30 @@ impl ClusterBuilder {
         }
 
         // 4. Canonical claims, checked against content before anything declared is applied.
-        let strong_fp = |node: u32| -> Option<u64> {
-            self.evidence[node as usize]
-                .filter(|e| e.strong)
-                .map(|e| e.simhash)
-        };
-        let mut claims_by_target: HashMap<u32, Vec<u32>> = HashMap::new();
-        let mut accepted: Vec<(u32, u32)> = Vec::new();
-        for &(from, to) in &self.canonicals {
-            let (ea, eb) = (self.evidence[from as usize], self.evidence[to as usize]);
-            match (strong_fp(from), strong_fp(to)) {
-                (Some(fa), Some(fb)) => {
-                    let exact_equal = matches!((ea, eb), (Some(a), Some(b)) if a.exact == b.exact);
-                    if uf.find(from) == uf.find(to) || exact_equal || (fa ^ fb).count_ones() <= k {
-                        accepted.push((from, to));
-                    } else {
-                        stats.canonicals_contradicted += 1;
-                    }
-                }
-                _ => claims_by_target.entry(to).or_default().push(from),
-            }
-        }
-        let mut targets: Vec<u32> = claims_by_target.keys().copied().collect();
-        targets.sort_unstable_by_key(|&t| rank[t as usize]);
-        for target in targets {
-            let claimants = &claims_by_target[&target];
-            let mut strong_roots: Vec<u32> = claimants
-                .iter()
-                .filter(|&&c| strong_fp(c).is_some())
-                .map(|&c| uf.find(c))
-                .collect();
-            strong_roots.sort_unstable();
-            strong_roots.dedup();
-            let conflicting = strong_roots.len() > 1;
-            for &c in claimants {
-                if conflicting && strong_fp(c).is_some() {
-                    stats.canonicals_fan_in += 1;
-                } else {
-                    accepted.push((c, target));
-                }
-            }
-        }
-        // 4b. Shortlink claims (shortlink → declaring page), the same checks turned around: the
-        // fan-in guard groups the pages declaring one shortlink.
-        let mut declaring_pages: HashMap<u32, Vec<u32>> = HashMap::new();
-        let mut accepted_shortlinks: Vec<(u32, u32)> = Vec::new();
-        for &(short, page) in &self.shortlinks {
-            let (es, ep) = (self.evidence[short as usize], self.evidence[page as usize]);
-            match (strong_fp(short), strong_fp(page)) {
-                (Some(fs), Some(fp)) => {
-                    let exact_equal = matches!((es, ep), (Some(a), Some(b)) if a.exact == b.exact);
-                    if uf.find(short) == uf.find(page) || exact_equal || (fs ^ fp).count_ones() <= k
-                    {
-                        accepted_shortlinks.push((short, page));
-                    } else {
-                        stats.shortlinks_contradicted += 1;
-                    }
-                }
-                _ => declaring_pages.entry(short).or_default().push(page),
-            }
-        }
-        let mut shorts: Vec<u32> = declaring_pages.keys().copied().collect();
-        shorts.sort_unstable_by_key(|&s| rank[s as usize]);
-        for short in shorts {
-            let pages = &declaring_pages[&short];
-            let mut strong_roots: Vec<u32> = pages
-                .iter()
-                .filter(|&&p| strong_fp(p).is_some())
-                .map(|&p| uf.find(p))
-                .collect();
-            strong_roots.sort_unstable();
-            strong_roots.dedup();
-            let conflicting = strong_roots.len() > 1;
-            for &p in pages {
-                if conflicting && strong_fp(p).is_some() {
-                    stats.shortlinks_fan_in += 1;
-                } else {
-                    accepted_shortlinks.push((short, p));
-                }
-            }
-        }
+        let (accepted, contradicted, fan_in) = check_declarations(
+            self.canonicals.iter().copied(),
+            &self.evidence,
+            &mut uf,
+            &rank,
+            k,
+        );
+        stats.canonicals_contradicted += contradicted;
+        stats.canonicals_fan_in += fan_in;
+        // 4b. Shortlink claims (the declaring page, its shortlink), the same checks: the fan-in
+        // guard groups the pages declaring one shortlink. Applied as shortlink → page.
+        let (accepted_shortlinks, contradicted, fan_in) = check_declarations(
+            self.shortlinks.iter().map(|&(short, page)| (page, short)),
+            &self.evidence,
+            &mut uf,
+            &rank,
+            k,
+        );
+        stats.shortlinks_contradicted += contradicted;
+        stats.shortlinks_fan_in += fan_in;
+        let accepted_shortlinks: Vec<(u32, u32)> = accepted_shortlinks
+            .into_iter()
+            .map(|(page, short)| (short, page))
+            .collect();
         let mut declared: Vec<(u32, u32, Declaration)> =
             Vec::with_capacity(accepted.len() + accepted_shortlinks.len() + redirects.len());
         for (a, b) in accepted {
@@ -905,6 +849,66 @@ impl Clustering {
     pub fn declared(&self) -> &[DeclaredPair] {
         &self.declared
     }
+}
+
+/// Declarations checked against content before anything declared is applied (step 4 of
+/// [`ClusterBuilder::build`]): each claim is (declaring page, URL it declares). A claim whose two
+/// ends both have strong content is taken when the content agrees (already one cluster, equal
+/// exact hashes, or fingerprints within `k` bits) and counted as contradicted otherwise. The
+/// other claims are grouped by the URL declared: when strong pages of different clusters declare
+/// one URL (every page of a listing pointing at its first page), those pages' claims are refused
+/// and counted as fan-in. Returns the claims taken (in rank order of the declared URL for the
+/// grouped ones), the contradicted count and the fan-in count.
+fn check_declarations(
+    claims: impl Iterator<Item = (u32, u32)>,
+    evidence: &[Option<PageEvidence>],
+    uf: &mut UnionFind,
+    rank: &[u32],
+    k: u32,
+) -> (Vec<(u32, u32)>, usize, usize) {
+    let strong_fp = |node: u32| -> Option<u64> {
+        evidence[node as usize]
+            .filter(|e| e.strong)
+            .map(|e| e.simhash)
+    };
+    let (mut contradicted, mut fan_in) = (0, 0);
+    let mut claims_by_target: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut accepted: Vec<(u32, u32)> = Vec::new();
+    for (from, to) in claims {
+        let (ea, eb) = (evidence[from as usize], evidence[to as usize]);
+        match (strong_fp(from), strong_fp(to)) {
+            (Some(fa), Some(fb)) => {
+                let exact_equal = matches!((ea, eb), (Some(a), Some(b)) if a.exact == b.exact);
+                if uf.find(from) == uf.find(to) || exact_equal || (fa ^ fb).count_ones() <= k {
+                    accepted.push((from, to));
+                } else {
+                    contradicted += 1;
+                }
+            }
+            _ => claims_by_target.entry(to).or_default().push(from),
+        }
+    }
+    let mut targets: Vec<u32> = claims_by_target.keys().copied().collect();
+    targets.sort_unstable_by_key(|&t| rank[t as usize]);
+    for target in targets {
+        let claimants = &claims_by_target[&target];
+        let mut strong_roots: Vec<u32> = claimants
+            .iter()
+            .filter(|&&c| strong_fp(c).is_some())
+            .map(|&c| uf.find(c))
+            .collect();
+        strong_roots.sort_unstable();
+        strong_roots.dedup();
+        let conflicting = strong_roots.len() > 1;
+        for &c in claimants {
+            if conflicting && strong_fp(c).is_some() {
+                fan_in += 1;
+            } else {
+                accepted.push((c, target));
+            }
+        }
+    }
+    (accepted, contradicted, fan_in)
 }
 
 /// Union-find with path halving and union by size.
