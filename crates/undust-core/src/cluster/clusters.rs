@@ -415,9 +415,10 @@ impl ClusterBuilder {
 
     /// Records that the page `url` declares `shortlink` (absolute, or relative to `url`) as its
     /// shortlink: the shortlink claims `url` as its canonical (see the module documentation).
-    /// Returns false when the pair is ignored (cross-host, unparseable, the page's own URL, or a
-    /// page whose query has a parameter the shortlink's lacks: a view of the entity). Claims can
-    /// still be rejected at [`ClusterBuilder::finish`] when content contradicts them.
+    /// Returns false when the pair is ignored (cross-host, unparseable, the page's own URL, a
+    /// page whose query has a parameter the shortlink's lacks: a view of the entity, or a page
+    /// whose path ends in a number: maybe a later page of it). Claims can still be rejected at
+    /// [`ClusterBuilder::finish`] when content contradicts them.
     pub fn add_shortlink(&mut self, url: &str, shortlink: &str) -> bool {
         let Some((page, short)) = self.same_host_pair(url, shortlink) else {
             return false;
@@ -431,6 +432,13 @@ impl ClusterBuilder {
             .query_pairs()
             .any(|(key, _)| !short_keys.contains(&key))
         {
+            return false;
+        }
+        // A shortlink names the entity, and every page of it declares the same one (WordPress
+        // prints `?p=N` on `/name/2/` and `/name/comment-page-2/` as on `/name/`); a number
+        // ending the page's path may be its position inside the entity. When the entity's
+        // first page was not fetched, nothing else would refuse the claim.
+        if ends_in_a_number(page.path()) {
             return false;
         }
         let (page, short) = (
@@ -851,6 +859,15 @@ impl Clustering {
     }
 }
 
+/// Whether a URL path's last segment (a trailing slash aside) ends in an ASCII digit: `/name/2/`,
+/// `/name/comment-page-2`, `/t/slug/12/3`.
+fn ends_in_a_number(path: &str) -> bool {
+    path.trim_end_matches('/')
+        .bytes()
+        .last()
+        .is_some_and(|b| b.is_ascii_digit())
+}
+
 /// Declarations checked against content before anything declared is applied (step 4 of
 /// [`ClusterBuilder::build`]): each claim is (declaring page, URL it declares). A claim whose two
 /// ends both have strong content is taken when the content agrees (already one cluster, equal
@@ -1019,6 +1036,9 @@ mod tests {
         b.add_page("http://h.test/about-us?page=2", strong(0x7777_0000_0000));
         assert!(!b.add_shortlink("http://h.test/about-us?page=2", "/node/5"));
         assert!(!b.add_shortlink("http://h.test/about-us?replytocom=7", "/?p=3"));
+        // A page whose path ends in a number may be the entity's second page.
+        assert!(!b.add_shortlink("http://h.test/2019/05/hello/2/", "/?p=3"));
+        assert!(!b.add_shortlink("http://h.test/hello/comment-page-2", "/?p=3"));
         b.add_redirect("http://h.test/old-team", "http://h.test/team");
         b.add_canonical("http://h.test/team?ref=x", "/team");
         let c = b.finish();

@@ -11,8 +11,10 @@
 //! sides with the host's rules, and keeps `from → to` for the pairs the rules leave apart:
 //!
 //! - a pair whose two URLs differ only in the query, one's keys a subset of the other's
-//!   (`/list?page=3 → /list`), is skipped: that is the pattern learner's territory, and
-//!   canonicalizing paginated pages to page 1 is a known misuse a table must not copy;
+//!   (`/list?page=3 → /list`), or whose `from` path is the `to` path with segments after it
+//!   ending in a number (`/name/2/ → /name/`), is skipped: that is the pattern learner's
+//!   territory, and canonicalizing paginated pages to page 1 is a known misuse a table must
+//!   not copy;
 //! - a `from` declared towards two different targets is dropped entirely (the site disagrees
 //!   with itself);
 //! - chains (`a → b`, `b → c`) are resolved to their end, so no `to` is a `from`; a cycle is
@@ -42,7 +44,7 @@ pub fn learn_aliases(host: &str, rules: &HostRules, declared: &[DeclaredPair]) -
         let (Some(from), Some(to)) = (of_host(host, &pair.from), of_host(host, &pair.to)) else {
             continue;
         };
-        if query_subset_pair(&from, &to) {
+        if query_subset_pair(&from, &to) || later_page_of(&from, &to) {
             continue;
         }
         let (Some(from), Some(to)) = (canonical(rules, &from), canonical(rules, &to)) else {
@@ -114,6 +116,21 @@ fn query_subset_pair(a: &Url, b: &Url) -> bool {
     };
     let (ka, kb) = (keys(a), keys(b));
     ka.is_subset(&kb) || kb.is_subset(&ka)
+}
+
+/// Whether `from`'s path is `to`'s with more segments after it, the last ending in a number
+/// (`/name/2/ → /name/`, `/t/slug/12/3 → /t/slug/12`): a later page declaring the first as
+/// its canonical, the path-shaped form of [`query_subset_pair`]'s misuse.
+fn later_page_of(from: &Url, to: &Url) -> bool {
+    let (from_path, to_path) = (
+        from.path().trim_end_matches('/'),
+        to.path().trim_end_matches('/'),
+    );
+    from.host_str() == to.host_str()
+        && from_path
+            .strip_prefix(to_path)
+            .is_some_and(|rest| rest.starts_with('/'))
+        && from_path.bytes().last().is_some_and(|b| b.is_ascii_digit())
 }
 
 /// Where `from → to` ends once every `to` that is itself a `from` is followed; `None` on a
@@ -232,11 +249,14 @@ mod tests {
     }
 
     #[test]
-    fn query_subset_pairs_and_other_hosts_are_skipped() {
+    fn query_subset_pairs_later_pages_and_other_hosts_are_skipped() {
         let got = table(&[
             // Pagination canonicalised to page 1: the pattern learner's territory.
             pair("/list?page=3", "/list"),
             pair("/list?page=3&sort=a", "/list?sort=a"),
+            // A later page declaring the first as its canonical, path-shaped.
+            pair("/hello/2/", "/hello/"),
+            pair("/t/slug/12/3", "/t/slug/12"),
             // Different keys on both sides: not a subset, kept.
             pair("/?p=7", "/?page_id=7"),
             // Different paths: kept.
