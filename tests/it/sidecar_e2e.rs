@@ -1,7 +1,8 @@
 //! End to end through real gRPC clients: a generated multi-site crawl is streamed to Ingest, rules
 //! are relearned on demand, the crawl's URLs are canonicalized (duplicates suppressed, hard
 //! negatives kept apart), and a restart on the same data directory gives the same answers; pages
-//! whose canonical is only in their HTML are clustered with it, before and after a restart.
+//! whose canonical is only in their HTML are clustered with it, before and after a restart; and
+//! pages whose shortlink is only in their HTML make it an alias of theirs, before and after one.
 
 use std::collections::{HashMap, HashSet};
 
@@ -346,5 +347,98 @@ async fn canonicals_declared_in_html_are_learned_from_and_survive_a_restart() {
         clusters(relearn(&mut admin, "blog.example", true).await),
         12
     );
+    server.stop().await;
+}
+
+/// A site's shortlinks, declared in the HTML only (Drupal's `/node/N` on the page at its path
+/// alias), become the host's alias table through the sidecar's own relearn: a frontier asking for
+/// `/node/N` gets the page it was fetched as. The store keeps each sample's shortlink, so the
+/// same table is learned after a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shortlinks_declared_in_html_become_aliases_and_survive_a_restart() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let knobs = || Knobs {
+        relearn_min_new_samples: Some(1_000_000),
+        relearn_interval_secs: Some(86_400),
+        ..Knobs::default()
+    };
+    let titles = [
+        "river-council",
+        "harbour-budget",
+        "village-engine",
+        "orchard-ledger",
+        "winter-market",
+        "signal-bridge",
+        "canvas-rocket",
+        "garden-silver",
+        "thunder-meadow",
+        "library-tunnel",
+        "lantern-compass",
+        "factory-glacier",
+    ];
+    let pages: Vec<ObservedPage> = titles
+        .iter()
+        .enumerate()
+        .map(|(id, title)| ObservedPage {
+            url: format!("http://cms.example/articles/{title}"),
+            http_status: 200,
+            content_type: "text/html".into(),
+            body: format!(
+                "<html><head><title>CMS</title><link rel=\"canonical\" \
+                 href=\"/articles/{title}\"><link rel=\"shortlink\" href=\"/node/{}\"></head>\
+                 <body><nav><a href=/>Home</a> <a href=/articles>Articles</a></nav><article>\
+                 <p>{}</p></article></body></html>",
+                id + 40,
+                prose(id as u64, 90)
+            )
+            .into_bytes(),
+            ..ObservedPage::default()
+        })
+        .collect();
+    let asked: Vec<String> = (0..titles.len())
+        .map(|id| format!("http://cms.example/node/{}", id + 40))
+        .chain(["http://cms.example/node/999".to_owned()])
+        .collect();
+    let expected: Vec<String> = titles
+        .iter()
+        .map(|title| format!("http://cms.example/articles/{title}"))
+        .chain(["http://cms.example/node/999".to_owned()])
+        .collect();
+    let learned_aliases = |job: undust::pb::RelearnResponse| {
+        let host = job.job.expect("job").hosts.remove(0);
+        assert_eq!(host.state, JobState::Succeeded as i32, "{host:?}");
+    };
+
+    let server = TestServer::start_with(Some(data.path()), knobs()).await;
+    let mut ingest = server.ingest().await;
+    let summary = ingest
+        .observe_pages(tokio_stream::iter(pages))
+        .await
+        .expect("observe")
+        .into_inner();
+    assert_eq!(summary.sampled, titles.len() as u64, "{summary:?}");
+    let mut admin = server.admin().await;
+    learned_aliases(relearn(&mut admin, "cms.example", true).await);
+    let mut client = server.canonicalizer().await;
+    let forms: Vec<String> = canonicalize_all(&mut client, &asked, true)
+        .await
+        .into_iter()
+        .map(|r| r.canonical)
+        .collect();
+    // Each declared id URL is its page; an id no page declared is left as it is.
+    assert_eq!(forms, expected);
+    server.stop().await;
+
+    // After a restart the samples (no bodies) still carry their shortlinks.
+    let server = TestServer::start_with(Some(data.path()), knobs()).await;
+    let mut admin = server.admin().await;
+    learned_aliases(relearn(&mut admin, "cms.example", true).await);
+    let mut client = server.canonicalizer().await;
+    let forms: Vec<String> = canonicalize_all(&mut client, &asked, true)
+        .await
+        .into_iter()
+        .map(|r| r.canonical)
+        .collect();
+    assert_eq!(forms, expected);
     server.stop().await;
 }
