@@ -12,7 +12,7 @@ use crate::support::learned_site::truth;
 use undust::canon::engine::HostRules;
 use undust::canon::normalize::{StaticConfig, StaticNormalizer};
 use undust::canon::rules::{HostRuleSet, RuleFile};
-use undust::corpus::{generate, write_jsonl, CorpusConfig, Site, SiteKind};
+use undust::corpus::{generate, write_jsonl, Corpus, CorpusConfig, Site, SiteKind};
 use undust::learn::eval::{canonicalize, measure, Metrics};
 
 /// Corpus seeds: one Drupal and one WordPress site each.
@@ -38,7 +38,7 @@ impl Canon<'_> {
 }
 
 /// `undust learn --pages` on the corpus's JSON lines: the rule file it wrote.
-fn learn(corpus: &undust::corpus::Corpus) -> RuleFile {
+fn learn(corpus: &Corpus) -> RuleFile {
     let dir = tempfile::tempdir().expect("tempdir");
     let crawl = dir.path().join("crawl.jsonl");
     let rules = dir.path().join("rules.json");
@@ -115,6 +115,32 @@ fn declared_entities(site: &Site) -> BTreeSet<(String, String)> {
         .collect()
 }
 
+/// Prints (to stderr) up to five canonical forms `canon` gives URLs of different contents.
+fn print_false_merges(site: &Site, canon: &Canon<'_>) {
+    let mut forms: BTreeMap<String, BTreeMap<u64, Vec<&str>>> = BTreeMap::new();
+    for p in &site.pages {
+        forms
+            .entry(canon.of(&p.url))
+            .or_default()
+            .entry(p.content_id)
+            .or_default()
+            .push(p.url.as_str());
+    }
+    for (form, contents) in forms.iter().filter(|(_, c)| c.len() > 1).take(5) {
+        eprintln!("    false merge into {form}: {contents:?}");
+    }
+}
+
+/// One Drupal and one WordPress site whose pages declare their canonicals and shortlinks.
+fn declaring_sites(seed: u64) -> Corpus {
+    generate(
+        &CorpusConfig::new(seed, 1)
+            .with_kinds(&[SiteKind::Drupal, SiteKind::WordPress])
+            .with_pages(600, 1200)
+            .with_rel_canonical(1.0),
+    )
+}
+
 /// A host's rule set compiled as learned, and without its alias table.
 fn with_and_without<'a>(
     set: Option<&HostRuleSet>,
@@ -142,12 +168,7 @@ fn declared_aliases_make_an_entitys_id_url_and_speaking_path_one() {
     let mut entities_checked = 0usize;
     let mut aliases_learned = 0usize;
     for seed in SEEDS {
-        let corpus = generate(
-            &CorpusConfig::new(seed, 1)
-                .with_kinds(&[SiteKind::Drupal, SiteKind::WordPress])
-                .with_pages(600, 1200)
-                .with_rel_canonical(1.0),
-        );
+        let corpus = declaring_sites(seed);
         let file = learn(&corpus);
         let sets: BTreeMap<&str, &HostRuleSet> =
             file.hosts.iter().map(|h| (h.host.as_str(), h)).collect();
@@ -180,18 +201,7 @@ fn declared_aliases_make_an_entitys_id_url_and_speaking_path_one() {
             );
             // No two different contents share a canonical form.
             if m_with.false_positive_pairs > 0 {
-                let mut forms: BTreeMap<String, BTreeMap<u64, Vec<&str>>> = BTreeMap::new();
-                for p in &site.pages {
-                    forms
-                        .entry(with.of(&p.url))
-                        .or_default()
-                        .entry(p.content_id)
-                        .or_default()
-                        .push(p.url.as_str());
-                }
-                for (form, contents) in forms.iter().filter(|(_, c)| c.len() > 1).take(5) {
-                    eprintln!("    false merge into {form}: {contents:?}");
-                }
+                print_false_merges(site, &with);
             }
             assert_eq!(
                 m_with.false_positive_pairs, 0,
@@ -275,12 +285,7 @@ fn declared_aliases_gain_when_a_fifth_of_the_urls_is_fetched() {
     let normalizer = StaticNormalizer::new(StaticConfig::default()).expect("default config");
     let (mut with_total, mut without_total) = (Metrics::default(), Metrics::default());
     for seed in SEEDS {
-        let corpus = generate(
-            &CorpusConfig::new(seed, 1)
-                .with_kinds(&[SiteKind::Drupal, SiteKind::WordPress])
-                .with_pages(600, 1200)
-                .with_rel_canonical(1.0),
-        );
+        let corpus = declaring_sites(seed);
         let mut sampled = corpus.clone();
         for site in &mut sampled.sites {
             site.pages.retain(|p| fetched_in_a_fifth(&p.url));
@@ -310,18 +315,7 @@ fn declared_aliases_gain_when_a_fifth_of_the_urls_is_fetched() {
                 m_with.false_positive_pairs,
             );
             if m_with.false_positive_pairs > m_without.false_positive_pairs {
-                let mut forms: BTreeMap<String, BTreeMap<u64, Vec<&str>>> = BTreeMap::new();
-                for p in &site.pages {
-                    forms
-                        .entry(with.of(&p.url))
-                        .or_default()
-                        .entry(p.content_id)
-                        .or_default()
-                        .push(p.url.as_str());
-                }
-                for (form, contents) in forms.iter().filter(|(_, c)| c.len() > 1).take(5) {
-                    eprintln!("    false merge into {form}: {contents:?}");
-                }
+                print_false_merges(site, &with);
             }
             assert_eq!(
                 m_with.false_positive_pairs, m_without.false_positive_pairs,

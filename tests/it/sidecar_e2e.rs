@@ -60,16 +60,19 @@ async fn canonical_forms(
     forms
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart() {
-    let data = tempfile::tempdir().expect("tempdir");
-    // Relearning only when asked, so the test controls when rules change.
-    let knobs = || Knobs {
+/// Knobs relearning only when asked, so a test controls when rules change.
+fn relearn_when_asked() -> Knobs {
+    Knobs {
         relearn_min_new_samples: Some(1_000_000),
         relearn_interval_secs: Some(86_400),
         ..Knobs::default()
-    };
-    let server = TestServer::start_with(Some(data.path()), knobs()).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = TestServer::start_with(Some(data.path()), relearn_when_asked()).await;
     let corpus = test_corpus(11);
     let sampled = stream_pages(&server, &corpus).await;
     assert_eq!(
@@ -184,7 +187,7 @@ async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart
     );
     server.stop().await;
 
-    let server = TestServer::start_with(Some(data.path()), knobs()).await;
+    let server = TestServer::start_with(Some(data.path()), relearn_when_asked()).await;
     let after = canonical_forms(&server, &corpus).await;
     for (url, (form, decision)) in &after {
         assert_eq!(
@@ -283,11 +286,6 @@ async fn a_relearn_of_a_host_already_learning_joins_the_running_job() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn canonicals_declared_in_html_are_learned_from_and_survive_a_restart() {
     let data = tempfile::tempdir().expect("tempdir");
-    let knobs = || Knobs {
-        relearn_min_new_samples: Some(1_000_000),
-        relearn_interval_secs: Some(86_400),
-        ..Knobs::default()
-    };
     let post = |id: u64, head: &str| ObservedPage {
         url: format!("http://blog.example/post?id={id}"),
         http_status: 200,
@@ -320,7 +318,7 @@ async fn canonicals_declared_in_html_are_learned_from_and_survive_a_restart() {
         rel_canonical: "http://blog.example/post?id=0".into(),
         ..post(200, r#"<link rel="canonical" href="/posts/200">"#)
     });
-    let server = TestServer::start_with(Some(data.path()), knobs()).await;
+    let server = TestServer::start_with(Some(data.path()), relearn_when_asked()).await;
     let mut ingest = server.ingest().await;
     let summary = ingest
         .observe_pages(tokio_stream::iter(pages))
@@ -341,7 +339,7 @@ async fn canonicals_declared_in_html_are_learned_from_and_survive_a_restart() {
     server.stop().await;
 
     // After a restart the samples (no bodies) still carry the canonicals.
-    let server = TestServer::start_with(Some(data.path()), knobs()).await;
+    let server = TestServer::start_with(Some(data.path()), relearn_when_asked()).await;
     let mut admin = server.admin().await;
     assert_eq!(
         clusters(relearn(&mut admin, "blog.example", true).await),
@@ -357,11 +355,6 @@ async fn canonicals_declared_in_html_are_learned_from_and_survive_a_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shortlinks_declared_in_html_become_aliases_and_survive_a_restart() {
     let data = tempfile::tempdir().expect("tempdir");
-    let knobs = || Knobs {
-        relearn_min_new_samples: Some(1_000_000),
-        relearn_interval_secs: Some(86_400),
-        ..Knobs::default()
-    };
     let titles = [
         "river-council",
         "harbour-budget",
@@ -404,12 +397,8 @@ async fn shortlinks_declared_in_html_become_aliases_and_survive_a_restart() {
         .map(|title| format!("http://cms.example/articles/{title}"))
         .chain(["http://cms.example/node/999".to_owned()])
         .collect();
-    let learned_aliases = |job: undust::pb::RelearnResponse| {
-        let host = job.job.expect("job").hosts.remove(0);
-        assert_eq!(host.state, JobState::Succeeded as i32, "{host:?}");
-    };
 
-    let server = TestServer::start_with(Some(data.path()), knobs()).await;
+    let server = TestServer::start_with(Some(data.path()), relearn_when_asked()).await;
     let mut ingest = server.ingest().await;
     let summary = ingest
         .observe_pages(tokio_stream::iter(pages))
@@ -417,28 +406,33 @@ async fn shortlinks_declared_in_html_become_aliases_and_survive_a_restart() {
         .expect("observe")
         .into_inner();
     assert_eq!(summary.sampled, titles.len() as u64, "{summary:?}");
-    let mut admin = server.admin().await;
-    learned_aliases(relearn(&mut admin, "cms.example", true).await);
-    let mut client = server.canonicalizer().await;
-    let forms: Vec<String> = canonicalize_all(&mut client, &asked, true)
-        .await
-        .into_iter()
-        .map(|r| r.canonical)
-        .collect();
     // Each declared id URL is its page; an id no page declared is left as it is.
-    assert_eq!(forms, expected);
+    assert_eq!(
+        relearned_forms(&server, "cms.example", &asked).await,
+        expected
+    );
     server.stop().await;
 
     // After a restart the samples (no bodies) still carry their shortlinks.
-    let server = TestServer::start_with(Some(data.path()), knobs()).await;
+    let server = TestServer::start_with(Some(data.path()), relearn_when_asked()).await;
+    assert_eq!(
+        relearned_forms(&server, "cms.example", &asked).await,
+        expected
+    );
+    server.stop().await;
+}
+
+/// Relearns `host` on `server` (the job must succeed), then the canonical forms of `urls` (dry
+/// run).
+async fn relearned_forms(server: &TestServer, host: &str, urls: &[String]) -> Vec<String> {
     let mut admin = server.admin().await;
-    learned_aliases(relearn(&mut admin, "cms.example", true).await);
+    let job = relearn(&mut admin, host, true).await;
+    let outcome = job.job.expect("job").hosts.remove(0);
+    assert_eq!(outcome.state, JobState::Succeeded as i32, "{outcome:?}");
     let mut client = server.canonicalizer().await;
-    let forms: Vec<String> = canonicalize_all(&mut client, &asked, true)
+    canonicalize_all(&mut client, urls, true)
         .await
         .into_iter()
         .map(|r| r.canonical)
-        .collect();
-    assert_eq!(forms, expected);
-    server.stop().await;
+        .collect()
 }
