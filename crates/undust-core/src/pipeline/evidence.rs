@@ -15,9 +15,9 @@
 //! Drupal's `/node/N`, WordPress's `/?p=N`), resolved and normalized the same way, and given to
 //! the cluster builder for the URL the content was recorded for
 //! ([`ClusterBuilder::add_shortlink`]), after the fetch itself, so it passes the same guards as
-//! canonicals. The sidecar keeps it with the page in memory; its store and the fleet's shared
-//! samples keep the sample layout they always had, so a page read back from them has no
-//! shortlink (see [`EvidencePage::shortlink`]).
+//! canonicals. The sample's encoded layout is unchanged: the sidecar's store keeps the shortlink
+//! in a part of the record after the sample, and the fleet's shared samples carry none (see
+//! [`EvidencePage::shortlink`]).
 
 use serde::{Deserialize, Serialize};
 
