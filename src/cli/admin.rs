@@ -607,7 +607,12 @@ fn rules_json(rules: &pb::GetRulesResponse) -> Value {
         "previous_versions": rules.previous_versions,
         "site_rules": rules.site_rules.iter().map(site_rule_json).collect::<Vec<_>>(),
         "rules": rules.rules.iter().map(rule_json).collect::<Vec<_>>(),
+        "aliases": rules.aliases.iter().map(alias_json).collect::<Vec<_>>(),
     })
+}
+
+fn alias_json(alias: &pb::DeclaredAlias) -> Value {
+    json!({"from": alias.from, "to": alias.to})
 }
 
 fn rules_text(rules: &pb::GetRulesResponse) -> String {
@@ -616,12 +621,14 @@ fn rules_text(rules: &pb::GetRulesResponse) -> String {
     }
     let previous: Vec<String> = rules.previous_versions.iter().map(u64::to_string).collect();
     let mut out = format!(
-        "{}: rule set version {} learned {} ({} site rules, {} rules; earlier versions: {})\n",
+        "{}: rule set version {} learned {} ({} site rules, {} rules, {} declared aliases; \
+         earlier versions: {})\n",
         rules.host,
         rules.version,
         time_text(rules.learned_at_unix_ms),
         rules.site_rules.len(),
         rules.rules.len(),
+        rules.aliases.len(),
         if previous.is_empty() {
             "none".into()
         } else {
@@ -647,8 +654,21 @@ fn rules_text(rules: &pb::GetRulesResponse) -> String {
             out.push_str(&format!("      {operation}\n"));
         }
     }
+    for alias in rules.aliases.iter().take(ALIASES_SHOWN) {
+        out.push_str(&format!("  alias {} -> {}\n", alias.from, alias.to));
+    }
+    if rules.aliases.len() > ALIASES_SHOWN {
+        out.push_str(&format!(
+            "  ... and {} more aliases (--json lists them all)\n",
+            rules.aliases.len() - ALIASES_SHOWN
+        ));
+    }
     out
 }
+
+/// Declared aliases `admin rules` prints as text: a host may have 20,000, which would bury
+/// its rules; `--json` lists every one.
+const ALIASES_SHOWN: usize = 20;
 
 fn host_json(host: &pb::HostSummary) -> Value {
     json!({
@@ -713,6 +733,18 @@ fn explain_json(explained: &pb::ExplainResponse) -> Value {
             .collect::<Vec<_>>(),
         "site_rules": explained.site_rules.iter().map(site_rule_json).collect::<Vec<_>>(),
         "rule": explained.rule.as_ref().map(rule_json),
+        "alias": explained.alias.as_ref().map(alias_json),
+        "mirror": explained.mirror.as_ref().map(|fold| json!({
+            "set_id": fold.set_id,
+            "canonical_url": fold.canonical_url,
+            "alias_site": fold.alias_site,
+            "canonical_site": fold.canonical_site,
+            "pinned": fold.pinned,
+            "techniques": fold.techniques,
+            "matching_pages": fold.matching_pages,
+            "mismatching_pages": fold.mismatching_pages,
+            "examples": fold.examples,
+        })),
         "canonical": explained.canonical,
         "rules_version": explained.rules_version,
         "seen": explained.seen,
@@ -730,6 +762,16 @@ fn explain_text(explained: &pb::ExplainResponse) -> String {
     for step in &explained.static_steps {
         out.push_str(&format!("  static {:24} {}\n", step.step, step.result));
     }
+    if let Some(fold) = &explained.mirror {
+        out.push_str(&format!(
+            "  mirror {} -> {} ({}{}): {}\n",
+            fold.alias_site,
+            fold.canonical_site,
+            fold.set_id,
+            if fold.pinned { ", pinned" } else { "" },
+            fold.canonical_url
+        ));
+    }
     for rule in &explained.site_rules {
         out.push_str(&format!("  site rule {}: {}\n", rule.id, rule.action));
     }
@@ -739,6 +781,12 @@ fn explain_text(explained: &pb::ExplainResponse) -> String {
             rule.id, explained.rules_version, rule.source_pattern, rule.target_pattern
         )),
         None => out.push_str("  no learned rule matched\n"),
+    }
+    if let Some(alias) = &explained.alias {
+        out.push_str(&format!(
+            "  declared alias (version {}): {} -> {}\n",
+            explained.rules_version, alias.from, alias.to
+        ));
     }
     out.push_str(&format!(
         "  canonical {}\n  {}\n",
@@ -818,5 +866,81 @@ mod tests {
         assert_eq!(time_text(0), "-");
         assert_eq!(time_text(951_782_400_000), "2000-02-29T00:00:00Z");
         assert_eq!(time_text(1_795_962_107_123), "2026-11-29T14:21:47Z");
+    }
+
+    fn alias(from: &str, to: &str) -> pb::DeclaredAlias {
+        pb::DeclaredAlias {
+            from: format!("http://www.site.test{from}"),
+            to: format!("http://www.site.test{to}"),
+        }
+    }
+
+    /// `admin explain` says what folded the URL onto its mirror and which declared alias gave
+    /// its form, in text and JSON.
+    #[test]
+    fn explain_shows_the_mirror_fold_and_the_declared_alias() {
+        let explained = pb::ExplainResponse {
+            input: "http://site.test/node/5?sid=1".into(),
+            static_result: "http://site.test/node/5?sid=1".into(),
+            canonical: "http://www.site.test/about-us".into(),
+            rules_version: 3,
+            mirror: Some(pb::MirrorFold {
+                set_id: "mirror:http://www.site.test".into(),
+                canonical_url: "http://www.site.test/node/5?sid=1".into(),
+                alias_site: "http://site.test".into(),
+                canonical_site: "http://www.site.test".into(),
+                ..pb::MirrorFold::default()
+            }),
+            alias: Some(alias("/node/5", "/about-us")),
+            ..pb::ExplainResponse::default()
+        };
+        let text = explain_text(&explained);
+        assert!(
+            text.contains(
+                "  mirror http://site.test -> http://www.site.test \
+                 (mirror:http://www.site.test): http://www.site.test/node/5?sid=1\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  declared alias (version 3): http://www.site.test/node/5 -> \
+                 http://www.site.test/about-us\n"
+            ),
+            "{text}"
+        );
+        let json = explain_json(&explained);
+        assert_eq!(json["alias"]["to"], "http://www.site.test/about-us");
+        assert_eq!(json["mirror"]["alias_site"], "http://site.test");
+        let plain = explain_json(&pb::ExplainResponse::default());
+        assert!(
+            plain["alias"].is_null() && plain["mirror"].is_null(),
+            "{plain}"
+        );
+        assert!(!explain_text(&pb::ExplainResponse::default()).contains("alias"));
+    }
+
+    /// `admin rules` counts the declared aliases and lists the first few as text, all as JSON.
+    #[test]
+    fn rules_list_the_declared_aliases() {
+        let rules = pb::GetRulesResponse {
+            host: "www.site.test".into(),
+            version: 2,
+            aliases: (0..ALIASES_SHOWN + 5)
+                .map(|n| alias(&format!("/node/{n}"), &format!("/page-{n}")))
+                .collect(),
+            ..pb::GetRulesResponse::default()
+        };
+        let text = rules_text(&rules);
+        assert!(text.contains(", 25 declared aliases;"), "{text}");
+        assert!(
+            text.contains("  alias http://www.site.test/node/0 -> http://www.site.test/page-0\n"),
+            "{text}"
+        );
+        assert_eq!(text.matches("  alias ").count(), ALIASES_SHOWN, "{text}");
+        assert!(text.contains("... and 5 more aliases"), "{text}");
+        let json = rules_json(&rules);
+        assert_eq!(json["aliases"].as_array().map(Vec::len), Some(25));
+        assert_eq!(json["aliases"][24]["from"], "http://www.site.test/node/24");
     }
 }

@@ -212,6 +212,11 @@ impl AdminService {
                 .map_or(0, |rules| rules.version()),
             seen,
             site_rules,
+            alias: explanation
+                .matched
+                .as_ref()
+                .and_then(|m| m.alias.as_ref())
+                .map(super::rules_pb::alias_to_pb),
             invalid_reason: String::new(),
         })
     }

@@ -1,6 +1,6 @@
 //! Learned rules as protobuf messages (admin `GetRules` and `Explain`).
 
-use crate::canon::rules::{Rule, SiteRule};
+use crate::canon::rules::{Alias, Rule, SiteRule};
 use crate::pb;
 
 /// One rule as the admin API shows it; operations are their human-readable form.
@@ -22,5 +22,13 @@ pub fn site_rule_to_pb(rule: &SiteRule) -> pb::SiteRule {
         action: rule.action.to_string(),
         support: rule.support,
         false_positive_rate: rule.false_positive_rate,
+    }
+}
+
+/// One declared alias as the admin API shows it.
+pub fn alias_to_pb(alias: &Alias) -> pb::DeclaredAlias {
+    pb::DeclaredAlias {
+        from: alias.from.clone(),
+        to: alias.to.clone(),
     }
 }

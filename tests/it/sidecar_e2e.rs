@@ -411,6 +411,39 @@ async fn shortlinks_declared_in_html_become_aliases_and_survive_a_restart() {
         relearned_forms(&server, "cms.example", &asked).await,
         expected
     );
+    // The operator sees the table, and which entry made a URL's form.
+    let mut admin = server.admin().await;
+    let rules = admin
+        .get_rules(GetRulesRequest {
+            host: "cms.example".into(),
+        })
+        .await
+        .expect("rules")
+        .into_inner();
+    assert_eq!(rules.aliases.len(), titles.len(), "{rules:?}");
+    assert!(rules
+        .aliases
+        .iter()
+        .any(|alias| alias.from == "http://cms.example/node/40"
+            && alias.to == "http://cms.example/articles/river-council"));
+    let mut explained = Vec::new();
+    for url in ["http://cms.example/node/40", "http://cms.example/node/999"] {
+        let request = ExplainRequest { url: url.into() };
+        explained.push(admin.explain(request).await.expect("explain").into_inner());
+    }
+    assert_eq!(
+        explained[0].canonical,
+        "http://cms.example/articles/river-council"
+    );
+    let alias = explained[0].alias.as_ref().expect("an alias made the form");
+    assert_eq!(
+        (alias.from.as_str(), alias.to.as_str()),
+        (
+            "http://cms.example/node/40",
+            "http://cms.example/articles/river-council"
+        )
+    );
+    assert_eq!(explained[1].alias, None);
     server.stop().await;
 
     // After a restart the samples (no bodies) still carry their shortlinks.

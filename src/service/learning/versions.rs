@@ -179,6 +179,11 @@ impl Learning {
                 .iter()
                 .map(crate::service::rules_pb::rule_to_pb)
                 .collect(),
+            aliases: live
+                .aliases
+                .iter()
+                .map(crate::service::rules_pb::alias_to_pb)
+                .collect(),
             rules_json,
         })
     }

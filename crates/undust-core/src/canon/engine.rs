@@ -36,7 +36,7 @@ use crate::canon::rules::key::{
 };
 use crate::canon::rules::pattern::{key_name, url_layout, Piece, ValuePattern};
 use crate::canon::rules::{
-    Extract, HostRuleSet, Operation, Pattern, Rule, RuleError, SiteAction, SiteRewriter,
+    Alias, Extract, HostRuleSet, Operation, Pattern, Rule, RuleError, SiteAction, SiteRewriter,
     ValidatedRule,
 };
 use crate::canon::view::UrlView;
@@ -66,13 +66,16 @@ pub struct FixpointViolation {
 }
 
 /// Why a URL was rewritten: the site rules that changed it, the pattern rule that matched,
-/// and the result.
+/// the declared alias that replaced their result, and the result.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Explained {
     /// Site rules that changed the URL (id and action), in the order they apply.
     pub site_rules: Vec<(String, String)>,
     /// The pattern rule that matched, if any.
     pub rule: Option<RuleMatch>,
+    /// The host's declared alias whose `from` is what the rules gave (or the URL itself when
+    /// no rule changed it), and which replaced it by its `to`; applied last.
+    pub alias: Option<Alias>,
     /// The canonical URL.
     pub canonical: String,
 }
@@ -581,6 +584,19 @@ impl HostRules {
     /// rewrite.
     pub fn explain(&self, url: &Url) -> Option<Explained> {
         let rewrite = self.apply(url)?;
+        let alias = if self.aliases.is_empty() {
+            None
+        } else {
+            let view = UrlView::of(url)?;
+            let from = self.apply_rules_view(&view).map_or_else(
+                || view.text_with(view.scheme, &view.path, view.query),
+                |rules_only| rules_only.canonical,
+            );
+            self.aliases.get(&from).map(|to| Alias {
+                to: to.clone(),
+                from,
+            })
+        };
         let site_rules = self
             .site_rules
             .iter()
@@ -600,6 +616,7 @@ impl HostRules {
         Some(Explained {
             site_rules,
             rule,
+            alias,
             canonical: rewrite.canonical,
         })
     }
@@ -961,6 +978,33 @@ mod tests {
             canonical_of(&bare, "http://site.test/node/5?sid=abc"),
             "http://site.test/node/5"
         );
+    }
+
+    /// An operator asking why a URL got its form is told which declared alias made it, with
+    /// the site rule that ran first; a URL no alias touches names none.
+    #[test]
+    fn explain_names_the_alias_that_made_the_canonical_form() {
+        let rules = with_aliases(&[("/node/5", "/about-us")]).expect("compiles");
+        let explain = |url: &str| rules.explain(&Url::parse(url).expect("valid"));
+        let aliased = explain("http://site.test/node/5?sid=abc").expect("rewritten");
+        assert_eq!(aliased.canonical, "http://site.test/about-us");
+        assert_eq!(
+            aliased.alias,
+            Some(Alias {
+                from: "http://site.test/node/5".into(),
+                to: "http://site.test/about-us".into(),
+            })
+        );
+        assert_eq!(aliased.site_rules.len(), 1, "{:?}", aliased.site_rules);
+        let bare = explain("http://site.test/node/5").expect("aliased");
+        assert_eq!(bare.site_rules, Vec::new());
+        assert_eq!(
+            bare.alias.map(|a| a.from),
+            Some("http://site.test/node/5".into())
+        );
+        let unaliased = explain("http://site.test/node/6?sid=1").expect("site rule");
+        assert_eq!(unaliased.alias, None);
+        assert_eq!(explain("http://site.test/about-us"), None);
     }
 
     #[test]
