@@ -224,7 +224,11 @@ pub fn run(args: EvalArgs) -> ExitCode {
     };
     let samples: Vec<HostSamples> = hosts
         .into_iter()
-        .map(|(host, urls, _)| HostSamples { host, urls })
+        .map(|(host, urls, declared)| HostSamples {
+            host,
+            urls,
+            declared,
+        })
         .collect();
     let urls: usize = samples.iter().map(|h| h.urls.len()).sum();
     let config = EvalConfig {

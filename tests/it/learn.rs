@@ -673,6 +673,7 @@ fn evaluation_table_graph_and_naive() {
                     cluster: p.content_id,
                 })
                 .collect(),
+            declared: Vec::new(),
         })
         .collect();
     let normalizer = undust::canon::normalize::StaticNormalizer::new(
