@@ -6,13 +6,12 @@
 //! test measures the same rule file with its tables removed beside it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::process::Command;
 
-use crate::support::learned_site::truth;
+use crate::support::learned_site::{fetched_in_a_fifth, learn_from_pages as learn, truth};
 use undust::canon::engine::HostRules;
 use undust::canon::normalize::{StaticConfig, StaticNormalizer};
-use undust::canon::rules::{HostRuleSet, RuleFile};
-use undust::corpus::{generate, write_jsonl, Corpus, CorpusConfig, Site, SiteKind};
+use undust::canon::rules::HostRuleSet;
+use undust::corpus::{generate, Corpus, CorpusConfig, Site, SiteKind};
 use undust::learn::eval::{canonicalize, measure, Metrics};
 
 /// Corpus seeds: one Drupal and one WordPress site each.
@@ -35,30 +34,6 @@ impl Canon<'_> {
             None => normal,
         }
     }
-}
-
-/// `undust learn --pages` on the corpus's JSON lines: the rule file it wrote.
-fn learn(corpus: &Corpus) -> RuleFile {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let crawl = dir.path().join("crawl.jsonl");
-    let rules = dir.path().join("rules.json");
-    let mut out = Vec::new();
-    write_jsonl(corpus, &mut out).expect("export");
-    std::fs::write(&crawl, out).expect("write crawl");
-    let output = Command::new(env!("CARGO_BIN_EXE_undust"))
-        .args(["learn", "--pages"])
-        .arg(&crawl)
-        .arg("--out")
-        .arg(&rules)
-        .output()
-        .expect("run undust learn");
-    assert!(
-        output.status.success(),
-        "undust learn failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    eprint!("{}", String::from_utf8_lossy(&output.stderr));
-    RuleFile::from_json(&std::fs::read_to_string(&rules).expect("rule file")).expect("loads")
 }
 
 /// The entities whose two spellings the site declared and that the generator's truth says are
@@ -266,15 +241,6 @@ fn declared_aliases_make_an_entitys_id_url_and_speaking_path_one() {
         with_total.compression_rate(),
         without_total.compression_rate()
     );
-}
-
-/// Whether the sampled crawl fetched `url`: about one URL in five, chosen by a hash of the URL
-/// (FNV-1a) so the choice does not follow the generator's order.
-fn fetched_in_a_fifth(url: &str) -> bool {
-    let hash = url.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    hash % 5 == 0
 }
 
 /// The same sites when the crawl fetched a fifth of their URLs (the evaluation's sample): the

@@ -723,7 +723,7 @@ const FAMILY_SEEDS: [u64; 3] = [41, 42, 43];
 /// The seed one family's site is generated from in the run of `run_seed`: a function of the
 /// family's name, not of its place in a list, so adding, moving or removing a family leaves
 /// every other family's sites as they were.
-fn family_seed(run_seed: u64, kind: undust::corpus::SiteKind) -> u64 {
+pub(crate) fn family_seed(run_seed: u64, kind: undust::corpus::SiteKind) -> u64 {
     run_seed ^ xxhash_rust::xxh3::xxh3_64(kind.name().as_bytes())
 }
 

@@ -13,6 +13,7 @@ mod crash;
 mod deploy;
 mod fleet;
 mod fleet_mirrors;
+mod from_pages;
 mod learn;
 mod learn_shapes;
 mod mirrors;

@@ -4,9 +4,12 @@
 //! normalization followed by the learned rules. One place, so the tests cannot drift apart in
 //! how they learn.
 
+use std::process::Command;
+
 use undust::canon::engine::HostRules;
 use undust::canon::normalize::{StaticConfig, StaticNormalizer};
-use undust::corpus::{generate, CorpusConfig, Site, SiteKind};
+use undust::canon::rules::RuleFile;
+use undust::corpus::{generate, write_jsonl, Corpus, CorpusConfig, Site, SiteKind};
 use undust::learn::eval::{canonicalize, split_training};
 use undust::learn::{learn_host, LabelledUrl, LearnConfig, LearnOutcome};
 
@@ -110,4 +113,37 @@ pub fn truth(site: &Site) -> Vec<LabelledUrl> {
             cluster: p.content_id,
         })
         .collect()
+}
+
+/// `undust learn --pages` on the corpus's JSON lines: the rule file it wrote.
+pub fn learn_from_pages(corpus: &Corpus) -> RuleFile {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let crawl = dir.path().join("crawl.jsonl");
+    let rules = dir.path().join("rules.json");
+    let mut out = Vec::new();
+    write_jsonl(corpus, &mut out).expect("export");
+    std::fs::write(&crawl, out).expect("write crawl");
+    let output = Command::new(env!("CARGO_BIN_EXE_undust"))
+        .args(["learn", "--pages"])
+        .arg(&crawl)
+        .arg("--out")
+        .arg(&rules)
+        .output()
+        .expect("run undust learn");
+    assert!(
+        output.status.success(),
+        "undust learn failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    RuleFile::from_json(&std::fs::read_to_string(&rules).expect("rule file")).expect("loads")
+}
+
+/// Whether the sampled crawl fetched `url`: about one URL in five, chosen by a hash of the URL
+/// (FNV-1a) so the choice does not follow the generator's order.
+pub fn fetched_in_a_fifth(url: &str) -> bool {
+    let hash = url.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    hash % 5 == 0
 }

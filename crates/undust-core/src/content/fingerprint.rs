@@ -29,11 +29,20 @@
 //! # Strength
 //!
 //! A page whose kept content has fewer than [`ContentConfig::weak_tokens`] tokens (default 40:
-//! soft-404s, empty listings, login walls, pages that are all template) is [`Strength::Weak`]: its
-//! simhash is no evidence of duplication, and its `exact` is the hash of the *whole* page's text
-//! (template included), so the cluster stage merges Weak pages only when their full text is
-//! identical; pages with no text at all (script-rendered shells) hash their HTML bytes instead, so
-//! they merge only when byte-identical.
+//! soft-404s, empty listings, login walls, pages that are all template, short posts) is
+//! [`Strength::Weak`]: its simhash is no evidence of duplication, and the cluster stage merges
+//! Weak pages only on equal `exact` hashes. Which text that hash covers depends on how much of
+//! it is the page's own:
+//! - kept content of fewer than [`ContentConfig::boilerplate_min_tokens`] tokens (default 20, what
+//!   the cues ask of a pagelet before calling it main text): the *whole* page's text, template
+//!   included, so such pages merge only when their full text is identical; pages with no text
+//!   at all (script-rendered shells) hash their HTML bytes instead, so they merge only when
+//!   byte-identical;
+//! - more: the kept content, as for a Strong page. A short post's two fetches differ in their
+//!   chrome (a rotating "Trending" list, a render time) while its own text is the same; hashing
+//!   the whole page left every such pair apart, and the learner read the pair as two pages
+//!   (measured on the generated WordPress and Drupal sites learned from their pages: QUALITY.md,
+//!   stop 42).
 
 use serde::{Deserialize, Serialize};
 
@@ -120,9 +129,19 @@ pub fn fingerprint_digest(
             strength: Strength::Strong,
         }
     } else {
+        // Too little text for its simhash to be evidence. A page with hardly any text of its own
+        // (a soft-404, a login wall, an empty listing) is known by its whole text; one whose own
+        // text is as long as the cues ask of main text (a short post) is known by that text, as
+        // a Strong page is, so that a rotating widget or a render time in its chrome does not
+        // tell two fetches of it apart.
+        let exact = if tokens >= config.boilerplate_min_tokens {
+            exact.digest()
+        } else {
+            digest.page_exact
+        };
         Fingerprint {
             simhash: vector.finish(),
-            exact: digest.page_exact,
+            exact,
             tokens,
             strength: Strength::Weak,
         }
@@ -264,6 +283,60 @@ mod tests {
         assert_eq!(fa.strength, Strength::Weak);
         assert_eq!(fa.exact, fb.exact);
         assert_ne!(fa.exact, fc.exact);
+    }
+
+    /// Two fetches of a short post (too little text to be Strong) whose chrome differs: another
+    /// choice of trending links, another render time. Its own text is the same, so they share
+    /// their exact hash; another post does not, and neither do two soft-404s whose chrome
+    /// differs (too little text of their own: their whole text decides).
+    #[test]
+    fn a_short_post_is_known_by_its_own_text_a_soft_404_by_its_whole_text() {
+        let config = ContentConfig::default();
+        let trending = [
+            "Harbour budget passes",
+            "Winter market opens",
+            "Signal bridge closed",
+            "Orchard ledger found",
+            "Canvas rocket lands",
+            "Garden silver award",
+        ];
+        let page = |n: usize, own: &str, fetch: usize| {
+            let picks: String = (0..3)
+                .map(|i| {
+                    let t = trending[(n + fetch + 2 * i) % trending.len()];
+                    format!("<li><a href=/t{i}>{t}</a></li>")
+                })
+                .collect();
+            let html = format!(
+                "<html><body><header><a href=/>Site</a> <a href=/news>News</a> \
+                 <a href=/about>About</a></header><aside><ul>{picks}</ul></aside>\
+                 <article><p>{own}</p></article><footer>Page generated 2024-01-{:02} \
+                 10:{:02}:00</footer></body></html>",
+                1 + (n + fetch) % 28,
+                (n * 7 + fetch) % 60
+            );
+            analyze(html.as_bytes(), &config)
+        };
+        let post = |n: usize| -> String {
+            (0..24)
+                .map(|i| format!("w{}x{} ", (n * 31 + i * 7) % 97, i))
+                .collect()
+        };
+        let mut pages: Vec<PageAnalysis> = (0..12).map(|n| page(n, &post(n), 0)).collect();
+        pages.push(page(0, &post(0), 5));
+        pages.push(page(20, "Sorry, this page was not found.", 0));
+        pages.push(page(21, "Sorry, this page was not found.", 3));
+        let host = fingerprint_host(&pages, &config);
+        let fp = &host.fingerprints;
+        assert_eq!(fp[0].strength, Strength::Weak, "{:?}", fp[0]);
+        assert!(fp[0].tokens >= config.boilerplate_min_tokens, "{:?}", fp[0]);
+        assert_eq!(fp[0].exact, fp[12].exact, "one post, two fetches");
+        assert_ne!(fp[0].exact, fp[1].exact, "two posts");
+        assert_eq!(fp[13].strength, Strength::Weak);
+        assert_ne!(
+            fp[13].exact, fp[14].exact,
+            "two soft-404s whose chrome differs"
+        );
     }
 
     #[test]

@@ -1,0 +1,152 @@
+//! The families learned the way a user learns them: from the pages of a crawl that fetched a
+//! fifth of each site's URLs, through `undust learn --pages` (template removal, fingerprints,
+//! clusters, then the rules), scored on every URL of the site against the generator's content
+//! truth. Beside it, the same sample learned from the generator's labels (what a perfect
+//! clusterer would give), so the line shows what the content stage costs the rules. The family
+//! runs of `learn.rs` learn from labels only.
+
+use std::collections::BTreeMap;
+
+use undust::canon::engine::HostRules;
+use undust::canon::normalize::{StaticConfig, StaticNormalizer};
+use undust::corpus::{generate, Corpus, CorpusConfig, SiteKind};
+use undust::learn::eval::{canonicalize, measure, Metrics};
+use undust::learn::{learn_host, LabelledUrl, LearnConfig};
+
+use crate::learn::family_seed;
+use crate::support::learned_site::{fetched_in_a_fifth, learn_from_pages, truth};
+
+/// Pages of each generated site, as in the family runs.
+const PAGES: (usize, usize) = (1500, 5000);
+
+fn static_form(normalizer: &StaticNormalizer, url: &str) -> String {
+    normalizer
+        .normalize(url)
+        .map_or_else(|_| url.to_owned(), String::from)
+}
+
+/// Per family (`UNDUST_FAMILIES`, default all) and draw (`UNDUST_SEEDS`, default 41,42,43):
+/// compression / best and false-positive pairs, learned from the labels of the fetched fifth and
+/// from its pages. A measurement run by hand (QUALITY.md).
+#[test]
+#[ignore = "a measurement run by hand (QUALITY.md): several minutes for every family"]
+fn families_learned_from_a_fifth_of_their_pages() {
+    let kinds: Vec<SiteKind> = match std::env::var("UNDUST_FAMILIES") {
+        Ok(names) => SiteKind::FAMILIES
+            .iter()
+            .copied()
+            .filter(|k| names.split(',').any(|n| n.trim() == k.name()))
+            .collect(),
+        Err(_) => SiteKind::FAMILIES.to_vec(),
+    };
+    let seeds: Vec<u64> = std::env::var("UNDUST_SEEDS")
+        .unwrap_or_else(|_| "41,42,43".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("UNDUST_SEEDS: numbers"))
+        .collect();
+    let normalizer = StaticNormalizer::new(StaticConfig::default()).expect("default config");
+    let mut totals: BTreeMap<&str, (Metrics, Metrics)> = BTreeMap::new();
+    for &seed in &seeds {
+        let sites: Vec<_> = kinds
+            .iter()
+            .flat_map(|&kind| {
+                generate(
+                    &CorpusConfig::new(family_seed(seed, kind), 1)
+                        .with_kinds(&[kind])
+                        .with_pages(PAGES.0, PAGES.1),
+                )
+                .sites
+            })
+            .collect();
+        let mut fetched = Corpus {
+            seed,
+            sites: sites.clone(),
+        };
+        for site in &mut fetched.sites {
+            site.pages.retain(|p| fetched_in_a_fifth(&p.url));
+        }
+        let file = learn_from_pages(&fetched);
+        if let Ok(dir) = std::env::var("UNDUST_DUMP") {
+            // The sample's pages and labels, to look at what the content stage made of them.
+            let mut jsonl = Vec::new();
+            undust::corpus::write_jsonl(&fetched, &mut jsonl).expect("export");
+            std::fs::write(format!("{dir}/pages-{seed}.jsonl"), jsonl).expect("write");
+            let labels: String = fetched
+                .sites
+                .iter()
+                .flat_map(|s| &s.pages)
+                .map(|p| format!("{}\t{}\t{}\n", p.url, p.label, p.content_id))
+                .collect();
+            std::fs::write(format!("{dir}/labels-{seed}.tsv"), labels).expect("write");
+        }
+        for (site, sample) in sites.iter().zip(&fetched.sites) {
+            let labelled: Vec<LabelledUrl> = sample
+                .pages
+                .iter()
+                .map(|p| LabelledUrl {
+                    url: static_form(&normalizer, &p.url),
+                    cluster: p.label,
+                })
+                .collect();
+            let from_labels =
+                learn_host(&site.host, &labelled, &LearnConfig::default()).expect("learns");
+            let from_labels = HostRules::compile(&from_labels.rules).expect("compiles");
+            let set = file.hosts.iter().find(|h| h.host == site.host);
+            let from_pages = set.map(|s| HostRules::compile(s).expect("compiles"));
+            let truth = truth(site);
+            let by_labels = measure(&truth, |u| {
+                canonicalize(&from_labels, &static_form(&normalizer, u))
+            });
+            let by_pages = measure(&truth, |u| {
+                let normal = static_form(&normalizer, u);
+                from_pages
+                    .as_ref()
+                    .map_or(normal.clone(), |rules| canonicalize(rules, &normal))
+            });
+            eprintln!(
+                "pages seed {seed} {:>18} {:>5} urls {:>5} fetched: labels {:.3} / {:.3} fp {:>4}, \
+                 pages {:.3} fp {:>4} ({} site rules, {} rules, {} aliases)",
+                site.kind.name(),
+                by_pages.urls,
+                sample.pages.len(),
+                by_labels.compression_rate(),
+                by_labels.best_compression_rate(),
+                by_labels.false_positive_pairs,
+                by_pages.compression_rate(),
+                by_pages.false_positive_pairs,
+                set.map_or(0, |s| s.site_rules.len()),
+                set.map_or(0, |s| s.rules.len()),
+                set.map_or(0, |s| s.aliases.len()),
+            );
+            let total = totals.entry(site.kind.name()).or_default();
+            total.0.add(&by_labels);
+            total.1.add(&by_pages);
+        }
+    }
+    let share = |m: &Metrics| m.compression_rate() / m.best_compression_rate().max(1e-9);
+    let (mut held, mut tuned) = ((Metrics::default(), Metrics::default()), Default::default());
+    for (name, (labels, pages)) in &totals {
+        eprintln!(
+            "family {name:>18}: share of best from labels {:>5.1}%, from pages {:>5.1}%; fpr {:.4} / {:.4}",
+            100.0 * share(labels),
+            100.0 * share(pages),
+            labels.false_positive_rate(),
+            pages.false_positive_rate(),
+        );
+        let held_out = SiteKind::HELD_OUT_FAMILIES
+            .iter()
+            .any(|k| k.name() == *name);
+        let sum: &mut (Metrics, Metrics) = if held_out { &mut held } else { &mut tuned };
+        sum.0.add(labels);
+        sum.1.add(pages);
+    }
+    for (label, (labels, pages)) in [("held out", held), ("tuning", tuned)] {
+        eprintln!(
+            "{label}: share of best from labels {:.1}%, from pages {:.1}%; fpr {:.4} / {:.4}",
+            100.0 * share(&labels),
+            100.0 * share(&pages),
+            labels.false_positive_rate(),
+            pages.false_positive_rate(),
+        );
+    }
+}
