@@ -90,6 +90,20 @@ fn families_learned_from_a_fifth_of_their_pages() {
                 .collect();
             let from_labels =
                 learn_host(&site.host, &labelled, &LearnConfig::default()).expect("learns");
+            if std::env::var("LEARN_DEBUG").is_ok() {
+                let pages = file.hosts.iter().find(|h| h.host == site.host);
+                for (label, set) in [("labels", Some(&from_labels.rules)), ("pages", pages)] {
+                    for r in set.iter().flat_map(|s| &s.site_rules) {
+                        eprintln!("  {label} site: {}", r.action);
+                    }
+                    for r in set.iter().flat_map(|s| &s.rules) {
+                        eprintln!(
+                            "  {label} rule: {} -> {}",
+                            r.source_pattern, r.target_pattern
+                        );
+                    }
+                }
+            }
             let from_labels = HostRules::compile(&from_labels.rules).expect("compiles");
             let set = file.hosts.iter().find(|h| h.host == site.host);
             let from_pages = set.map(|s| HostRules::compile(s).expect("compiles"));

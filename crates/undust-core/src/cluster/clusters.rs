@@ -25,6 +25,19 @@
 //! canonical, redirect), or [`Reason::Singleton`]. Union-find only ever merges a singleton
 //! through a union naming that URL, so every member of a larger cluster has a reason.
 //!
+//! # Weak pages near another cluster
+//!
+//! A Weak page (too little text for its simhash to be evidence) merges only on an equal exact
+//! hash, so two fetches of one short page whose chrome differs beyond what the template model
+//! removed stay apart while their simhashes agree. Such a pair says nothing either way, but as
+//! two clusters it reads as two pages, and one such pair is enough to refuse a host-wide rule
+//! (`ignore replytocom` on a WordPress site whose feeds are short). So a Weak page whose
+//! simhash is within the near-duplicate distance of a page in another cluster is marked
+//! *unresolved*: it keeps its cluster, and [`Clustering::is_unresolved`] tells the learner to
+//! leave it out (`crate::pipeline::labelled`). A Weak page whose nearest pages are all in its own
+//! cluster, or far from every other page (another listing page, another short post), is
+//! evidence as before.
+//!
 //! # Fetches
 //!
 //! A crawler reports a fetch as "asked for `url`, was redirected to `final_url`, got this body,
@@ -208,6 +221,9 @@ pub struct ClusterStats {
     pub digest_merges: usize,
     /// URLs whose digest was not applied because it is a catch-all's (see the module docs).
     pub digests_fan_in: usize,
+    /// Weak pages within near-duplicate distance of a page of another cluster: no evidence
+    /// either way, left out of learning (see "Weak pages near another cluster").
+    pub weak_unresolved: usize,
 }
 
 /// Why a URL is in its cluster (see the module documentation).
@@ -742,6 +758,29 @@ impl ClusterBuilder {
             })
             .collect();
 
+        // 5b. Weak pages near a page of another cluster (see the module documentation).
+        let mut unresolved = vec![false; n];
+        let mut page_index = SimhashIndex::new(k);
+        for (node, ev) in self.evidence.iter().enumerate() {
+            if let Some(ev) = ev {
+                page_index.insert(node as u32, ev.simhash);
+            }
+        }
+        for (node, ev) in self.evidence.iter().enumerate() {
+            let Some(ev) = ev.filter(|ev| !ev.strong) else {
+                continue;
+            };
+            let root = uf.find(node as u32);
+            let mut other_cluster = false;
+            page_index.for_each_near(ev.simhash, |near, _| {
+                other_cluster |= uf.find(near) != root;
+            });
+            if other_cluster {
+                unresolved[node] = true;
+                stats.weak_unresolved += 1;
+            }
+        }
+
         // 6. Stable ids from the smallest member URL; members listed in URL order.
         let mut cluster_of_root: HashMap<u32, u32> = HashMap::new();
         let mut clusters: Vec<Cluster> = Vec::new();
@@ -769,9 +808,14 @@ impl ClusterBuilder {
             .iter()
             .map(|&node| reasons[node as usize].unwrap_or(Reason::Singleton))
             .collect();
+        let unresolved = order
+            .iter()
+            .map(|&node| unresolved[node as usize])
+            .collect();
         Clustering {
             urls: sorted_urls,
             reasons,
+            unresolved,
             cluster_index,
             clusters,
             stats,
@@ -787,6 +831,9 @@ pub struct Clustering {
     urls: Vec<String>,
     /// Parallel to `urls`: why each is in its cluster.
     reasons: Vec<Reason>,
+    /// Parallel to `urls`: Weak pages near a page of another cluster (see the module
+    /// documentation).
+    unresolved: Vec<bool>,
     /// Parallel to `urls`: index into `clusters`.
     cluster_index: Vec<u32>,
     /// Clusters in order of their smallest member URL.
@@ -811,6 +858,15 @@ impl Clustering {
         Some(self.reasons[i])
     }
 
+    /// Whether `url` is a Weak page near a page of another cluster: its cluster is no evidence
+    /// either way (see the module documentation).
+    pub fn is_unresolved(&self, url: &str) -> bool {
+        let key = normalise(url);
+        self.urls
+            .binary_search(&key)
+            .is_ok_and(|i| self.unresolved[i])
+    }
+
     /// Every URL with its cluster id and the reason it is there, in URL order.
     pub fn assignments_with_reasons(&self) -> impl Iterator<Item = (&str, ClusterId, Reason)> + '_ {
         self.urls
@@ -830,6 +886,15 @@ impl Clustering {
         let key = normalise(url);
         let i = self.urls.binary_search(&key).ok()?;
         Some(&self.clusters[self.cluster_index[i] as usize].members)
+    }
+
+    /// Every URL with its cluster id, in URL order, but the unresolved Weak pages (see the module
+    /// documentation): what the learner is given.
+    pub fn learning_assignments(&self) -> impl Iterator<Item = (&str, ClusterId)> + '_ {
+        self.assignments()
+            .zip(&self.unresolved)
+            .filter(|(_, &unresolved)| !unresolved)
+            .map(|(assignment, _)| assignment)
     }
 
     /// Every URL with its cluster id, in URL order.
@@ -1006,6 +1071,50 @@ mod tests {
         assert_eq!(id("http://h.test/a"), xxh3_64(b"http://h.test/a"));
         assert_eq!(c.stats().clusters, 4);
         assert_eq!(c.labelled_pairs().len(), 6);
+    }
+
+    /// A Weak page near a page of another cluster keeps its cluster but is left out of what the
+    /// learner is given; a Weak page near pages of its own cluster only, or near nothing, is
+    /// given as before, and a Strong page always.
+    #[test]
+    fn weak_pages_near_another_cluster_are_left_out_of_learning() {
+        let weak = |simhash, exact| PageEvidence {
+            simhash,
+            exact,
+            strong: false,
+        };
+        let mut b = ClusterBuilder::new(ClusterConfig::default());
+        // One short post fetched twice, its chrome different: equal simhashes, unequal hashes.
+        b.add_page("http://h.test/post/feed/", weak(0xf0f0, 1));
+        b.add_page("http://h.test/post/feed/?replytocom=7", weak(0xf0f1, 2));
+        // Two fetches that agree exactly, far from every other page.
+        b.add_page("http://h.test/tag/a", weak(0x0fff_0000, 3));
+        b.add_page("http://h.test/tag/a?ref=x", weak(0x0fff_0000, 3));
+        // Another listing, far from everything.
+        b.add_page("http://h.test/page/2/", weak(0xffff_0000_0000, 4));
+        // A Weak page near a Strong one of another cluster; the Strong one stays given.
+        b.add_page("http://h.test/story", strong(0x1234_5678_0000_0000));
+        b.add_page(
+            "http://h.test/story?print=1",
+            weak(0x1234_5678_0000_0001, 5),
+        );
+        let c = b.finish();
+        let given: Vec<&str> = c.learning_assignments().map(|(url, _)| url).collect();
+        assert_eq!(
+            given,
+            [
+                "http://h.test/page/2/",
+                "http://h.test/story",
+                "http://h.test/tag/a",
+                "http://h.test/tag/a?ref=x",
+            ]
+        );
+        assert!(c.is_unresolved("http://h.test/post/feed/?replytocom=7"));
+        assert!(!c.is_unresolved("http://h.test/story"));
+        assert_eq!(c.stats().weak_unresolved, 3);
+        // Their clusters are unchanged: each its own.
+        assert_eq!(c.assignments().count(), 7);
+        assert_eq!(c.stats().clusters, 6);
     }
 
     /// A shortlink ties its page's id URL to it as a reversed canonical claim, under the same

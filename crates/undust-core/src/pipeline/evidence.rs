@@ -195,10 +195,11 @@ pub fn cluster_pages<'a>(
 }
 
 /// The learner's training set for `host`: its URLs with their cluster (URLs of other hosts, which
-/// redirects and canonicals may bring in, are left out), in URL order.
+/// redirects and canonicals may bring in, are left out, and so are the Weak pages whose cluster
+/// is no evidence: `Clustering::is_unresolved`), in URL order.
 pub fn labelled(host: &str, clustering: &Clustering) -> Vec<LabelledUrl> {
     clustering
-        .assignments()
+        .learning_assignments()
         .filter(|(url, _)| {
             url::Url::parse(url)
                 .ok()
