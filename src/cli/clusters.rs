@@ -4,7 +4,10 @@
 //! simhash of the content it carries (absent for redirects, revisits and records that are not
 //! pages), and why it is in its cluster: `content` (near-duplicate text), `exact` (identical
 //! content), `redirect`, `canonical` (a rel=canonical claim), `digest` (an archive's payload
-//! digest or a revisit record) or `singleton`. `record` is `page`, `redirect` or `revisit`, with
+//! digest or a revisit record) or `singleton`. `"unresolved": true` marks a page with too little
+//! text of its own whose simhash is near a page of another cluster: its cluster is no evidence
+//! either way, and learning leaves it out (see `undust::cluster::clusters`). `record` is
+//! `page`, `redirect` or `revisit`, with
 //! the HTTP `status` when known. A record that is not content evidence has no cluster and the
 //! reason `not evidence: status` (a 404), `not evidence: content type` (an image), `not evidence:
 //! no content` (a redirect or revisit that named no URL of a cluster) or `rejected: FIELD`; a page
@@ -52,15 +55,18 @@ struct Line<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     simhash: Option<String>,
     reason: &'a str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    unresolved: bool,
     record: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     status: Option<u16>,
 }
 
-/// A URL's answer: cluster, reason and (for content) simhash.
+/// A URL's answer: cluster, reason and whether learning leaves it out.
 struct Answer {
     cluster: ClusterId,
     reason: Reason,
+    unresolved: bool,
 }
 
 /// Runs `undust clusters`.
@@ -120,8 +126,17 @@ pub fn run(args: ClustersArgs) -> ExitCode {
                 simhashes.insert(at.clone(), print.simhash);
             }
         }
+        evidence.weak_unresolved += s.weak_unresolved;
         for (url, cluster, reason) in clustering.assignments_with_reasons() {
-            answers.insert(url.to_owned(), Answer { cluster, reason });
+            let unresolved = clustering.is_unresolved(url);
+            answers.insert(
+                url.to_owned(),
+                Answer {
+                    cluster,
+                    reason,
+                    unresolved,
+                },
+            );
         }
     });
     let (mut lines, mut answered) = (0usize, 0usize);
@@ -169,6 +184,7 @@ pub fn run(args: ClustersArgs) -> ExitCode {
                 .and_then(|u| simhashes.get(u))
                 .map(|s| format!("{s:016x}")),
             reason,
+            unresolved: answer.is_some_and(|a| a.unresolved),
             record: record.kind,
             status: record.status,
         });
@@ -200,6 +216,7 @@ pub fn run(args: ClustersArgs) -> ExitCode {
             cluster: Some(format!("{:016x}", answer.cluster)),
             simhash: simhashes.get(url).map(|s| format!("{s:016x}")),
             reason: answer.reason.as_str(),
+            unresolved: answer.unresolved,
             record: "target",
             status: None,
         });
@@ -231,6 +248,11 @@ pub fn run(args: ClustersArgs) -> ExitCode {
         "undust clusters: shortlinks from HTML applied: {}; refused: {} contradicted by content, \
          {} declared by different contents",
         evidence.shortlinks, evidence.shortlinks_contradicted, evidence.shortlinks_fan_in
+    );
+    eprintln!(
+        "undust clusters: {} pages with too little text near a page of another cluster \
+         (\"unresolved\": left out of learning)",
+        evidence.weak_unresolved
     );
     ExitCode::SUCCESS
 }

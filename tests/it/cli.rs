@@ -555,6 +555,59 @@ fn news_page(canonical: Option<&str>, article: &str) -> String {
     )
 }
 
+/// Apache listings sorted another way list the same entries in another order: too little text
+/// to be Strong, not identical, with equal simhashes. `undust clusters` marks such pages
+/// `unresolved` (their cluster is no evidence, and learning leaves them out) and counts them.
+#[test]
+fn clusters_mark_the_pages_whose_cluster_is_no_evidence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let crawl = dir.path().join("listing.jsonl");
+    let crawl = crawl.to_str().expect("utf-8 path");
+    let args = [
+        "corpus",
+        "--seed",
+        "44",
+        "--kinds",
+        "directory-listing",
+        "--min-pages",
+        "400",
+        "--max-pages",
+        "600",
+        "--out",
+        crawl,
+    ];
+    let output = undust(&args, b"");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let output = undust(&["clusters", "--pages", crawl], b"");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("JSON line"))
+        .collect();
+    let unresolved: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l["unresolved"] == true).collect();
+    assert!(!unresolved.is_empty(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{} pages with too little text", unresolved.len())),
+        "{stderr}"
+    );
+    // Sorted views of one listing among them; the field is absent elsewhere.
+    assert!(
+        unresolved
+            .iter()
+            .any(|l| l["url"].as_str().is_some_and(|u| u.contains("?C="))),
+        "{unresolved:?}"
+    );
+    assert!(lines
+        .iter()
+        .all(|l| l["unresolved"] == true || l.get("unresolved").is_none()));
+}
+
 #[test]
 fn clusters_use_the_canonical_declared_in_the_html() {
     let h = |p: &str| format!("http://news.example{p}");
