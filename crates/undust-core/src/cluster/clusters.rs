@@ -759,12 +759,28 @@ impl ClusterBuilder {
             .collect();
 
         // 5b. Weak pages near a page of another cluster (see the module documentation).
+        // Indexed once per distinct simhash, with the one cluster its pages are in (`None` when
+        // several): a host of 20,000 text-less pages (simhash 0) is one entry, not a bucket each
+        // query walks whole.
         let mut unresolved = vec![false; n];
-        let mut page_index = SimhashIndex::new(k);
+        let mut cluster_of_simhash: HashMap<u64, Option<u32>> = HashMap::new();
         for (node, ev) in self.evidence.iter().enumerate() {
             if let Some(ev) = ev {
-                page_index.insert(node as u32, ev.simhash);
+                let root = uf.find(node as u32);
+                cluster_of_simhash
+                    .entry(ev.simhash)
+                    .and_modify(|cluster| {
+                        if *cluster != Some(root) {
+                            *cluster = None;
+                        }
+                    })
+                    .or_insert(Some(root));
             }
+        }
+        let distinct: Vec<(u64, Option<u32>)> = cluster_of_simhash.into_iter().collect();
+        let mut page_index = SimhashIndex::new(k);
+        for (i, &(simhash, _)) in distinct.iter().enumerate() {
+            page_index.insert(i as u32, simhash);
         }
         for (node, ev) in self.evidence.iter().enumerate() {
             let Some(ev) = ev.filter(|ev| !ev.strong) else {
@@ -773,7 +789,7 @@ impl ClusterBuilder {
             let root = uf.find(node as u32);
             let mut other_cluster = false;
             page_index.for_each_near(ev.simhash, |near, _| {
-                other_cluster |= uf.find(near) != root;
+                other_cluster |= distinct[near as usize].1 != Some(root);
             });
             if other_cluster {
                 unresolved[node] = true;
@@ -1092,6 +1108,10 @@ mod tests {
         b.add_page("http://h.test/tag/a?ref=x", weak(0x0fff_0000, 3));
         // Another listing, far from everything.
         b.add_page("http://h.test/page/2/", weak(0xffff_0000_0000, 4));
+        // Two pages with no text at all (simhash 0), different bytes: two clusters, both
+        // unresolved, however many such pages a host has.
+        b.add_page("http://h.test/app#a", weak(0, 6));
+        b.add_page("http://h.test/app?view=b", weak(0, 7));
         // A Weak page near a Strong one of another cluster; the Strong one stays given.
         b.add_page("http://h.test/story", strong(0x1234_5678_0000_0000));
         b.add_page(
@@ -1111,10 +1131,11 @@ mod tests {
         );
         assert!(c.is_unresolved("http://h.test/post/feed/?replytocom=7"));
         assert!(!c.is_unresolved("http://h.test/story"));
-        assert_eq!(c.stats().weak_unresolved, 3);
+        assert!(c.is_unresolved("http://h.test/app?view=b"));
+        assert_eq!(c.stats().weak_unresolved, 5);
         // Their clusters are unchanged: each its own.
-        assert_eq!(c.assignments().count(), 7);
-        assert_eq!(c.stats().clusters, 6);
+        assert_eq!(c.assignments().count(), 9);
+        assert_eq!(c.stats().clusters, 8);
     }
 
     /// A shortlink ties its page's id URL to it as a reversed canonical claim, under the same
