@@ -933,6 +933,25 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 // the rule (no negative group, below).
                 evidence.waive_type_coverage();
             }
+            // Some spellings are the server's or the framework's, the same for every path, not
+            // one page type's: a path's suffix (`/a/b.html` ≡ `/a/b` ≡ `/a/b/`: TYPO3's
+            // page-type decorator, RealURL, Apache's MultiViews, a static generator's pretty
+            // URLs) and the order of the query's parameters (see `SORT_QUERY_MIN_CLUSTERS`).
+            // Such an action merges nothing but two spellings of one page, and every page type
+            // where the sample shows both spellings was read. A deep tree of pages makes a type
+            // of each depth and section, and a 20% sample shows both spellings of a page in few
+            // of them, so the page-type coverage guards are waived when nothing contradicts
+            // it; a single merge of different pages anywhere keeps them (and refuses an
+            // extension, above).
+            let host_wide_spelling = matches!(
+                candidate,
+                SiteAction::StripExtension { .. }
+                    | SiteAction::StripTrailingSlash
+                    | SiteAction::SortQuery
+            );
+            if host_wide_spelling && evidence.negative_groups == 0 {
+                evidence.waive_type_coverage();
+            }
             // Each shared file was shown in one cluster under several directories and in no
             // other (`super::shared_files`), and reaches only the URLs ending with its name:
             // the page-type coverage guards are waived, as for a vocabulary, and one merge of
@@ -4130,6 +4149,86 @@ mod tests {
         let out = learn(&s, &LearnConfig::default());
         assert!(
             !has_rule(&out, |a| matches!(a, SiteAction::StripExtension { .. })),
+            "{:?}",
+            out.rules
+        );
+    }
+
+    /// A CMS's tree of pages behind one router (TYPO3's page-type decorator writes `.html`,
+    /// and also answers the path bare or with a trailing slash): the sample shows both
+    /// spellings of a few news items and of a few listings' parameter orders, and none in the
+    /// other sections, each a page type of its own holding a large share of the samples the
+    /// spelling changes. The spellings are the router's, the same for every path, so they hold
+    /// for the whole host. A section that shows one spelling naming another page keeps the
+    /// page-type guards, which its silent neighbours then refuse.
+    #[test]
+    fn a_spelling_of_the_router_holds_in_sections_the_sample_shows_no_pair_of() {
+        let host = |contrary: bool| {
+            let mut s = Vec::new();
+            for id in 0..60u64 {
+                let item = format!("https://t.example/news/detail/item-{id}");
+                s.push(lu(&format!("{item}.html"), id));
+                if id % 6 == 0 {
+                    s.push(lu(&format!("{item}/"), id));
+                }
+                if id % 10 == 0 {
+                    s.push(lu(&item, id));
+                }
+            }
+            for id in 0..30u64 {
+                let team = format!("https://t.example/about/team{id}");
+                s.push(lu(&format!("{team}/people/member{id}.html"), 100 + id));
+                s.push(lu(&format!("{team}/"), 200 + id));
+                s.push(lu(
+                    &format!("https://t.example/search?q=word{id}&lang=en"),
+                    300 + id,
+                ));
+            }
+            for cat in 0..3u64 {
+                let list = "https://t.example/news/list";
+                s.push(lu(&format!("{list}?cat={cat}&page=2"), 400 + cat));
+                s.push(lu(&format!("{list}?page=2&cat={cat}"), 400 + cat));
+            }
+            if contrary {
+                s.push(lu("https://t.example/about/team0/people/member0", 500));
+                s.push(lu("https://t.example/about/team1", 501));
+            }
+            s
+        };
+        let out = learn(&host(false), &LearnConfig::default());
+        for action in [
+            SiteAction::StripExtension {
+                extension: ".html".into(),
+            },
+            SiteAction::StripTrailingSlash,
+            SiteAction::SortQuery,
+        ] {
+            assert!(
+                has_rule(&out, |a| *a == action),
+                "{action:?}: {:?}",
+                out.rules
+            );
+        }
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        let rewrite = |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rewriter.rewrite(&url).unwrap_or_else(|| url.to_string())
+        };
+        assert_eq!(
+            rewrite("https://t.example/about/team77/people/member77.html"),
+            rewrite("https://t.example/about/team77/people/member77/")
+        );
+        assert_eq!(
+            rewrite("https://t.example/search?q=a&lang=en"),
+            rewrite("https://t.example/search?lang=en&q=a")
+        );
+
+        let out = learn(&host(true), &LearnConfig::default());
+        assert!(
+            !has_rule(&out, |a| matches!(
+                a,
+                SiteAction::StripExtension { .. } | SiteAction::StripTrailingSlash
+            )),
             "{:?}",
             out.rules
         );
