@@ -1217,9 +1217,26 @@ mod tests {
     /// clusters) when a third shows it standing for `page-3`.
     #[test]
     fn a_tail_naming_the_last_page_is_no_default_view() {
+        last_page_tail_stays_apart("");
+    }
+
+    /// The same, with the thread written in its folder form (`/threads/N/`, XenForo's own
+    /// spelling): `latest` is no empty segment either (`/threads/*/latest` -> `/threads/*/`,
+    /// nor the reverse).
+    #[test]
+    fn a_tail_naming_the_last_page_is_not_the_folder_form_of_the_thread() {
+        last_page_tail_stays_apart("/");
+    }
+
+    /// [`a_tail_naming_the_last_page_is_no_default_view`] with each thread's first page written
+    /// `/threads/N` + `folder`.
+    fn last_page_tail_stays_apart(folder: &str) {
         let mut samples = Vec::new();
         for t in 0..40u64 {
-            samples.push(lu(format!("http://forum.example/threads/{}", 100 + t), t));
+            samples.push(lu(
+                format!("http://forum.example/threads/{}{folder}", 100 + t),
+                t,
+            ));
             samples.push(lu(
                 format!("http://forum.example/threads/{}/latest", 100 + t),
                 t,
@@ -1236,7 +1253,10 @@ mod tests {
         // Longer threads' pages, each a page of its own: no segment after the id is a slug to
         // drop, and no page is every other.
         for t in 300..304u64 {
-            samples.push(lu(format!("http://forum.example/threads/{t}"), 10 * t));
+            samples.push(lu(
+                format!("http://forum.example/threads/{t}{folder}"),
+                10 * t,
+            ));
             for page in 2..=3 {
                 let url = format!("http://forum.example/threads/{t}/page-{page}");
                 samples.push(lu(url, 10 * t + page));
@@ -1246,11 +1266,11 @@ mod tests {
         let canonical = canonicalizer(&out.rules);
         let latest = canonical("http://forum.example/threads/999/latest");
         for other in [
-            "http://forum.example/threads/999",
-            "http://forum.example/threads/999/page-2",
-            "http://forum.example/threads/999/page-3",
+            format!("http://forum.example/threads/999{folder}"),
+            "http://forum.example/threads/999/page-2".to_owned(),
+            "http://forum.example/threads/999/page-3".to_owned(),
         ] {
-            assert_ne!(latest, canonical(other), "{other}: {:#?}", out.rules);
+            assert_ne!(latest, canonical(&other), "{other}: {:#?}", out.rules);
         }
     }
 

@@ -292,9 +292,19 @@ impl<'a> Proofer<'a> {
                         self.samples.keys[key as usize],
                         Key::Path(_) | Key::Query { .. }
                     )
-                    && ops
-                        .iter()
-                        .any(|op| matches!(*op, Op::Ignore { key: k, fill: None } if k == key)) =>
+                    && ops.iter().any(|op| match *op {
+                        Op::Ignore { key: k, fill: None } => k == key,
+                        // Written empty: `/threads/*/latest` -> `/threads/*/`, the page's
+                        // folder form, drops the view as well.
+                        Op::Ignore {
+                            key: k,
+                            fill: Some(v),
+                        }
+                        | Op::Keep { key: k, val: v } => {
+                            k == key && self.samples.values[v as usize].is_empty()
+                        }
+                        _ => false,
+                    }) =>
             {
                 Some((key, value))
             }
@@ -312,9 +322,12 @@ impl<'a> Proofer<'a> {
                     _ => None,
                 })
                 .max_by_key(|&(i, _, _)| i)?;
-            last_source
-                .is_none_or(|last| i > last)
-                .then_some((key, value))
+            // After the source's last segment, or over its empty one (`/threads/*/` ->
+            // `/threads/*/latest`: the folder form of the page written as the view).
+            let over_empty = source.iter().any(|&(k, c)| {
+                k == key && matches!(c, Cond::Lit(v) if self.samples.values[v as usize].is_empty())
+            });
+            (last_source.is_none_or(|last| i > last) || over_empty).then_some((key, value))
         };
         let (key, value) = dropped.or_else(written)?;
         let name = &self.samples.values[value as usize];

@@ -25,10 +25,10 @@ use crate::canon::rules::SiteAction;
 /// Share of a script's samples with a query whose query starts with a path
 /// ([`query_path_part`]): the script's queries are paths, not an option of some pages (a
 /// `?/x` link among `?id=…` pages is not a scheme).
-const MIN_QUERY_PATH_SHARE: f64 = 0.5;
+pub(super) const MIN_QUERY_PATH_SHARE: f64 = 0.5;
 /// Distinct paths a script's queries must write: one or two such queries are a coincidence,
 /// several are the way the site routes.
-const MIN_QUERY_PATHS: usize = 3;
+pub(super) const MIN_QUERY_PATHS: usize = 3;
 /// Scripts proposed, the most shown first: a host routes through a handful of scripts.
 const MAX_QUERY_PATH_SCRIPTS: usize = 8;
 

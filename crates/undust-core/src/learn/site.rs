@@ -114,6 +114,36 @@ const MAX_ALIAS_CLASS: usize = 32;
 /// ([`SiteAction::QueryValueToPath`]) before the move is a candidate: one page showing both
 /// forms is a coincidence of one id, several are a scheme.
 pub(super) const MIN_MOVED_ID_VALUES: usize = 3;
+/// Distinct values that suffice to move a script's keyless query into the path when the
+/// script routes by its query ([`routes_by_query`]), as long as no group of different pages
+/// contradicts it: XenForo's `index.php?threads/a.5/` is `/threads/a.5/` for every route, a
+/// fact about the software's router rather than about a page, and a 20% sample of a forum
+/// whose links use the query form shows the friendly form of a page or two.
+const MIN_QUERY_ROUTE_VALUES: usize = 2;
+
+/// Whether `script` routes by its query: most of its samples' queries
+/// ([`super::query_path::MIN_QUERY_PATH_SHARE`]) are one keyless part that reads as a route with
+/// a folder in it (`threads/a.5/`, not `print` or `123-Title`), in at least
+/// [`super::query_path::MIN_QUERY_PATHS`] distinct routes. Then the query is the page's path
+/// written another way, as for a query starting with `/` (`super::query_path`).
+fn routes_by_query(outputs: &[Output<'_>], script: &str) -> bool {
+    let mut queried = 0usize;
+    let mut routes: FxHashSet<&str> = FxHashSet::default();
+    let mut routed = 0usize;
+    for (path, query) in outputs {
+        let Some(q) = query.as_deref() else { continue };
+        if path != script {
+            continue;
+        }
+        queried += 1;
+        if !q.contains('=') && !q.contains('&') && q.contains('/') && route_safe_value(q) {
+            routed += 1;
+            routes.insert(q);
+        }
+    }
+    routes.len() >= super::query_path::MIN_QUERY_PATHS
+        && routed as f64 >= super::query_path::MIN_QUERY_PATH_SHARE * queried as f64
+}
 /// Clusters larger than this are not searched for ids moving between shapes: pairing is
 /// quadratic in a cluster's size, and a real page has a handful of addresses.
 const MAX_MOVED_ID_CLUSTER: usize = 32;
@@ -968,6 +998,9 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             let thin_tail = matches!(&candidate, SiteAction::DefaultViewTail { tail }
                 if route_shows_default(&round.outputs, &clusters, tail));
             let sibling = siblings.contains(&candidate);
+            // A router's keyless query read as the path ([`MIN_QUERY_ROUTE_VALUES`]).
+            let query_route = matches!(&candidate, SiteAction::QueryValueToPath { path, name, namespace_separator: None, .. }
+                if name.is_empty() && routes_by_query(&round.outputs, path));
             let case_fold = matches!(
                 candidate,
                 SiteAction::LowercasePath
@@ -984,6 +1017,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 (server_document, SERVER_DOCUMENT_MIN_CLUSTERS),
                 (keyless, MIN_THIN_IDS as u32),
                 (thin_tail, MIN_THIN_TAIL_PAGES as u32),
+                (query_route, MIN_QUERY_ROUTE_VALUES as u32),
             ]
             .into_iter()
             .filter_map(|(applies, clusters)| applies.then_some(clusters))
@@ -1716,7 +1750,13 @@ fn moved_ids(
     }
     let proposals: Vec<_> = proposals
         .into_iter()
-        .filter(|(_, values)| values.len() >= MIN_MOVED_ID_VALUES)
+        .filter(|((script, name, _, separator), values)| {
+            values.len() >= MIN_MOVED_ID_VALUES
+                || values.len() >= MIN_QUERY_ROUTE_VALUES
+                    && name.is_empty()
+                    && separator.is_none()
+                    && routes_by_query(outputs, script)
+        })
         .collect();
     if proposals.is_empty() {
         return Vec::new();
@@ -3393,6 +3433,47 @@ mod tests {
         let colons = site("b.example", false);
         assert!(colons.contains(&moved(None)), "{colons:?}");
         assert!(!colons.contains(&moved(Some(':'))), "{colons:?}");
+    }
+
+    #[test]
+    fn a_forum_linked_by_its_query_routes_shows_the_friendly_form_of_two_pages() {
+        // XenForo with "Use full friendly URLs" off: its links write every route as the query
+        // of `index.php`, and the router also answers the route as a path. A 20% sample shows
+        // the path form of two pages: enough for a script whose queries are routes, not for a
+        // script with an occasional keyless query. A third page shown both ways as two
+        // different pages refuses it.
+        let forum = |routed: bool, contrary: bool| {
+            let mut s = Vec::new();
+            for id in 0..80u64 {
+                let route = format!("threads/title-{id}.{}/", 7000 + id);
+                let url = if routed {
+                    format!("http://x.example/index.php?{route}")
+                } else {
+                    format!("http://x.example/index.php?t={}", 7000 + id)
+                };
+                s.push(lu(&url, id));
+                s.push(lu(&format!("http://x.example/{route}page-2"), 200 + id));
+            }
+            for id in [3u64, 5] {
+                let route = format!("threads/title-{id}.{}/", 7000 + id);
+                s.push(lu(&format!("http://x.example/index.php?{route}"), id));
+                s.push(lu(&format!("http://x.example/{route}"), id));
+            }
+            if contrary {
+                s.push(lu("http://x.example/index.php?threads/title-9.7009/", 9));
+                s.push(lu("http://x.example/threads/title-9.7009/", 500));
+            }
+            s
+        };
+        let moves = |s: &[LabelledUrl]| {
+            has_rule(
+                &learn(s, &LearnConfig::default()),
+                |a| matches!(a, SiteAction::QueryValueToPath { name, .. } if name.is_empty()),
+            )
+        };
+        assert!(moves(&forum(true, false)));
+        assert!(!moves(&forum(false, false)));
+        assert!(!moves(&forum(true, true)));
     }
 
     #[test]
