@@ -3058,6 +3058,15 @@ mod tests {
         out.rules.iter().any(|r| is(&r.action))
     }
 
+    /// The URL `out`'s site rules write for a URL (the URL itself when they leave it alone).
+    fn rewriting(out: &SiteOutcome) -> impl Fn(&str) -> String {
+        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
+        move |u: &str| {
+            let url = Url::parse(u).unwrap();
+            rewriter.rewrite(&url).unwrap_or_else(|| url.to_string())
+        }
+    }
+
     fn lu(url: &str, cluster: u64) -> LabelledUrl {
         LabelledUrl {
             url: url.to_owned(),
@@ -4196,11 +4205,7 @@ mod tests {
             "{:?}",
             out.rules
         );
-        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
-        let rewrite = |u: &str| {
-            let url = Url::parse(u).unwrap();
-            rewriter.rewrite(&url).unwrap_or_else(|| url.to_string())
-        };
+        let rewrite = rewriting(&out);
         assert_eq!(
             rewrite("https://d.example/howto/never-seen.html"),
             rewrite("https://d.example/howto/never-seen")
@@ -4290,11 +4295,7 @@ mod tests {
                 out.rules
             );
         }
-        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
-        let rewrite = |u: &str| {
-            let url = Url::parse(u).unwrap();
-            rewriter.rewrite(&url).unwrap_or_else(|| url.to_string())
-        };
+        let rewrite = rewriting(&out);
         assert_eq!(
             rewrite("https://t.example/about/team77/people/member77.html"),
             rewrite("https://t.example/about/team77/people/member77/")
@@ -4388,11 +4389,7 @@ mod tests {
                 beside: Some("t".into()),
             }]
         );
-        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
-        let rewrite = |u: &str| {
-            let url = Url::parse(u).unwrap();
-            rewriter.rewrite(&url).unwrap_or_else(|| url.to_string())
-        };
+        let rewrite = rewriting(&out);
         assert_eq!(
             rewrite("http://c.example/viewforum.php?f=3&start=0"),
             "http://c.example/viewforum.php?f=3&start=0"
@@ -4463,11 +4460,7 @@ mod tests {
                 beside: Some("id_product".into()),
             }]
         );
-        let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
-        let rewrite = |u: &str| {
-            let url = Url::parse(u).unwrap();
-            rewriter.rewrite(&url).unwrap_or_else(|| url.to_string())
-        };
+        let rewrite = rewriting(&out);
         // Another category page, unseen in training, keeps its category.
         assert_eq!(
             rewrite("http://p.example/index.php?controller=category&id_category=5"),
