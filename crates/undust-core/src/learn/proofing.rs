@@ -81,8 +81,9 @@ pub(crate) struct Proof {
     /// beside the documents keep their URLs, and the documents keep the rule.
     pub fenced_files: Option<KeyId>,
     /// The rule drops a literal last segment that names a view (`/threads/*/latest` ->
-    /// `/threads/*`, or `/threads/*/` with the segment left empty), or writes one, while a cluster of the sample holds `P/latest` beside
-    /// another view of `P` (`P/page-3`) and not beside `P`. The tail then names a page of its
+    /// `/threads/*`, or `/threads/*/` with the segment left empty), or writes one, while a
+    /// cluster of the sample holds `P/latest` beside another view of `P` (`P/page-3`) and not
+    /// beside `P`. The tail then names a page of its
     /// own that is sometimes the same as `P` (XenForo's `latest` opens a thread's last page:
     /// its first on a one-page thread), and the rule is refused, as a default view tail is
     /// (`learn::segments`' `stray_tails`). The merge of different pages that would refuse it

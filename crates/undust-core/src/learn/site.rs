@@ -115,35 +115,42 @@ const MAX_ALIAS_CLASS: usize = 32;
 /// forms is a coincidence of one id, several are a scheme.
 pub(super) const MIN_MOVED_ID_VALUES: usize = 3;
 /// Distinct values that suffice to move a script's keyless query into the path when the
-/// script routes by its query ([`routes_by_query`]), as long as no group of different pages
+/// script routes by its query ([`query_routed_scripts`]), as long as no group of different pages
 /// contradicts it: XenForo's `index.php?threads/a.5/` is `/threads/a.5/` for every route, a
 /// fact about the software's router rather than about a page, and a 20% sample of a forum
 /// whose links use the query form shows the friendly form of a page or two.
 const MIN_QUERY_ROUTE_VALUES: usize = 2;
 
-/// Whether `script` routes by its query: most of its samples' queries
+/// The scripts that route by their query: most of a script's samples' queries
 /// ([`super::query_path::MIN_QUERY_PATH_SHARE`]) are one keyless part that reads as a route with
 /// a folder in it (`threads/a.5/`, not `print` or `123-Title`), in at least
 /// [`super::query_path::MIN_QUERY_PATHS`] distinct routes. Then the query is the page's path
-/// written another way, as for a query starting with `/` (`super::query_path`).
-fn routes_by_query(outputs: &[Output<'_>], script: &str) -> bool {
-    let mut queried = 0usize;
-    let mut routes: FxHashSet<&str> = FxHashSet::default();
-    let mut routed = 0usize;
+/// written another way, as for a query starting with `/` (`super::query_path`). One pass over
+/// the samples, whatever the number of scripts.
+fn query_routed_scripts(outputs: &[Output<'_>]) -> FxHashSet<String> {
+    // Script -> (samples with a query, those whose query is a route, distinct routes).
+    let mut scripts: FxHashMap<&str, (usize, usize, FxHashSet<&str>)> = FxHashMap::default();
     for (path, query) in outputs {
         let Some(q) = query.as_deref() else { continue };
-        if path != script {
-            continue;
-        }
-        queried += 1;
+        let entry = scripts.entry(path).or_default();
+        entry.0 += 1;
         if !q.contains('=') && !q.contains('&') && q.contains('/') && route_safe_value(q) {
-            routed += 1;
-            routes.insert(q);
+            entry.1 += 1;
+            if entry.2.len() < super::query_path::MIN_QUERY_PATHS {
+                entry.2.insert(q);
+            }
         }
     }
-    routes.len() >= super::query_path::MIN_QUERY_PATHS
-        && routed as f64 >= super::query_path::MIN_QUERY_PATH_SHARE * queried as f64
+    scripts
+        .into_iter()
+        .filter(|(_, (queried, routed, routes))| {
+            routes.len() >= super::query_path::MIN_QUERY_PATHS
+                && *routed as f64 >= super::query_path::MIN_QUERY_PATH_SHARE * *queried as f64
+        })
+        .map(|(script, _)| script.to_owned())
+        .collect()
 }
+
 /// Clusters larger than this are not searched for ids moving between shapes: pairing is
 /// quadratic in a cluster's size, and a real page has a handful of addresses.
 const MAX_MOVED_ID_CLUSTER: usize = 32;
@@ -816,6 +823,8 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 proposed.push((sibling, may_change));
             }
         }
+        // Scripts that route by their query, read once per round when a candidate asks.
+        let query_routed = std::cell::OnceCell::new();
         for (candidate, may_change) in proposed {
             // Whether path and query together are case-insensitive is a property of the
             // server that other site rules cannot reveal: tested in the first round only, as
@@ -999,8 +1008,17 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 if route_shows_default(&round.outputs, &clusters, tail));
             let sibling = siblings.contains(&candidate);
             // A router's keyless query read as the path ([`MIN_QUERY_ROUTE_VALUES`]).
-            let query_route = matches!(&candidate, SiteAction::QueryValueToPath { path, name, namespace_separator: None, .. }
-                if name.is_empty() && routes_by_query(&round.outputs, path));
+            let query_route = match &candidate {
+                SiteAction::QueryValueToPath {
+                    path,
+                    name,
+                    namespace_separator: None,
+                    ..
+                } if name.is_empty() => query_routed
+                    .get_or_init(|| query_routed_scripts(&round.outputs))
+                    .contains(path),
+                _ => false,
+            };
             let case_fold = matches!(
                 candidate,
                 SiteAction::LowercasePath
@@ -1748,6 +1766,7 @@ fn moved_ids(
             }
         }
     }
+    let query_routed = std::cell::OnceCell::new();
     let proposals: Vec<_> = proposals
         .into_iter()
         .filter(|((script, name, _, separator), values)| {
@@ -1755,7 +1774,9 @@ fn moved_ids(
                 || values.len() >= MIN_QUERY_ROUTE_VALUES
                     && name.is_empty()
                     && separator.is_none()
-                    && routes_by_query(outputs, script)
+                    && query_routed
+                        .get_or_init(|| query_routed_scripts(outputs))
+                        .contains(*script)
         })
         .collect();
     if proposals.is_empty() {
