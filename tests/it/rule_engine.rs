@@ -163,6 +163,7 @@ fn shapes_rules() -> HostRuleSet {
                     name: "topic".into(),
                     numbers: false,
                     fixed: String::new(),
+                    titled: false,
                 },
             ),
             site(

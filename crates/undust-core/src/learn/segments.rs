@@ -4,7 +4,9 @@
 //! - a query value written inside a templated path segment
 //!   ([`SiteAction::TemplatedSegmentToQuery`]): `script?name=V` beside `dir` + `before` + `V` +
 //!   `after` (SMF's `index.php?topic=5.0` and `index.php/topic,5.0.html`; phpBB SEO's
-//!   `viewtopic.php?t=5` and `topic5.html`);
+//!   `viewtopic.php?t=5` and `topic5.html`), or title + `before` + `V` + `after` with the title
+//!   not read (osCommerce's Ultimate SEO URLs: `product_info.php?products_id=5` and
+//!   `a-name-p-5.html`, where an old name still answers; [`title_marker`] names the marker);
 //! - a default the software fills into a bare value ([`SiteAction::DefaultValueSuffix`]):
 //!   `name=N` beside `name=N` + suffix, the rest of the address equal (SMF's `topic=5` and
 //!   `topic=5.0`);
@@ -28,8 +30,9 @@ use super::names_a_position;
 use super::site::{most_shown_first, SmallClusters, MIN_MOVED_ID_VALUES};
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
 use crate::canon::rules::site::{
-    fixed_query_part, is_extension, is_pair_number, is_value_suffix, is_view_tail,
-    pair_literals_delimit, query_safe_segment_value, view_tail_base, SegmentTemplate,
+    fixed_query_part, is_extension, is_pair_number, is_template_title, is_titled_template_id,
+    is_value_suffix, is_view_tail, pair_literals_delimit, query_safe_segment_value, view_tail_base,
+    SegmentTemplate,
 };
 use crate::canon::rules::SiteAction;
 
@@ -105,8 +108,8 @@ pub(super) fn templated_segments(
     outputs: &[Output<'_>],
     clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    // (dir, before, after, script, name, fixed parts) -> distinct values shown.
-    type Shape<'s> = (&'s str, &'s str, &'s str, &'s str, &'s str, String);
+    // (dir, before, after, titled, script, name, fixed parts) -> distinct values shown.
+    type Shape<'s> = (&'s str, &'s str, &'s str, bool, &'s str, &'s str, String);
     let mut proposals: FxHashMap<Shape<'_>, FxHashSet<&str>> = FxHashMap::default();
     for members in clusters.values() {
         for &a in members {
@@ -134,10 +137,23 @@ pub(super) fn templated_segments(
                         continue;
                     };
                     let (before, after) = (&segment[..start], &segment[start + value.len()..]);
-                    if (before.is_empty() && after.is_empty()) || !template_literals(before, after)
-                    {
+                    let literal = (!before.is_empty() || !after.is_empty())
+                        && template_literals(before, after);
+                    // A title before the value, not read: the shape is its marker.
+                    let titled = || {
+                        let start = segment.rfind(value)?;
+                        let after = &segment[start + value.len()..];
+                        let marker = title_marker(&segment[..start])?;
+                        (is_titled_template_id(value) && template_literals("", after))
+                            .then_some((marker, after))
+                    };
+                    let shape = if literal {
+                        (before, after, false)
+                    } else if let Some((marker, after)) = titled() {
+                        (marker, after, true)
+                    } else {
                         continue;
-                    }
+                    };
                     // The rest of the address must agree: the value is all that moved, beside
                     // the query form's fixed parts.
                     let rest = q.split('&').enumerate().filter(|&(i, _)| i != at);
@@ -146,8 +162,9 @@ pub(super) fn templated_segments(
                     else {
                         continue;
                     };
+                    let (before, after, titled) = shape;
                     proposals
-                        .entry((dir, before, after, script, name, fixed))
+                        .entry((dir, before, after, titled, script, name, fixed))
                         .or_default()
                         .insert(value);
                 }
@@ -155,7 +172,7 @@ pub(super) fn templated_segments(
         }
     }
     let mut out: Vec<(usize, SiteAction, Vec<u32>)> = Vec::new();
-    for ((dir, before, after, script, name, fixed), values) in proposals {
+    for ((dir, before, after, titled, script, name, fixed), values) in proposals {
         if values.len() < MIN_MOVED_ID_VALUES {
             continue;
         }
@@ -172,7 +189,12 @@ pub(super) fn templated_segments(
             name: name.to_owned(),
             numbers,
             fixed,
+            titled,
         };
+        // The query form must not read as the template (the rule file refuses it).
+        if titled && SegmentTemplate::of(&action).is_some_and(|t| t.reads(script)) {
+            continue;
+        }
         let samples = read_by(&action, outputs);
         out.push((values.len(), action, samples));
     }
@@ -551,6 +573,30 @@ fn stray_tails(
     })
 }
 
+/// Most letters of a titled template's marker word (`-p-`, `-pri-`, phpBB SEO's `-t`): a longer
+/// last word before the value is the title's own.
+const MAX_MARKER_LETTERS: usize = 3;
+
+/// The marker a titled template reads in `before` (what precedes the value in a segment): a
+/// short word and its separators after a title (`-p-` in `a-name-p-`, `-t` in `a-title-t`), or
+/// `None`. The title holds two letters and no digit: a number in it may be another id of a
+/// template with two (MyBB's `thread-5-post-12.html` is post 12 of thread 5, its
+/// `forum-3-page-2.html` a forum's page), which a title template would read as one id.
+fn title_marker(before: &str) -> Option<&str> {
+    let separator = |c: char| !c.is_ascii_alphanumeric();
+    let core = before.trim_end_matches(separator);
+    let word_start = core
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+        .len();
+    if !(1..=MAX_MARKER_LETTERS).contains(&(core.len() - word_start)) {
+        return None;
+    }
+    let title_end = core[..word_start].trim_end_matches(separator).len();
+    let (title, marker) = before.split_at(title_end);
+    (is_template_title(title) && marker.starts_with(separator) && template_literals(marker, ""))
+        .then_some(marker)
+}
+
 /// Whether `before` and `after` are what software writes around an id in a segment: a short
 /// word and its separator before it (`topic,`, `thread-`, `t`), a file extension or nothing
 /// after it (`.html`). Anything else (`-blue-widget` after `5`) is a title that happens to be
@@ -607,6 +653,7 @@ mod tests {
             name: "topic".into(),
             numbers: false,
             fixed: String::new(),
+            titled: false,
         };
         let default = SiteAction::DefaultValueSuffix {
             name: "topic".into(),
@@ -657,6 +704,91 @@ mod tests {
             .collect();
         let (actions, _) = learned(&alone);
         assert!(actions.is_empty(), "{actions:?}");
+    }
+
+    /// An osCommerce-like shop behind Ultimate SEO URLs: products `a-name-p-N.html` beside
+    /// `product_info.php?products_id=N` for some, some under an old name too, categories
+    /// `a-name-c-P.html` (`P` a category path) beside `index.php?cPath=P` for some. `same` says
+    /// whether a product's spellings are one page.
+    fn seo_shop(same: impl Fn(u64) -> bool) -> Vec<LabelledUrl> {
+        let b = "https://shop.example";
+        let names = ["red-kettle", "tea-cup-set", "oak-board", "blue-mug"];
+        let mut s = Vec::new();
+        for n in 1..=60u64 {
+            let c = n * 10;
+            let name = names[n as usize % names.len()];
+            s.push(lu(&format!("{b}/{name}-p-{n}.html"), c));
+            let other = if same(n) { c } else { c + 1 };
+            if n % 2 == 0 {
+                s.push(lu(&format!("{b}/product_info.php?products_id={n}"), other));
+            }
+            if n % 5 == 0 {
+                s.push(lu(&format!("{b}/old-{name}-p-{n}.html"), other));
+            }
+            // Reviews of the product: another page, in another template.
+            s.push(lu(&format!("{b}/{name}-pr-{n}.html"), c + 3));
+        }
+        for n in 1..=12u64 {
+            let c = 10_000 + n * 10;
+            let path = format!("{n}_{}", n + 20);
+            s.push(lu(&format!("{b}/kitchen-things-c-{path}.html"), c));
+            if n % 2 == 0 {
+                s.push(lu(&format!("{b}/index.php?cPath={path}"), c));
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn an_id_written_after_an_unread_title_and_a_marker_is_its_query_form() {
+        let (actions, canon) = learned(&seo_shop(|_| true));
+        let product = SiteAction::TemplatedSegmentToQuery {
+            dir: "/".into(),
+            before: "-p-".into(),
+            after: ".html".into(),
+            script: "/product_info.php".into(),
+            name: "products_id".into(),
+            numbers: true,
+            fixed: String::new(),
+            titled: true,
+        };
+        assert!(actions.contains(&product), "{actions:?}");
+        let b = "https://shop.example";
+        // A product never seen, under any name: its query form.
+        let query_form = format!("{b}/product_info.php?products_id=907");
+        assert_eq!(canon(&format!("{b}/green-lamp-p-907.html")), query_form);
+        assert_eq!(canon(&format!("{b}/a-renamed-lamp-p-907.html")), query_form);
+        // Another product, its reviews, and a category of the same number stay apart.
+        assert_ne!(canon(&format!("{b}/green-lamp-p-908.html")), query_form);
+        assert_ne!(canon(&format!("{b}/green-lamp-pr-907.html")), query_form);
+        assert_ne!(canon(&format!("{b}/lamps-c-907.html")), query_form);
+        // A marker inside the title is not the end of it, and no title is no template.
+        assert_eq!(
+            canon(&format!("{b}/the-p-word-lamp-p-907.html")),
+            query_form
+        );
+        assert_eq!(canon(&format!("{b}/p-907.html")), format!("{b}/p-907.html"));
+        // A number in the title may be another id of the segment: not read as a title.
+        let two_ids = format!("{b}/thread-5-p-907.html");
+        assert_eq!(canon(&two_ids), two_ids);
+        // The category template, shown with its own pairs, reads category paths.
+        assert_eq!(
+            canon(&format!("{b}/garden-c-3_70.html")),
+            format!("{b}/index.php?cPath=3_70")
+        );
+    }
+
+    #[test]
+    fn a_titled_template_is_refused_where_the_title_names_another_page() {
+        // Every seventh product's old name and query form are other pages.
+        let (actions, _) = learned(&seo_shop(|n| n % 7 != 0));
+        assert!(
+            !actions.iter().any(|a| matches!(
+                a,
+                SiteAction::TemplatedSegmentToQuery { titled: true, before, .. } if before == "-p-"
+            )),
+            "{actions:?}"
+        );
     }
 
     /// A MyBB-like board with search-engine-friendly links: threads `thread-N.html` beside
@@ -720,6 +852,7 @@ mod tests {
             name: "tid".into(),
             numbers: true,
             fixed: String::new(),
+            titled: false,
         };
         assert!(actions.contains(&thread), "{actions:?}");
         // No default read into the thread's id from a page's spelling (`tid=N -> N-page-1`).

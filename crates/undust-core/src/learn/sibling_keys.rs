@@ -54,6 +54,7 @@ pub(super) fn sibling_keys(
                 name,
                 numbers,
                 fixed,
+                titled: false,
             } => {
                 let Some(separator) = before.strip_prefix(name.as_str()) else {
                     continue;
@@ -105,6 +106,7 @@ pub(super) fn sibling_keys(
                         name: key.to_owned(),
                         numbers: *numbers,
                         fixed: fixed.clone(),
+                        titled: false,
                     };
                     // The script itself must not read as the template (the rule file refuses it).
                     if SegmentTemplate::of(&sibling).is_none_or(|t| t.reads(script)) {
@@ -207,6 +209,7 @@ mod tests {
             name: "board".into(),
             numbers: false,
             fixed: String::new(),
+            titled: false,
         };
         let default = SiteAction::DefaultValueSuffix {
             name: "board".into(),

@@ -1282,6 +1282,8 @@ fn candidates(
     let crawled_paths: Vec<&str> = parsed.iter().map(|p| p.url.path()).collect();
     type Search<'s> = &'s (dyn Fn() -> Vec<Proposal> + Sync);
     let searches: [Search<'_>; 15] = [
+        // First, and tested before the host-wide candidates (below).
+        &|| templated_segments(outputs, distinct),
         // Before the folder candidates: copies of one file under several folders
         // (`shared_files`) are evidence about the file, not about its folders (`/faq/logo.gif`
         // ≡ `/logo.gif` says nothing of `/faq/index.htm`), and once the copies are one the
@@ -1301,7 +1303,6 @@ fn candidates(
         &|| titled_ids(outputs, distinct),
         &|| extensions_shown(outputs, distinct),
         &|| segment_aliases(parsed, rewriter, outputs),
-        &|| templated_segments(outputs, distinct),
         &|| default_value_suffixes(outputs, distinct),
         &|| default_view_tails(outputs, distinct, clusters, &crawled_paths),
         &|| keyless_ids(outputs, clusters),
@@ -1309,7 +1310,7 @@ fn candidates(
         &|| post_pages(outputs, distinct),
         &|| context_tails(outputs, distinct),
     ];
-    let ((mut out, trailing_slash), found) = rayon::join(
+    let ((host_wide, trailing_slash), mut found) = rayon::join(
         || host_wide_candidates(parsed, rewriter, accepted, outputs),
         || {
             searches
@@ -1318,6 +1319,13 @@ fn candidates(
                 .collect::<Vec<_>>()
         },
     );
+    // A templated segment respells a path as the query its software parses, which carries the
+    // path's own query along (`a-name-p-5.html?cPath=3` is `product_info.php?products_id=5&cPath=3`):
+    // tested first, so the parameters are judged in the form that reads them (`cPath` is then
+    // shown beside the product's id, not on every page).
+    let mut out = std::mem::take(&mut found[0]);
+    out.retain(|(a, _)| !taken(a));
+    out.extend(host_wide);
     out.extend(found.into_iter().flatten().filter(|(a, _)| !taken(a)));
     out.extend(trailing_slash);
     out
@@ -1561,8 +1569,12 @@ fn droppable_segments(
 /// name (`/threads/7/latest` beside `/threads/7/page-3`: `latest` opens the last page, which is
 /// the thread itself only when the thread has one page). Dropping `name` would merge such a
 /// sample with the directory's own page, which the cluster says it is not; each counts as a
-/// group of different pages merged. Only small clusters are searched ([`small_clusters`]), so
-/// the cost stays linear in the samples. `outputs` are those of the accepted actions.
+/// group of different pages merged. A sample with a query is not read: its query routes the
+/// script (`/catalog/index.php?cPath=3` beside Ultimate SEO's `/catalog/a-name-c-3.html`), so
+/// another name in its cluster is another spelling of the query's page, which dropping `name`
+/// does not join to the directory's own page (`/catalog/?cPath=3` is the same script and
+/// query). Only small clusters are searched ([`small_clusters`]), so the cost stays linear in
+/// the samples. `outputs` are those of the accepted actions.
 fn document_shown_elsewhere(
     parsed: &[Parsed],
     clusters: &SmallClusters,
@@ -1573,7 +1585,10 @@ fn document_shown_elsewhere(
     let path_of = |i: u32| &outputs[i as usize].0;
     let mut shown = 0;
     for &i in samples {
-        let path = path_of(i);
+        let (path, query) = &outputs[i as usize];
+        if query.as_deref().is_some_and(|q| !q.is_empty()) {
+            continue;
+        }
         let Some(dir) = path.strip_suffix(name).filter(|d| d.ends_with('/')) else {
             continue;
         };
@@ -2657,9 +2672,9 @@ fn narrow_param(
 }
 
 /// Whether parameter `name` refers to things the site may list on pages of their own: its
-/// values in the samples that showed it irrelevant are numbers, and one number stands beside
-/// different pages (`manufacturers_id=5` on two products of one brand, `f=2` on two topics of
-/// one forum). A session or visit id is unique to its page, and a campaign names no page of
+/// values in the samples that showed it irrelevant are numbers, or paths of numbers joined by
+/// `_` (osCommerce's category path `cPath=3_10`), and one value stands beside different pages
+/// (`manufacturers_id=5` on two products of one brand, `f=2` on two topics of one forum). A session or visit id is unique to its page, and a campaign names no page of
 /// the site (`utm_source=newsletter`, `from=mail`).
 fn refers_to_entities(name: &str, wide: &Evidence, round: &Round<'_>, parsed: &[Parsed]) -> bool {
     let mut clusters_of: FxHashMap<&str, u64> = FxHashMap::default();
@@ -2668,7 +2683,10 @@ fn refers_to_entities(name: &str, wide: &Evidence, round: &Round<'_>, parsed: &[
         let query = round.outputs[u as usize].1.as_deref().unwrap_or("");
         for part in query.split('&').filter(|p| param_name(p) == name) {
             let value = part.split_once('=').map_or("", |(_, v)| v);
-            if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+            let numbers = value
+                .split('_')
+                .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            if !numbers {
                 return false;
             }
             let cluster = parsed[u as usize].cluster;
@@ -3652,6 +3670,35 @@ mod tests {
         s.push(lu("http://small.example/faq/", 50));
         let out = learn(&s, &LearnConfig::default());
         assert!(!strips_document(&out, "index.htm"), "{:?}", out.rules);
+    }
+
+    #[test]
+    fn a_script_routing_its_query_beside_friendly_names_is_still_the_default_document() {
+        // An osCommerce shop behind Ultimate SEO URLs: the front page under both names, and
+        // each category listing as `index.php?cPath=N` beside its friendly name in the same
+        // folder. The friendly name is the query's page, not another page than the folder's.
+        let mut s = vec![
+            lu("http://shop.example/catalog/", 0),
+            lu("http://shop.example/catalog/index.php", 0),
+        ];
+        for n in 1..=12u64 {
+            s.push(lu(
+                &format!("http://shop.example/catalog/index.php?cPath={n}"),
+                n,
+            ));
+            s.push(lu(
+                &format!("http://shop.example/catalog/kitchen-c-{n}.html"),
+                n,
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        assert!(strips_document(&out, "index.php"), "{:?}", out.rules);
+        // A folder whose `index.php` (no query) shares its page with another name there still
+        // refuses it: that page is not the folder's own.
+        s.push(lu("http://shop.example/catalog/news/index.php", 40));
+        s.push(lu("http://shop.example/catalog/news/latest.php", 40));
+        let out = learn(&s, &LearnConfig::default());
+        assert!(!strips_document(&out, "index.php"), "{:?}", out.rules);
     }
 
     /// The sample of `small.example`: a page and a heading image of its own in each section,

@@ -587,9 +587,13 @@ impl HostRuleSet {
                     script,
                     name,
                     fixed,
+                    titled,
                     ..
                 } => {
                     let literal = |v: &String| !v.contains(['/', '?', '#', '&', '=']);
+                    // A title ends where the marker starts: the marker opens with a separator.
+                    let plain_title_end =
+                        !*titled || before.starts_with(|c: char| !c.is_ascii_alphanumeric());
                     // The script must not read as a templated segment itself, so the query
                     // form is a fixpoint.
                     let script_templated =
@@ -600,6 +604,7 @@ impl HostRuleSet {
                         || !literal(before)
                         || !literal(after)
                         || (before.is_empty() && after.is_empty())
+                        || !plain_title_end
                         || !script.starts_with('/')
                         || script.contains(['?', '#'])
                         || script_templated
@@ -608,7 +613,7 @@ impl HostRuleSet {
                         || !site::fixed_query_parts(fixed)
                     {
                         return Err(bad(
-                            "a templated segment needs a directory starting and ending with /, literals without / ? # & = (not both empty), a script path that is not itself templated, a parameter name and fixed parts name=value joined by &",
+                            "a templated segment needs a directory starting and ending with /, literals without / ? # & = (not both empty; a titled one's first literal starting with a separator), a script path that is not itself templated, a parameter name and fixed parts name=value joined by &",
                         ));
                     }
                 }
@@ -1130,6 +1135,7 @@ mod tests {
             name: "topic".into(),
             numbers: false,
             fixed: String::new(),
+            titled: false,
         };
         let suffix = SiteAction::DefaultValueSuffix {
             name: "topic".into(),
@@ -1170,6 +1176,7 @@ mod tests {
             name: "tid".into(),
             numbers: true,
             fixed: String::new(),
+            titled: false,
         };
         let context = SiteAction::ContextTail {
             dir: "/picture.php/".into(),
@@ -1244,6 +1251,7 @@ mod tests {
                 name: name.clone(),
                 numbers: false,
                 fixed: String::new(),
+                titled: false,
             },
             // Neither literal: a whole segment, not a template.
             SiteAction::TemplatedSegmentToQuery {
@@ -1254,6 +1262,7 @@ mod tests {
                 name,
                 numbers: false,
                 fixed: String::new(),
+                titled: false,
             },
             // A suffix that leaves a bare number, one that adds a parameter.
             SiteAction::DefaultValueSuffix {

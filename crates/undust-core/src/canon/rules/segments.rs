@@ -7,7 +7,10 @@
 //!   front controller's query `script?name=V` written as a path segment `before` + `V` + `after`
 //!   under a directory. Simple Machines Forum's `queryless_urls` writes `index.php?topic=5.0` as
 //!   `index.php/topic,5.0.html`; phpBB and MyBB "SEO URL" modifications write
-//!   `viewtopic.php?t=5` as `topic5.html` and `showthread.php?tid=5` as `thread-5.html`. The
+//!   `viewtopic.php?t=5` as `topic5.html` and `showthread.php?tid=5` as `thread-5.html`. A
+//!   titled template reads a title before `before` and ignores it: osCommerce's Ultimate SEO
+//!   URLs write `product_info.php?products_id=5` as `a-name-p-5.html` and their rewrite rules
+//!   read only the id after `-p-`, so a renamed product's old address answers too. The
 //!   query is what the software parses (the path is an output-buffer or rewrite-rule spelling of
 //!   it), so the query is the form written, and the query's own rules (parameters dropped,
 //!   defaults filled in) then apply to both spellings.
@@ -54,6 +57,8 @@ pub(crate) struct SegmentTemplate {
     /// Query parts the query form holds besides the values, written before them (may be
     /// empty).
     pub(crate) fixed: String,
+    /// Whether an unread title stands before `before` (one-value templates only).
+    pub(crate) titled: bool,
 }
 
 impl SegmentTemplate {
@@ -70,6 +75,7 @@ impl SegmentTemplate {
                 name,
                 numbers,
                 fixed,
+                titled,
             } => Some(SegmentTemplate {
                 dir: dir.clone(),
                 before: before.clone(),
@@ -79,6 +85,7 @@ impl SegmentTemplate {
                 numbers: *numbers,
                 second: None,
                 fixed: fixed.clone(),
+                titled: *titled,
             }),
             super::SiteAction::TemplatedPairToQuery {
                 dir,
@@ -101,6 +108,7 @@ impl SegmentTemplate {
                     name: second.clone(),
                 }),
                 fixed: fixed.clone(),
+                titled: false,
             }),
             _ => None,
         }
@@ -171,8 +179,32 @@ pub fn query_safe_segment_value(v: &str) -> bool {
     !v.is_empty() && !v.contains(['&', '=', ';', '+', '?', '#', '\'', '/', '\\'])
 }
 
+/// Whether a titled template reads `title` as a title: two letters and no digit (a number
+/// before the marker may be another id of the segment, `thread-5-post-12.html`).
+pub fn is_template_title(title: &str) -> bool {
+    title
+        .bytes()
+        .filter(u8::is_ascii_alphabetic)
+        .take(2)
+        .count()
+        == 2
+        && !title.bytes().any(|b| b.is_ascii_digit())
+}
+
+/// Whether a value read after a title is an id: a digit first, no letter, at most 64 bytes,
+/// and read the same in a query ([`query_safe_segment_value`]): `1279`, osCommerce's category
+/// path `3_10`. A title's own words never read as one, so a marker inside a title
+/// (`a-c-b-p-5.html` under the `-c-` template) is not taken for the end of it.
+pub fn is_titled_template_id(v: &str) -> bool {
+    v.len() <= 64
+        && v.starts_with(|c: char| c.is_ascii_digit())
+        && !v.bytes().any(|b| b.is_ascii_alphabetic())
+        && query_safe_segment_value(v)
+}
+
 /// The value a template reads in `path`: the last segment under `dir`, `before` + value +
-/// `after`, the value [`query_safe_segment_value`]; with a second number, the two numbers.
+/// `after` (title + `before` + value + `after` when titled, the value what follows the last
+/// `before`), the value [`query_safe_segment_value`]; with a second number, the two numbers.
 pub(crate) fn templated_value<'p>(
     template: &SegmentTemplate,
     path: &'p str,
@@ -181,9 +213,18 @@ pub(crate) fn templated_value<'p>(
     if segment.contains('/') {
         return None;
     }
-    let value = segment
-        .strip_prefix(template.before.as_str())?
-        .strip_suffix(template.after.as_str())?;
+    let body = segment.strip_suffix(template.after.as_str())?;
+    let value = if template.titled {
+        // The last marker ends the title: the id is what follows it.
+        let (title, value) = body.rsplit_once(template.before.as_str())?;
+        if template.before.is_empty() || !is_template_title(title) || !is_titled_template_id(value)
+        {
+            return None;
+        }
+        value
+    } else {
+        body.strip_prefix(template.before.as_str())?
+    };
     match &template.second {
         None if template.numbers => is_pair_number(value).then_some((value, None)),
         None => query_safe_segment_value(value).then_some((value, None)),
@@ -370,6 +411,7 @@ mod tests {
             numbers: false,
             second: None,
             fixed: String::new(),
+            titled: false,
         }
     }
 
@@ -387,6 +429,7 @@ mod tests {
                 name: "page".into(),
             }),
             fixed: String::new(),
+            titled: false,
         }
     }
 

@@ -44,8 +44,9 @@ use super::routed_ids::RoutedId;
 use super::segments;
 pub(crate) use super::segments::{context_item_end, view_tail_base, SegmentTemplate};
 pub use super::segments::{
-    fixed_query_part, fixed_query_parts, is_context_tail, is_pair_number, is_value_suffix,
-    is_view_tail, pair_literals_delimit, pair_numbers, query_safe_segment_value,
+    fixed_query_part, fixed_query_parts, is_context_tail, is_pair_number, is_template_title,
+    is_titled_template_id, is_value_suffix, is_view_tail, pair_literals_delimit, pair_numbers,
+    query_safe_segment_value,
 };
 use super::vocabulary::Vocabulary;
 use crate::canon::split::{split_byte, split_once_byte};
@@ -260,6 +261,17 @@ pub enum SiteAction {
         /// older rule files).
         #[serde(default, skip_serializing_if = "String::is_empty")]
         fixed: String,
+        /// Whether a title stands before `before` in the segment, not read: the segment is
+        /// title + `before` + `V` + `after`, the title two letters and no digit
+        /// ([`is_template_title`]) and `V` an id (a digit first, no letter:
+        /// [`is_titled_template_id`]). osCommerce's Ultimate SEO URLs
+        /// write `product_info.php?products_id=5` as `a-name-p-5.html` and `index.php?cPath=3_10`
+        /// as `a-name-c-3_10.html`, and read only what follows the marker, so an old name still
+        /// answers; phpBB SEO writes `viewtopic.php?t=5` as `a-title-t5.html`. `before` then
+        /// starts with a character that is no letter or digit (the title's end is plain).
+        /// Absent from older rule files: no title.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        titled: bool,
     },
     /// Two query numbers written inside one templated path segment become the query again: a
     /// path `dir` + `before` + `N` + `between` + `M` + `after` (one segment under `dir`, `N` and
@@ -570,10 +582,15 @@ impl fmt::Display for SiteAction {
                 name,
                 numbers,
                 fixed,
+                titled,
             } => {
                 let v = if *numbers { "N" } else { "V" };
                 let fixed = fixed_prefix(fixed);
-                write!(f, "{dir}{before}{v}{after} -> {script}?{fixed}{name}={v}")
+                let title = if *titled { "title" } else { "" };
+                write!(
+                    f,
+                    "{dir}{title}{before}{v}{after} -> {script}?{fixed}{name}={v}"
+                )
             }
             SiteAction::TemplatedPairToQuery {
                 dir,
