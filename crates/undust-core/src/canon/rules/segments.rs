@@ -180,15 +180,25 @@ pub fn query_safe_segment_value(v: &str) -> bool {
 }
 
 /// Whether a titled template reads `title` as a title: two letters and no digit (a number
-/// before the marker may be another id of the segment, `thread-5-post-12.html`).
+/// before the marker may be another id of the segment, `thread-5-post-12.html`). Percent escapes
+/// are read as the bytes they encode: a non-ASCII byte is part of a letter
+/// (`m%C3%BCller-p-5.html`), an escaped digit is a digit.
 pub fn is_template_title(title: &str) -> bool {
-    title
-        .bytes()
-        .filter(u8::is_ascii_alphabetic)
-        .take(2)
-        .count()
-        == 2
-        && !title.bytes().any(|b| b.is_ascii_digit())
+    let bytes = title.as_bytes();
+    let hex = |at: usize| bytes.get(at).and_then(|&b| (b as char).to_digit(16));
+    let (mut letters, mut at) = (0, 0);
+    while at < bytes.len() {
+        let (byte, width) = match (bytes[at], hex(at + 1), hex(at + 2)) {
+            (b'%', Some(high), Some(low)) => ((high * 16 + low) as u8, 3),
+            (b, _, _) => (b, 1),
+        };
+        if byte.is_ascii_digit() {
+            return false;
+        }
+        letters += usize::from(byte.is_ascii_alphabetic() || !byte.is_ascii());
+        at += width;
+    }
+    letters >= 2
 }
 
 /// Whether a value read after a title is an id: a digit first, no letter, at most 64 bytes,
@@ -431,6 +441,17 @@ mod tests {
             fixed: String::new(),
             titled: false,
         }
+    }
+
+    #[test]
+    fn a_title_is_words_with_its_escapes_read_as_bytes() {
+        assert!(is_template_title("red-kettle"));
+        assert!(is_template_title("m%C3%BCller-tasse"));
+        assert!(is_template_title("%C3%A9t%C3%A9"));
+        assert!(!is_template_title("thread-5"));
+        assert!(!is_template_title("mug-%32%30"));
+        assert!(!is_template_title("a"));
+        assert!(!is_template_title("%20-%2D"));
     }
 
     #[test]
