@@ -1181,6 +1181,16 @@ mod tests {
         let context = SiteAction::ContextTail {
             dir: "/picture.php/".into(),
         };
+        let titled = |before: &str| SiteAction::TemplatedSegmentToQuery {
+            dir: "/catalog/".into(),
+            before: before.into(),
+            after: ".html".into(),
+            script: "/catalog/product_info.php".into(),
+            name: "products_id".into(),
+            numbers: true,
+            fixed: String::new(),
+            titled: true,
+        };
         let good = file(vec![
             template.clone(),
             suffix,
@@ -1188,9 +1198,12 @@ mod tests {
             pair.clone(),
             numbered,
             context,
+            titled("-p-"),
         ]);
         let text = good.to_json_pretty().unwrap();
-        assert_eq!(text.matches("\"numbers\": true").count(), 1, "{text}");
+        assert_eq!(text.matches("\"numbers\": true").count(), 2, "{text}");
+        // Written only when set, so older readers and files see the templates they know.
+        assert_eq!(text.matches("\"titled\"").count(), 1, "{text}");
         for op in [
             "\"op\": \"templated_pair_to_query\"",
             "\"op\": \"templated_segment_to_query\"",
@@ -1264,6 +1277,8 @@ mod tests {
                 fixed: String::new(),
                 titled: false,
             },
+            // A titled template's marker must start with a separator: the title's end.
+            titled("p-"),
             // A suffix that leaves a bare number, one that adds a parameter.
             SiteAction::DefaultValueSuffix {
                 name: "topic".into(),
