@@ -225,13 +225,10 @@ pub(crate) fn templated_value<'p>(
     }
     let body = segment.strip_suffix(template.after.as_str())?;
     let value = if template.titled {
-        // The last marker ends the title: the id is what follows it.
+        // The last marker ends the title: the id is what follows it (never empty, so an empty
+        // marker reads nothing).
         let (title, value) = body.rsplit_once(template.before.as_str())?;
-        if template.before.is_empty() || !is_template_title(title) || !is_titled_template_id(value)
-        {
-            return None;
-        }
-        value
+        (is_template_title(title) && is_titled_template_id(value)).then_some(value)?
     } else {
         body.strip_prefix(template.before.as_str())?
     };
