@@ -762,6 +762,12 @@ fn family_run_on(
             .iter()
             .flat_map(|&kind| learn_generated(kind, family_seed(seed, kind), seed));
         for LearnedSite { site, rules } in sites {
+            let repeated = repeated_site_rules(&rules.outcome.rules);
+            assert!(
+                repeated.is_empty(),
+                "seed {seed} {}: site rules written twice: {repeated:?}",
+                site.host
+            );
             let m = measure(&truth(&site), |u| rules.canonical(u));
             let mut merged_here = Vec::new();
             for (a, b) in &site.hard_negatives {
@@ -1683,6 +1689,39 @@ fn false_merges_of_later_draws_stay_fixed() {
             "{kind:?} seed {seed}: pages merged"
         );
         assert!(total.compression_rate() > 0.0, "{kind:?} seed {seed}");
+    }
+}
+
+/// Site rules a host's rule set names twice (each once).
+fn repeated_site_rules(rules: &undust::canon::rules::HostRuleSet) -> Vec<String> {
+    let actions = &rules.site_rules;
+    let mut repeated: Vec<String> = actions
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| actions[..*i].iter().any(|s| s.action == r.action))
+        .map(|(_, r)| r.action.to_string())
+        .collect();
+    repeated.dedup();
+    repeated
+}
+
+/// MyBB's archive template writes `showthread.php?mode=linear&tid=N`, and `mode=linear` was
+/// accepted alone before the bundle that needs it beside the template: the bundle must not
+/// write it again (the engine would run it twice on every URL). Seed 49 wrote it twice before.
+#[test]
+fn a_site_rule_already_accepted_is_not_written_again_by_a_bundle() {
+    use undust::corpus::SiteKind;
+    let seed = 49;
+    let sites = learn_generated(SiteKind::MyBb, family_seed(seed, SiteKind::MyBb), seed);
+    assert!(!sites.is_empty());
+    for LearnedSite { site, rules } in &sites {
+        let repeated = repeated_site_rules(&rules.outcome.rules);
+        assert!(repeated.is_empty(), "{}: {repeated:?}", site.host);
+        assert!(
+            !rules.outcome.rules.site_rules.is_empty(),
+            "{}: no site rule learned",
+            site.host
+        );
     }
 }
 

@@ -11,7 +11,10 @@
 //! that route, for every directory `D` above the route; the shape needs
 //! [`MIN_MOVED_ID_VALUES`] distinct ids over its routes, and lists only the routes shown, so a
 //! route of another component written the same way (`/contact-us/5-jane`) is left alone unless
-//! the sample joined it to the query form. Of the directories the same pairs show, the deepest
+//! the sample joined it to the query form; the shape also holds the id segment's file extension
+//! (none, or `.html`), so a page type written under the same routes with another one (a shop's
+//! category `/fr/5-shoes` beside its product `/fr/5-red-boots.html`) is left alone too. Of the
+//! directories the same pairs show, the deepest
 //! is kept (the routes are then the shortest names of the menu items). A shape shown under one
 //! route only is a directory (`/threads/5-title`), which the tree's rules and the moved ids
 //! learn for every id under it; a menu is at least [`MIN_ROUTES`] routes.
@@ -43,8 +46,9 @@ pub(super) fn routed_ids(
     outputs: &[Output<'_>],
     clusters: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    // (dir, script, the query form's other parts, name, position) -> route -> ids shown.
-    type Shape<'s> = (&'s str, &'s str, String, &'s str, usize);
+    // (dir, script, the query form's other parts, name, position, extension) -> route -> ids
+    // shown.
+    type Shape<'s> = (&'s str, &'s str, String, &'s str, usize, &'s str);
     let mut shown: FxHashMap<Shape<'_>, FxHashMap<&str, FxHashSet<&str>>> = FxHashMap::default();
     for members in clusters.values() {
         for &a in members {
@@ -72,9 +76,10 @@ pub(super) fn routed_ids(
                     for (slash, _) in path.match_indices('/') {
                         let dir = &path[..=slash];
                         match routed_id(dir, path) {
-                            Some((route, id)) if id == value => {
+                            Some((route, id, extension)) if id == value => {
+                                let rest = query_without_part(q, at);
                                 shown
-                                    .entry((dir, script, query_without_part(q, at), name, at))
+                                    .entry((dir, script, rest, name, at, extension))
                                     .or_default()
                                     .entry(route)
                                     .or_default()
@@ -88,30 +93,40 @@ pub(super) fn routed_ids(
             }
         }
     }
-    // Per query form, the directory whose routes show the most ids, the deepest on a tie.
-    type Form<'s> = (&'s str, String, &'s str, usize);
-    let mut best: FxHashMap<Form<'_>, (usize, &str, Vec<&str>)> = FxHashMap::default();
-    for ((dir, script, rest, name, at), routes) in shown {
+    // Per query form, the directory whose routes show the most ids; on a tie, the one whose
+    // routes show the most (route, id) pairs, then the deepest. Every path under a deeper
+    // directory is under the shallower one too, with a route one segment longer, so the
+    // shallower shows more pairs only where it reads paths the deeper cannot: a shop's product
+    // under its category folder and directly under the language folder (`/en/shoes/5-x.html`,
+    // `/en/5-x.html`) is read at `/` (routes `en/shoes` and `en`), not only at `/en/`. Where
+    // both read the same pairs (Joomla's `/index.php/news/5-x`), the deepest gives the
+    // shortest route names.
+    type Form<'s> = (&'s str, String, &'s str, usize, &'s str);
+    type Best<'s> = (usize, usize, &'s str, Vec<&'s str>);
+    let mut best: FxHashMap<Form<'_>, Best<'_>> = FxHashMap::default();
+    for ((dir, script, rest, name, at, extension), routes) in shown {
         let ids: FxHashSet<&str> = routes.values().flatten().copied().collect();
         if ids.len() < MIN_MOVED_ID_VALUES || !(MIN_ROUTES..=MAX_ROUTES).contains(&routes.len()) {
             continue;
         }
+        let pairs: usize = routes.values().map(FxHashSet::len).sum();
         let mut listed: Vec<&str> = routes.into_keys().collect();
         listed.sort_unstable();
-        let better = |(n, d, _): &(usize, &str, Vec<&str>)| (ids.len(), dir.len()) > (*n, d.len());
-        let form = (script, rest, name, at);
+        let better = |(n, p, d, _): &Best<'_>| (ids.len(), pairs, dir.len()) > (*n, *p, d.len());
+        let form = (script, rest, name, at, extension);
         if best.get(&form).is_none_or(better) {
-            best.insert(form, (ids.len(), dir, listed));
+            best.insert(form, (ids.len(), pairs, dir, listed));
         }
     }
     let mut out: Vec<(usize, SiteAction, Vec<u32>)> = Vec::new();
-    for ((script, rest, name, at), (ids, dir, routes)) in best {
+    for ((script, rest, name, at, extension), (ids, _, dir, routes)) in best {
         let listed: FxHashSet<&str> = routes.iter().copied().collect();
         let samples: Vec<u32> = outputs
             .iter()
             .enumerate()
             .filter(|(_, (path, _))| {
-                routed_id(dir, path).is_some_and(|(route, _)| listed.contains(route))
+                routed_id(dir, path)
+                    .is_some_and(|(route, _, e)| listed.contains(route) && e == extension)
             })
             .map(|(i, _)| i as u32)
             .collect();
@@ -127,6 +142,7 @@ pub(super) fn routed_ids(
             fixed,
             name: name.to_owned(),
             at,
+            extension: Some(extension.to_owned()),
         };
         out.push((ids, action, samples));
     }
@@ -162,6 +178,7 @@ mod tests {
             fixed: vec!["option=com_content".into(), "view=article".into()],
             name: "id".into(),
             at: 2,
+            extension: Some(String::new()),
         };
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].0, want);
@@ -177,6 +194,55 @@ mod tests {
             form("/index.php/contact-us/5-jane"),
             "/index.php/contact-us/5-jane?"
         );
+    }
+
+    #[test]
+    fn a_route_form_is_read_with_the_extension_it_was_shown_with() {
+        // PrestaShop: products under a language folder (with or without their category), and
+        // categories under the same folder, written without `.html`.
+        let p = |id: u32| format!("/index.php?id_product={id}&controller=product");
+        let (p1, p2, p3) = (p(11), p(12), p(13));
+        let (outputs, clusters) = host(&[
+            &[&p1, "/fr/11-red-boots.html"],
+            &[&p2, "/fr/shoes/12-blue-boots.html"],
+            &[&p3, "/fr/13-green-boots.html"],
+            &[
+                "/fr/12-summer-shoes",
+                "/index.php?id_category=12&controller=category",
+            ],
+            &["/fr/14-winter-shoes"],
+        ]);
+        let got = routed_ids(&outputs, &clusters);
+        assert_eq!(got.len(), 1, "{got:?}");
+        let SiteAction::RoutedIdToQuery { extension, .. } = &got[0].0 else {
+            panic!("{got:?}");
+        };
+        assert_eq!(extension.as_deref(), Some(".html"));
+        // It reads the products, not the categories.
+        assert_eq!(got[0].1, vec![1, 3, 5]);
+        let engine = crate::canon::rules::SiteRewriter::new([&got[0].0]);
+        let (path, query, _) = engine.rewrite_parts("/fr/12-summer-shoes", None);
+        assert_eq!((path.as_ref(), query), ("/fr/12-summer-shoes", None));
+    }
+
+    #[test]
+    fn the_directory_read_is_the_one_whose_routes_show_the_most_pairs() {
+        // A product is linked under its category folder and directly under the language
+        // folder: `/en/` reads the first only, `/` reads both (routes `en/shoes`, `en`).
+        let p = |id: u32| format!("/index.php?id_product={id}&controller=product");
+        let (p1, p2, p3) = (p(11), p(12), p(13));
+        let (outputs, clusters) = host(&[
+            &[&p1, "/en/shoes/11-red-boots.html", "/en/11-red-boots.html"],
+            &[&p2, "/en/hats/12-blue-cap.html", "/en/12-blue-cap.html"],
+            &[&p3, "/en/shoes/13-green-boots.html"],
+        ]);
+        let got = routed_ids(&outputs, &clusters);
+        assert_eq!(got.len(), 1, "{got:?}");
+        let SiteAction::RoutedIdToQuery { dir, routes, .. } = &got[0].0 else {
+            panic!("{got:?}");
+        };
+        assert_eq!(dir, "/");
+        assert_eq!(routes, &["en", "en/hats", "en/shoes"]);
     }
 
     #[test]

@@ -894,6 +894,12 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             ) {
                 (candidate, with, evidence, moved) = tested;
             }
+            // A narrowing may arrive at an action accepted already (MyBB's `mode`, dropped at
+            // its default `linear` in an earlier round, proposed again whole): the rewriter
+            // holds it once, and the rule set must too.
+            if accepted.iter().any(|(a, _)| *a == candidate) {
+                continue;
+            }
             // A moved id is a mapping between two page types: one merge of different pages
             // contradicts it (the number at the end of a slug may be a page or a year).
             let contradicted = matches!(
@@ -1090,6 +1096,16 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             ));
         }
         for (bundle, may_change) in bundles.into_iter().take(MAX_BUNDLE_CANDIDATES) {
+            // A bundle may name an action accepted alone, or with an earlier bundle of this
+            // round: applying it again changes nothing, and writing it twice would make the
+            // engine run it twice on every URL.
+            let bundle: Vec<SiteAction> = bundle
+                .into_iter()
+                .filter(|action| !accepted.iter().any(|(a, _)| a == action))
+                .collect();
+            if bundle.is_empty() {
+                continue;
+            }
             let mut with = rewriter.clone();
             for action in &bundle {
                 with.add(action);

@@ -700,10 +700,17 @@ impl HostRuleSet {
                     fixed,
                     name,
                     at,
+                    extension,
                 } => {
-                    if let Some(reason) =
-                        routed_ids::routed_id_error(dir, routes, script, fixed, name, *at)
-                    {
+                    if let Some(reason) = routed_ids::routed_id_error(
+                        dir,
+                        routes,
+                        script,
+                        fixed,
+                        name,
+                        *at,
+                        extension.as_deref(),
+                    ) {
                         return Err(bad(reason));
                     }
                 }

@@ -12,8 +12,12 @@
 //!
 //! A rule names the routes the sample showed it on, so a route of another component written the
 //! same way (`/contact-us/5-jane`, a contact, not article 5) is never read as an article unless
-//! the sample showed it there.
+//! the sample showed it there. It also names the file extension its segments were shown with
+//! (`.html`, or none): software writes each page type with its own, and one route may hold two
+//! types. PrestaShop writes a product `/fr/5-a-name.html` and a category `/fr/5-a-name` under the
+//! same language folder, and product 5 is not category 5.
 
+use super::files::file_extension;
 use super::site::titled_id;
 
 /// Most routes one rule lists: a host's menu is a few dozen items; a table larger than this is
@@ -35,6 +39,9 @@ pub(crate) struct RoutedId {
     name: String,
     /// Where the id's part goes among `fixed`.
     at: usize,
+    /// The file extension of the id's segment (`.html`, or empty for none); `None` (rule files
+    /// written before it was recorded) reads every extension.
+    extension: Option<String>,
 }
 
 impl RoutedId {
@@ -45,6 +52,7 @@ impl RoutedId {
         fixed: &[String],
         name: &str,
         at: usize,
+        extension: Option<&str>,
     ) -> Self {
         let mut routes = routes.to_vec();
         routes.sort_unstable();
@@ -56,13 +64,17 @@ impl RoutedId {
             fixed: fixed.to_vec(),
             name: name.to_owned(),
             at: at.min(fixed.len()),
+            extension: extension.map(str::to_owned),
         }
     }
 
     /// The query form of `path` when it is a listed route and a titled id (`N-title`,
     /// [`titled_id`]): the script and its query, the URL's own query after the form's parts.
     pub(crate) fn apply(&self, path: &str, query: Option<&str>) -> Option<(String, String)> {
-        let (route, id) = routed_id(&self.dir, path)?;
+        let (route, id, extension) = routed_id(&self.dir, path)?;
+        if self.extension.as_deref().is_some_and(|e| e != extension) {
+            return None;
+        }
         self.routes
             .binary_search_by(|r| r.as_str().cmp(route))
             .ok()?;
@@ -100,18 +112,20 @@ impl RoutedId {
     }
 }
 
-/// The route and the id of `path` under `dir`: `dir` + route + `/` + segment, the route one or
-/// more non-empty segments and the segment an id before a title ([`titled_id`]). The software
-/// writes the title; a bare number is not read, so a path another action writes with the id
-/// alone (a moved id's `/news/5`) is never a route again and the rewrite stays a fixpoint.
-pub fn routed_id<'p>(dir: &str, path: &'p str) -> Option<(&'p str, &'p str)> {
+/// The route, the id and the segment's file extension (empty for none, [`file_extension`]) of
+/// `path` under `dir`: `dir` + route + `/` + segment, the route one or more non-empty segments
+/// and the segment an id before a title ([`titled_id`]). The software writes the title; a bare
+/// number is not read, so a path another action writes with the id alone (a moved id's
+/// `/news/5`) is never a route again and the rewrite stays a fixpoint.
+pub fn routed_id<'p>(dir: &str, path: &'p str) -> Option<(&'p str, &'p str, &'p str)> {
     let rest = path.strip_prefix(dir)?;
     let slash = rest.rfind('/')?;
     let (route, segment) = (&rest[..slash], &rest[slash + 1..]);
     if route.is_empty() || route.split('/').any(str::is_empty) {
         return None;
     }
-    Some((route, titled_id(segment, '-', true)?))
+    let extension = file_extension(segment).unwrap_or("");
+    Some((route, titled_id(segment, '-', true)?, extension))
 }
 
 /// Why a routed id of a rule file is malformed, or `None`.
@@ -122,6 +136,7 @@ pub fn routed_id_error(
     fixed: &[String],
     name: &str,
     at: usize,
+    extension: Option<&str>,
 ) -> Option<&'static str> {
     if !dir.starts_with('/') || !dir.ends_with('/') || dir.contains(['?', '#']) {
         return Some("a routed id's directory starts and ends with / and has no ? or #");
@@ -138,7 +153,7 @@ pub fn routed_id_error(
         return Some("a routed id's script starts with / and has no ? or #");
     }
     // The query form must not read as a route again, so the rewrite is a fixpoint.
-    if routed_id(dir, script).is_some_and(|(route, _)| routes.iter().any(|r| r == route)) {
+    if routed_id(dir, script).is_some_and(|(route, _, _)| routes.iter().any(|r| r == route)) {
         return Some("a routed id's script must not itself be a listed route and an id");
     }
     if name.is_empty() || name.contains(['&', '=', '#']) {
@@ -147,6 +162,9 @@ pub fn routed_id_error(
     let part_ok = |p: &String| !p.is_empty() && !p.contains(['&', '#']);
     if !fixed.iter().all(part_ok) || at > fixed.len() {
         return Some("a routed id's fixed query parts are non-empty without & or #, and its position is among them");
+    }
+    if extension.is_some_and(|e| !e.is_empty() && !super::site::is_extension(e)) {
+        return Some("a routed id's extension is empty or a dot and 1 to 8 letters or digits");
     }
     None
 }
@@ -163,6 +181,7 @@ mod tests {
             &["option=com_content".into(), "view=article".into()],
             "id",
             2,
+            Some(""),
         )
     }
 
@@ -193,10 +212,47 @@ mod tests {
 
     #[test]
     fn the_id_is_written_where_the_query_form_has_it() {
-        let first = RoutedId::new("/", &["n".into()], "/", &["a=1".into()], "id", 0);
+        let first = RoutedId::new("/", &["n".into()], "/", &["a=1".into()], "id", 0, None);
         assert_eq!(first.apply("/n/3-three-pigs", None).unwrap().1, "id=3&a=1");
-        let only = RoutedId::new("/", &["n".into()], "/index.php", &[], "id", 0);
+        let only = RoutedId::new("/", &["n".into()], "/index.php", &[], "id", 0, None);
         assert_eq!(only.apply("/n/3-three-pigs", Some("")).unwrap().1, "id=3");
+    }
+
+    #[test]
+    fn a_route_reads_only_the_extension_it_was_shown_with() {
+        // A shop's product under a language folder, and a category under the same folder.
+        let product = |extension: Option<&str>| {
+            RoutedId::new(
+                "/",
+                &["fr".into(), "fr/shoes".into()],
+                "/index.php",
+                &["controller=product".into()],
+                "id_product",
+                0,
+                extension,
+            )
+        };
+        let html = product(Some(".html"));
+        let q = |r: &RoutedId, p: &str| r.apply(p, None).map(|(_, q)| q);
+        let want = Some("id_product=5&controller=product".to_owned());
+        assert_eq!(q(&html, "/fr/5-red-boots.html"), want);
+        assert_eq!(q(&html, "/fr/shoes/5-red-boots.html"), want);
+        // Category 5, written without the extension, is not product 5; nor another type.
+        assert_eq!(q(&html, "/fr/5-boots-and-shoes"), None);
+        assert_eq!(q(&html, "/fr/5-boots.php"), None);
+        // Shown without one, it reads only segments without one.
+        let bare = product(Some(""));
+        assert_eq!(q(&bare, "/fr/5-boots-and-shoes"), want);
+        assert_eq!(q(&bare, "/fr/5-red-boots.html"), None);
+        // A rule file written before extensions were recorded reads every one.
+        let any = product(None);
+        assert_eq!(q(&any, "/fr/5-red-boots.html"), want);
+        assert_eq!(q(&any, "/fr/5-boots-and-shoes"), want);
+        let extension = |e: &str| {
+            routed_id_error("/", &["fr".into()], "/index.php", &[], "id", 0, Some(e)).is_none()
+        };
+        assert!(extension("") && extension(".html") && extension(".php5"));
+        assert!(!extension("html") && !extension(".") && !extension(".a-b"));
     }
 
     #[test]
@@ -204,7 +260,7 @@ mod tests {
         let ok = |dir: &str, routes: &[&str], script: &str, fixed: &[&str], at: usize| {
             let routes: Vec<String> = routes.iter().map(|s| s.to_string()).collect();
             let fixed: Vec<String> = fixed.iter().map(|s| s.to_string()).collect();
-            routed_id_error(dir, &routes, script, &fixed, "id", at).is_none()
+            routed_id_error(dir, &routes, script, &fixed, "id", at, None).is_none()
         };
         assert!(ok(
             "/index.php/",

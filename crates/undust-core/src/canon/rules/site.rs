@@ -350,6 +350,11 @@ pub enum SiteAction {
         /// The id part's position among `fixed`.
         #[serde(default)]
         at: usize,
+        /// The file extension the id's segment was shown with (`.html`, or empty for none):
+        /// another extension under the same route is another page type. Absent from older rule
+        /// files: every extension.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extension: Option<String>,
     },
     /// An id written as a part of a script's query without a key becomes the parameter `name`:
     /// on path `script`, the one query part that is `N` or `N-title` (no `=`, [`keyless_part`])
@@ -627,14 +632,21 @@ impl fmt::Display for SiteAction {
                 fixed,
                 name,
                 at,
+                extension,
             } => {
                 let mut parts: Vec<String> = fixed.clone();
                 parts.insert((*at).min(parts.len()), format!("{name}=N"));
                 write!(
                     f,
-                    "{dir}ROUTE/N-title -> {script}?{} ({} routes)",
+                    "{dir}ROUTE/N-title{} -> {script}?{} ({} routes{})",
+                    extension.as_deref().unwrap_or(""),
                     parts.join("&"),
-                    routes.len()
+                    routes.len(),
+                    if extension.is_none() {
+                        ", any extension"
+                    } else {
+                        ""
+                    }
                 )
             }
             SiteAction::PostToPage {
@@ -945,8 +957,10 @@ impl SiteRewriter {
                 fixed,
                 name,
                 at,
+                extension,
             } => {
-                let entry = RoutedId::new(dir, routes, script, fixed, name, *at);
+                let entry =
+                    RoutedId::new(dir, routes, script, fixed, name, *at, extension.as_deref());
                 if !self.routed_ids.contains(&entry) {
                     self.routed_ids.push(entry);
                 }

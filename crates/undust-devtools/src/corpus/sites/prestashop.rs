@@ -25,6 +25,10 @@
 //!   they sort with `orderby=&orderway=` (1.6) or `order=product.price.asc` (1.7), the shop's
 //!   default order (by position, ascending) spelled out being the plain listing and any other
 //!   order another one; 1.6 also sets the page size with `n=`.
+//! - Products and categories have ids of their own, both counted from 1, so one number names a
+//!   product and a category: `/5-a-name.html` (or `/fr/5-a-name.html`) and `/5-shoes` are two
+//!   pages, and so are `?controller=product&id_product=5` and
+//!   `?controller=category&id_category=5`.
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -120,7 +124,9 @@ impl PrestaShop {
             languages,
             categories,
             rules: [0; 7],
-            next_product: rng.random_range(1..3_000),
+            // Products and categories are numbered by their own counters from 1 (both are
+            // auto-increment ids), so product 8 and category 8 are both pages of the shop.
+            next_product: rng.random_range(0..20),
             next_combination: rng.random_range(1..10_000),
             next_page: rng.random_range(1..10),
             base,
