@@ -1517,6 +1517,51 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_meta_charset_after_invalid_utf8_decodes_the_rest_from_the_right_byte() {
+        // Invalid bytes before the meta tag become U+FFFD (a different length in the text than
+        // in the bytes): the rest must still be decoded from just after the tag.
+        let mut page = b"<title>\xFF\xC3</title><meta http-equiv=Content-Type \
+            content=\"text/html; charset=iso-8859-1\"><p>caf"
+            .to_vec();
+        page.push(0xE9);
+        page.extend_from_slice(b"</p>");
+        assert_eq!(
+            analyze(&page, &ContentConfig::default()).digest.page_exact,
+            exact("<p>caf\u{e9}</p>")
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_text_and_decides_the_encoding() {
+        let page = "\u{FEFF}<head><meta charset=windows-1252>\
+                    <link rel=canonical href=/c></head><p>caf\u{e9}</p>";
+        let p = analyze(page.as_bytes(), &ContentConfig::default());
+        // Not text before the head (which would start the body and hide the canonical link).
+        assert_eq!(p.canonical_href.as_deref(), Some("/c"));
+        // UTF-8, not the meta tag's windows-1252.
+        assert_eq!(p.digest.page_exact, exact("<p>caf\u{e9}</p>"));
+    }
+
+    #[test]
+    fn an_end_tag_closes_the_nearest_open_element_of_its_name_and_those_opened_after_it() {
+        let link_tokens = |html: &str| -> u32 {
+            page(html)
+                .digest
+                .pagelets
+                .iter()
+                .map(|p| p.link_tokens)
+                .sum()
+        };
+        // `</a>` closes the `<b>` opened inside it: "two" is not link text.
+        assert_eq!(link_tokens("<div><a href=/x><b>one</a>two</b></div>"), 1);
+        // An end tag with no open element of its name does nothing.
+        assert_eq!(
+            link_tokens("<div><a href=/x>one </span>two</a> three</div>"),
+            2
+        );
+    }
+
     /// A thread reuses its working lists from page to page: what one page left in them (tokens,
     /// half a word, open frames, link text) must never reach the next page's analysis.
     #[test]
