@@ -20,6 +20,7 @@
 //! [`fingerprint_host`] (learn the template from all pages of a host, then fingerprint each).
 
 pub mod fingerprint;
+mod html_scan;
 pub mod pagelet;
 pub mod simhash;
 mod space_saving;

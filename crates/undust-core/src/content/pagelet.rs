@@ -21,10 +21,12 @@
 //!
 //! # Parser choice
 //!
-//! `lol_html` (Cloudflare's streaming HTML rewriter, WHATWG tokenizer, built for arbitrary web
-//! HTML) drives the pass: a `*` element handler plus end-tag handlers feed our own element stack.
-//! Candidates measured on the 181 Zyte benchmark pages (31.5 MB, this 2-core machine, release,
-//! best of 3, tokenizing and touching every tag and text byte):
+//! A hand-rolled tokenizer (`html_scan.rs`: the WHATWG tokenizer's states that decide what
+//! is a tag and what is text, with the tree-builder feedback that picks RCDATA, RAWTEXT, script
+//! data and foreign content) drives the pass, through `Driver`, which keeps the open elements
+//! and feeds `State`. It replaced `lol_html` (Cloudflare's streaming rewriter), which had
+//! replaced html5gum and html5ever on the 181 Zyte benchmark pages (31.5 MB, this 2-core
+//! machine, release, best of 3, tokenizing and touching every tag and text byte):
 //!
 //! | candidate | MB/s |
 //! |---|---|
@@ -32,18 +34,35 @@
 //! | html5ever 0.40 tokenizer (with lossy UTF-8 conversion) | 173 |
 //! | lol_html 3.0 (`*` handler + end-tag handlers + text handler) | 415 |
 //!
-//! Whole stage (`cargo bench --bench content`: the 181 Zyte + 130 Readability pages, 60 MB; same
-//! machine while teammates compiled, load ≈ 8 on 2 cores): raw lol_html pass 163–263 MiB/s median,
-//! HTML → template-stripped simhash 105–116 MiB/s median (0.44–0.64 of the raw pass). Profiles show
-//! no dominant cost: tokenizing and hashing text, simhash accumulation, lol_html's lexer and its
-//! serializer (a rewriter always serializes; the output is discarded) each take a few percent.
+//! `lol_html` became the ceiling on small pages: on `/tmp/small.jsonl` (14 000 generated pages,
+//! 67 MB) the bare `lol_html` pass alone (`benches/parse_ceiling.rs`) ran at 100–140 MB/s on both
+//! cores, below the 100 MB/s `undust clusters` must reach end to end, and `analyze` spent about
+//! half its time in `lol_html`'s selector VM, per-element boxed end-tag handlers, serializer and
+//! tree-builder simulation. Measured one thread, `analyze` alone, old driver against new on the
+//! same pages in one run: 42 → 84 MB/s on the small pages, 48 → 97 MB/s on a generated corpus of
+//! every site family, 140 → 282 MB/s on the 441 Readability and Zyte pages. (End to end: see
+//! BENCHMARKS.md.) `lol_html` stays the benches' baseline (`benches/support/raw_parse.rs`).
 //!
-//! `lol_html` does not build a tree: it does not close `<p>` before a block or `<li>` before the
-//! next `<li>`, and fires end-tag handlers late (when an ancestor closes) for unclosed elements. The
-//! stack therefore applies the common implied-end rules itself (`p`, `li`, `dt`/`dd`, `td`/`th`,
-//! `tr`, `option`, `head` before body content) and pops by element id, ignoring late end tags of
-//! elements it already closed. The page's `<meta charset>` is honoured (non-UTF-8 pages decode
-//! correctly); invalid bytes decode as U+FFFD.
+//! Outputs are the `lol_html` driver's, checked page by page on those three sources (every
+//! [`PageAnalysis`] field equal), with two deliberate differences where `lol_html` strays from
+//! the spec: a UTF-8 byte order mark is stripped and decides the encoding (`lol_html` read it as
+//! text, which started the body and hid the head's canonical link: one Readability page,
+//! `la-nacion`), and `<svg/>` or `<math/>` (self-closing) does not enter foreign content.
+//!
+//! There is no tree: the tokenizer does not close `<p>` before a block or `<li>` before the next
+//! `<li>`, and an end tag closes the nearest open element of its name and every element opened
+//! after it (late, for unclosed elements), as `lol_html`'s open-element stack did. The stack
+//! therefore applies the common implied-end rules itself (`p`, `li`, `dt`/`dd`, `td`/`th`, `tr`,
+//! `option`, `head` before body content) and pops by element id, ignoring late end tags of
+//! elements it already closed.
+//!
+//! Encoding: the input is read as UTF-8 (borrowed when valid; invalid bytes decode as U+FFFD)
+//! until the first `<meta charset>` or `<meta http-equiv=Content-Type content="…; charset=…">`
+//! naming a usable (ASCII-compatible, `encoding_rs` label) encoding; when it is not UTF-8, the
+//! bytes after that tag are decoded in it and the scan resumes there. That is `lol_html`'s
+//! switch-at-the-meta-tag behaviour: text before the meta tag stays read as UTF-8 (a browser
+//! would prescan the first 1024 bytes and read the whole page in the declared encoding; the
+//! difference is confined to text before the meta tag, which is almost always in the head).
 //!
 //! # Text blocks inside pagelets
 //!
@@ -111,13 +130,11 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
-use lol_html::html_content::TextType;
-use lol_html::{doc_text, element, HtmlRewriter, MemorySettings, Settings};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
+use super::html_scan::{Flow, Outcome, Scanner, Sink, StartTag};
 use super::simhash::{shingle_hash, FeatureCounts, SimhashVector, SHINGLE_WORDS};
 use super::tokens::{complete_prefix, Tokenizer};
 use super::ContentConfig;
@@ -128,7 +145,8 @@ const MAX_DEPTH: usize = 512;
 const MAX_LINK_BYTES: usize = 2048;
 /// Stand-in for every numeric token in identities.
 const NUMBER: u64 = 0x9e37_79b9_7f4a_7c15;
-/// Memory lol_html may use for its buffers (a single huge tag or comment); beyond it parsing stops.
+/// Longest single tag, comment or doctype read (the memory `lol_html` was allowed for its token
+/// buffer, kept as the bound); a longer one ends the scan and the page is truncated.
 const PARSER_MEMORY: usize = 16 << 20;
 /// Longest declared canonical or base `href` used, and longest resolved canonical URL, in bytes.
 /// Real canonical URLs are well under 1 KiB; an `href` of several KiB is a data blob or an
@@ -352,116 +370,47 @@ fn rel_holds(rel: &str, link_type: &str) -> bool {
 /// Splits a page into pagelets and summarizes each. Never panics, on any input.
 pub fn analyze(html: &[u8], config: &ContentConfig) -> PageAnalysis {
     let len = html.len().min(config.max_bytes);
-    let state = Rc::new(RefCell::new(State::new(config, len)));
-    let mut truncated = len < html.len();
-    {
-        let (s_el, s_txt) = (state.clone(), state.clone());
-        let settings = Settings::new()
-            .with_strict(false)
-            .with_adjust_charset_on_meta_tag(true)
-            .with_memory_settings(
-                MemorySettings::new()
-                    .with_max_allowed_memory_usage(PARSER_MEMORY)
-                    .with_preallocated_parsing_buffer_size(4096),
-            )
-            .append_element_content_handler(element!("*", move |el| {
-                // The rewriter's output is discarded: removing each outermost element turns its
-                // serialization off for the whole subtree (handlers still run inside removed
-                // content, and elements inside it come here already removed).
-                if !el.removed() {
-                    el.remove();
-                }
-                let name = el.tag_name();
-                let href = if name == "a" {
-                    el.get_attribute("href")
-                } else {
-                    None
-                };
-                match name.as_str() {
-                    "link" => {
-                        let mut s = s_el.borrow_mut();
-                        if s.in_head() && !(s.canonical_seen && s.shortlink_seen) {
-                            if let Some(rel) = el.get_attribute("rel") {
-                                if !s.canonical_seen && rel_is_canonical(&rel) {
-                                    s.canonical_seen = true;
-                                    s.canonical_href =
-                                        el.get_attribute("href").as_deref().and_then(href_value);
-                                }
-                                if !s.shortlink_seen && rel_holds(&rel, "shortlink") {
-                                    s.shortlink_seen = true;
-                                    s.shortlink_href =
-                                        el.get_attribute("href").as_deref().and_then(href_value);
-                                }
-                            }
-                        }
-                    }
-                    "base" => {
-                        let mut s = s_el.borrow_mut();
-                        if !s.base_seen && s.templates == 0 {
-                            if let Some(base) = el.get_attribute("href") {
-                                s.base_seen = true;
-                                s.base_href = href_value(&base);
-                            }
-                        }
-                    }
-                    "template" => {
-                        // Template content is inert: its links and bases are not the page's.
-                        if let Some(handlers) = el.end_tag_handlers() {
-                            s_el.borrow_mut().templates += 1;
-                            let s_end = s_el.clone();
-                            let handler: lol_html::EndTagHandler<'static> = Box::new(move |_end| {
-                                let mut s = s_end.borrow_mut();
-                                s.templates = s.templates.saturating_sub(1);
-                                Ok(())
-                            });
-                            handlers.push(handler);
-                        }
-                    }
-                    _ => {}
-                }
-                let pushed = s_el.borrow_mut().start(&name, href);
-                if let Some(id) = pushed {
-                    match el.end_tag_handlers() {
-                        Some(handlers) => {
-                            let s_end = s_el.clone();
-                            let handler: lol_html::EndTagHandler<'static> = Box::new(move |_end| {
-                                s_end.borrow_mut().end(id);
-                                Ok(())
-                            });
-                            handlers.push(handler);
-                        }
-                        // A void element (or self-closing foreign one): closes at once.
-                        None => s_el.borrow_mut().end(id),
-                    }
-                }
-                Ok(())
-            }))
-            .append_document_content_handler(doc_text!(move |t| {
-                s_txt
-                    .borrow_mut()
-                    .text(t.as_str(), t.text_type() == TextType::Data);
-                Ok(())
-            }));
-        let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-        // Feed in slices so a parser error (memory limit) stops early instead of after buffering.
-        let mut ok = true;
-        for chunk in html[..len].chunks(64 * 1024) {
-            if rewriter.write(chunk).is_err() {
-                ok = false;
-                break;
-            }
-        }
-        if ok {
-            ok = rewriter.end().is_ok();
-        }
-        truncated |= !ok;
-    }
-    let mut state = match Rc::try_unwrap(state) {
-        Ok(cell) => cell.into_inner(),
-        // The handlers (holding clones) are dropped with the rewriter above; this cannot happen,
-        // but an empty analysis is the safe answer if it ever did.
-        Err(_) => return PageAnalysis::default(),
+    let bytes = &html[..len];
+    let mut driver = Driver {
+        state: State::new(config, len),
+        open: Vec::new(),
+        names: String::new(),
+        charset_seen: false,
+        switch_to: None,
+        too_deep: false,
     };
+    let mut scanner = Scanner::new(PARSER_MEMORY);
+    // A UTF-8 byte order mark decides the encoding (HTML's encoding sniffing puts it before any
+    // `<meta charset>`) and is not text.
+    let (bytes, bom) = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) => (rest, true),
+        None => (bytes, false),
+    };
+    driver.charset_seen = bom;
+    // `from_utf8` first: its ASCII fast path validates several times faster than the lossy
+    // conversion's own scan (a fifth of the scan's time on small pages otherwise).
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    };
+    let mut outcome = scanner.scan(&text, &mut driver);
+    if let (Outcome::Stopped(at), Some(encoding)) = (outcome, driver.switch_to.take()) {
+        // A `<meta charset>` named another encoding: the rest of the page is in it (the text
+        // before the meta tag was read as UTF-8, as `lol_html` read it).
+        let at = match text {
+            std::borrow::Cow::Borrowed(_) => at,
+            std::borrow::Cow::Owned(_) => byte_offset(bytes, at),
+        };
+        let rest = bytes.get(at..).unwrap_or_default();
+        let (rest, _) = encoding.decode_without_bom_handling(rest);
+        outcome = scanner.scan(&rest, &mut driver);
+    }
+    let Driver {
+        mut state,
+        too_deep,
+        ..
+    } = driver;
+    let truncated = len < html.len() || too_deep || outcome == Outcome::TooLong;
     let (canonical_href, base_href) = (state.canonical_href.take(), state.base_href.take());
     let shortlink_href = state.shortlink_href.take();
     let mut page = state.finish();
@@ -476,6 +425,164 @@ pub fn analyze(html: &[u8], config: &ContentConfig) -> PageAnalysis {
     page.bytes_analyzed = len;
     page.truncated |= truncated;
     page
+}
+
+/// The offset in `bytes` of offset `at` of the text `String::from_utf8_lossy(bytes)` (which
+/// replaces each invalid sequence by one U+FFFD, exactly as the WHATWG UTF-8 decoder does).
+fn byte_offset(bytes: &[u8], at: usize) -> usize {
+    let (mut in_text, mut in_bytes) = (0, 0);
+    for chunk in bytes.utf8_chunks() {
+        let valid = chunk.valid().len();
+        if at <= in_text + valid {
+            return in_bytes + (at - in_text);
+        }
+        in_text += valid;
+        in_bytes += valid;
+        if !chunk.invalid().is_empty() {
+            // One U+FFFD (3 bytes of text) for this invalid sequence.
+            if at < in_text + 3 {
+                return in_bytes;
+            }
+            in_text += 3;
+            in_bytes += chunk.invalid().len();
+        }
+    }
+    bytes.len()
+}
+
+/// Elements open in the scan, at most: as many as `lol_html`'s open-element stack held within
+/// its memory limit ([`PARSER_MEMORY`]: 2^17 items of 128 bytes; measured, it stopped at the
+/// 131 073rd); past it the scan stops and the page is truncated. The list holds 16 bytes an
+/// element (2 MiB at most) plus the names.
+const MAX_OPEN_ELEMENTS: usize = 1 << 17;
+
+/// Feeds the scanner's tokens to [`State`], keeping the open elements as `lol_html` did: an
+/// end tag closes the nearest open element of its name and every element opened after it (each
+/// frame's end reaches [`State::end`]); an end tag with no open element of its name does
+/// nothing.
+struct Driver {
+    state: State,
+    /// Open elements: the span of their name in `names`, their frame id in `state` (0 when
+    /// `State::start` did not push one) and whether it is a `<template>`.
+    open: Vec<(u32, u32, u32, bool)>,
+    /// The open elements' names, one after the other (no allocation per element).
+    names: String,
+    /// The encoding was decided (a byte order mark, or a `<meta>` naming a usable charset): later
+    /// `<meta charset>` tags do not count.
+    charset_seen: bool,
+    /// The encoding a `<meta>` switched to, when not UTF-8: the scan stops after that tag.
+    switch_to: Option<&'static encoding_rs::Encoding>,
+    /// More than [`MAX_OPEN_ELEMENTS`] elements were open.
+    too_deep: bool,
+}
+
+impl Driver {
+    /// The encoding a `<meta>` tag declares, as `lol_html`'s `adjust_charset_on_meta_tag` reads
+    /// it: its `charset` attribute, else the `charset` parameter of the `content` of a
+    /// `http-equiv="Content-Type"` one; ASCII-compatible encodings only.
+    fn meta_charset(tag: &StartTag<'_>) -> Option<&'static encoding_rs::Encoding> {
+        let usable = |label: &str| {
+            encoding_rs::Encoding::for_label_no_replacement(label.as_bytes())
+                .filter(|e| e.is_ascii_compatible())
+        };
+        tag.attr("charset").and_then(usable).or_else(|| {
+            let content = tag
+                .attr("http-equiv")
+                .filter(|h| h.eq_ignore_ascii_case("content-type"))
+                .and_then(|_| tag.attr("content"))?;
+            let mime: mime::Mime = content.parse().ok()?;
+            usable(mime.get_param("charset")?.as_str())
+        })
+    }
+}
+
+impl Sink for Driver {
+    fn text(&mut self, text: &str, data: bool) {
+        self.state.text(text, data);
+    }
+
+    fn start_tag(&mut self, tag: &StartTag<'_>) -> Flow {
+        let name = tag.name;
+        let s = &mut self.state;
+        let mut flow = Flow::Continue;
+        match name {
+            "link" if s.in_head() && !(s.canonical_seen && s.shortlink_seen) => {
+                if let Some(rel) = tag.attr("rel") {
+                    if !s.canonical_seen && rel_is_canonical(rel) {
+                        s.canonical_seen = true;
+                        s.canonical_href = tag.attr("href").and_then(href_value);
+                    }
+                    if !s.shortlink_seen && rel_holds(rel, "shortlink") {
+                        s.shortlink_seen = true;
+                        s.shortlink_href = tag.attr("href").and_then(href_value);
+                    }
+                }
+            }
+            "base" if !s.base_seen && s.templates == 0 => {
+                if let Some(base) = tag.attr("href") {
+                    s.base_seen = true;
+                    s.base_href = href_value(base);
+                }
+            }
+            // Template content is inert: its links and bases are not the page's.
+            "template" if tag.can_have_content => s.templates += 1,
+            "meta" if !self.charset_seen => {
+                if let Some(encoding) = Self::meta_charset(tag) {
+                    self.charset_seen = true;
+                    if encoding != encoding_rs::UTF_8 {
+                        self.switch_to = Some(encoding);
+                        flow = Flow::Stop;
+                    }
+                }
+            }
+            _ => {}
+        }
+        let href = if name == "a" {
+            tag.attr("href").map(str::to_owned)
+        } else {
+            None
+        };
+        let pushed = self.state.start(name, href);
+        if !tag.can_have_content {
+            // A void element (or self-closing foreign one): closes at once.
+            if let Some(id) = pushed {
+                self.state.end(id);
+            }
+        } else if self.open.len() < MAX_OPEN_ELEMENTS {
+            let from = self.names.len() as u32;
+            self.names.push_str(name);
+            let to = self.names.len() as u32;
+            self.open
+                .push((from, to, pushed.unwrap_or(0), name == "template"));
+        } else {
+            self.too_deep = true;
+            flow = Flow::Stop;
+        }
+        flow
+    }
+
+    fn end_tag(&mut self, name: &str) {
+        let names = &self.names;
+        let Some(i) = self
+            .open
+            .iter()
+            .rposition(|&(from, to, ..)| names.get(from as usize..to as usize) == Some(name))
+        else {
+            return;
+        };
+        while self.open.len() > i {
+            let Some((from, _, id, template)) = self.open.pop() else {
+                break;
+            };
+            self.names.truncate(from as usize);
+            if template {
+                self.state.templates = self.state.templates.saturating_sub(1);
+            }
+            if id != 0 {
+                self.state.end(id);
+            }
+        }
+    }
 }
 
 /// How an element takes part in the partition.
@@ -1407,6 +1514,51 @@ mod tests {
                 .digest
                 .page_exact,
             exact("<p>café au lait</p>")
+        );
+    }
+
+    #[test]
+    fn a_meta_charset_after_invalid_utf8_decodes_the_rest_from_the_right_byte() {
+        // Invalid bytes before the meta tag become U+FFFD (a different length in the text than
+        // in the bytes): the rest must still be decoded from just after the tag.
+        let mut page = b"<title>\xFF\xC3</title><meta http-equiv=Content-Type \
+            content=\"text/html; charset=iso-8859-1\"><p>caf"
+            .to_vec();
+        page.push(0xE9);
+        page.extend_from_slice(b"</p>");
+        assert_eq!(
+            analyze(&page, &ContentConfig::default()).digest.page_exact,
+            exact("<p>caf\u{e9}</p>")
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_text_and_decides_the_encoding() {
+        let page = "\u{FEFF}<head><meta charset=windows-1252>\
+                    <link rel=canonical href=/c></head><p>caf\u{e9}</p>";
+        let p = analyze(page.as_bytes(), &ContentConfig::default());
+        // Not text before the head (which would start the body and hide the canonical link).
+        assert_eq!(p.canonical_href.as_deref(), Some("/c"));
+        // UTF-8, not the meta tag's windows-1252.
+        assert_eq!(p.digest.page_exact, exact("<p>caf\u{e9}</p>"));
+    }
+
+    #[test]
+    fn an_end_tag_closes_the_nearest_open_element_of_its_name_and_those_opened_after_it() {
+        let link_tokens = |html: &str| -> u32 {
+            page(html)
+                .digest
+                .pagelets
+                .iter()
+                .map(|p| p.link_tokens)
+                .sum()
+        };
+        // `</a>` closes the `<b>` opened inside it: "two" is not link text.
+        assert_eq!(link_tokens("<div><a href=/x><b>one</a>two</b></div>"), 1);
+        // An end tag with no open element of its name does nothing.
+        assert_eq!(
+            link_tokens("<div><a href=/x>one </span>two</a> three</div>"),
+            2
         );
     }
 
