@@ -131,6 +131,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
@@ -374,6 +375,7 @@ pub fn analyze(html: &[u8], config: &ContentConfig) -> PageAnalysis {
     let mut driver = Driver {
         state: State::new(config, len),
         open: Vec::new(),
+        open_by_name: FxHashMap::default(),
         names: String::new(),
         charset_seen: false,
         switch_to: None,
@@ -465,6 +467,12 @@ struct Driver {
     /// Open elements: the span of their name in `names`, their frame id in `state` (0 when
     /// `State::start` did not push one) and whether it is a `<template>`.
     open: Vec<(u32, u32, u32, bool)>,
+    /// How many elements of each name are open: an end tag with none open is dropped without
+    /// looking through `open`, so a hostile page of many unclosed elements and many stray end
+    /// tags costs time linear in its size (each search otherwise walks every open element; the
+    /// elements a search passes over are closed by it, so a search that finds its element costs
+    /// what its start tags did).
+    open_by_name: FxHashMap<String, u32>,
     /// The open elements' names, one after the other (no allocation per element).
     names: String,
     /// The encoding was decided (a byte order mark, or a `<meta>` naming a usable charset): later
@@ -552,6 +560,12 @@ impl Sink for Driver {
             let from = self.names.len() as u32;
             self.names.push_str(name);
             let to = self.names.len() as u32;
+            match self.open_by_name.get_mut(name) {
+                Some(n) => *n += 1,
+                None => {
+                    self.open_by_name.insert(name.to_owned(), 1);
+                }
+            }
             self.open
                 .push((from, to, pushed.unwrap_or(0), name == "template"));
         } else {
@@ -562,6 +576,9 @@ impl Sink for Driver {
     }
 
     fn end_tag(&mut self, name: &str) {
+        if self.open_by_name.get(name).is_none_or(|&n| n == 0) {
+            return;
+        }
         let names = &self.names;
         let Some(i) = self
             .open
@@ -571,9 +588,16 @@ impl Sink for Driver {
             return;
         };
         while self.open.len() > i {
-            let Some((from, _, id, template)) = self.open.pop() else {
+            let Some((from, to, id, template)) = self.open.pop() else {
                 break;
             };
+            if let Some(n) = self
+                .names
+                .get(from as usize..to as usize)
+                .and_then(|popped| self.open_by_name.get_mut(popped))
+            {
+                *n = n.saturating_sub(1);
+            }
             self.names.truncate(from as usize);
             if template {
                 self.state.templates = self.state.templates.saturating_sub(1);
