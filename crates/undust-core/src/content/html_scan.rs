@@ -339,13 +339,14 @@ fn mode_after(name: &str) -> Mode {
 /// Where script data ends: the offset of the `<` of its `</script` end tag, or `None` when the
 /// input ends first. Follows the script data, escaped and double-escaped states.
 fn script_end(b: &[u8], from: usize) -> Option<usize> {
+    /// Plain script data, or inside a `<!--` (escaped): `double` once a `<script>` opened inside
+    /// it (its `</script>` then returns to escaped, and no end tag ends the data), `dashes` right
+    /// after `--` (where `>` ends the escape). The two escaped states and their dash-dash states
+    /// are the spec's four, read by the same code.
     #[derive(Clone, Copy)]
     enum S {
         Normal,
-        Escaped,
-        EscapedDashDash,
-        DoubleEscaped,
-        DoubleEscapedDashDash,
+        Escaped { double: bool, dashes: bool },
     }
     let mut s = S::Normal;
     let mut i = from;
@@ -357,96 +358,89 @@ fn script_end(b: &[u8], from: usize) -> Option<usize> {
                     b'/' if is_appropriate_end(b, lt, "script") => return Some(lt),
                     b'!' if b.get(lt + 2..lt + 4) == Some(b"--") => {
                         // `<!--`: script data escaped (dash dash).
-                        s = S::EscapedDashDash;
+                        s = S::Escaped {
+                            double: false,
+                            dashes: true,
+                        };
                         i = lt + 4;
                     }
                     _ => i = lt + 1,
                 }
             }
-            S::EscapedDashDash => match *b.get(i)? {
+            S::Escaped {
+                double,
+                dashes: true,
+            } => match *b.get(i)? {
                 b'-' => i += 1,
-                b'<' => (s, i) = escaped_less_than(b, i)?,
+                b'<' => (s, i) = less_than(b, i, double)?,
                 b'>' => {
                     s = S::Normal;
                     i += 1;
                 }
                 _ => {
-                    s = S::Escaped;
+                    s = S::Escaped {
+                        double,
+                        dashes: false,
+                    };
                     i += 1;
                 }
             },
-            S::Escaped => {
+            S::Escaped {
+                double,
+                dashes: false,
+            } => {
                 let at = i + memchr2(b'-', b'<', b.get(i..)?)?;
                 if b[at] == b'<' {
-                    if is_appropriate_end(b, at, "script") {
+                    if !double && is_appropriate_end(b, at, "script") {
                         return Some(at);
                     }
-                    (s, i) = escaped_less_than(b, at)?;
+                    (s, i) = less_than(b, at, double)?;
                 } else if b.get(at + 1) == Some(&b'-') {
-                    s = S::EscapedDashDash;
+                    s = S::Escaped {
+                        double,
+                        dashes: true,
+                    };
                     i = at + 2;
                 } else {
                     i = at + 1;
                 }
             }
-            S::DoubleEscaped => {
-                let at = i + memchr2(b'-', b'<', b.get(i..)?)?;
-                if b[at] == b'<' {
-                    (s, i) = double_escaped_less_than(b, at)?;
-                } else if b.get(at + 1) == Some(&b'-') {
-                    s = S::DoubleEscapedDashDash;
-                    i = at + 2;
-                } else {
-                    i = at + 1;
-                }
-            }
-            S::DoubleEscapedDashDash => match *b.get(i)? {
-                b'-' => i += 1,
-                b'<' => (s, i) = double_escaped_less_than(b, i)?,
-                b'>' => {
-                    s = S::Normal;
-                    i += 1;
-                }
-                _ => {
-                    s = S::DoubleEscaped;
-                    i += 1;
-                }
-            },
         }
     }
 
-    /// At a `<` in escaped script data that is not its end tag: `<script` followed by
-    /// whitespace, `/` or `>` starts the double-escaped state.
-    fn escaped_less_than(b: &[u8], lt: usize) -> Option<(S, usize)> {
-        if is_appropriate_end(b, lt, "script") {
-            // Only reached from the dash-dash state; the caller re-finds it in `Escaped`.
-            return Some((S::Escaped, lt));
-        }
-        b.get(lt + 1)?;
-        if starts_with_ci(b, lt + 1, b"script") {
-            let c = *b.get(lt + 7)?;
-            if is_ws(c) || c == b'/' || c == b'>' {
-                return Some((S::DoubleEscaped, lt + 8));
+    /// The state after a `<` in escaped script data that is not its end tag, and where to go
+    /// on: in escaped data, `<script` followed by whitespace, `/` or `>` starts the
+    /// double-escaped state; in double-escaped data, `</script` so followed returns to escaped.
+    fn less_than(b: &[u8], lt: usize, double: bool) -> Option<(S, usize)> {
+        let escaped = |double| S::Escaped {
+            double,
+            dashes: false,
+        };
+        let ends_word = |c: u8| is_ws(c) || c == b'/' || c == b'>';
+        if !double {
+            if is_appropriate_end(b, lt, "script") {
+                // Only reached from the dash-dash state; the caller re-finds it in `Escaped`.
+                return Some((escaped(false), lt));
             }
-            return Some((S::Escaped, lt + 7));
+            b.get(lt + 1)?;
+            if starts_with_ci(b, lt + 1, b"script") {
+                if ends_word(*b.get(lt + 7)?) {
+                    return Some((escaped(true), lt + 8));
+                }
+                return Some((escaped(false), lt + 7));
+            }
+            return Some((escaped(false), lt + 1));
         }
-        Some((S::Escaped, lt + 1))
-    }
-
-    /// At a `<` in double-escaped script data: `</script` followed by whitespace, `/` or `>`
-    /// returns to the escaped state.
-    fn double_escaped_less_than(b: &[u8], lt: usize) -> Option<(S, usize)> {
         if *b.get(lt + 1)? != b'/' {
-            return Some((S::DoubleEscaped, lt + 1));
+            return Some((escaped(true), lt + 1));
         }
         if starts_with_ci(b, lt + 2, b"script") {
-            let c = *b.get(lt + 8)?;
-            if is_ws(c) || c == b'/' || c == b'>' {
-                return Some((S::Escaped, lt + 9));
+            if ends_word(*b.get(lt + 8)?) {
+                return Some((escaped(false), lt + 9));
             }
-            return Some((S::DoubleEscaped, lt + 8));
+            return Some((escaped(true), lt + 8));
         }
-        Some((S::DoubleEscaped, lt + 2))
+        Some((escaped(true), lt + 2))
     }
 }
 

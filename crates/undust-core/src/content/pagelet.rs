@@ -372,15 +372,7 @@ fn rel_holds(rel: &str, link_type: &str) -> bool {
 pub fn analyze(html: &[u8], config: &ContentConfig) -> PageAnalysis {
     let len = html.len().min(config.max_bytes);
     let bytes = &html[..len];
-    let mut driver = Driver {
-        state: State::new(config, len),
-        open: Vec::new(),
-        open_by_name: FxHashMap::default(),
-        names: String::new(),
-        charset_seen: false,
-        switch_to: None,
-        too_deep: false,
-    };
+    let mut driver = Driver::new(State::new(config, len));
     let mut scanner = Scanner::new(PARSER_MEMORY);
     // A UTF-8 byte order mark decides the encoding (HTML's encoding sniffing puts it before any
     // `<meta charset>`) and is not text.
@@ -485,6 +477,18 @@ struct Driver {
 }
 
 impl Driver {
+    fn new(state: State) -> Driver {
+        Driver {
+            state,
+            open: Vec::new(),
+            open_by_name: FxHashMap::default(),
+            names: String::new(),
+            charset_seen: false,
+            switch_to: None,
+            too_deep: false,
+        }
+    }
+
     /// The encoding a `<meta>` tag declares, as `lol_html`'s `adjust_charset_on_meta_tag` reads
     /// it: its `charset` attribute, else the `charset` parameter of the `content` of a
     /// `http-equiv="Content-Type"` one; ASCII-compatible encodings only.
@@ -576,7 +580,7 @@ impl Sink for Driver {
     }
 
     fn end_tag(&mut self, name: &str) {
-        if self.open_by_name.get(name).is_none_or(|&n| n == 0) {
+        if !self.open_by_name.contains_key(name) {
             return;
         }
         let names = &self.names;
@@ -591,12 +595,15 @@ impl Sink for Driver {
             let Some((from, to, id, template)) = self.open.pop() else {
                 break;
             };
-            if let Some(n) = self
-                .names
-                .get(from as usize..to as usize)
-                .and_then(|popped| self.open_by_name.get_mut(popped))
-            {
-                *n = n.saturating_sub(1);
+            if let Some(popped) = self.names.get(from as usize..to as usize) {
+                // A name with none open leaves the map, so it holds at most the open elements'
+                // names (a page of a million distinct tags, each closed, holds none).
+                if let Some(n) = self.open_by_name.get_mut(popped) {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        self.open_by_name.remove(popped);
+                    }
+                }
             }
             self.names.truncate(from as usize);
             if template {
@@ -1565,6 +1572,32 @@ mod tests {
         assert_eq!(p.canonical_href.as_deref(), Some("/c"));
         // UTF-8, not the meta tag's windows-1252.
         assert_eq!(p.digest.page_exact, exact("<p>caf\u{e9}</p>"));
+    }
+
+    #[test]
+    fn the_open_element_counts_hold_the_open_names_only() {
+        // A thousand distinct tags, each closed, then two left open and stray end tags: the
+        // counts that let a stray end tag skip the search hold the two open names only.
+        let mut page = String::new();
+        for i in 0..1000 {
+            page.push_str(&format!("<x{i}>t</x{i}>"));
+        }
+        page.push_str("<div><span>text</b></i></x7>");
+        let config = ContentConfig::default();
+        let mut driver = Driver::new(State::new(&config, page.len()));
+        let outcome = Scanner::new(PARSER_MEMORY).scan(&page, &mut driver);
+        assert_eq!(outcome, Outcome::Finished);
+        let mut open: Vec<(&str, u32)> = driver
+            .open_by_name
+            .iter()
+            .map(|(name, n)| (name.as_str(), *n))
+            .collect();
+        open.sort_unstable();
+        assert_eq!(open, [("div", 1), ("span", 1)]);
+        assert_eq!(driver.open.len(), 2);
+        // Closing the outer one closes both and empties the counts.
+        driver.end_tag("div");
+        assert!(driver.open_by_name.is_empty() && driver.open.is_empty());
     }
 
     #[test]
