@@ -970,6 +970,15 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 // merge of different pages anywhere still refuses it (above), as for a title.
                 evidence.waive_type_coverage();
             }
+            if matches!(candidate, SiteAction::ContextTail { .. }) {
+                // The section an item was reached from decorates the item, as its title does:
+                // each section is a page type of its own (Piwigo's `/picture.php/5/category/
+                // 12-sea`, one album's name common enough at its position to name a type), and
+                // a 20% sample shows a photo under two sections in few of them, so the coverage
+                // guards could never be met on a gallery of many albums. One merge of different
+                // pages anywhere still refuses it (above: a page of a thread is no section).
+                evidence.waive_type_coverage();
+            }
             // A server's default document is a fact about the host's server: one directory
             // shows it, as long as nothing contradicts it (see `SERVER_DEFAULT_DOCUMENTS`).
             let server_document = matches!(
@@ -3364,6 +3373,41 @@ mod tests {
                 "{script}?authorid=7&mod=viewthread&page=1&tid=999"
             )),
             rewrite(&format!("{script}?authorid=7&mod=viewthread&tid=999")),
+            "{:#?}",
+            out.rules
+        );
+    }
+
+    /// Piwigo seed 46 from a fifth of its pages: a photo is written under the album it was
+    /// reached from, each album is a page type of its own (its name is common at its position),
+    /// and the sample shows photos under their album and under another section in three albums
+    /// of twelve. The section decorates the item, as a title does, so the other nine albums
+    /// need no evidence of their own.
+    #[test]
+    fn a_section_an_item_was_reached_from_is_dropped_in_albums_that_showed_nothing() {
+        let album = |a: u64| {
+            let name = ["sea", "hill", "town", "snow"][a as usize % 4];
+            format!("category/{}-{name}", 100 + a)
+        };
+        let mut samples = Vec::new();
+        for p in 0..120u64 {
+            samples.push(lu(
+                &format!("https://g.example/picture.php/{p}/{}", album(p % 12)),
+                p,
+            ));
+            if p % 8 == 0 {
+                let section = ["most_visited", "best_rated", "recent_pics"][p as usize % 3];
+                samples.push(lu(
+                    &format!("https://g.example/picture.php/{p}/{section}"),
+                    p,
+                ));
+            }
+        }
+        let out = learn(&samples, &LearnConfig::default());
+        let rewrite = rewriting(&out);
+        assert_eq!(
+            rewrite("https://g.example/picture.php/999/category/105-hill"),
+            rewrite("https://g.example/picture.php/999/most_visited"),
             "{:#?}",
             out.rules
         );
