@@ -2906,12 +2906,9 @@ fn param_strays(
             .collect();
         (path.as_ref(), parts)
     };
-    let mut by_new_output: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-    for &(u, h) in moved {
-        by_new_output.entry(h).or_default().push(u);
-    }
     let decorated = DecoratedPairs {
-        by_new_output: &by_new_output,
+        moved,
+        by_new_output: std::cell::OnceCell::new(),
         drops: &drops,
     };
     let mut naming: FxHashMap<&str, bool> = FxHashMap::default();
@@ -3015,9 +3012,29 @@ fn holds_token(text: &str, token: &str) -> bool {
 /// it drops: [`names_pages`] reads a default spelled out as merged with its absence also where
 /// both URLs carried the dropped parameter, at different values.
 struct DecoratedPairs<'a> {
-    by_new_output: &'a FxHashMap<u64, Vec<u32>>,
+    /// The samples the candidate changes, with their output hash under it.
+    moved: &'a [(u32, u64)],
+    /// `moved` by output hash, built when a part is first read this way (most candidates
+    /// never need it).
+    by_new_output: std::cell::OnceCell<FxHashMap<u64, Vec<u32>>>,
     /// Whether the candidate drops the part (second) of the query (first).
     drops: &'a dyn Fn(&str, &str) -> bool,
+}
+
+impl DecoratedPairs<'_> {
+    /// The changed samples whose output under the candidate hashes to `h`.
+    fn with_output(&self, h: u64) -> &[u32] {
+        self.by_new_output
+            .get_or_init(|| {
+                let mut by: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+                for &(u, h) in self.moved {
+                    by.entry(h).or_default().push(u);
+                }
+                by
+            })
+            .get(&h)
+            .map_or(&[], Vec::as_slice)
+    }
 }
 
 /// Whether query part `part` (`page=3`) tells pages apart on this host: a sample holding it and
@@ -3072,10 +3089,10 @@ fn names_pages(
                 p == held || (decorated.drops)(query, p)
             });
             let h = hasher.output(url, accepted.scheme(url), path, bare);
-            part_merged = decorated.by_new_output.get(&h).is_some_and(|ys| {
-                ys.iter()
-                    .any(|&y| y as usize != x && parsed[y as usize].cluster == parsed[x].cluster)
-            });
+            part_merged = decorated
+                .with_output(h)
+                .iter()
+                .any(|&y| y as usize != x && parsed[y as usize].cluster == parsed[x].cluster);
         }
     }
     name_apart && !part_merged
