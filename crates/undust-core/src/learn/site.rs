@@ -778,6 +778,59 @@ fn query_without<'q>(
     Some(any_text.then_some(Cow::Owned(out)))
 }
 
+/// Whether a candidate's evidence holds wherever it applies, so that the page-type coverage
+/// guards ([`MIN_TYPE_COVERAGE`], [`MAX_UNEVIDENCED_TYPE_SHARE`]) are waived for it.
+/// `negative_groups` are the groups of different pages it merged: one still refuses most of
+/// these outright (`contradicted` in [`learn`]), and the others below.
+fn waives_type_coverage(candidate: &SiteAction, negative_groups: u64) -> bool {
+    match candidate {
+        // A title beside an id is decoration of the item, not of one view of it: the item's
+        // pages and posts (`/threads/a-title.123/page-2`, `/t/a-title/123/4`) are page types of
+        // their own that a 20% sample rarely shows merged, yet the evidence on the item's main
+        // page is evidence for them. A slug after the id (`/questions/5/x`) is the last segment
+        // and has no views below it, so it keeps the guards.
+        SiteAction::SlugInSegment { .. }
+        | SiteAction::SlugBesideId {
+            before_id: true, ..
+        } => true,
+        // A template respells the path and carries the query along as it is: a view named in
+        // the query (MyBB's `thread-5.html?mode=threaded`) is the same view in both spellings,
+        // so the query's page types need no evidence of their own.
+        SiteAction::TemplatedSegmentToQuery { .. } | SiteAction::TemplatedPairToQuery { .. } => {
+            true
+        }
+        // The section an item was reached from decorates the item, as its title does: each
+        // section is a page type of its own (Piwigo's `/picture.php/5/category/12-sea`, one
+        // album's name common enough at its position to name a type), and a 20% sample shows
+        // a photo under two sections in few of them, so the guards could never be met on a
+        // gallery of many albums (a page of a thread is no section: it merges different pages).
+        SiteAction::ContextTail { .. } => true,
+        // A server's default document is a fact about the host's server, which answers every
+        // directory with its index file at any depth: the page types of the other directories
+        // need no evidence of their own (a small site shows `/` ≡ `/index.htm` and, of its
+        // sections, only `/faq/index.htm`; see `SERVER_DEFAULT_DOCUMENTS`). Any directory
+        // whose index file was shown to be another page still refuses the rule.
+        SiteAction::DefaultDocument { name } => is_server_default_document(name),
+        // Some spellings are the server's or the framework's, the same for every path, not one
+        // page type's: a path's suffix (`/a/b.html` ≡ `/a/b` ≡ `/a/b/`: TYPO3's page-type
+        // decorator, RealURL, Apache's MultiViews, a static generator's pretty URLs) and the
+        // order of the query's parameters (see `SORT_QUERY_MIN_CLUSTERS`). Such an action
+        // merges nothing but two spellings of one page, and every page type where the sample
+        // shows both spellings was read. A deep tree of pages makes a type of each depth and
+        // section, and a 20% sample shows both spellings of a page in few of them: waived when
+        // nothing contradicts it; a single merge of different pages keeps the guards (and
+        // refuses an extension).
+        SiteAction::StripExtension { .. }
+        | SiteAction::StripTrailingSlash
+        | SiteAction::SortQuery => negative_groups == 0,
+        // Each shared file was shown in one cluster under several directories and in no other
+        // (`super::shared_files`), and reaches only the URLs ending with its name, as a
+        // vocabulary's entries do.
+        SiteAction::SharedFiles { .. } => true,
+        _ => false,
+    }
+}
+
 /// Finds the site rules of one host's samples (already statically normalized).
 pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcome {
     let parsed: Vec<Parsed> = samples[..samples.len().min(config.max_samples)]
@@ -942,84 +995,14 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 evidence.negative_groups +=
                     document_shown_elsewhere(&parsed, &clusters, &round.outputs, name, &may_change);
             }
-            if matches!(
-                candidate,
-                SiteAction::SlugInSegment { .. }
-                    | SiteAction::SlugBesideId {
-                        before_id: true,
-                        ..
-                    }
-            ) {
-                // A title beside an id is decoration of the item, not of one view of it: the
-                // item's pages and posts (`/threads/a-title.123/page-2`, `/t/a-title/123/4`)
-                // are page types of their own that a 20% sample rarely shows merged, yet the
-                // evidence on the item's main page is evidence for them. The page-type coverage
-                // guards are therefore waived; a single merge of different pages anywhere still
-                // refuses it (above). A slug after the id (`/questions/5/x`) is the last segment
-                // and has no views below it, so it keeps the guards.
+            if waives_type_coverage(&candidate, evidence.negative_groups) {
                 evidence.waive_type_coverage();
             }
-            if matches!(
-                candidate,
-                SiteAction::TemplatedSegmentToQuery { .. }
-                    | SiteAction::TemplatedPairToQuery { .. }
-            ) {
-                // A template respells the path and carries the query along as it is: a view
-                // named in the query (MyBB's `thread-5.html?mode=threaded`) is the same view in
-                // both spellings, so the query's page types need no evidence of their own. One
-                // merge of different pages anywhere still refuses it (above), as for a title.
-                evidence.waive_type_coverage();
-            }
-            if matches!(candidate, SiteAction::ContextTail { .. }) {
-                // The section an item was reached from decorates the item, as its title does:
-                // each section is a page type of its own (Piwigo's `/picture.php/5/category/
-                // 12-sea`, one album's name common enough at its position to name a type), and
-                // a 20% sample shows a photo under two sections in few of them, so the coverage
-                // guards could never be met on a gallery of many albums. One merge of different
-                // pages anywhere still refuses it (above: a page of a thread is no section).
-                evidence.waive_type_coverage();
-            }
-            // A server's default document is a fact about the host's server: one directory
-            // shows it, as long as nothing contradicts it (see `SERVER_DEFAULT_DOCUMENTS`).
             let server_document = matches!(
                 &candidate,
                 SiteAction::DefaultDocument { name } if is_server_default_document(name)
             );
-            if server_document {
-                // The server answers every directory with its index file, at any depth: the
-                // page types of the other directories need no evidence of their own (a small
-                // site shows `/` ≡ `/index.htm` and, of its sections, only `/faq/index.htm`).
-                // Any directory whose index file was shown to be another page still refuses
-                // the rule (no negative group, below).
-                evidence.waive_type_coverage();
-            }
-            // Some spellings are the server's or the framework's, the same for every path, not
-            // one page type's: a path's suffix (`/a/b.html` ≡ `/a/b` ≡ `/a/b/`: TYPO3's
-            // page-type decorator, RealURL, Apache's MultiViews, a static generator's pretty
-            // URLs) and the order of the query's parameters (see `SORT_QUERY_MIN_CLUSTERS`).
-            // Such an action merges nothing but two spellings of one page, and every page type
-            // where the sample shows both spellings was read. A deep tree of pages makes a type
-            // of each depth and section, and a 20% sample shows both spellings of a page in few
-            // of them, so the page-type coverage guards are waived when nothing contradicts
-            // it; a single merge of different pages anywhere keeps them (and refuses an
-            // extension, above).
-            let host_wide_spelling = matches!(
-                candidate,
-                SiteAction::StripExtension { .. }
-                    | SiteAction::StripTrailingSlash
-                    | SiteAction::SortQuery
-            );
-            if host_wide_spelling && evidence.negative_groups == 0 {
-                evidence.waive_type_coverage();
-            }
-            // Each shared file was shown in one cluster under several directories and in no
-            // other (`super::shared_files`), and reaches only the URLs ending with its name:
-            // the page-type coverage guards are waived, as for a vocabulary, and one merge of
-            // different pages refuses the table (above).
             let shared = matches!(candidate, SiteAction::SharedFiles { .. });
-            if shared {
-                evidence.waive_type_coverage();
-            }
             // A keyless id was proposed on every pair of spellings the sample could show
             // (`super::keyless_id`): that many clusters support it, none contradicting.
             let keyless = matches!(candidate, SiteAction::KeylessIdInQuery { .. });
