@@ -780,8 +780,9 @@ fn query_without<'q>(
 
 /// Whether a candidate's evidence holds wherever it applies, so that the page-type coverage
 /// guards ([`MIN_TYPE_COVERAGE`], [`MAX_UNEVIDENCED_TYPE_SHARE`]) are waived for it.
-/// `negative_groups` are the groups of different pages it merged: one still refuses most of
-/// these outright (`contradicted` in [`learn`]), and the others below.
+/// `negative_groups` are the groups of different pages it merged. Waived or not, they still
+/// count against it: one refuses most of these actions outright (`contradicted` in [`learn`]),
+/// and the rest are held to the negative rate every candidate is.
 fn waives_type_coverage(candidate: &SiteAction, negative_groups: u64) -> bool {
     match candidate {
         // A title beside an id is decoration of the item, not of one view of it: the item's
