@@ -803,9 +803,8 @@ thread_local! {
 /// Per-range working lists of [`State::emit`] (see there); empty between calls.
 #[derive(Default)]
 struct EmitScratch {
-    owner: Vec<usize>,
+    /// A range cut into its text blocks and the runs between them: `(start, end, is_block)`.
     segments: Vec<(u32, u32, bool)>,
-    seg_vecs: Vec<Option<FeatureCounts>>,
 }
 
 /// Bytes of HTML per token, at least, on the pages measured (markup included): the token lists
@@ -1191,16 +1190,13 @@ impl State {
         let mut min = [u64::MAX; 2];
         let mut link_tokens = 0u32;
         let mut blocks = Vec::new();
-        let EmitScratch {
-            mut owner,
-            mut segments,
-            mut seg_vecs,
-        } = std::mem::take(&mut self.scratch);
+        let mut segments = std::mem::take(&mut self.scratch.segments);
         for &(a, b) in ranges {
             let (ua, ub) = (a as usize, b as usize);
-            if self.tokens.get(ua..ub).is_none() {
+            let (Some(toks), Some(num)) = (self.tokens.get(ua..ub), self.numeric.get(ua..ub))
+            else {
                 continue;
-            }
+            };
             link_tokens += self
                 .link_token
                 .get(ua..ub)
@@ -1208,9 +1204,6 @@ impl State {
             // Cut the range into its text blocks and the runs between them.
             segments.clear();
             let mut pos = a;
-            if a >= b {
-                continue;
-            }
             for (&s, &e) in self.blocks.range(a..b) {
                 // Blocks are disjoint; clamping keeps segments disjoint even if that broke.
                 let s = s.max(pos);
@@ -1228,52 +1221,36 @@ impl State {
                 segments.push((pos, b, false));
             }
             // Features are exactly those of the whole range (as without blocks); a word belongs
-            // to its block, a shingle to the block of its first word.
-            owner.clear();
-            for (i, &(s, e, _)) in segments.iter().enumerate() {
-                owner.extend(std::iter::repeat_n(i, (e - s) as usize));
-            }
-            seg_vecs.clear();
-            seg_vecs.extend(
-                segments
-                    .iter()
-                    .map(|seg| seg.2.then(FeatureCounts::default)),
-            );
-            let (Some(toks), Some(num)) = (self.tokens.get(ua..ub), self.numeric.get(ua..ub))
-            else {
-                continue;
-            };
+            // to its block, a shingle to the block of its first word. Each segment is walked
+            // once, adding straight into its block's counts or the pagelet's.
             let mask = |i: usize| if num[i] { NUMBER } else { toks[i] };
-            for (i, &h) in toks.iter().enumerate() {
-                match seg_vecs.get_mut(owner[i]).and_then(Option::as_mut) {
-                    Some(v) => v.add_feature(h),
-                    None => vector.add_feature(h),
+            let shingles = toks.len().saturating_sub(SHINGLE_WORDS - 1);
+            for &(s, e, is_block) in &segments {
+                let (rs, re) = ((s - a) as usize, (e - a) as usize);
+                let mut block = is_block.then(FeatureCounts::default);
+                let counts = block.as_mut().unwrap_or(&mut vector);
+                for (i, &h) in toks.iter().enumerate().take(re).skip(rs) {
+                    counts.add_feature(h);
+                    min_two(&mut min, mask(i));
+                    if i < shingles {
+                        let h = shingle_hash(h, toks[i + 1], toks[i + 2]);
+                        counts.add_feature(h);
+                        let m = if num[i] || num[i + 1] || num[i + 2] {
+                            shingle_hash(mask(i), mask(i + 1), mask(i + 2))
+                        } else {
+                            h
+                        };
+                        min_two(&mut min, m);
+                    }
                 }
-                min_two(&mut min, mask(i));
-            }
-            for i in 0..toks.len().saturating_sub(SHINGLE_WORDS - 1) {
-                let h = shingle_hash(toks[i], toks[i + 1], toks[i + 2]);
-                match seg_vecs.get_mut(owner[i]).and_then(Option::as_mut) {
-                    Some(v) => v.add_feature(h),
-                    None => vector.add_feature(h),
-                }
-                let m = if num[i] || num[i + 1] || num[i + 2] {
-                    shingle_hash(mask(i), mask(i + 1), mask(i + 2))
-                } else {
-                    h
-                };
-                min_two(&mut min, m);
-            }
-            for (&(s, e, _), v) in segments.iter().zip(&mut seg_vecs) {
-                let Some(v) = v.take().map(FeatureCounts::into_vector) else {
+                let Some(v) = block.map(FeatureCounts::into_vector) else {
                     continue;
                 };
                 vector.add(&v.0);
-                let n = (e - s) as usize;
+                let n = re - rs;
                 if n >= tokens as usize {
                     continue;
                 }
-                let (rs, re) = ((s - a) as usize, (e - a) as usize);
                 blocks.push(BlockDigest {
                     identity: hash_tokens((rs..re).map(mask)),
                     tokens: n as u32,
@@ -1285,14 +1262,8 @@ impl State {
                 });
             }
         }
-        owner.clear();
         segments.clear();
-        seg_vecs.clear();
-        self.scratch = EmitScratch {
-            owner,
-            segments,
-            seg_vecs,
-        };
+        self.scratch.segments = segments;
         let mut id_bytes = [0u8; 16];
         id_bytes[..8].copy_from_slice(&min[0].to_le_bytes());
         id_bytes[8..].copy_from_slice(&min[1].to_le_bytes());

@@ -35,16 +35,19 @@ fn is_unspaced(c: char) -> bool {
         | 0x20000..=0x3FFFF) // CJK extensions B..
 }
 
-/// [`BYTE_CLASS`] of an ASCII byte that separates words.
+/// [`BYTE_CLASS`] of an ASCII byte that separates words (no flag set).
 const SEPARATOR: u8 = 0;
-/// [`BYTE_CLASS`] of an ASCII digit.
+/// [`BYTE_CLASS`] flag of an ASCII digit.
 const DIGIT: u8 = 1;
-/// [`BYTE_CLASS`] of an ASCII letter.
+/// [`BYTE_CLASS`] flag of an ASCII letter.
 const LETTER: u8 = 2;
-/// [`BYTE_CLASS`] of a byte of a non-ASCII character (taken a character at a time).
-const NON_ASCII: u8 = 3;
+/// [`BYTE_CLASS`] flag of an ASCII upper-case letter (set with [`LETTER`]).
+const UPPER: u8 = 4;
+/// [`BYTE_CLASS`] flag of a byte of a non-ASCII character (taken a character at a time).
+const NON_ASCII: u8 = 8;
 
-/// What each byte is to the ASCII fast path of [`Tokenizer::feed`].
+/// What each byte is to the ASCII fast path of [`Tokenizer::feed`]: flags, so that a run's
+/// bytes can be ORed together to learn in one pass whether it had letters or capitals.
 static BYTE_CLASS: [u8; 256] = byte_classes();
 
 const fn byte_classes() -> [u8; 256] {
@@ -56,7 +59,9 @@ const fn byte_classes() -> [u8; 256] {
             NON_ASCII
         } else if b.is_ascii_digit() {
             DIGIT
-        } else if b.is_ascii_alphabetic() {
+        } else if b.is_ascii_uppercase() {
+            LETTER | UPPER
+        } else if b.is_ascii_lowercase() {
             LETTER
         } else {
             SEPARATOR
@@ -106,15 +111,26 @@ impl Tokenizer {
                     at += run;
                     continue;
                 }
-                let mut letters = false;
+                let mut seen = SEPARATOR;
                 let run = rest
                     .iter()
                     .position(|&b| {
                         let class = BYTE_CLASS[usize::from(b)];
-                        letters |= class == LETTER;
+                        seen |= class;
                         class == SEPARATOR || class == NON_ASCII
                     })
                     .unwrap_or(rest.len());
+                let letters = seen & LETTER != 0;
+                let ends_here = rest
+                    .get(run)
+                    .is_none_or(|&b| BYTE_CLASS[usize::from(b)] == SEPARATOR);
+                if self.word.is_empty() && ends_here && seen & UPPER == 0 {
+                    // A whole lower-case word (most words of most text): hashed where it lies,
+                    // without the copy into `word` that lowercasing or a continuation needs.
+                    emit(xxh3_64(&rest[..run.min(MAX_WORD_BYTES)]), !letters);
+                    at += run;
+                    continue;
+                }
                 if self.word.is_empty() {
                     self.numeric = true;
                 }
