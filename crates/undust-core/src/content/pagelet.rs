@@ -1243,10 +1243,11 @@ impl State {
                         min_two(&mut min, m);
                     }
                 }
-                let Some(v) = block.map(FeatureCounts::into_vector) else {
+                let Some(block) = block else {
                     continue;
                 };
-                vector.add(&v.0);
+                vector.absorb(&block);
+                let v = block.into_vector();
                 let n = re - rs;
                 if n >= tokens as usize {
                     continue;
