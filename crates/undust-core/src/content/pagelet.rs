@@ -549,11 +549,7 @@ impl Sink for Driver {
             }
             _ => {}
         }
-        let href = if name == "a" {
-            tag.attr("href").map(str::to_owned)
-        } else {
-            None
-        };
+        let href = if name == "a" { tag.attr("href") } else { None };
         let pushed = self.state.start(name, href);
         if !tag.can_have_content {
             // A void element (or self-closing foreign one): closes at once.
@@ -929,7 +925,7 @@ impl State {
     }
 
     /// An element starts; returns its frame id when it was pushed.
-    fn start(&mut self, name: &str, href: Option<String>) -> Option<u32> {
+    fn start(&mut self, name: &str, href: Option<&str>) -> Option<u32> {
         if !self.body_started
             && self.templates == 0
             && (name == "body" || !(matches!(name, "html" | "head") || head_content(name)))
