@@ -98,8 +98,8 @@ impl Tokenizer {
             if class != NON_ASCII {
                 // A whole run of ASCII word bytes (or of ASCII separators) at once: most text is
                 // ASCII, and a run costs one scan (a table lookup per byte, which also tells
-                // whether a letter made the word non-numeric) and one copy instead of a step per
-                // character.
+                // whether it held a letter or a capital) and at most one copy instead of a step
+                // per character.
                 self.end_cjk(emit);
                 let rest = &bytes[at..];
                 if class == SEPARATOR {
