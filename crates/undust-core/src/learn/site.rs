@@ -48,6 +48,7 @@
 //! same [`SiteRewriter`] before the pattern rules, so learning and serving agree.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -98,6 +99,16 @@ const MIN_CONTRARY_GROUPS: u64 = 2;
 const MIN_ROUTE_KEY_SHARE: f64 = 0.9;
 /// Unevidenced page types smaller than this are too small to judge.
 const MIN_UNEVIDENCED_TYPE_SAMPLES: u64 = 3;
+/// Distinct values a dropped parameter shows at least on the samples it changes to be free text
+/// ([`free_text_params`]).
+const MIN_FREE_TEXT_VALUES: usize = 3;
+/// Duplicate clusters that must hold a sample of each of two page types for the two to be one
+/// kind of page written two ways ([`Round::twin_types`]): one shared cluster may be a catch-all
+/// page (an error or the home page answering many paths).
+const MIN_TWIN_CLUSTERS: u32 = 2;
+/// Clusters whose samples fall in more page types than this are not read for twin types: a
+/// page has a handful of addresses, and pairing is quadratic in the types.
+const MAX_TWIN_CLUSTER_TYPES: usize = 8;
 /// A path segment value at least this common at its position (share of samples) names a page
 /// type (a directory or script); rarer values are identifiers or slugs.
 const COMMON_SEGMENT_SHARE: f64 = 0.02;
@@ -364,6 +375,55 @@ struct Round<'a> {
     /// Names of the route keys ([`page_routes`]): a route key names the page type, so it is
     /// never dropped, and a parameter kept beside it is kept on every route.
     route_keys: Vec<String>,
+    /// The page types each page type is written as too ([`twin_types`]), read the first time
+    /// a candidate needs them.
+    twin_types: OnceLock<TwinTypes>,
+}
+
+impl Round<'_> {
+    /// Page types that are one kind of page under two spellings ([`twin_types`]).
+    fn twin_types(&self, parsed: &[Parsed]) -> &TwinTypes {
+        self.twin_types
+            .get_or_init(|| twin_types(parsed, &self.types))
+    }
+}
+
+/// For each page type, the page types that at least [`MIN_TWIN_CLUSTERS`] duplicate clusters
+/// join it to.
+type TwinTypes = FxHashMap<u64, Vec<u64>>;
+
+/// Page types that show the same pages: at least [`MIN_TWIN_CLUSTERS`] duplicate clusters hold a
+/// sample of each. A front controller's query route and the friendly path rewritten onto it
+/// (`index.php?route=product/product&product_id=711` and `/number-system`), or a path and the
+/// query spelling of its id, are two page types of one kind of page: a parameter the samples
+/// show irrelevant on one spelling is not unevidenced on the other.
+fn twin_types(parsed: &[Parsed], types: &[u64]) -> TwinTypes {
+    let mut cluster_types: Vec<(u64, u64)> = parsed
+        .iter()
+        .zip(types)
+        .map(|(p, &t)| (p.cluster, t))
+        .collect();
+    cluster_types.sort_unstable();
+    cluster_types.dedup();
+    let mut joined: FxHashMap<(u64, u64), u32> = FxHashMap::default();
+    for run in cluster_types.chunk_by(|a, b| a.0 == b.0) {
+        if run.len() < 2 || run.len() > MAX_TWIN_CLUSTER_TYPES {
+            continue;
+        }
+        for (i, &(_, a)) in run.iter().enumerate() {
+            for &(_, b) in &run[i + 1..] {
+                *joined.entry((a, b)).or_default() += 1;
+            }
+        }
+    }
+    let mut twins = TwinTypes::default();
+    for ((a, b), clusters) in joined {
+        if clusters >= MIN_TWIN_CLUSTERS {
+            twins.entry(a).or_default().push(b);
+            twins.entry(b).or_default().push(a);
+        }
+    }
+    twins
 }
 
 /// A sample's path and query under the accepted actions.
@@ -1286,6 +1346,7 @@ fn start_round<'a>(parsed: &'a [Parsed], rewriter: &SiteRewriter) -> Round<'a> {
         controller_twins: controller_twins(parsed, &routes),
         routes,
         route_keys,
+        twin_types: OnceLock::new(),
     }
 }
 
@@ -2836,6 +2897,24 @@ fn measure(
             e.emptied_routes += u64::from(param_guards && route.hash != 0 && route.arguments == 1);
         }
     }
+    if unevidenced
+        .values()
+        .any(|&n| n >= MIN_UNEVIDENCED_TYPE_SAMPLES)
+        && !evidenced_types.is_empty()
+    {
+        // A page type twinned with an evidenced one holds the same pages under another
+        // spelling: the evidence covers it.
+        let twins = round.twin_types(parsed);
+        unevidenced.retain(|t, n| {
+            let covered = twins
+                .get(t)
+                .is_some_and(|of| of.iter().any(|o| evidenced_types.contains(o)));
+            if covered {
+                e.changed_in_evidenced_types += *n;
+            }
+            !covered
+        });
+    }
     e.largest_unevidenced_type = unevidenced.values().copied().max().unwrap_or(0);
     // A parameter shown and changed only on pages outside the host's front controller says
     // nothing about the controller's routes, where it may name the page.
@@ -2896,16 +2975,25 @@ fn param_strays(
         drops: &drops,
     };
     let mut naming: FxHashMap<&str, bool> = FxHashMap::default();
+    let free = free_text_params(candidate, moved, round);
     moved.iter().any(|&(u, _)| {
         let Some(mates) = clusters.get(&parsed[u as usize].cluster) else {
             return false;
         };
+        let own_query = round.outputs[u as usize].1.as_deref().unwrap_or("");
+        if own_query
+            .split('&')
+            .filter(|p| drops(own_query, p))
+            .all(|p| free.contains(param_name(p)))
+        {
+            // Only free text dropped here: it stands for no view of the page.
+            return false;
+        }
         let (path, page) = output(u);
         // Another value of a parameter the candidate dropped is no other view the dropped part
         // stood for: Discuz!'s thread filtered to one author, `page=1` beside `page=3` (a page
         // past the author's last shows the last), says `page=1` is that view's default, which
         // the parameter's own evidence decides, not that it stood for a third page.
-        let own_query = round.outputs[u as usize].1.as_deref().unwrap_or("");
         let dropped_here = |name: &str| {
             own_query
                 .split('&')
@@ -2931,6 +3019,44 @@ fn param_strays(
         }
         another_view
     })
+}
+
+/// Parameters the candidate drops at any value whose values on the samples it changes are free
+/// text ([`MIN_FREE_TEXT_VALUES`]): a search term highlighted on the page (MyBB's and Discuz!'s
+/// `highlight`), a campaign's words. Such a value stands for no view of the page, so a cluster
+/// that holds the page's other views without its bare address (a one-page thread's last-post
+/// link) says nothing against dropping it. A view is named by a few values used again and again
+/// (`action=lastpost`, `view=print`), and an entity by an id (`pid=77` opens the page its post is
+/// on), so values with a digit, and values repeated on more than half the samples, are not free.
+fn free_text_params<'c>(
+    candidate: &'c [SiteAction],
+    moved: &[(u32, u64)],
+    round: &Round<'_>,
+) -> FxHashSet<&'c str> {
+    candidate
+        .iter()
+        .filter_map(|action| match action {
+            SiteAction::IgnoreParam { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .filter(|&name| {
+            let mut values: Vec<&str> = Vec::new();
+            for &(u, _) in moved {
+                let query = round.outputs[u as usize].1.as_deref().unwrap_or("");
+                for part in query.split('&').filter(|p| param_name(p) == name) {
+                    let value = part.split_once('=').map_or("", |(_, v)| v);
+                    if value.is_empty() || value.bytes().any(|b| b.is_ascii_digit()) {
+                        return false;
+                    }
+                    values.push(value);
+                }
+            }
+            let carried = values.len();
+            values.sort_unstable();
+            values.dedup();
+            values.len() >= MIN_FREE_TEXT_VALUES && 2 * values.len() >= carried
+        })
+        .collect()
 }
 
 /// Whether a dropped parameter's value is the page's identity somewhere in the sample: a moved
@@ -3268,6 +3394,80 @@ mod tests {
         // Without the listings, nothing shows the parameter naming a page.
         assert!(has_rule(&shop(false), everywhere));
         assert!(!has_rule(&shop(true), everywhere));
+    }
+
+    /// OpenCart seed 46 from a fifth of its pages: `tracking` shown irrelevant on five products
+    /// under their friendly paths, and carried by three more under the front controller's route
+    /// (`index.php?route=product/product&product_id=N`), a page type of its own that showed no
+    /// pair. Two clusters hold a product under both spellings: the route is the same kind of
+    /// page, and the evidence covers it. One such cluster may be a catch-all, and covers nothing.
+    #[test]
+    fn a_page_type_written_two_ways_shares_the_evidence_of_either() {
+        let shop = |joining_clusters: u64| {
+            let mut samples = Vec::new();
+            let slug = |n: u64| format!("https://shop.example/item-{}", (b'a' + n as u8) as char);
+            for n in 0..10u64 {
+                samples.push(lu(&slug(n), n));
+                samples.push(lu(&format!("{}?tracking=c{n}f{n}", slug(n)), n));
+            }
+            for n in 10..16u64 {
+                let route = format!(
+                    "https://shop.example/index.php?route=product/product&product_id={}",
+                    500 + n
+                );
+                samples.push(lu(&format!("{route}&tracking=d{n}e{n}"), n));
+                if n < 10 + joining_clusters {
+                    samples.push(lu(&slug(n), n));
+                }
+            }
+            learn(&samples, &LearnConfig::default())
+        };
+        let tracking = |a: &SiteAction| matches!(a, SiteAction::IgnoreParam { name, beside: None } if name == "tracking");
+        assert!(has_rule(&shop(2), tracking), "{:#?}", shop(2).rules);
+        assert!(!has_rule(&shop(1), tracking), "{:#?}", shop(1).rules);
+    }
+
+    /// MyBB seed 49 from a fifth of its pages: a one-page thread's last-post link equals the
+    /// thread, so clusters hold `?tid=5&action=lastpost` beside `?tid=5&highlight=copper` with no
+    /// bare `?tid=5`, and `highlight` seemed to stand for the last post's view. A search term
+    /// names no view; a post id does (it opens the page its post is on), and stays refused.
+    #[test]
+    fn free_text_beside_another_view_of_the_page_stands_for_none() {
+        let words = [
+            "copper", "budget", "weather", "draft", "gravity", "harbor", "lantern", "meadow",
+            "orbit", "pepper", "quartz", "ribbon", "saddle", "timber", "velvet", "walnut",
+            "yonder", "zephyr", "amber", "bishop",
+        ];
+        let board = |decoration: &dyn Fn(u64) -> String| {
+            let script = "https://board.example/showthread.php";
+            let mut samples = Vec::new();
+            for t in 100..116u64 {
+                samples.push(lu(&format!("{script}?tid={t}"), t));
+                samples.push(lu(&format!("{script}?tid={t}&{}", decoration(t)), t));
+            }
+            for t in 116..120u64 {
+                samples.push(lu(&format!("{script}?tid={t}&action=lastpost"), t));
+                samples.push(lu(&format!("{script}?tid={t}&{}", decoration(t)), t));
+            }
+            // A longer thread: its last post is on another page than its first.
+            samples.push(lu(&format!("{script}?tid=300"), 300));
+            samples.push(lu(&format!("{script}?tid=300&action=lastpost"), 301));
+            samples.push(lu(&format!("{script}?tid=300&page=2"), 301));
+            learn(&samples, &LearnConfig::default())
+        };
+        let dropped = |out: &SiteOutcome, param: &str| {
+            has_rule(
+                out,
+                |a| matches!(a, SiteAction::IgnoreParam { name, beside: None } if name == param),
+            )
+        };
+        let searched = board(&|t| format!("highlight={}", words[(t % 20) as usize]));
+        assert!(dropped(&searched, "highlight"), "{:#?}", searched.rules);
+        let posts = board(&|t| format!("pid={}", 9000 + t * 7));
+        assert!(!dropped(&posts, "pid"), "{:#?}", posts.rules);
+        // A few words used again and again name views (`view=print`): not free text.
+        let views = board(&|t| format!("view={}", ["print", "flat"][(t % 2) as usize]));
+        assert!(!dropped(&views, "view"), "{:#?}", views.rules);
     }
 
     /// MyBB seed 44 learned from a fifth of its pages: the board decorates its links with
