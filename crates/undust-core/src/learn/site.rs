@@ -2981,13 +2981,16 @@ fn param_strays(
             return false;
         };
         let own_query = round.outputs[u as usize].1.as_deref().unwrap_or("");
-        if own_query
-            .split('&')
-            .filter(|p| drops(own_query, p))
-            .all(|p| free.contains(param_name(p)))
-        {
-            // Only free text dropped here: it stands for no view of the page.
-            return false;
+        if !free.is_empty() {
+            // Only free text dropped here: it stands for no view of the page. A sample the
+            // candidate changes without dropping a part (a bundle's path action) is checked.
+            let mut dropped = own_query
+                .split('&')
+                .filter(|p| drops(own_query, p))
+                .peekable();
+            if dropped.peek().is_some() && dropped.all(|p| free.contains(param_name(p))) {
+                return false;
+            }
         }
         let (path, page) = output(u);
         // Another value of a parameter the candidate dropped is no other view the dropped part
@@ -3045,7 +3048,7 @@ fn free_text_params<'c>(
                 let query = round.outputs[u as usize].1.as_deref().unwrap_or("");
                 for part in query.split('&').filter(|p| param_name(p) == name) {
                     let value = part.split_once('=').map_or("", |(_, v)| v);
-                    if value.is_empty() || value.bytes().any(|b| b.is_ascii_digit()) {
+                    if value.is_empty() || has_digit_outside_escapes(value) {
                         return false;
                     }
                     values.push(value);
@@ -3057,6 +3060,28 @@ fn free_text_params<'c>(
             values.len() >= MIN_FREE_TEXT_VALUES && 2 * values.len() >= carried
         })
         .collect()
+}
+
+/// Whether `value` has a digit that is not part of a `%XX` escape: a word with an accented
+/// letter (`caf%C3%A9`) is still a word.
+fn has_digit_outside_escapes(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && bytes[i + 1].is_ascii_hexdigit()
+            && bytes[i + 2].is_ascii_hexdigit()
+        {
+            i += 3;
+            continue;
+        }
+        if bytes[i].is_ascii_digit() {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Whether a dropped parameter's value is the page's identity somewhere in the sample: a moved
@@ -3425,6 +3450,15 @@ mod tests {
         let tracking = |a: &SiteAction| matches!(a, SiteAction::IgnoreParam { name, beside: None } if name == "tracking");
         assert!(has_rule(&shop(2), tracking), "{:#?}", shop(2).rules);
         assert!(!has_rule(&shop(1), tracking), "{:#?}", shop(1).rules);
+    }
+
+    #[test]
+    fn digits_of_percent_escapes_are_not_digits_of_the_word() {
+        assert!(!has_digit_outside_escapes("caf%C3%A9"));
+        assert!(!has_digit_outside_escapes("copper"));
+        assert!(has_digit_outside_escapes("post77"));
+        assert!(has_digit_outside_escapes("a%2"));
+        assert!(has_digit_outside_escapes("%zz9"));
     }
 
     /// MyBB seed 49 from a fifth of its pages: a one-page thread's last-post link equals the
