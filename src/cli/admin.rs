@@ -294,7 +294,11 @@ async fn execute(args: &AdminArgs) -> Result<String, Failure> {
     })?;
     let timeout = Duration::from_secs(args.timeout_secs.max(1));
     let channel = connect(&args.address, timeout).await?;
-    let mut admin: Admin = AdminClient::with_interceptor(channel, Bearer(header));
+    // tonic's default 4 MiB decoding limit would refuse the rules of a host with a full alias
+    // table (20,000 pairs of URLs). The answers come from the sidecar the operator names, and
+    // the rule-set limits bound them.
+    let mut admin: Admin = AdminClient::with_interceptor(channel, Bearer(header))
+        .max_decoding_message_size(usize::MAX);
     let status = |status: tonic::Status| Failure::from_status(&status, &args.address);
     let json = args.json;
     let text = match &args.command {
@@ -339,7 +343,15 @@ async fn execute(args: &AdminArgs) -> Result<String, Failure> {
         }
         AdminCommand::Rules { host, rule_file } => {
             let rules = admin
-                .get_rules(pb::GetRulesRequest { host: host.clone() })
+                .get_rules(pb::GetRulesRequest {
+                    host: host.clone(),
+                    // Only the form printed: an alias table is megabytes in either.
+                    view: if *rule_file {
+                        pb::RulesView::RuleFile
+                    } else {
+                        pb::RulesView::Structured
+                    } as i32,
+                })
                 .await
                 .map_err(status)?
                 .into_inner();

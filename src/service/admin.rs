@@ -31,7 +31,7 @@ use crate::pb::{
     DecideMirrorRequest, ExplainRequest, ExplainResponse, ExplainStep, GetRelearnJobRequest,
     GetRulesRequest, GetRulesResponse, GetStatsRequest, GetStatsResponse, HostSummary,
     ListHostsRequest, ListHostsResponse, ListMirrorsRequest, ListMirrorsResponse, RelearnJob,
-    RelearnRequest, RelearnResponse, RollbackRulesRequest, RollbackRulesResponse,
+    RelearnRequest, RelearnResponse, RollbackRulesRequest, RollbackRulesResponse, RulesView,
 };
 use crate::store::Store;
 use crate::telemetry;
@@ -359,7 +359,10 @@ impl AdminRpc for AdminService {
         request: Request<GetRulesRequest>,
     ) -> Result<Response<GetRulesResponse>, Status> {
         self.call("GetRules", Role::Read, request, |request| async move {
-            self.learning.get_rules(&request.host)
+            let view = RulesView::try_from(request.view).map_err(|_| {
+                Status::invalid_argument(format!("unknown rules view {}", request.view))
+            })?;
+            self.learning.get_rules(&request.host, view)
         })
         .await
     }

@@ -625,7 +625,10 @@ async fn ingest_on(server: &TestServer, pages: Vec<ObservedPage>) -> u64 {
 /// The live rule version of `host` on a sidecar (0: none).
 async fn live_version(server: &TestServer, host: &str) -> u64 {
     let mut admin = server.admin().await;
-    let call = admin.get_rules(GetRulesRequest { host: host.into() });
+    let call = admin.get_rules(GetRulesRequest {
+        host: host.into(),
+        ..Default::default()
+    });
     within(CALL_LIMIT, format!("GetRules of {host}"), call)
         .await
         .expect("get rules")
@@ -716,7 +719,10 @@ async fn a_relearn_asked_on_one_sidecar_learns_from_all_and_is_served_by_all_wit
     assert_eq!(forms(b, &urls).await, after, "B serves A's rules");
     assert_eq!(forms(c, &urls).await, after, "C serves A's rules");
     let mut admin_c = c.admin().await;
-    let call = admin_c.get_rules(GetRulesRequest { host: host.clone() });
+    let call = admin_c.get_rules(GetRulesRequest {
+        host: host.clone(),
+        ..Default::default()
+    });
     let first_rules = within(CALL_LIMIT, "GetRules on C", call)
         .await
         .expect("rules")
@@ -744,7 +750,10 @@ async fn a_relearn_asked_on_one_sidecar_learns_from_all_and_is_served_by_all_wit
     served_by_all_within(&[a, b, c], &host, rolled.version, Duration::from_secs(2)).await;
     for node in [a, b, c] {
         let mut admin = node.admin().await;
-        let call = admin.get_rules(GetRulesRequest { host: host.clone() });
+        let call = admin.get_rules(GetRulesRequest {
+            host: host.clone(),
+            ..Default::default()
+        });
         let rules = within(CALL_LIMIT, format!("GetRules on {}", node.addr), call)
             .await
             .expect("rules")

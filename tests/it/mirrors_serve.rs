@@ -258,6 +258,7 @@ async fn mirror_sets_are_detected_served_decided_and_restored() {
     let rules = admin
         .get_rules(GetRulesRequest {
             host: alias_host.clone(),
+            ..Default::default()
         })
         .await
         .expect("rules")

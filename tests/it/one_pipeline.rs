@@ -210,6 +210,7 @@ async fn the_cli_and_the_sidecar_judge_cluster_learn_and_canonicalize_alike() {
         let response = admin
             .get_rules(GetRulesRequest {
                 host: site.host.clone(),
+                ..Default::default()
             })
             .await
             .expect("get rules")

@@ -180,6 +180,7 @@ async fn stats_and_host_lists_count_what_happened() {
     let rules = admin
         .get_rules(GetRulesRequest {
             host: "host00.example".into(),
+            ..Default::default()
         })
         .await
         .expect("rules")
@@ -247,6 +248,168 @@ async fn a_burst_of_bad_tokens_is_refused_quickly_then_throttled() {
         metrics.contains("outcome=\"throttled\"")
             && metrics.contains("undust_admin_refusals_not_logged_total"),
         "throttling and unlogged refusals are counted"
+    );
+    server.stop().await;
+}
+
+/// A host whose pages each declare a canonical no rule can reach (a node number beside a
+/// title without it) learns an alias table at its limit of 20,000 pairs. `undust admin rules`
+/// reads it in both forms it prints, and GetRules sends each form only when asked. Before, the
+/// answer carried the table twice (about 12 MB here) and the command, with tonic's default
+/// 4 MiB limit for what it decodes, failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rules_of_a_host_with_a_full_alias_table_are_read_in_every_form() {
+    use undust::canon::rules::MAX_ALIASES_PER_HOST;
+    use undust::pb::{ObservedPage, RulesView};
+
+    use crate::support::{relearn, within, CALL_LIMIT, WRITE_TOKEN};
+
+    const HOST: &str = "big.example";
+    let words = [
+        "alpha", "beta", "gamma", "delta", "river", "stone", "cloud", "forest", "meadow", "harbor",
+        "copper", "velvet", "quiet", "silver", "north", "window",
+    ];
+    // The i-th title: `i` written in base 16 with words, padded to 30 words, so every title is
+    // distinct and a pair of URLs is about 250 bytes.
+    let title = |mut i: usize| {
+        let mut parts = Vec::with_capacity(30);
+        for _ in 0..30 {
+            parts.push(words[i % words.len()]);
+            i /= words.len();
+        }
+        parts.join("-")
+    };
+    let pages: Vec<ObservedPage> = (0..MAX_ALIASES_PER_HOST)
+        .map(|i| {
+            let title = title(i);
+            let body = format!(
+                "<html><head><title>Item {i}</title>\
+                 <link rel=\"canonical\" href=\"https://{HOST}/articles/{title}\"></head>\
+                 <body><h1>{title}</h1><p>Item number {i} of the catalogue, {title}, \
+                 described at length: {}.</p></body></html>",
+                title.replace('-', " ")
+            );
+            ObservedPage {
+                url: format!("https://{HOST}/node/{i}"),
+                http_status: 200,
+                content_type: "text/html; charset=utf-8".into(),
+                body: body.into_bytes(),
+                ..ObservedPage::default()
+            }
+        })
+        .collect();
+
+    let server = TestServer::start().await;
+    let mut ingest = server.ingest().await;
+    let summary = within(
+        CALL_LIMIT,
+        "observing 20,000 pages",
+        ingest.observe_pages(tokio_stream::iter(pages)),
+    )
+    .await
+    .expect("observe")
+    .into_inner();
+    assert_eq!(summary.received as usize, MAX_ALIASES_PER_HOST);
+    let mut admin = server.admin().await.max_decoding_message_size(usize::MAX);
+    let job = relearn(&mut admin, HOST, true).await;
+    assert_eq!(
+        job.job.as_ref().map(|j| j.hosts[0].rules_version),
+        Some(1),
+        "{job:?}"
+    );
+
+    let get = |view: RulesView| {
+        let mut admin = admin.clone();
+        async move {
+            let call = admin.get_rules(GetRulesRequest {
+                host: HOST.into(),
+                view: view as i32,
+            });
+            within(CALL_LIMIT, "GetRules", call)
+                .await
+                .expect("rules")
+                .into_inner()
+        }
+    };
+    let full = get(RulesView::Full).await;
+    assert_eq!(full.aliases.len(), MAX_ALIASES_PER_HOST);
+    assert!(full.rules_json.contains("/articles/"));
+    let structured = get(RulesView::Structured).await;
+    assert_eq!(structured.version, 1);
+    assert_eq!(structured.aliases, full.aliases);
+    assert!(structured.rules_json.is_empty());
+    let file = get(RulesView::RuleFile).await;
+    assert_eq!(file.version, 1);
+    assert_eq!(file.rules_json, full.rules_json);
+    assert!(file.aliases.is_empty() && file.rules.is_empty() && file.site_rules.is_empty());
+    let unknown = admin
+        .get_rules(GetRulesRequest {
+            host: HOST.into(),
+            view: 7,
+        })
+        .await
+        .expect_err("no view 7");
+    assert_eq!(unknown.code(), tonic::Code::InvalidArgument);
+
+    // The command line, as an operator runs it.
+    let tokens = server.data_dir.join("test-tokens");
+    std::fs::write(tokens.join("cli.token"), WRITE_TOKEN).expect("token");
+    let admin_addr = server.admin_addr.to_string();
+    let token = tokens.join("cli.token");
+    let token = token.to_str().expect("utf-8 path").to_owned();
+    let run = |extra: &'static [&'static str]| {
+        let mut args = vec![
+            "admin".to_owned(),
+            "--address".to_owned(),
+            admin_addr.clone(),
+            "--token-file".to_owned(),
+            token.clone(),
+            "rules".to_owned(),
+            HOST.to_owned(),
+        ];
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_undust"))
+                .args(&args)
+                .env_remove("UNDUST_DATA_DIR")
+                .output()
+                .expect("undust ran")
+        })
+    };
+    for (extra, aliases_of) in [
+        (
+            &["--json"][..],
+            (|v: &serde_json::Value| v["aliases"].as_array().map(Vec::len))
+                as fn(&serde_json::Value) -> Option<usize>,
+        ),
+        (&["--rule-file"][..], |v: &serde_json::Value| {
+            v["hosts"][0]["aliases"].as_array().map(Vec::len)
+        }),
+    ] {
+        let output = within(CALL_LIMIT, "undust admin rules", run(extra))
+            .await
+            .expect("join");
+        assert!(
+            output.status.success(),
+            "undust admin rules {extra:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let value: serde_json::Value =
+            serde_json::from_slice(&output.stdout).expect("the output is JSON");
+        assert_eq!(aliases_of(&value), Some(MAX_ALIASES_PER_HOST), "{extra:?}");
+    }
+    let output = within(CALL_LIMIT, "undust admin rules", run(&[]))
+        .await
+        .expect("join");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("20000 declared aliases"),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
     );
     server.stop().await;
 }

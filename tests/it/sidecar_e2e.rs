@@ -127,6 +127,7 @@ async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart
         let rules = admin
             .get_rules(GetRulesRequest {
                 host: site.host.clone(),
+                ..Default::default()
             })
             .await
             .expect("rules")
@@ -169,7 +170,10 @@ async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart
     assert_eq!(suppressed, urls_total - forms_total.len());
     let host = corpus.sites[0].host.clone();
     let rules_before = admin
-        .get_rules(GetRulesRequest { host: host.clone() })
+        .get_rules(GetRulesRequest {
+            host: host.clone(),
+            ..Default::default()
+        })
         .await
         .expect("rules")
         .into_inner();
@@ -202,7 +206,10 @@ async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart
     }
     let mut admin = server.admin().await;
     let rules_after = admin
-        .get_rules(GetRulesRequest { host: host.clone() })
+        .get_rules(GetRulesRequest {
+            host: host.clone(),
+            ..Default::default()
+        })
         .await
         .expect("rules")
         .into_inner();
@@ -231,7 +238,10 @@ async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart
         .into_inner();
     assert_eq!(rolled.version, rules_before.version);
     let rules = admin
-        .get_rules(GetRulesRequest { host })
+        .get_rules(GetRulesRequest {
+            host,
+            ..Default::default()
+        })
         .await
         .expect("rules")
         .into_inner();
@@ -416,6 +426,7 @@ async fn shortlinks_declared_in_html_become_aliases_and_survive_a_restart() {
     let rules = admin
         .get_rules(GetRulesRequest {
             host: "cms.example".into(),
+            ..Default::default()
         })
         .await
         .expect("rules")

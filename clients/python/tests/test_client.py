@@ -6,7 +6,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from undust_client import Admin, Decision, Page, Retry, Undust, UndustError
+from undust_client import Admin, Decision, Page, Retry, RulesView, Undust, UndustError
 
 
 def test_canonicalize_answers_the_readme_example_in_batches(sidecar):
@@ -64,6 +64,12 @@ def test_pages_observed_then_relearned_through_the_admin_api_with_the_generated_
         rules = admin.rules("shop.example")
         assert rules.version == 1
         assert len(rules.rules) + len(rules.site_rules) > 0
+        assert rules.rules_json
+        rule_file = admin.rules("shop.example", view=RulesView.RULE_FILE)
+        assert rule_file.rules_json == rules.rules_json
+        assert not rule_file.rules and not rule_file.site_rules
+        fields = admin.rules("shop.example", view=RulesView.STRUCTURED)
+        assert not fields.rules_json and fields.rules == rules.rules
         hosts = {h.host: h for h in admin.hosts()}
         assert hosts["shop.example"].pages_observed == len(pages)
         explained = admin.explain("http://shop.example/item?id=3&print=1")

@@ -9,7 +9,7 @@ use tonic::Status;
 use super::Learning;
 use crate::canon::engine::HostRules;
 use crate::canon::rules::{HostRuleSet, Rule, RuleFile, SiteRule};
-use crate::pb::{GetRulesResponse, RollbackRulesResponse};
+use crate::pb::{GetRulesResponse, RollbackRulesResponse, RulesView};
 use crate::pipeline::RelearnError;
 use crate::store::{unix_ms, StoreError};
 
@@ -131,61 +131,70 @@ impl Learning {
         })
     }
 
-    /// The GetRules call.
-    pub fn get_rules(&self, host: &str) -> Result<GetRulesResponse, Status> {
+    /// The GetRules call: the forms of the live rule set `view` asks for. The rule file is
+    /// serialized only when asked, and outside the host's lock: a table of 20,000 aliases is
+    /// megabytes of JSON, and relearning and Explain wait on that lock.
+    pub fn get_rules(&self, host: &str, view: RulesView) -> Result<GetRulesResponse, Status> {
+        let structured = view != RulesView::RuleFile;
+        let file = view != RulesView::Structured;
         // The rule file carries the live mirror sets with a site on the host too.
         let mirrors = self.mirror_sets_of_host(host);
         let file_json = |sets: Vec<HostRuleSet>| {
             serde_json::to_string_pretty(&RuleFile::new(sets).with_mirrors(mirrors.clone()))
                 .map_err(|err| Status::internal(err.to_string()))
         };
-        let empty = || -> Result<GetRulesResponse, Status> {
-            Ok(GetRulesResponse {
-                host: host.to_owned(),
-                rules_json: if mirrors.is_empty() {
-                    String::new()
-                } else {
-                    file_json(Vec::new())?
-                },
-                ..GetRulesResponse::default()
-            })
-        };
-        let Some(state) = self.hosts.get(host).map(|entry| Arc::clone(entry.value())) else {
-            return empty();
-        };
-        let state = state.lock();
-        let history = &state.history;
-        let Some(live) = history.live_set() else {
-            return empty();
-        };
-        let rules_json = file_json(vec![live.clone()])?;
-        Ok(GetRulesResponse {
-            host: host.to_owned(),
-            version: live.version,
-            learned_at_unix_ms: live.learned_at_unix_ms,
-            site_rules: live
-                .site_rules
-                .iter()
-                .map(crate::service::rules_pb::site_rule_to_pb)
-                .collect(),
-            previous_versions: history
+        let state = self.hosts.get(host).map(|entry| Arc::clone(entry.value()));
+        let live = state.and_then(|state| {
+            let state = state.lock();
+            let history = &state.history;
+            let live = history.live_set()?.clone();
+            let previous: Vec<u64> = history
                 .versions
                 .iter()
                 .map(|set| set.version)
                 .filter(|version| *version != live.version)
-                .collect(),
-            rules: live
+                .collect();
+            Some((live, previous))
+        });
+        let Some((live, previous_versions)) = live else {
+            return Ok(GetRulesResponse {
+                host: host.to_owned(),
+                rules_json: if file && !mirrors.is_empty() {
+                    file_json(Vec::new())?
+                } else {
+                    String::new()
+                },
+                ..GetRulesResponse::default()
+            });
+        };
+        let mut response = GetRulesResponse {
+            host: host.to_owned(),
+            version: live.version,
+            learned_at_unix_ms: live.learned_at_unix_ms,
+            previous_versions,
+            ..GetRulesResponse::default()
+        };
+        if structured {
+            response.site_rules = live
+                .site_rules
+                .iter()
+                .map(crate::service::rules_pb::site_rule_to_pb)
+                .collect();
+            response.rules = live
                 .rules
                 .iter()
                 .map(crate::service::rules_pb::rule_to_pb)
-                .collect(),
-            aliases: live
+                .collect();
+            response.aliases = live
                 .aliases
                 .iter()
                 .map(crate::service::rules_pb::alias_to_pb)
-                .collect(),
-            rules_json,
-        })
+                .collect();
+        }
+        if file {
+            response.rules_json = file_json(vec![live])?;
+        }
+        Ok(response)
     }
 
     /// The RollbackRules call.

@@ -75,6 +75,15 @@ class Decision(enum.Enum):
     UNSPECIFIED = canonicalizer_pb2.DECISION_UNSPECIFIED
 
 
+class RulesView(enum.IntEnum):
+    """The forms of a host's rules :meth:`Admin.rules` asks for: the fields, the rule file
+    (``rules_json``, what ``undust learn`` writes), or both."""
+
+    FULL = admin_pb2.RULES_VIEW_FULL
+    STRUCTURED = admin_pb2.RULES_VIEW_STRUCTURED
+    RULE_FILE = admin_pb2.RULES_VIEW_RULE_FILE
+
+
 @dataclass(frozen=True)
 class CanonicalResult:
     """undust's answer for one URL."""
@@ -122,9 +131,9 @@ class Page:
         )
 
 
-def _channel(address: str) -> grpc.Channel:
+def _channel(address: str, max_receive: int = MAX_MESSAGE_BYTES) -> grpc.Channel:
     options = [
-        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_receive_message_length", max_receive),
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ]
     return grpc.insecure_channel(address, options=options)
@@ -239,7 +248,10 @@ class Admin:
         self.timeout = timeout
         self.retry = retry
         self._metadata = (("authorization", f"Bearer {token}"),)
-        self._channel = _channel(address)
+        # No limit on what is received: the rules of a host with a full alias table (20,000
+        # pairs of URLs) can exceed any fixed size the frontier's channel uses, and the answers
+        # come from the sidecar the operator named, bounded by its rule-set limits.
+        self._channel = _channel(address, max_receive=-1)
         self._stub = admin_pb2_grpc.AdminStub(self._channel)
 
     def _call(self, method: str, request):
@@ -252,8 +264,9 @@ class Admin:
     def job(self, job_id: str) -> admin_pb2.RelearnJob:
         return self._call("GetRelearnJob", admin_pb2.GetRelearnJobRequest(job_id=job_id))
 
-    def rules(self, host: str) -> admin_pb2.GetRulesResponse:
-        return self._call("GetRules", admin_pb2.GetRulesRequest(host=host))
+    def rules(self, host: str, *, view: RulesView = RulesView.FULL) -> admin_pb2.GetRulesResponse:
+        """The host's live rules, in the forms ``view`` names (both by default)."""
+        return self._call("GetRules", admin_pb2.GetRulesRequest(host=host, view=int(view)))
 
     def hosts(self) -> List[admin_pb2.HostSummary]:
         hosts: List[admin_pb2.HostSummary] = []
