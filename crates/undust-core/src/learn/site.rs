@@ -3186,6 +3186,17 @@ impl DecoratedPairs<'_> {
 /// the parameter beside one with it is the very merge the candidate is checked for (`?tid=5&page=2`
 /// beside `?tid=5&action=lastpost`), and shows nothing about `part`. Nothing here reads a merge
 /// as apart evidence, so this can only keep a part from naming pages.
+///
+/// A part shown both apart from its absence and merged with it names no page by itself: what
+/// it opens depends on the page (MyBB's `action=lastpost` is the thread on a one-page thread,
+/// its last page on a longer one). Beside such a part, a dropped parameter stood for nothing:
+/// `?tid=5&page=1` beside `?tid=5&action=lastpost` is a one-page thread.
+///
+/// What another value shows carries over to this one only when this value recurs across pages
+/// ([`recurs_across_pages`]): `page=3` on two threads selects the same view of each, but a
+/// product's own combination (`id_product_attribute=6693`, only ever beside
+/// `id_product=1661`) is not told apart by the other products' combinations. It may be the
+/// product's default one, which the product's page shows without it.
 fn names_pages(
     parsed: &[Parsed],
     accepted: &SiteRewriter,
@@ -3196,7 +3207,8 @@ fn names_pages(
     let name = param_name(part);
     let mut hasher = OutputHasher::new();
     let mut without = String::new();
-    let (mut name_apart, mut part_merged) = (false, false);
+    let (mut name_apart, mut part_apart, mut part_merged) = (false, false, false);
+    let mut holders: Vec<usize> = Vec::new();
     for (x, (path, query)) in round.outputs.iter().enumerate() {
         let Some(query) = query.as_deref() else {
             continue;
@@ -3211,12 +3223,13 @@ fn names_pages(
             path,
             query_omitting(query, &mut without, |p| p == held),
         );
+        if held == part {
+            holders.push(x);
+        }
         for y in round.by_hash.samples(h) {
             let apart = parsed[y as usize].cluster != parsed[x].cluster;
-            if apart && held == part {
-                return true;
-            }
             name_apart |= apart;
+            part_apart |= apart && held == part;
             part_merged |= !apart && held == part;
         }
         if held == part && !part_merged && query.split('&').any(|p| (decorated.drops)(query, p)) {
@@ -3230,7 +3243,41 @@ fn names_pages(
                 .any(|&y| y as usize != x && parsed[y as usize].cluster == parsed[x].cluster);
         }
     }
-    name_apart && !part_merged
+    if part_apart {
+        return !part_merged;
+    }
+    name_apart && !part_merged && recurs_across_pages(&round.outputs, &holders, part)
+}
+
+/// Whether the samples `holders`, which hold query part `part`, are more than one page's
+/// spellings: they lie on two paths, or a parameter all of them hold takes two values there
+/// (`page=3` beside `tid=5` and beside `tid=9`). A part seen beside one page only is tied to
+/// it ([`names_pages`]).
+fn recurs_across_pages(outputs: &[Output<'_>], holders: &[usize], part: &str) -> bool {
+    let Some((&first, rest)) = holders.split_first() else {
+        return false;
+    };
+    let (first_path, first_query) = &outputs[first];
+    if rest.iter().any(|&i| outputs[i].0 != *first_path) {
+        return true;
+    }
+    let name = param_name(part);
+    let first_query = first_query.as_deref().unwrap_or("");
+    first_query
+        .split('&')
+        .filter(|p| param_name(p) != name)
+        .any(|first_part| {
+            let other = param_name(first_part);
+            let mut differs = false;
+            for &i in rest {
+                let query = outputs[i].1.as_deref().unwrap_or("");
+                match query.split('&').find(|p| param_name(p) == other) {
+                    None => return false,
+                    Some(p) => differs |= p != first_part,
+                }
+            }
+            differs
+        })
 }
 
 /// `query` without the parts `omit` names, written into `out`, as [`query_without`] writes it:
@@ -3502,6 +3549,97 @@ mod tests {
         // A few words used again and again name views (`view=print`): not free text.
         let views = board(&|t| format!("view={}", ["print", "flat"][(t % 2) as usize]));
         assert!(!dropped(&views, "view"), "{:#?}", views.rules);
+    }
+
+    /// PrestaShop seed 55 from a fifth of its pages: `id_lang=1` shown irrelevant on many
+    /// products was refused as a stray view, because one product's cluster held it beside the
+    /// product's default combination (`id_product_attribute=777`) and not beside the bare
+    /// product. Other combinations name other pages, but this value is seen beside one product
+    /// only, so what they show says nothing of it. The same value beside two products is a view
+    /// the site selects again and again, and keeps the refusal.
+    #[test]
+    fn a_value_seen_beside_one_page_only_is_not_told_apart_by_other_values() {
+        let shop = |recurring: bool| {
+            let script = "https://shop.example/index.php?controller=product";
+            let mut samples = Vec::new();
+            for n in 1..16u64 {
+                samples.push(lu(&format!("{script}&id_product={n}"), n));
+                samples.push(lu(&format!("{script}&id_product={n}&id_lang=1"), n));
+            }
+            // Combinations other than the default are other pages.
+            for n in 20..30u64 {
+                samples.push(lu(&format!("{script}&id_product={n}"), n));
+                samples.push(lu(
+                    &format!("{script}&id_product={n}&id_product_attribute={}", 500 + n),
+                    100 + n,
+                ));
+            }
+            samples.push(lu(&format!("{script}&id_product=40&id_lang=1"), 40));
+            samples.push(lu(
+                &format!("{script}&id_product=40&id_product_attribute=777"),
+                40,
+            ));
+            if recurring {
+                samples.push(lu(
+                    &format!("{script}&id_product=41&id_product_attribute=777"),
+                    141,
+                ));
+            }
+            learn(&samples, &LearnConfig::default())
+        };
+        let language = |a: &SiteAction| match a {
+            SiteAction::IgnoreParam { name, .. } | SiteAction::IgnoreParamValue { name, .. } => {
+                name == "id_lang"
+            }
+            _ => false,
+        };
+        let once = shop(false);
+        assert!(has_rule(&once, language), "{:#?}", once.rules);
+        let again = shop(true);
+        assert!(!has_rule(&again, language), "{:#?}", again.rules);
+    }
+
+    /// MyBB seed 53 from a fifth of its pages: `page=1` shown irrelevant on 21 threads was
+    /// refused as a stray view, because one-page threads' clusters held it beside the link to
+    /// the last post (`action=lastpost`) and not beside the bare thread. The last post's link
+    /// opens the thread itself on a one-page thread and a later page on a longer one: shown
+    /// both merged with its absence and apart from it, it names no page, and `page=1` beside it
+    /// stood for nothing. Where the sample only ever shows it apart, the refusal stands.
+    #[test]
+    fn a_view_that_is_sometimes_the_page_itself_is_no_other_view() {
+        let board = |one_page_lastpost_shown: bool| {
+            let script = "https://board.example/showthread.php";
+            let mut samples = Vec::new();
+            for t in 100..116u64 {
+                samples.push(lu(&format!("{script}?tid={t}"), t));
+                samples.push(lu(&format!("{script}?tid={t}&page=1"), t));
+            }
+            for t in 120..124u64 {
+                samples.push(lu(&format!("{script}?tid={t}&page=1"), t));
+                samples.push(lu(&format!("{script}?tid={t}&action=lastpost"), t));
+            }
+            for t in 130..134u64 {
+                samples.push(lu(&format!("{script}?tid={t}"), t));
+                samples.push(lu(&format!("{script}?tid={t}&action=lastpost"), 1000 + t));
+                samples.push(lu(&format!("{script}?tid={t}&page=3"), 1000 + t));
+            }
+            if one_page_lastpost_shown {
+                for t in 140..142u64 {
+                    samples.push(lu(&format!("{script}?tid={t}"), t));
+                    samples.push(lu(&format!("{script}?tid={t}&action=lastpost"), t));
+                }
+            }
+            learn(&samples, &LearnConfig::default())
+        };
+        let first_page = |a: &SiteAction| matches!(a, SiteAction::IgnoreParamValue { name, value } if name == "page" && value == "1");
+        let shown = board(true);
+        assert!(has_rule(&shown, first_page), "{:#?}", shown.rules);
+        let apart_only = board(false);
+        assert!(
+            !has_rule(&apart_only, first_page),
+            "{:#?}",
+            apart_only.rules
+        );
     }
 
     /// MyBB seed 44 learned from a fifth of its pages: the board decorates its links with
