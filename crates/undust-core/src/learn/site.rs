@@ -74,7 +74,8 @@ mod distinct_outputs;
 mod value_defaults;
 mod vocabulary;
 use crate::canon::rules::site::{
-    is_extension, path_safe_value, route_safe_value, slug_id_suffix, titled_id, TITLE_SEPARATORS,
+    any_byte_outside_escapes, is_extension, path_safe_value, route_safe_value, slug_id_suffix,
+    titled_id, TITLE_SEPARATORS,
 };
 use crate::canon::rules::{SiteAction, SiteRewriter, SiteRule};
 
@@ -3065,23 +3066,7 @@ fn free_text_params<'c>(
 /// Whether `value` has a digit that is not part of a `%XX` escape: a word with an accented
 /// letter (`caf%C3%A9`) is still a word.
 fn has_digit_outside_escapes(value: &str) -> bool {
-    let bytes = value.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && bytes[i + 1].is_ascii_hexdigit()
-            && bytes[i + 2].is_ascii_hexdigit()
-        {
-            i += 3;
-            continue;
-        }
-        if bytes[i].is_ascii_digit() {
-            return true;
-        }
-        i += 1;
-    }
-    false
+    any_byte_outside_escapes(value, |b| b.is_ascii_digit())
 }
 
 /// Whether a dropped parameter's value is the page's identity somewhere in the sample: a moved

@@ -1905,15 +1905,18 @@ fn param_name(p: &str) -> &str {
     split_once_byte(p, b'=').map_or(p, |(n, _)| n)
 }
 
-fn has_upper_outside_escapes(path: &str) -> bool {
-    let b = path.as_bytes();
+/// Whether `s` has a byte passing `test` that is not one of the two hex digits of a `%XX`
+/// escape: `caf%C3%A9` has no digit and no uppercase letter of its own. The engine folds case
+/// with it and the learner reads words with it, so both agree on what an escape is.
+pub(crate) fn any_byte_outside_escapes(s: &str, test: fn(u8) -> bool) -> bool {
+    let bytes = s.as_bytes();
     let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
+    while i < bytes.len() {
+        if is_escape_at(bytes, i) {
             i += 3;
             continue;
         }
-        if b[i].is_ascii_uppercase() {
+        if test(bytes[i]) {
             return true;
         }
         i += 1;
@@ -1921,15 +1924,29 @@ fn has_upper_outside_escapes(path: &str) -> bool {
     false
 }
 
+/// Whether `bytes[i]` starts a `%XX` escape.
+fn is_escape_at(bytes: &[u8], i: usize) -> bool {
+    bytes[i] == b'%'
+        && bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+        && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+}
+
+fn has_upper_outside_escapes(path: &str) -> bool {
+    any_byte_outside_escapes(path, |b| b.is_ascii_uppercase())
+}
+
+/// `path` with ASCII letters lowercased, but the hex digits of its `%XX` escapes kept.
 fn lower_outside_escapes(path: &str) -> String {
+    let bytes = path.as_bytes();
     let mut out = String::with_capacity(path.len());
-    let mut escape = 0;
-    for c in path.chars() {
-        if escape > 0 {
-            escape -= 1;
+    // Hex digits still to copy as they are; they are ASCII, one char per byte.
+    let mut escape_digits = 0;
+    for (i, c) in path.char_indices() {
+        if escape_digits > 0 {
+            escape_digits -= 1;
             out.push(c);
-        } else if c == '%' {
-            escape = 2;
+        } else if is_escape_at(bytes, i) {
+            escape_digits = 2;
             out.push(c);
         } else {
             out.push(c.to_ascii_lowercase());
@@ -2206,6 +2223,14 @@ mod tests {
         ] {
             assert_eq!(rw(&actions, u), u);
         }
+    }
+
+    #[test]
+    fn case_folding_keeps_escapes_and_reads_a_stray_percent_as_text() {
+        assert_eq!(lower_outside_escapes("/Caf%C3%A9/%2f"), "/caf%C3%A9/%2f");
+        assert_eq!(lower_outside_escapes("/A%ZZ/%4"), "/a%zz/%4");
+        assert!(!has_upper_outside_escapes("/caf%C3%A9"));
+        assert!(has_upper_outside_escapes("/a%ZZ"));
     }
 
     #[test]
