@@ -523,18 +523,32 @@ impl Store {
         Ok(())
     }
 
-    /// Every host's rule history that can be trusted.
-    pub fn load_rules(&self) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+    /// Calls `restore` with every host's rule history that can be trusted, one row at a time (a
+    /// million hosts' histories are never all in memory at once); returns how many.
+    pub fn load_rules(&self, mut restore: impl FnMut(&str, &[u8])) -> Result<u64, StoreError> {
         let txn = self.db.begin_read()?;
         let table = txn.open_table(RULES)?;
-        let mut out = Vec::new();
+        let mut count = 0;
         for row in table.iter()? {
             let (host, value) = row?;
             if let Some(payload) = self.trusted("rules", &host.value(), value.value()) {
-                out.push((host.value().to_owned(), payload.to_vec()));
+                restore(host.value(), payload);
+                count += 1;
             }
         }
-        Ok(out)
+        Ok(count)
+    }
+
+    /// One host's rule history, when one was stored and can be trusted.
+    pub fn host_rules(&self, host: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(RULES)?;
+        let Some(value) = table.get(host)? else {
+            return Ok(None);
+        };
+        Ok(self
+            .trusted("rules", &host, value.value())
+            .map(<[u8]>::to_vec))
     }
 
     /// Durably replaces the mirror book.
@@ -887,10 +901,20 @@ mod tests {
             store.load_mirrors().expect("mirrors").as_deref(),
             Some(b"{\"m\":1}".as_slice())
         );
+        let mut rules = Vec::new();
+        let restored = store
+            .load_rules(|host, history| rules.push((host.to_owned(), history.to_vec())))
+            .expect("rules");
+        assert_eq!(restored, 1);
         assert_eq!(
-            store.load_rules().expect("rules"),
+            rules,
             vec![("example.com".to_owned(), b"{\"v\":1}".to_vec())]
         );
+        assert_eq!(
+            store.host_rules("example.com").expect("rules").as_deref(),
+            Some(b"{\"v\":1}".as_slice())
+        );
+        assert_eq!(store.host_rules("other.com").expect("rules"), None);
         let samples = store.load_samples().expect("samples");
         assert_eq!(samples.len(), 1);
         assert_eq!(
@@ -941,6 +965,6 @@ mod tests {
         let store = Store::open(dir.path()).expect("open despite corruption");
         let aside = store.moved_aside().expect("moved aside").to_owned();
         assert!(aside.exists(), "the corrupt file is kept for inspection");
-        assert!(store.load_rules().expect("rules").is_empty());
+        assert_eq!(store.load_rules(|_, _| {}).expect("rules"), 0);
     }
 }

@@ -1,5 +1,10 @@
 //! Rule versions per host: the last [`KEPT_VERSIONS`] rule sets, which one is live, putting a new
 //! one live (durably first), rollback, and the reads the admin API makes of them.
+//!
+//! Memory holds a host's live set and the numbers of its kept versions; the sets of the other
+//! versions live in the store only, read back when a rollback asks for one. A host's rule set can
+//! be megabytes (an alias table), and a sidecar may keep rules for a million hosts: a rollback is
+//! rare, and one store read then is cheap beside holding every host's old versions for it.
 
 use std::sync::Arc;
 
@@ -16,60 +21,105 @@ use crate::store::{unix_ms, StoreError};
 /// Rule set versions kept per host for rollback (the live one included).
 pub const KEPT_VERSIONS: usize = 5;
 
-/// A host's rule versions, newest first, and which is live. Stored as JSON.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// What memory holds of a host's rule versions: the live set, and the versions the store keeps.
+#[derive(Debug, Default)]
 pub(super) struct RuleHistory {
-    live: u64,
-    versions: Vec<HostRuleSet>,
+    live: Option<Arc<HostRuleSet>>,
+    /// Version numbers kept, newest first (the live one included).
+    kept: Vec<u64>,
 }
 
 impl RuleHistory {
-    fn live_set(&self) -> Option<&HostRuleSet> {
-        self.versions.iter().find(|set| set.version == self.live)
+    fn live_set(&self) -> Option<&Arc<HostRuleSet>> {
+        self.live.as_ref()
     }
 
     /// Whether the host was ever given a rule set.
     pub(super) fn has_versions(&self) -> bool {
-        !self.versions.is_empty()
+        !self.kept.is_empty()
     }
 
     fn newest_version(&self) -> u64 {
-        self.versions
-            .iter()
-            .map(|set| set.version)
-            .max()
-            .unwrap_or(0)
+        self.kept.iter().copied().max().unwrap_or(0)
+    }
+}
+
+/// A host's rule versions as the store keeps them (JSON): the live version and the kept sets,
+/// newest first.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct StoredHistory {
+    live: u64,
+    versions: Vec<HostRuleSet>,
+}
+
+impl StoredHistory {
+    /// Puts `set` live as the newest version, forgetting versions beyond [`KEPT_VERSIONS`].
+    fn push_live(&mut self, set: HostRuleSet) {
+        self.live = set.version;
+        self.versions.insert(0, set);
+        self.versions.truncate(KEPT_VERSIONS);
+    }
+
+    /// What memory keeps of it.
+    fn into_memory(self) -> RuleHistory {
+        let kept = self.versions.iter().map(|set| set.version).collect();
+        let live = self
+            .versions
+            .into_iter()
+            .find(|set| set.version == self.live)
+            .map(Arc::new);
+        RuleHistory { live, kept }
     }
 }
 
 impl Learning {
     /// Restores every host's rule history and puts its live set live.
     pub(super) fn restore_rules(&self) -> Result<(), StoreError> {
-        for (host, bytes) in self.store.load_rules()? {
-            let history: RuleHistory = match serde_json::from_slice(&bytes) {
-                Ok(history) => history,
+        self.store.load_rules(|host, bytes| {
+            let stored: StoredHistory = match serde_json::from_slice(bytes) {
+                Ok(stored) => stored,
                 Err(err) => {
                     self.store.count_undecodable("rules", &host, &err);
-                    continue;
+                    return;
                 }
             };
+            let history = stored.into_memory();
             if let Some(set) = history.live_set() {
                 match HostRules::compile(set) {
                     Ok(rules) => {
                         self.sidecar
                             .canonicalizer
                             .rules()
-                            .swap(&host, Arc::new(rules));
+                            .swap(host, Arc::new(rules));
                     }
                     Err(err) => self.store.count_undecodable("rules", &host, &err),
                 }
             }
-            let state = self.host_state(&host);
+            let state = self.host_state(host);
             let mut state = state.lock();
             state.last_learned_unix_ms = history.live_set().map_or(0, |set| set.learned_at_unix_ms);
             state.history = history;
-        }
+        })?;
         Ok(())
+    }
+
+    /// A host's stored rule versions (none when it has none, or when its row does not decode: a
+    /// new version then starts the history again, as a restart would).
+    fn stored_history(&self, host: &str) -> Result<StoredHistory, StoreError> {
+        let Some(bytes) = self.store.host_rules(host)? else {
+            return Ok(StoredHistory::default());
+        };
+        Ok(serde_json::from_slice(&bytes).unwrap_or_else(|err| {
+            self.store.count_undecodable("rules", &host, &err);
+            StoredHistory::default()
+        }))
+    }
+
+    /// Durably replaces a host's stored rule versions.
+    fn store_history(&self, host: &str, stored: &StoredHistory) -> Result<(), StoreError> {
+        let bytes =
+            serde_json::to_vec(stored).map_err(|err| StoreError::Encode(err.to_string()))?;
+        self.store.put_rules(host, &bytes)
     }
 
     /// Stamps a checked rule set with the next version, stores the history, then swaps the set
@@ -87,20 +137,15 @@ impl Learning {
         set.host = host.to_owned();
         // The stamp changes the version the engine reports; the rules are those checked.
         let rules = HostRules::compile(set).unwrap_or(compiled);
-        let mut history = state.history.clone();
-        history.versions.insert(0, set.clone());
-        history.live = set.version;
-        history.versions.truncate(KEPT_VERSIONS);
-        let bytes =
-            serde_json::to_vec(&history).map_err(|err| RelearnError::Store(err.to_string()))?;
-        self.store
-            .put_rules(host, &bytes)
-            .map_err(|err| RelearnError::Store(err.to_string()))?;
+        let store_error = |err: StoreError| RelearnError::Store(err.to_string());
+        let mut stored = self.stored_history(host).map_err(store_error)?;
+        stored.push_live(set.clone());
+        self.store_history(host, &stored).map_err(store_error)?;
         self.sidecar
             .canonicalizer
             .rules()
             .swap(host, Arc::new(rules));
-        state.history = history;
+        state.history = stored.into_memory();
         Ok(set.version)
     }
 
@@ -115,7 +160,7 @@ impl Learning {
             .get(host)
             .map(|entry| Arc::clone(entry.value()))?;
         let state = state.lock();
-        state.history.live_set().and_then(read)
+        state.history.live_set().and_then(|set| read(set))
     }
 
     /// A rule of a host's live rule set, by index (for Explain's support and false-positive rate).
@@ -147,11 +192,11 @@ impl Learning {
         let live = state.and_then(|state| {
             let state = state.lock();
             let history = &state.history;
-            let live = history.live_set()?.clone();
+            let live = Arc::clone(history.live_set()?);
             let previous: Vec<u64> = history
-                .versions
+                .kept
                 .iter()
-                .map(|set| set.version)
+                .copied()
                 .filter(|version| *version != live.version)
                 .collect();
             Some((live, previous))
@@ -192,7 +237,7 @@ impl Learning {
                 .collect();
         }
         if file {
-            response.rules_json = file_json(vec![live])?;
+            response.rules_json = file_json(vec![HostRuleSet::clone(&live)])?;
         }
         Ok(response)
     }
@@ -205,23 +250,20 @@ impl Learning {
             )));
         };
         let mut state = state.lock();
-        let live = state.history.live;
-        let set = rollback_target(&state.history, host, to_version)?;
+        let mut stored = self.stored_history(host).map_err(unavailable)?;
+        let live = stored.live;
+        let set = rollback_target(&stored, host, to_version)?;
         let target = set.version;
-        let rules = HostRules::compile(&set)
+        let rules = HostRules::compile(set)
             .map_err(|err| Status::internal(format!("version {target} does not compile: {err}")))?;
-        let mut history = state.history.clone();
-        history.live = target;
-        let bytes =
-            serde_json::to_vec(&history).map_err(|err| Status::internal(err.to_string()))?;
-        self.store
-            .put_rules(host, &bytes)
+        stored.live = target;
+        self.store_history(host, &stored)
             .map_err(|err| Status::unavailable(format!("rollback not stored: {err}")))?;
         self.sidecar
             .canonicalizer
             .rules()
             .swap(host, Arc::new(rules));
-        state.history = history;
+        state.history = stored.into_memory();
         // The gauges lock every host's state, this one included.
         drop(state);
         tracing::info!(host, from = live, to = target, "rules rolled back");
@@ -240,8 +282,9 @@ impl Learning {
                 "host {host:?} has no rule versions"
             )));
         };
-        let state = state.lock();
-        rollback_target(&state.history, host, to_version)
+        let _state = state.lock();
+        let stored = self.stored_history(host).map_err(unavailable)?;
+        rollback_target(&stored, host, to_version).cloned()
     }
 
     /// The newest rule version a host has here (0: none).
@@ -263,31 +306,32 @@ impl Learning {
         if set.version <= state.history.newest_version() {
             return Ok(false);
         }
-        let mut history = state.history.clone();
-        history.live = set.version;
-        history.versions.insert(0, set);
-        history.versions.truncate(KEPT_VERSIONS);
-        let bytes =
-            serde_json::to_vec(&history).map_err(|err| RelearnError::Store(err.to_string()))?;
-        self.store
-            .put_rules(host, &bytes)
-            .map_err(|err| RelearnError::Store(err.to_string()))?;
+        let store_error = |err: StoreError| RelearnError::Store(err.to_string());
+        let mut stored = self.stored_history(host).map_err(store_error)?;
+        stored.push_live(set);
+        self.store_history(host, &stored).map_err(store_error)?;
         self.sidecar
             .canonicalizer
             .rules()
             .swap(host, Arc::new(rules));
+        let history = stored.into_memory();
         state.last_learned_unix_ms = history.live_set().map_or(0, |set| set.learned_at_unix_ms);
         state.history = history;
         Ok(true)
     }
 }
 
-/// The version a rollback to `to_version` (0: the newest before the live one) puts live.
-fn rollback_target(
-    history: &RuleHistory,
+/// A stored history the sidecar could not read, as a gRPC status.
+fn unavailable(err: StoreError) -> Status {
+    Status::unavailable(format!("rule versions could not be read: {err}"))
+}
+
+/// The set a rollback to `to_version` (0: the newest before the live one) puts live.
+fn rollback_target<'a>(
+    history: &'a StoredHistory,
     host: &str,
     to_version: u64,
-) -> Result<HostRuleSet, Status> {
+) -> Result<&'a HostRuleSet, Status> {
     let live = history.live;
     let target = if to_version == 0 {
         history
@@ -306,11 +350,126 @@ fn rollback_target(
         .versions
         .iter()
         .find(|set| set.version == target)
-        .cloned()
         .ok_or_else(|| {
             let kept: Vec<u64> = history.versions.iter().map(|set| set.version).collect();
             Status::not_found(format!(
                 "host {host:?} keeps versions {kept:?}, not {target}"
             ))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canon::normalize::StaticNormalizer;
+    use crate::canon::Canonicalizer;
+    use crate::config::{Knobs, ServeConfig};
+    use crate::service::state::Sidecar;
+    use crate::store::Store;
+
+    const HOST: &str = "shop.example";
+
+    fn learning_on(dir: &std::path::Path) -> Arc<Learning> {
+        let config = ServeConfig::from_knobs(Knobs {
+            data_dir: Some(dir.to_owned()),
+            ..Knobs::default()
+        })
+        .expect("configuration");
+        crate::store::create_private_dir(&config.data_dir).expect("data dir");
+        let store = Arc::new(Store::open(&config.data_dir).expect("store"));
+        let normalizer = StaticNormalizer::new(config.static_config.clone()).expect("normalizer");
+        let sidecar = Arc::new(Sidecar::new(config, Canonicalizer::new(normalizer)));
+        Learning::restore(sidecar, store).expect("learning")
+    }
+
+    /// A rule set that drops query parameter `p{n}`: each version rewrites URLs its own way.
+    fn set_dropping(n: u64) -> HostRuleSet {
+        serde_json::from_value(serde_json::json!({
+            "host": HOST,
+            "version": 0,
+            "learned_at_unix_ms": 0,
+            "site_rules": [{
+                "id": format!("{HOST}#s{n}"),
+                "op": "ignore_param",
+                "name": format!("p{n}"),
+                "support": 3,
+                "support_clusters": 3,
+                "false_positive_rate": 0.0,
+            }],
+            "rules": [],
+        }))
+        .expect("rule set")
+    }
+
+    fn put(learning: &Learning, n: u64) -> u64 {
+        let mut set = set_dropping(n);
+        let compiled = HostRules::compile(&set).expect("compiles");
+        learning
+            .put_live(HOST, &mut set, compiled)
+            .expect("put live")
+    }
+
+    /// The version of the rules the engine applies to the host, and which parameter they drop.
+    fn applied(learning: &Learning) -> (u64, String) {
+        let rules = learning
+            .sidecar
+            .canonicalizer
+            .rules()
+            .get(HOST)
+            .expect("rules live");
+        let url = url::Url::parse("http://shop.example/item?p1=a&p2=b&p3=c&p4=d&p5=e&p6=f&p7=g")
+            .expect("url");
+        let rewritten = rules.apply(&url).map(|r| r.canonical).unwrap_or_default();
+        (rules.version(), rewritten)
+    }
+
+    #[test]
+    fn memory_holds_the_live_set_and_a_rollback_reads_older_ones_from_the_store() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let learning = learning_on(dir.path());
+        for n in 1..=7 {
+            assert_eq!(put(&learning, n), n);
+        }
+        let (version, url) = applied(&learning);
+        assert_eq!(version, 7);
+        assert!(!url.contains("p7=") && url.contains("p6="), "{url}");
+        {
+            let state = learning.host_state(HOST);
+            let state = state.lock();
+            assert_eq!(state.history.kept, vec![7, 6, 5, 4, 3]);
+            assert_eq!(state.history.live_set().map(|set| set.version), Some(7));
+        }
+
+        // Version 5's set is read back from the store, put live, and is what the engine applies.
+        assert_eq!(learning.rollback(HOST, 5).expect("rollback").version, 5);
+        let (version, url) = applied(&learning);
+        assert_eq!(version, 5);
+        assert!(!url.contains("p5=") && url.contains("p7="), "{url}");
+        let rules = learning
+            .get_rules(HOST, RulesView::Structured)
+            .expect("rules");
+        assert_eq!(rules.version, 5);
+        assert_eq!(rules.previous_versions, vec![7, 6, 4, 3]);
+        assert_eq!(rules.site_rules[0].id, format!("{HOST}#s5"));
+        let gone = learning
+            .rollback(HOST, 2)
+            .expect_err("version 2 is no longer kept");
+        assert_eq!(gone.code(), tonic::Code::NotFound);
+        assert!(
+            gone.message().contains("[7, 6, 5, 4, 3]"),
+            "{}",
+            gone.message()
+        );
+
+        // After a restart: version 5 live, the rest still in the store, the next version is 8.
+        drop(learning);
+        let learning = learning_on(dir.path());
+        assert_eq!(applied(&learning).0, 5);
+        assert_eq!(learning.rollback(HOST, 0).expect("rollback").version, 4);
+        let (_, url) = applied(&learning);
+        assert!(!url.contains("p4=") && url.contains("p5="), "{url}");
+        assert_eq!(put(&learning, 8), 8);
+        let state = learning.host_state(HOST);
+        assert_eq!(state.lock().history.kept, vec![8, 7, 6, 5, 4]);
+    }
 }

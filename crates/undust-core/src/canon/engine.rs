@@ -165,8 +165,9 @@ pub struct HostRules {
     version: u64,
     /// Host-wide actions applied before the pattern rules.
     site: SiteRewriter,
-    /// Site rule ids and actions, and the single-action rewriter of each (for `explain`).
-    site_rules: Vec<(String, SiteAction, SiteRewriter)>,
+    /// Site rule ids and actions (for `explain`, which builds each one's rewriter when asked:
+    /// kept compiled, they took more memory than all the rest of a host's rules).
+    site_rules: Vec<(String, SiteAction)>,
     rules: Vec<CompiledRule>,
     shapes: FxHashMap<u64, ShapeIndex>,
     /// Most rules one URL can go through (longest chain of the acyclic could-match graph).
@@ -331,10 +332,7 @@ impl HostRules {
         let site_rules = set
             .site_rules
             .iter()
-            .map(|r| {
-                let one = SiteRewriter::new([&r.action]);
-                (r.id.clone(), r.action.clone(), one)
-            })
+            .map(|r| (r.id.clone(), r.action.clone()))
             .collect();
         let mut compiled = HostRules {
             host: set.host.clone(),
@@ -600,8 +598,8 @@ impl HostRules {
         let site_rules = self
             .site_rules
             .iter()
-            .filter(|(_, _, one)| one.rewrite(url).is_some())
-            .map(|(id, action, _)| (id.clone(), action.to_string()))
+            .filter(|(_, action)| SiteRewriter::new([action]).rewrite(url).is_some())
+            .map(|(id, action)| (id.clone(), action.to_string()))
             .collect();
         let rule = rewrite.rule_index.and_then(|i| {
             let rule = self.rules.get(i)?;
