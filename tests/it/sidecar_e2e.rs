@@ -253,7 +253,7 @@ async fn learned_rules_suppress_duplicates_never_negatives_and_survive_a_restart
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_relearn_of_a_host_already_learning_joins_the_running_job() {
+async fn a_relearn_of_a_host_waiting_in_a_running_job_joins_it() {
     let server = TestServer::start_with(
         None,
         Knobs {

@@ -2,10 +2,10 @@
 //! the other under the shared `--relearn-concurrency` permits, on blocking threads. Finished jobs
 //! are remembered (the last [`KEPT_JOBS`]) for GetRelearnJob.
 //!
-//! A request whose hosts are all learning already joins the job that learns the first of them. A
-//! request covering more hosts gets its own job with *all* of them: a host that is learning in
-//! another job is learned again after it (one relearn per host at a time), since the request may
-//! come with newer evidence.
+//! A request whose hosts all wait in one running job, not yet learned, joins that job: it takes
+//! their samples when it comes to them, so it learns from everything the request could. Any other request gets its own job with *all* its hosts: a host
+//! whose learning has begun took its samples then, and the request may come with newer evidence,
+//! so it is learned again after (one relearn per host at a time).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::Ordering;
@@ -44,6 +44,15 @@ impl Job {
     /// nothing when no receiver exists, so a waiter subscribing just after would wait forever.
     fn mark_done(&self) {
         self.done.send_replace(true);
+    }
+
+    /// Whether the job covers `host` and has not begun learning it (it has not taken its samples).
+    fn has_yet_to_learn(&self, host: &str) -> bool {
+        self.record
+            .lock()
+            .hosts
+            .iter()
+            .any(|entry| entry.host == host && entry.state == JobState::Queued as i32)
     }
 
     /// Waits until the job has finished (at once if it has).
@@ -112,7 +121,7 @@ impl Learning {
         self.jobs.lock().running.keys().cloned().collect()
     }
 
-    /// Starts a job for `hosts`, or joins the running job when every one of them is learning.
+    /// Starts a job for `hosts`, or joins the running job in which every one of them waits.
     pub(super) fn start_job(self: &Arc<Self>, hosts: Vec<String>) -> (Arc<Job>, bool) {
         self.start_job_with(hosts, false)
     }
@@ -125,15 +134,13 @@ impl Learning {
         mirror_pass: bool,
     ) -> (Arc<Job>, bool) {
         let mut jobs = self.jobs.lock();
-        if hosts.iter().all(|host| jobs.running.contains_key(host)) {
-            let existing = hosts
-                .first()
-                .and_then(|host| jobs.running.get(host))
-                .and_then(|id| jobs.by_id.get(id))
-                .cloned();
-            if let Some(job) = existing {
-                return (job, true);
-            }
+        let joinable = hosts
+            .first()
+            .and_then(|host| jobs.running.get(host))
+            .and_then(|id| jobs.by_id.get(id))
+            .filter(|job| hosts.iter().all(|host| job.has_yet_to_learn(host)));
+        if let Some(job) = joinable {
+            return (Arc::clone(job), true);
         }
         let id = format!(
             "relearn-{}-{}",
@@ -281,6 +288,67 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::config::Knobs;
+    use crate::service::learning::learning_for_tests;
+
+    /// An operator's relearn asked while the scheduler's job is learning the host (stop 49: the
+    /// job had taken its samples mid-ingest, and the joined request learned 19,558 of 20,000
+    /// pages). It joins only while the job has yet to take the host's samples.
+    #[tokio::test]
+    async fn a_relearn_joins_a_job_only_while_the_job_has_yet_to_learn_the_host() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let learning = learning_for_tests(Knobs {
+            data_dir: Some(dir.path().to_owned()),
+            relearn_min_new_samples: Some(1_000_000),
+            ..Knobs::default()
+        });
+        // A scheduler job over two hosts, learning the first, the second still waiting. It is
+        // registered as `start_job` registers one, but never run, so its states stay put.
+        let running = "relearn-scheduler";
+        let entry = |host: &str, state: JobState| HostRelearn {
+            host: host.to_owned(),
+            state: state as i32,
+            ..HostRelearn::default()
+        };
+        let job = Arc::new(Job::new(RelearnJob {
+            job_id: running.to_owned(),
+            state: JobState::Running as i32,
+            hosts: vec![
+                entry("learning.example", JobState::Running),
+                entry("waiting.example", JobState::Queued),
+            ],
+            ..RelearnJob::default()
+        }));
+        {
+            let mut jobs = learning.jobs.lock();
+            jobs.by_id.insert(running.to_owned(), job);
+            for host in ["learning.example", "waiting.example"] {
+                jobs.running.insert(host.to_owned(), running.to_owned());
+            }
+        }
+
+        let (waiting, joined) = learning.start_job(vec!["waiting.example".to_owned()]);
+        assert!(joined, "the job has yet to take waiting.example's samples");
+        assert_eq!(waiting.record.lock().job_id, running);
+
+        let (learning_again, joined) = learning.start_job(vec!["learning.example".to_owned()]);
+        assert!(
+            !joined,
+            "the job took learning.example's samples when it began it"
+        );
+        let record = learning_again.record.lock().clone();
+        assert_ne!(record.job_id, running);
+        assert_eq!(record.hosts.len(), 1);
+        assert_eq!(record.hosts[0].host, "learning.example");
+
+        // Both hosts wait now, but in two jobs: neither covers the request.
+        let (both, joined) = learning.start_job(vec![
+            "waiting.example".to_owned(),
+            "learning.example".to_owned(),
+        ]);
+        assert!(!joined);
+        assert_eq!(both.record.lock().hosts.len(), 2);
+    }
 
     /// The hang seen in CI under load (fleet test, stop 24): a relearn refused at once finished
     /// before its caller subscribed to the job, and the caller waited forever.

@@ -317,6 +317,21 @@ impl Learning {
     }
 }
 
+/// A learning loop over a store in `knobs.data_dir`, as the server builds it, for the tests of
+/// its parts.
+#[cfg(test)]
+fn learning_for_tests(knobs: crate::config::Knobs) -> Arc<Learning> {
+    use crate::canon::normalize::StaticNormalizer;
+    use crate::canon::Canonicalizer;
+
+    let config = crate::config::ServeConfig::from_knobs(knobs).expect("configuration");
+    crate::store::create_private_dir(&config.data_dir).expect("data dir");
+    let store = Arc::new(Store::open(&config.data_dir).expect("store"));
+    let normalizer = StaticNormalizer::new(config.static_config.clone()).expect("normalizer");
+    let sidecar = Arc::new(Sidecar::new(config, Canonicalizer::new(normalizer)));
+    Learning::restore(sidecar, store).expect("learning")
+}
+
 #[cfg(test)]
 mod tests {
     use super::learn_threads;

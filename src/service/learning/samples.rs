@@ -754,26 +754,16 @@ mod tests {
     /// one of the 3,000 hosts kept its model (about 30 MiB here, whatever the budget).
     #[tokio::test]
     async fn many_hosts_under_a_small_budget_hold_no_more_than_the_budget() {
-        use crate::canon::normalize::StaticNormalizer;
-        use crate::canon::Canonicalizer;
-        use crate::config::{Knobs, ServeConfig};
-        use crate::service::state::Sidecar;
-        use crate::store::Store;
-        use std::sync::Arc;
+        use crate::config::Knobs;
+        use crate::service::learning::learning_for_tests;
 
         let budget: usize = 2 << 20;
         let dir = tempfile::tempdir().expect("tempdir");
-        let config = ServeConfig::from_knobs(Knobs {
+        let learning = learning_for_tests(Knobs {
             data_dir: Some(dir.path().join("store")),
             sample_budget_bytes: Some(budget as u64),
             ..Knobs::default()
-        })
-        .expect("configuration");
-        crate::store::create_private_dir(&config.data_dir).expect("data dir");
-        let store = Arc::new(Store::open(&config.data_dir).expect("store"));
-        let normalizer = StaticNormalizer::new(config.static_config.clone()).expect("normalizer");
-        let sidecar = Arc::new(Sidecar::new(config, Canonicalizer::new(normalizer)));
-        let learning = Learning::restore(sidecar, store).expect("learning");
+        });
         let hosts = 3_000;
         for host in 0..hosts {
             for i in 0..3 {

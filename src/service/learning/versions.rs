@@ -361,25 +361,16 @@ fn rollback_target<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::canon::normalize::StaticNormalizer;
-    use crate::canon::Canonicalizer;
-    use crate::config::{Knobs, ServeConfig};
-    use crate::service::state::Sidecar;
-    use crate::store::Store;
+    use crate::config::Knobs;
+    use crate::service::learning::learning_for_tests;
 
     const HOST: &str = "shop.example";
 
     fn learning_on(dir: &std::path::Path) -> Arc<Learning> {
-        let config = ServeConfig::from_knobs(Knobs {
+        learning_for_tests(Knobs {
             data_dir: Some(dir.to_owned()),
             ..Knobs::default()
         })
-        .expect("configuration");
-        crate::store::create_private_dir(&config.data_dir).expect("data dir");
-        let store = Arc::new(Store::open(&config.data_dir).expect("store"));
-        let normalizer = StaticNormalizer::new(config.static_config.clone()).expect("normalizer");
-        let sidecar = Arc::new(Sidecar::new(config, Canonicalizer::new(normalizer)));
-        Learning::restore(sidecar, store).expect("learning")
     }
 
     /// A rule set that drops query parameter `p{n}`: each version rewrites URLs its own way.
