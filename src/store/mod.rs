@@ -34,13 +34,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use redb::{
     Database, Durability, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition,
+    TableHandle,
 };
 
-const RULES: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("rules");
+/// A table of values keyed by a name (a host, or a fixed key).
+type NamedTable = TableDefinition<'static, &'static str, &'static [u8]>;
+
+const RULES: NamedTable = TableDefinition::new("rules");
 const SAMPLES: TableDefinition<'_, (&str, u64), &[u8]> = TableDefinition::new("samples");
 const TEMPLATES: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("templates");
 const SEEN: TableDefinition<'_, u64, &[u8]> = TableDefinition::new("seen");
-const MIRRORS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("mirrors");
+const MIRRORS: NamedTable = TableDefinition::new("mirrors");
 /// The one row of the `mirrors` table.
 const MIRRORS_KEY: &str = "state";
 const STATE: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("state");
@@ -515,12 +519,7 @@ impl Store {
 
     /// Durably replaces a host's rule history.
     pub fn put_rules(&self, host: &str, history: &[u8]) -> Result<(), StoreError> {
-        let mut txn = self.db.begin_write()?;
-        txn.set_durability(Durability::Immediate)?;
-        txn.open_table(RULES)?
-            .insert(host, seal(history).as_slice())?;
-        txn.commit()?;
-        Ok(())
+        self.put_row(RULES, host, history)
     }
 
     /// Calls `restore` with every host's rule history that can be trusted, one row at a time (a
@@ -541,35 +540,38 @@ impl Store {
 
     /// One host's rule history, when one was stored and can be trusted.
     pub fn host_rules(&self, host: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let txn = self.db.begin_read()?;
-        let table = txn.open_table(RULES)?;
-        let Some(value) = table.get(host)? else {
-            return Ok(None);
-        };
-        Ok(self
-            .trusted("rules", &host, value.value())
-            .map(<[u8]>::to_vec))
+        self.row(RULES, host)
     }
 
     /// Durably replaces the mirror book.
     pub fn put_mirrors(&self, book: &[u8]) -> Result<(), StoreError> {
-        let mut txn = self.db.begin_write()?;
-        txn.set_durability(Durability::Immediate)?;
-        txn.open_table(MIRRORS)?
-            .insert(MIRRORS_KEY, seal(book).as_slice())?;
-        txn.commit()?;
-        Ok(())
+        self.put_row(MIRRORS, MIRRORS_KEY, book)
     }
 
     /// The mirror book, when one was stored and can be trusted.
     pub fn load_mirrors(&self) -> Result<Option<Vec<u8>>, StoreError> {
+        self.row(MIRRORS, MIRRORS_KEY)
+    }
+
+    /// Durably replaces one row of a table keyed by name.
+    fn put_row(&self, table: NamedTable, key: &str, payload: &[u8]) -> Result<(), StoreError> {
+        let mut txn = self.db.begin_write()?;
+        txn.set_durability(Durability::Immediate)?;
+        txn.open_table(table)?
+            .insert(key, seal(payload).as_slice())?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// One row of a table keyed by name, when it was stored and can be trusted.
+    fn row(&self, table: NamedTable, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let txn = self.db.begin_read()?;
-        let table = txn.open_table(MIRRORS)?;
-        let Some(value) = table.get(MIRRORS_KEY)? else {
+        let rows = txn.open_table(table)?;
+        let Some(value) = rows.get(key)? else {
             return Ok(None);
         };
         Ok(self
-            .trusted("mirrors", &MIRRORS_KEY, value.value())
+            .trusted(table.name(), &key, value.value())
             .map(<[u8]>::to_vec))
     }
 
