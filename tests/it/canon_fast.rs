@@ -310,7 +310,8 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
             urls.extend(page.final_url.clone());
         }
     }
-    // A forge's rules: defaults dropped at their values, case folded in the first two segments.
+    // A forge's rules: defaults dropped at their values (a profile's tab beside the user only),
+    // case folded in the first two segments.
     let forge = HostRuleSet {
         host: "forge.example".into(),
         version: 1,
@@ -319,10 +320,17 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
             SiteAction::IgnoreParamValue {
                 name: "state".into(),
                 value: "open".into(),
+                beside: None,
             },
             SiteAction::IgnoreParamValue {
                 name: "page".into(),
                 value: "1".into(),
+                beside: None,
+            },
+            SiteAction::IgnoreParamValue {
+                name: "tab".into(),
+                value: "overview".into(),
+                beside: Some("user".into()),
             },
             SiteAction::LowercaseSegments { segments: 2 },
             SiteAction::SortQuery,
@@ -346,6 +354,8 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
     for path in [
         "/Owner/Repo/issues?state=open&page=1",
         "/owner/repo/issues?page=2&state=open",
+        "/profile?user=ann&tab=overview",
+        "/profile?tab=overview",
         "/Owner/Repo/issues?state=closed&utm_source=x",
         "/Owner/Repo/src/branch/main/xt_DSCP.h",
         "/OWNER/",

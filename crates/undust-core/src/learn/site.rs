@@ -74,8 +74,8 @@ mod distinct_outputs;
 mod value_defaults;
 mod vocabulary;
 use crate::canon::rules::site::{
-    any_byte_outside_escapes, is_extension, path_safe_value, route_safe_value, slug_id_suffix,
-    titled_id, TITLE_SEPARATORS,
+    any_byte_outside_escapes, holds_beside, is_extension, path_safe_value, route_safe_value,
+    slug_id_suffix, titled_id, TITLE_SEPARATORS,
 };
 use crate::canon::rules::{SiteAction, SiteRewriter, SiteRule};
 
@@ -2949,14 +2949,21 @@ fn param_strays(
     // outputs without those parts (`query_without`'s reasoning), so no URL is rewritten again.
     let drops = |query: &str, part: &str| {
         candidate.iter().any(|action| match action {
+            // A scope is read as one parameter's name here, as this check always read it: a
+            // scope written `name=value` (Discuz!'s `mod=viewthread`) holds no part, so the
+            // check passes such candidates. Read as the engine reads it (`holds_beside`), it
+            // refused `extra` and `mobile` beside `mod=viewthread` on Discuz! seed 50, which
+            // merge no different pages there and keep 360 fewer forms (stop 50).
             SiteAction::IgnoreParam { name, beside } => {
-                param_name(part) == name
-                    && beside
-                        .as_deref()
-                        .is_none_or(|b| query.split('&').any(|p| param_name(p) == b))
+                param_name(part) == name && scope_named_in(query, beside.as_deref())
             }
-            SiteAction::IgnoreParamValue { name, value } => {
+            SiteAction::IgnoreParamValue {
+                name,
+                value,
+                beside,
+            } => {
                 part.split_once('=') == Some((name.as_str(), value.as_str()))
+                    && scope_named_in(query, beside.as_deref())
             }
             _ => false,
         })
@@ -3061,6 +3068,12 @@ fn free_text_params<'c>(
             values.len() >= MIN_FREE_TEXT_VALUES && 2 * values.len() >= carried
         })
         .collect()
+}
+
+/// Whether `query` has a parameter named `beside` (always, without one): the stray-view check's
+/// reading of a scope (see `param_strays`).
+fn scope_named_in(query: &str, beside: Option<&str>) -> bool {
+    beside.is_none_or(|b| query.split('&').any(|p| param_name(p) == b))
 }
 
 /// Whether `value` has a digit that is not part of a `%XX` escape: a word with an accented
@@ -3616,7 +3629,7 @@ mod tests {
             }
             learn(&samples, &LearnConfig::default())
         };
-        let first_page = |a: &SiteAction| matches!(a, SiteAction::IgnoreParamValue { name, value } if name == "page" && value == "1");
+        let first_page = |a: &SiteAction| matches!(a, SiteAction::IgnoreParamValue { name, value, .. } if name == "page" && value == "1");
         let shown = board(true);
         assert!(has_rule(&shown, first_page), "{:#?}", shown.rules);
         let apart_only = board(false);

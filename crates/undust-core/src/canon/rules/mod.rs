@@ -447,26 +447,23 @@ impl HostRuleSet {
             };
             match &rule.action {
                 SiteAction::IgnoreParam { name, beside } => {
-                    let bad_name = |n: &str| n.is_empty() || n.contains(['&', '=', '#']);
-                    // `beside` is names, or names and the values they must have, joined by `&`.
-                    let bad_part = |p: &str| match p.split_once('=') {
-                        Some((n, v)) => bad_name(n) || v.contains(['&', '=', '#']),
-                        None => bad_name(p),
-                    };
-                    let bad_beside = |b: &str| b.split('&').any(bad_part);
-                    if bad_name(name) || beside.as_deref().is_some_and(bad_beside) {
+                    if bad_param_name(name) || beside.as_deref().is_some_and(bad_beside) {
                         return Err(bad(
                             "a parameter name must be non-empty without & = # (beside: names or name=value parts joined by &)",
                         ));
                     }
                 }
-                SiteAction::IgnoreParamValue { name, value } => {
-                    if name.is_empty()
-                        || name.contains(['&', '=', '#'])
+                SiteAction::IgnoreParamValue {
+                    name,
+                    value,
+                    beside,
+                } => {
+                    if bad_param_name(name)
                         || value.contains(['&', '#'])
+                        || beside.as_deref().is_some_and(bad_beside)
                     {
                         return Err(bad(
-                            "a parameter at its default value needs a name without & = # and a value without & #",
+                            "a parameter at its default value needs a name without & = # and a value without & # (beside: names or name=value parts joined by &)",
                         ));
                     }
                 }
@@ -886,6 +883,19 @@ impl Rule {
         }
         Ok(ValidatedRule { source, target })
     }
+}
+
+/// Whether `name` cannot be a query parameter's name in a site rule.
+fn bad_param_name(name: &str) -> bool {
+    name.is_empty() || name.contains(['&', '=', '#'])
+}
+
+/// Whether `beside` is not names, or names and the values they must have, joined by `&`.
+fn bad_beside(beside: &str) -> bool {
+    beside.split('&').any(|part| match part.split_once('=') {
+        Some((name, value)) => bad_param_name(name) || value.contains(['&', '=', '#']),
+        None => bad_param_name(part),
+    })
 }
 
 #[cfg(test)]
@@ -1499,10 +1509,18 @@ mod tests {
         let value = |name: &str, value: &str| SiteAction::IgnoreParamValue {
             name: name.into(),
             value: value.into(),
+            beside: None,
+        };
+        let beside = |beside: &str| SiteAction::IgnoreParamValue {
+            name: "id_lang".into(),
+            value: "1".into(),
+            beside: Some(beside.into()),
         };
         for good in [
             value("state", "open"),
             value("q", ""),
+            beside("id_product"),
+            beside("id_product&controller=product"),
             SiteAction::LowercaseSegments { segments: 2 },
         ] {
             assert!(set(good.clone()).validate().is_ok(), "{good:?}");
@@ -1512,6 +1530,9 @@ mod tests {
             value("a=b", "open"),
             value("state", "open&x=1"),
             value("state", "open#x"),
+            beside(""),
+            beside("id_product&"),
+            beside("a=b=c"),
             SiteAction::LowercaseSegments { segments: 0 },
         ] {
             let err = set(bad.clone()).validate().unwrap_err();

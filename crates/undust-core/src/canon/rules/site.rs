@@ -15,6 +15,8 @@
 //! {"id": "example.com#s1", "op": "ignore_param", "name": "sid",
 //!  "support": 412, "support_clusters": 97, "false_positive_rate": 0.0}
 //! {"id": "example.com#s2", "op": "ignore_param", "name": "f", "beside": "t", ...}
+//! {"id": "example.com#s3", "op": "ignore_param_value", "name": "id_lang", "value": "1",
+//!  "beside": "id_product", ...}
 //! ```
 //!
 //! Every action is idempotent, and [`SiteRewriter::rewrite`] applies them in a fixed order
@@ -80,6 +82,12 @@ pub enum SiteAction {
         name: String,
         /// The one value dropped (may be empty: `q=`).
         value: String,
+        /// As [`SiteAction::IgnoreParam`]'s: the parts the query must also hold, or `None` for
+        /// every URL. A language at its default beside a product id (PrestaShop's `id_lang=1`
+        /// beside `id_product`) is the product's page in its one language, while on the pages
+        /// of manufacturers and CMS articles the sample may not show it redundant.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        beside: Option<String>,
     },
     /// ASCII letters of the path are lower-cased (percent escapes are left as they are).
     LowercasePath,
@@ -487,9 +495,16 @@ impl fmt::Display for SiteAction {
                 name,
                 beside: Some(beside),
             } => write!(f, "ignore query:{name} beside query:{beside}"),
-            SiteAction::IgnoreParamValue { name, value } => {
-                write!(f, "ignore query:{name}={value} on every URL")
-            }
+            SiteAction::IgnoreParamValue {
+                name,
+                value,
+                beside: None,
+            } => write!(f, "ignore query:{name}={value} on every URL"),
+            SiteAction::IgnoreParamValue {
+                name,
+                value,
+                beside: Some(beside),
+            } => write!(f, "ignore query:{name}={value} beside query:{beside}"),
             SiteAction::LowercasePath => f.write_str("lower-case the path"),
             SiteAction::LowercaseSegments { segments } => {
                 write!(f, "lower-case the first {segments} path segments")
@@ -735,7 +750,7 @@ pub struct SiteRewriter {
     /// (name, beside) of [`SiteAction::IgnoreParam`].
     ignored_params: Vec<(String, Option<String>)>,
     /// Query parts `name=value` of [`SiteAction::IgnoreParamValue`].
-    ignored_values: Vec<String>,
+    ignored_values: Vec<(String, Option<String>)>,
     lowercase_path: bool,
     /// Segments folded by [`SiteAction::LowercaseSegments`] (the largest asked; 0 for none).
     lowercase_segments: u16,
@@ -804,10 +819,14 @@ impl SiteRewriter {
                     self.ignored_params.push(entry);
                 }
             }
-            SiteAction::IgnoreParamValue { name, value } => {
-                let part = format!("{name}={value}");
-                if !self.ignored_values.contains(&part) {
-                    self.ignored_values.push(part);
+            SiteAction::IgnoreParamValue {
+                name,
+                value,
+                beside,
+            } => {
+                let entry = (format!("{name}={value}"), beside.clone());
+                if !self.ignored_values.contains(&entry) {
+                    self.ignored_values.push(entry);
                 }
             }
             SiteAction::LowercasePath => self.lowercase_path = true,
@@ -1641,22 +1660,18 @@ impl SiteRewriter {
     /// Whether query part `part` of query `q` is dropped: a parameter ignored at this value, or
     /// an ignored parameter, and when it is ignored only beside another one, `q` holds that one.
     fn drops(&self, part: &str, q: &str) -> bool {
-        if self.ignored_values.iter().any(|v| v == part) {
+        let holds = |beside: &Option<String>| holds_beside(q, beside.as_deref());
+        if self
+            .ignored_values
+            .iter()
+            .any(|(value, beside)| value == part && holds(beside))
+        {
             return true;
         }
         let name = param_name(part);
-        self.ignored_params.iter().any(|(ignored, beside)| {
-            ignored == name
-                && beside.as_deref().is_none_or(|beside| {
-                    beside.split('&').all(|wanted| {
-                        if wanted.contains('=') {
-                            split_byte(q, b'&').any(|p| p == wanted)
-                        } else {
-                            split_byte(q, b'&').any(|p| param_name(p) == wanted)
-                        }
-                    })
-                })
-        })
+        self.ignored_params
+            .iter()
+            .any(|(ignored, beside)| ignored == name && holds(beside))
     }
 
     /// The query without ignored parameters and sorted when asked, `None` when nothing is left.
@@ -1903,6 +1918,21 @@ fn join_segments(segments: &[&str], capacity: usize) -> String {
 
 fn param_name(p: &str) -> &str {
     split_once_byte(p, b'=').map_or(p, |(n, _)| n)
+}
+
+/// Whether query `q` holds what a dropped parameter's `beside` asks for (always, without one):
+/// every part of it joined by `&`, a name as any value of that parameter, `name=value` as
+/// exactly that part.
+pub(crate) fn holds_beside(q: &str, beside: Option<&str>) -> bool {
+    beside.is_none_or(|beside| {
+        beside.split('&').all(|wanted| {
+            if wanted.contains('=') {
+                split_byte(q, b'&').any(|p| p == wanted)
+            } else {
+                split_byte(q, b'&').any(|p| param_name(p) == wanted)
+            }
+        })
+    })
 }
 
 /// Whether `s` has a byte passing `test` that is not one of the two hex digits of a `%XX`
@@ -2395,19 +2425,49 @@ mod tests {
     }
 
     #[test]
+    fn a_default_value_beside_a_parameter_is_dropped_there_only() {
+        let rule: SiteRule = serde_json::from_str(
+            r#"{"id":"x#s1","op":"ignore_param_value","name":"id_lang","value":"1","beside":"id_product","support":3,"support_clusters":3,"false_positive_rate":0.0}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            rule.action.to_string(),
+            "ignore query:id_lang=1 beside query:id_product"
+        );
+        let rw = SiteRewriter::new([&rule.action]);
+        let b = "https://shop.example/index.php";
+        let product = Url::parse(&format!("{b}?id_product=7&id_lang=1")).unwrap();
+        assert_eq!(
+            rw.rewrite(&product).as_deref(),
+            Some(format!("{b}?id_product=7").as_str())
+        );
+        for kept in [
+            format!("{b}?id_product=7&id_lang=2"),
+            format!("{b}?id_cms=7&id_lang=1"),
+        ] {
+            assert_eq!(rw.rewrite(&Url::parse(&kept).unwrap()), None, "{kept}");
+        }
+        let text = serde_json::to_string(&rule).unwrap();
+        assert_eq!(serde_json::from_str::<SiteRule>(&text).unwrap(), rule);
+    }
+
+    #[test]
     fn a_default_value_is_dropped_and_its_other_values_kept() {
         let actions = [
             SiteAction::IgnoreParamValue {
                 name: "state".into(),
                 value: "open".into(),
+                beside: None,
             },
             SiteAction::IgnoreParamValue {
                 name: "page".into(),
                 value: "1".into(),
+                beside: None,
             },
             SiteAction::IgnoreParamValue {
                 name: "q".into(),
                 value: String::new(),
+                beside: None,
             },
         ];
         for (input, want) in [
@@ -2453,6 +2513,7 @@ mod tests {
             SiteAction::IgnoreParamValue {
                 name: "tab".into(),
                 value: "overview".into(),
+                beside: None,
             },
         ];
         assert_rewrites(
@@ -2782,6 +2843,7 @@ mod tests {
             SiteAction::IgnoreParamValue {
                 name: "state".into(),
                 value: "open".into(),
+                beside: None,
             },
             SiteAction::LowercaseSegments { segments: 2 },
         ] {
@@ -2807,7 +2869,8 @@ mod tests {
             value.action,
             SiteAction::IgnoreParamValue {
                 name: "page".into(),
-                value: "1".into()
+                value: "1".into(),
+                beside: None,
             }
         );
         let scoped: SiteRule = serde_json::from_str(

@@ -27,8 +27,8 @@ use std::borrow::Cow;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{
-    measure, param_name, Evidence, LearnConfig, Parsed, Round, SiteAction, SiteRewriter,
-    SmallClusters, Tested, MAX_BUNDLE_CANDIDATES, MIN_MOVED_ID_VALUES,
+    holds_beside, measure, param_name, Evidence, LearnConfig, Parsed, Round, SiteAction,
+    SiteRewriter, SmallClusters, Tested, MAX_BUNDLE_CANDIDATES, MIN_MOVED_ID_VALUES,
 };
 
 /// Distinct values at which a parameter must be shown irrelevant (duplicates merged by dropping
@@ -69,8 +69,10 @@ fn value_of<'p>(part: &'p str, name: &str) -> Option<Option<&'p str>> {
 /// controller's routes only) gets the same treatment: the scope says where the duplicates were
 /// shown, not at which value, and a parameter shown irrelevant at its default only is no
 /// decoration at its other values (Discuz!'s `ordertype=2`, the default order, beside
-/// `ordertype=1`, the reversed one). The value form is not held to the scope: the default a
-/// value names is the software's, on every route.
+/// `ordertype=1`, the reversed one). The value form is tried on every route first: the default a
+/// value names is the software's. Where that fails, it is tried held to the candidate's scope:
+/// other page types may carry the value without the sample showing it redundant there
+/// (PrestaShop's manufacturer and CMS pages, always written with `id_lang=1`).
 pub(super) fn at_default_value(
     candidate: &SiteAction,
     wide: &Evidence,
@@ -78,7 +80,7 @@ pub(super) fn at_default_value(
     (parsed, rewriter, round): (&[Parsed], &SiteRewriter, &Round<'_>),
     may_change: &[u32],
 ) -> AtDefault {
-    let SiteAction::IgnoreParam { name, .. } = candidate else {
+    let SiteAction::IgnoreParam { name, beside } = candidate else {
         return AtDefault::Keep;
     };
     if wide.positive_samples.is_empty() {
@@ -105,17 +107,29 @@ pub(super) fn at_default_value(
     if shown.is_empty() || (shown.len() >= MIN_IGNORED_VALUES && wide_accepted) {
         return AtDefault::Keep;
     }
-    for value in most_shown_values(shown, MAX_VALUES_TESTED) {
-        let action = SiteAction::IgnoreParamValue {
-            name: name.clone(),
-            value: value.to_owned(),
-        };
-        let part_holders = holders_of_part(&round.outputs, may_change, name, value);
-        let mut with = rewriter.clone();
-        with.add(&action);
-        let (evidence, moved) = measure(parsed, &with, round, &part_holders, None, true);
-        if evidence.accepts(config) {
-            return AtDefault::Value(Box::new((action, with, evidence, moved)));
+    let values = most_shown_values(shown, MAX_VALUES_TESTED);
+    // The value on every route first; then, for a candidate scoped beside another parameter,
+    // the value in that scope (a default that other page types carry without the sample showing
+    // it redundant there).
+    let scopes = std::iter::once(None).chain(beside.is_some().then(|| beside.clone()));
+    for scope in scopes {
+        for &value in &values {
+            let action = SiteAction::IgnoreParamValue {
+                name: name.clone(),
+                value: value.to_owned(),
+                beside: scope.clone(),
+            };
+            let mut part_holders = holders_of_part(&round.outputs, may_change, name, value);
+            part_holders.retain(|&u| {
+                let query = round.outputs[u as usize].1.as_deref().unwrap_or("");
+                holds_beside(query, scope.as_deref())
+            });
+            let mut with = rewriter.clone();
+            with.add(&action);
+            let (evidence, moved) = measure(parsed, &with, round, &part_holders, None, true);
+            if evidence.accepts(config) {
+                return AtDefault::Value(Box::new((action, with, evidence, moved)));
+            }
         }
     }
     if wide_accepted {
@@ -252,6 +266,7 @@ pub(super) fn default_bundles(
                 SiteAction::IgnoreParamValue {
                     name: name.to_owned(),
                     value: value.to_owned(),
+                    beside: None,
                 }
             })
             .collect();
@@ -305,6 +320,7 @@ mod tests {
         actions(out).contains(&&SiteAction::IgnoreParamValue {
             name: name.into(),
             value: value.into(),
+            beside: None,
         })
     }
 
@@ -428,6 +444,57 @@ mod tests {
         let rewriter = SiteRewriter::new(actions(&out));
         let reversed = Url::parse(&format!("{b}?mod=viewthread&tid=7&ordertype=1")).unwrap();
         assert_eq!(rewriter.rewrite(&reversed), None);
+    }
+
+    /// PrestaShop without friendly URLs (held-out family, seed 51): a product's links carry
+    /// the shop's one language (`id_lang=1`) or not, while the manufacturers' and CMS pages
+    /// always carry it, so the sample never shows it redundant there. Dropped at its value on
+    /// every route, it would change those pages with no evidence; beside the product id it
+    /// is what the duplicates show.
+    #[test]
+    fn a_default_shown_on_one_page_type_only_is_dropped_at_its_value_in_that_scope() {
+        let b = "https://shop.example/index.php";
+        let mut s = Vec::new();
+        for p in 1..31u64 {
+            s.push(lu(format!("{b}?id_product={p}&controller=product"), p));
+            s.push(lu(
+                format!("{b}?id_product={p}&controller=product&id_lang=1"),
+                p,
+            ));
+        }
+        for m in 1..41u64 {
+            s.push(lu(
+                format!("{b}?id_manufacturer={m}&controller=manufacturer&id_lang=1"),
+                1000 + m,
+            ));
+            s.push(lu(
+                format!("{b}?id_cms={m}&controller=cms&id_lang=1"),
+                2000 + m,
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let scoped = SiteAction::IgnoreParamValue {
+            name: "id_lang".into(),
+            value: "1".into(),
+            beside: Some("id_product".into()),
+        };
+        assert!(actions(&out).contains(&&scoped), "{:?}", actions(&out));
+        assert!(!ignores_value(&out, "id_lang", "1"), "{:?}", actions(&out));
+        assert!(!ignores_every_value(&out, "id_lang"), "{:?}", actions(&out));
+        let rewriter = SiteRewriter::new(actions(&out));
+        let product =
+            Url::parse(&format!("{b}?id_product=77&controller=product&id_lang=1")).unwrap();
+        assert_eq!(
+            rewriter.rewrite(&product).as_deref(),
+            Some(format!("{b}?id_product=77&controller=product").as_str())
+        );
+        for kept in [
+            format!("{b}?id_product=77&controller=product&id_lang=2"),
+            format!("{b}?id_manufacturer=77&controller=manufacturer&id_lang=1"),
+        ] {
+            let url = Url::parse(&kept).unwrap();
+            assert_eq!(rewriter.rewrite(&url), None, "{kept}");
+        }
     }
 
     #[test]
