@@ -1938,7 +1938,7 @@ pub(crate) fn holds_beside(q: &str, beside: Option<&str>) -> bool {
 /// Whether `s` has a byte passing `test` that is not one of the two hex digits of a `%XX`
 /// escape: `caf%C3%A9` has no digit and no uppercase letter of its own. The engine folds case
 /// with it and the learner reads words with it, so both agree on what an escape is.
-pub(crate) fn any_byte_outside_escapes(s: &str, test: fn(u8) -> bool) -> bool {
+pub(crate) fn any_byte_outside_escapes(s: &str, test: impl Fn(u8) -> bool) -> bool {
     let bytes = s.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
