@@ -311,7 +311,7 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
         }
     }
     // A forge's rules: defaults dropped at their values (a profile's tab beside the user only),
-    // case folded in the first two segments.
+    // case folded in the first two segments, and a shop script's path pairs read as its query.
     let forge = HostRuleSet {
         host: "forge.example".into(),
         version: 1,
@@ -334,6 +334,9 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
             },
             SiteAction::LowercaseSegments { segments: 2 },
             SiteAction::SortQuery,
+            SiteAction::PathPairsToQuery {
+                script: "/shop/product_info.php".into(),
+            },
         ]
         .into_iter()
         .enumerate()
@@ -361,6 +364,12 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
         "/OWNER/",
         "/Owner/Re%C3%A9po/src/Main?page=10",
         "/owner/repo",
+        "/shop/product_info.php/cPath/3_10/products_id/5",
+        "/shop/product_info.php/products_id/5/?osCsid=1&page=1",
+        "/shop/product_info.php/products_id/5/extra",
+        "/shop/product_info.php/products_id/5?products_id=6",
+        "/Shop/product_info.php/products_id/caf%C3%A9",
+        "/shop/product_info.php/products_id/a%20b/cPath/7",
     ] {
         urls.push(format!("http://forge.example{path}"));
         urls.push(format!("https://forge.example:8443{path}"));

@@ -29,6 +29,7 @@ pub mod eval;
 pub(crate) mod key;
 mod keyless_id;
 pub(crate) mod operations;
+mod path_pairs;
 mod post_pages;
 pub(crate) mod proofing;
 mod query_path;

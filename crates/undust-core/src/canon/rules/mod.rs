@@ -58,6 +58,7 @@ pub mod aliases;
 pub mod files;
 pub mod key;
 pub mod mirror;
+pub mod path_pairs;
 pub mod pattern;
 pub mod post_pages;
 pub mod routed_ids;
@@ -511,6 +512,16 @@ impl HostRuleSet {
                     {
                         return Err(bad(
                             "a query value moved to the path needs a path, a parameter name (or none), a prefix ending with / and a namespace separator that is punctuation other than / ? # & = %",
+                        ));
+                    }
+                }
+                SiteAction::PathPairsToQuery { script } => {
+                    if !script.starts_with('/')
+                        || script.ends_with('/')
+                        || script.contains(['?', '#'])
+                    {
+                        return Err(bad(
+                            "query parameters written as path pairs need a script path starting with / and not ending with /",
                         ));
                     }
                 }

@@ -41,6 +41,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use super::path_pairs;
 use super::post_pages::PostPage;
 use super::routed_ids::RoutedId;
 use super::segments;
@@ -179,6 +180,17 @@ pub enum SiteAction {
         /// URLs must get it. Absent from older rule files: the path-info spelling is kept.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         written_back: bool,
+    },
+    /// Query parameters written as `key/value` path segments after a script are read as the
+    /// query again (`canon::rules::path_pairs`): a URL whose path is `script`, `/`, and whole
+    /// pairs becomes `script?key=value&…`, the URL's own query after them. osCommerce's
+    /// search-engine safe `product_info.php/cPath/3_10/products_id/5` is
+    /// `product_info.php?cPath=3_10&products_id=5`, which its `application_top.php` reads from
+    /// `PATH_INFO`. Applied first, with [`SiteAction::QueryPath`], so the parameter actions see
+    /// the pairs.
+    PathPairsToQuery {
+        /// The script whose path info is written as pairs.
+        script: String,
     },
     /// A slug beside a numeric id under a page type's literal `prefix` is dropped: with
     /// `before_id` false, `prefix` + `N/x` (`x` the last segment, whatever it holds) becomes
@@ -547,6 +559,9 @@ impl fmt::Display for SiteAction {
                     None => Ok(()),
                 }
             }
+            SiteAction::PathPairsToQuery { script } => {
+                write!(f, "{script}/K/V… -> {script}?K=V…")
+            }
             SiteAction::QueryPath { path, written_back } => {
                 write!(f, "{path}?/P -> {path}/P")?;
                 if *written_back {
@@ -768,6 +783,8 @@ pub struct SiteRewriter {
     query_to_path: Vec<QueryToPath>,
     /// Scripts of [`SiteAction::QueryPath`].
     query_paths: Vec<String>,
+    /// Scripts of [`SiteAction::PathPairsToQuery`].
+    pair_scripts: Vec<String>,
     /// The scripts among them whose canonical form is written back in the query spelling.
     query_paths_written_back: Vec<String>,
     /// (prefix, before_id) of [`SiteAction::SlugBesideId`].
@@ -877,6 +894,11 @@ impl SiteRewriter {
                 };
                 if !self.query_to_path.contains(&entry) {
                     self.query_to_path.push(entry);
+                }
+            }
+            SiteAction::PathPairsToQuery { script } => {
+                if !self.pair_scripts.contains(script) {
+                    self.pair_scripts.push(script.clone());
                 }
             }
             SiteAction::QueryPath { path, written_back } => {
@@ -1028,6 +1050,7 @@ impl SiteRewriter {
             || !self.dropped_segments.is_empty()
             || !self.query_to_path.is_empty()
             || !self.query_paths.is_empty()
+            || !self.pair_scripts.is_empty()
             || !self.slugs.is_empty()
             || !self.ids_in_slugs.is_empty()
             || !self.titled_ids.is_empty()
@@ -1057,6 +1080,7 @@ impl SiteRewriter {
             && self.dropped_segments.is_empty()
             && self.query_to_path.is_empty()
             && self.query_paths.is_empty()
+            && self.pair_scripts.is_empty()
             && self.slugs.is_empty()
             && self.ids_in_slugs.is_empty()
             && self.titled_ids.is_empty()
@@ -1193,6 +1217,7 @@ impl SiteRewriter {
         // First, so every path action applies to the path the query wrote or the id moved into.
         if let Some((moved, rest)) = self
             .read_query_path(&path, query)
+            .or_else(|| self.read_path_pairs(&path, query))
             .or_else(|| self.move_query_value(&path, query))
             .or_else(|| self.key_the_id(&path, query))
         {
@@ -1333,6 +1358,19 @@ impl SiteRewriter {
 
     /// The path and the query left when a [`SiteAction::QueryPath`] applies: the script path
     /// compares without case when the site's paths are case-insensitive.
+    fn read_path_pairs(&self, path: &str, query: Option<&str>) -> Option<(String, Option<String>)> {
+        if self.pair_scripts.is_empty() {
+            return None;
+        }
+        path_pairs::read(
+            &self.pair_scripts,
+            path,
+            query,
+            self.lowercase_path,
+            self.lowercase_query,
+        )
+    }
+
     fn read_query_path(&self, path: &str, query: Option<&str>) -> Option<(String, Option<String>)> {
         if self.query_paths.is_empty() {
             return None;
@@ -1449,7 +1487,17 @@ impl SiteRewriter {
             } else {
                 path_safe_value(&value)
             };
-            if repeated || !safe {
+            // A value moved under a script whose path info is read as pairs would be read back
+            // into the query: the two actions would undo each other forever.
+            if repeated
+                || !safe
+                || (!self.pair_scripts.is_empty()
+                    && path_pairs::under_a_script(
+                        &self.pair_scripts,
+                        &format!("{prefix}{value}"),
+                        self.lowercase_path,
+                    ))
+            {
                 continue;
             }
             let rest: Vec<&str> = query
@@ -2449,6 +2497,71 @@ mod tests {
         }
         let text = serde_json::to_string(&rule).unwrap();
         assert_eq!(serde_json::from_str::<SiteRule>(&text).unwrap(), rule);
+    }
+
+    #[test]
+    fn parameters_written_as_path_pairs_are_read_as_the_query_the_script_takes() {
+        let rule: SiteRule = serde_json::from_str(
+            r#"{"id":"x#s1","op":"path_pairs_to_query","script":"/catalog/product_info.php","support":3,"support_clusters":3,"false_positive_rate":0.0}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            rule.action.to_string(),
+            "/catalog/product_info.php/K/V… -> /catalog/product_info.php?K=V…"
+        );
+        let ignore_cpath = SiteAction::IgnoreParam {
+            name: "cPath".into(),
+            beside: Some("products_id".into()),
+        };
+        let rw = SiteRewriter::new([&rule.action, &ignore_cpath]);
+        let b = "http://shop.example/catalog";
+        for (input, want) in [
+            (
+                format!("{b}/product_info.php/cPath/3_10/products_id/5"),
+                Some(format!("{b}/product_info.php?products_id=5")),
+            ),
+            (
+                format!("{b}/product_info.php/products_id/5?osCsid=x"),
+                Some(format!("{b}/product_info.php?products_id=5&osCsid=x")),
+            ),
+            // Not whole pairs, another script, a key the query names too: left alone.
+            (format!("{b}/product_info.php/products_id"), None),
+            (format!("{b}/index.php/cPath/3"), None),
+            (
+                format!("{b}/product_info.php/products_id/5?products_id=6"),
+                None,
+            ),
+        ] {
+            assert_eq!(rw.rewrite(&Url::parse(&input).unwrap()), want, "{input}");
+        }
+        let text = serde_json::to_string(&rule).unwrap();
+        assert_eq!(serde_json::from_str::<SiteRule>(&text).unwrap(), rule);
+    }
+
+    /// A query value moved into the path under a script whose pairs are read as the query would
+    /// be read back, and moved again: the move is not made, and rewriting ends.
+    #[test]
+    fn a_value_is_not_moved_under_a_script_read_as_pairs() {
+        let actions = [
+            SiteAction::PathPairsToQuery {
+                script: "/p.php".into(),
+            },
+            SiteAction::QueryValueToPath {
+                path: "/p.php".into(),
+                name: "id".into(),
+                prefix: "/p.php/id/".into(),
+                namespace_separator: None,
+            },
+        ];
+        let rw = SiteRewriter::new(actions.iter());
+        for input in ["http://s.example/p.php?id=5", "http://s.example/p.php/id/5"] {
+            assert_eq!(
+                rw.rewrite(&Url::parse(input).unwrap())
+                    .unwrap_or_else(|| input.to_owned()),
+                "http://s.example/p.php?id=5",
+                "{input}"
+            );
+        }
     }
 
     #[test]
