@@ -910,26 +910,20 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
     let mut accepted: Vec<(SiteAction, Evidence)> = Vec::new();
     let mut rewriter = SiteRewriter::default();
     let mut round = start_round(&parsed, &rewriter);
-    // Paths written as the query string are read as paths before anything else is looked for,
-    // so every other action sees their segments (`super::query_path`).
-    for (candidate, may_change) in super::query_path::proposals(parsed.iter().map(|p| &p.url)) {
+    // Readings of the URL come before anything else is looked for, so every other action sees
+    // what they read: paths written as the query string read as paths (`super::query_path`),
+    // then parameters written as path pairs after a script read as the query
+    // (`super::path_pairs`).
+    let urls = || parsed.iter().map(|p| &p.url);
+    let readings = super::query_path::proposals(urls())
+        .into_iter()
+        .chain(super::path_pairs::proposals(urls()));
+    for (candidate, may_change) in readings {
         let mut with = rewriter.clone();
         with.add(&candidate);
         let (evidence, _) = measure(&parsed, &with, &round, &may_change, None, false);
         // A reading merges nothing unless a page is written both ways: one merge of
         // different pages refuses it.
-        if evidence.negative_groups == 0 {
-            rewriter = with;
-            round = start_round(&parsed, &rewriter);
-            accepted.push((candidate, evidence));
-        }
-    }
-    // Parameters written as path pairs after a script are read as the query, likewise before
-    // anything else, so the parameter actions see them (`super::path_pairs`).
-    for (candidate, may_change) in super::path_pairs::proposals(parsed.iter().map(|p| &p.url)) {
-        let mut with = rewriter.clone();
-        with.add(&candidate);
-        let (evidence, _) = measure(&parsed, &with, &round, &may_change, None, false);
         if evidence.negative_groups == 0 {
             rewriter = with;
             round = start_round(&parsed, &rewriter);

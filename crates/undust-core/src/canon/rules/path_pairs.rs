@@ -66,15 +66,7 @@ pub fn read(
     fold_path: bool,
     fold_query: bool,
 ) -> Option<(String, Option<String>)> {
-    let script = scripts.iter().find(|script| {
-        path.len() > script.len() + 1
-            && path.as_bytes()[script.len()] == b'/'
-            && if fold_path {
-                path[..script.len()].eq_ignore_ascii_case(script)
-            } else {
-                path.starts_with(script.as_str())
-            }
-    })?;
+    let script = script_under(scripts, path, fold_path)?;
     let pairs = pairs_of(&path[script.len() + 1..])?;
     let own = query.filter(|q| !q.is_empty());
     if let Some(own) = own {
@@ -111,7 +103,12 @@ pub fn read(
 /// Whether `path` lies under one of `scripts` (the script, then `/`): a query value moved into
 /// such a path would be read back as pairs, so that move is not made.
 pub fn under_a_script(scripts: &[String], path: &str, fold_path: bool) -> bool {
-    scripts.iter().any(|script| {
+    script_under(scripts, path, fold_path).is_some()
+}
+
+/// The first of `scripts` that `path` lies under: the script, then `/`.
+fn script_under<'s>(scripts: &'s [String], path: &str, fold_path: bool) -> Option<&'s String> {
+    scripts.iter().find(|script| {
         path.len() > script.len()
             && path.as_bytes()[script.len()] == b'/'
             && if fold_path {
