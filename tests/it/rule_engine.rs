@@ -137,7 +137,8 @@ const SHAPES_HOST: &str = "shapes.example";
 
 /// `shapes.example`: SMF's links written as templated segments
 /// (`/index.php/topic,V.html` is `/index.php?topic=V`), bare topic ids completed with the
-/// offset `.0`, Discourse's default category view `/l/latest` dropped, `sid` dropped; and a
+/// offset `.0`, Discourse's default category view `/l/latest` dropped, `sid` dropped, the
+/// script's path pairs read as its query (`/index.php/topic/5` is `/index.php?topic=5`); and a
 /// pattern rule moving the topic into the path (`/index.php?topic=*` is `/t/*`), so the site
 /// actions' output is what the pattern rule reads and the path actions run again after it.
 fn shapes_rules() -> HostRuleSet {
@@ -186,6 +187,12 @@ fn shapes_rules() -> HostRuleSet {
                     beside: None,
                 },
             ),
+            site(
+                5,
+                SiteAction::PathPairsToQuery {
+                    script: "/index.php".into(),
+                },
+            ),
         ],
         rules: vec![Rule {
             id: format!("{SHAPES_HOST}#1"),
@@ -225,6 +232,11 @@ fn shapes_urls() -> Vec<String> {
         "http://shapes.example/c/news/5",
         "http://shapes.example/l/latest",
         "http://shapes.example/t/5.0/l/latest",
+        "http://shapes.example/index.php/topic/5",
+        "http://shapes.example/index.php/topic/5/sid/9",
+        "http://shapes.example/index.php/topic/5?topic=6",
+        "http://shapes.example/index.php/topic/5/l/latest",
+        "http://shapes.example/index.php/board/3?sid=1",
     ]
     .map(str::to_owned)
     .to_vec()
@@ -613,6 +625,17 @@ fn addresses_spelled_in_several_shapes_reach_one_form_and_their_neighbours_stay(
     );
     assert_ne!(
         canonical("http://shapes.example/index.php?topic=5.15"),
+        topic
+    );
+    // The script's path pairs are its query: the pattern rule reads what they wrote, and a
+    // pair the query names too is left as it is.
+    assert_eq!(canonical("http://shapes.example/index.php/topic/5"), topic);
+    assert_eq!(
+        canonical("http://shapes.example/index.php/topic/5/sid/9"),
+        topic
+    );
+    assert_ne!(
+        canonical("http://shapes.example/index.php/topic/5?topic=6"),
         topic
     );
     // No template for boards; a value the query would read otherwise stays in the path.

@@ -21,6 +21,10 @@ use super::segments::query_safe_segment_value;
 /// `manufacturers_id`); a long segment is a title, not a key.
 const MAX_KEY_LEN: usize = 40;
 
+/// Most pairs read from one path: real software writes a handful; a longer run is not read, which
+/// also keeps the check for a repeated key short on a hostile path.
+const MAX_PAIRS: usize = 32;
+
 /// Whether `segment` reads as a parameter name: ASCII letters, digits and `_`, not starting
 /// with a digit (a number is a value, `page/2`), at most [`MAX_KEY_LEN`] bytes.
 pub fn is_pair_key(segment: &str) -> bool {
@@ -38,7 +42,7 @@ pub fn is_pair_key(segment: &str) -> bool {
 pub fn pairs_of(rest: &str) -> Option<Vec<(&str, &str)>> {
     let rest = rest.strip_suffix('/').unwrap_or(rest);
     let segments: Vec<&str> = rest.split('/').collect();
-    if segments.len() < 2 || !segments.len().is_multiple_of(2) {
+    if segments.len() < 2 || !segments.len().is_multiple_of(2) || segments.len() > 2 * MAX_PAIRS {
         return None;
     }
     let mut pairs = Vec::with_capacity(segments.len() / 2);
@@ -176,6 +180,12 @@ mod tests {
         ] {
             assert_eq!(read(&scripts(), path, None, false, false), None, "{path}");
         }
+        // More pairs than any software writes; as many as it may, read.
+        let pairs = |n: usize| (0..n).map(|i| format!("/k{i}/v")).collect::<String>();
+        let long = format!("/catalog/product_info.php{}", pairs(MAX_PAIRS + 1));
+        assert_eq!(read(&scripts(), &long, None, false, false), None);
+        let most = format!("/catalog/product_info.php{}", pairs(MAX_PAIRS));
+        assert!(read(&scripts(), &most, None, false, false).is_some());
         // The query names a key the path writes too.
         assert_eq!(
             read(

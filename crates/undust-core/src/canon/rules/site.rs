@@ -783,10 +783,10 @@ pub struct SiteRewriter {
     query_to_path: Vec<QueryToPath>,
     /// Scripts of [`SiteAction::QueryPath`].
     query_paths: Vec<String>,
-    /// Scripts of [`SiteAction::PathPairsToQuery`].
-    pair_scripts: Vec<String>,
     /// The scripts among them whose canonical form is written back in the query spelling.
     query_paths_written_back: Vec<String>,
+    /// Scripts of [`SiteAction::PathPairsToQuery`].
+    pair_scripts: Vec<String>,
     /// (prefix, before_id) of [`SiteAction::SlugBesideId`].
     slugs: Vec<(String, bool)>,
     /// (short, depth, suffix) of [`SiteAction::IdInSlug`].
@@ -1358,19 +1358,6 @@ impl SiteRewriter {
 
     /// The path and the query left when a [`SiteAction::QueryPath`] applies: the script path
     /// compares without case when the site's paths are case-insensitive.
-    fn read_path_pairs(&self, path: &str, query: Option<&str>) -> Option<(String, Option<String>)> {
-        if self.pair_scripts.is_empty() {
-            return None;
-        }
-        path_pairs::read(
-            &self.pair_scripts,
-            path,
-            query,
-            self.lowercase_path,
-            self.lowercase_query,
-        )
-    }
-
     fn read_query_path(&self, path: &str, query: Option<&str>) -> Option<(String, Option<String>)> {
         if self.query_paths.is_empty() {
             return None;
@@ -1386,6 +1373,22 @@ impl SiteRewriter {
                 }
             })
             .then(|| (format!("{path}{written}"), rest.map(str::to_owned)))
+    }
+
+    /// The path and the query when a [`SiteAction::PathPairsToQuery`] applies
+    /// (`path_pairs::read`): the script compares without case when the site's paths are
+    /// case-insensitive, the keys when its query keys are.
+    fn read_path_pairs(&self, path: &str, query: Option<&str>) -> Option<(String, Option<String>)> {
+        if self.pair_scripts.is_empty() {
+            return None;
+        }
+        path_pairs::read(
+            &self.pair_scripts,
+            path,
+            query,
+            self.lowercase_path,
+            self.lowercase_query,
+        )
     }
 
     /// The path and the query with its keyless id keyed, when a [`SiteAction::KeylessIdInQuery`]
