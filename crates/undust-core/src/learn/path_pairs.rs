@@ -14,8 +14,8 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 use url::Url;
 
+use crate::canon::rules::files::names_a_page_file;
 use crate::canon::rules::path_pairs::pairs_of;
-use crate::canon::rules::site::is_extension;
 use crate::canon::rules::SiteAction;
 
 /// Distinct pair paths a script must show: one or two are a coincidence of a path that happens
@@ -27,7 +27,7 @@ const MIN_PAIR_SHARE: f64 = 0.5;
 /// Scripts proposed, the most shown first: a host routes through a handful of scripts.
 const MAX_PAIR_SCRIPTS: usize = 8;
 
-/// Per script: samples with path info, those whose path info is whole pairs, the distinct pair
+/// Per script (a page file, `canon::rules::files`): samples with path info, those whose path info is whole pairs, the distinct pair
 /// paths and keys, and the keys the script takes in its query.
 #[derive(Default)]
 struct ScriptPairs<'a> {
@@ -38,16 +38,12 @@ struct ScriptPairs<'a> {
     query_keys: FxHashSet<&'a str>,
 }
 
-/// The end of the script in `path`: the first segment that names a file (`product_info.php`),
-/// when more segments follow it.
+/// The end of the script in `path`: the first segment that names a page file
+/// (`product_info.php`), when more segments follow it.
 fn script_end(path: &str) -> Option<usize> {
     let mut start = 1;
     while let Some(len) = path[start..].find('/') {
-        let segment = &path[start..start + len];
-        if segment
-            .rfind('.')
-            .is_some_and(|dot| dot > 0 && is_extension(&segment[dot..]))
-        {
+        if names_a_page_file(&path[start..start + len]) {
             return Some(start + len);
         }
         start += len + 1;
@@ -63,11 +59,7 @@ pub(super) fn proposals<'a>(urls: impl Iterator<Item = &'a Url>) -> Vec<(SiteAct
         let path = url.path();
         if let Some(query) = url.query() {
             // A script's own query: the keys it is shown to read as parameters.
-            let last = &path[path.rfind('/').map_or(0, |s| s + 1)..];
-            if last
-                .rfind('.')
-                .is_some_and(|dot| is_extension(&last[dot..]))
-            {
+            if names_a_page_file(&path[path.rfind('/').map_or(0, |s| s + 1)..]) {
                 let entry = scripts.entry(path).or_default();
                 for part in query.split('&') {
                     let name = part.split_once('=').map_or(part, |(n, _)| n);

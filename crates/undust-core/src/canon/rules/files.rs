@@ -49,6 +49,13 @@ pub fn names_a_static_file(segment: &str) -> bool {
         .is_some_and(|ext| !PAGE_EXTENSIONS.iter().any(|p| p.eq_ignore_ascii_case(ext)))
 }
 
+/// Whether `segment` names a file that is a page ([`PAGE_EXTENSIONS`]): a script that may read
+/// path info after its name (`product_info.php/products_id/5`).
+pub fn names_a_page_file(segment: &str) -> bool {
+    file_extension(segment)
+        .is_some_and(|ext| PAGE_EXTENSIONS.iter().any(|p| p.eq_ignore_ascii_case(ext)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -516,17 +516,14 @@ impl HostRuleSet {
                     }
                 }
                 SiteAction::PathPairsToQuery { script } => {
-                    if !script.starts_with('/')
-                        || script.ends_with('/')
-                        || script.contains(['?', '#'])
-                    {
+                    if bad_script(script) {
                         return Err(bad(
                             "query parameters written as path pairs need a script path starting with / and not ending with /",
                         ));
                     }
                 }
                 SiteAction::QueryPath { path, .. } => {
-                    if !path.starts_with('/') || path.ends_with('/') || path.contains(['?', '#']) {
+                    if bad_script(path) {
                         return Err(bad(
                             "a path written as the query string needs a script path starting with / and not ending with /",
                         ));
@@ -899,6 +896,12 @@ impl Rule {
 /// Whether `name` cannot be a query parameter's name in a site rule.
 fn bad_param_name(name: &str) -> bool {
     name.is_empty() || name.contains(['&', '=', '#'])
+}
+
+/// Whether `path` cannot be a script's path: it must start with `/`, not end with one, and hold
+/// no `?` or `#`.
+fn bad_script(path: &str) -> bool {
+    !path.starts_with('/') || path.ends_with('/') || path.contains(['?', '#'])
 }
 
 /// Whether `beside` is not names, or names and the values they must have, joined by `&`.

@@ -41,14 +41,12 @@ pub fn is_pair_key(segment: &str) -> bool {
 /// or `None` when it is not whole pairs. One trailing `/` is read as none.
 pub fn pairs_of(rest: &str) -> Option<Vec<(&str, &str)>> {
     let rest = rest.strip_suffix('/').unwrap_or(rest);
-    let segments: Vec<&str> = rest.split('/').collect();
-    if segments.len() < 2 || !segments.len().is_multiple_of(2) || segments.len() > 2 * MAX_PAIRS {
-        return None;
-    }
-    let mut pairs = Vec::with_capacity(segments.len() / 2);
-    for pair in segments.chunks_exact(2) {
-        let (key, value) = (pair[0], pair[1]);
-        if !is_pair_key(key)
+    let mut segments = rest.split('/');
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    while let Some(key) = segments.next() {
+        let value = segments.next()?;
+        if pairs.len() == MAX_PAIRS
+            || !is_pair_key(key)
             || !query_safe_segment_value(value)
             || pairs.iter().any(|&(k, _)| k == key)
         {
@@ -56,7 +54,7 @@ pub fn pairs_of(rest: &str) -> Option<Vec<(&str, &str)>> {
         }
         pairs.push((key, value));
     }
-    Some(pairs)
+    (!pairs.is_empty()).then_some(pairs)
 }
 
 /// The path and query when one of `scripts` is followed by whole pairs in `path`: the script,
