@@ -311,7 +311,8 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
         }
     }
     // A forge's rules: defaults dropped at their values (a profile's tab beside the user only),
-    // case folded in the first two segments, and a shop script's path pairs read as its query.
+    // case folded in the first two segments, a shop script's path pairs read as its query, and
+    // commits' ids cut to their abbreviation.
     let forge = HostRuleSet {
         host: "forge.example".into(),
         version: 1,
@@ -336,6 +337,10 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
             SiteAction::SortQuery,
             SiteAction::PathPairsToQuery {
                 script: "/shop/product_info.php".into(),
+            },
+            SiteAction::AbbreviatedHash {
+                after: "commit".into(),
+                length: 10,
             },
         ]
         .into_iter()
@@ -370,6 +375,11 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
         "/shop/product_info.php/products_id/5?products_id=6",
         "/Shop/product_info.php/products_id/caf%C3%A9",
         "/shop/product_info.php/products_id/a%20b/cPath/7",
+        "/Owner/Repo/commit/f3e1a67f984c504e29c5293461d29721d5924f03",
+        "/owner/repo/commit/f3e1a67f98?page=1",
+        "/owner/repo/src/commit/f3e1a67f984c504e29c5293461d29721d5924f03/a.md",
+        "/owner/repo/commit/F3E1A67F984C504E29C5293461D29721D5924F03",
+        "/owner/repo/commit/",
     ] {
         urls.push(format!("http://forge.example{path}"));
         urls.push(format!("https://forge.example:8443{path}"));

@@ -193,6 +193,13 @@ fn shapes_rules() -> HostRuleSet {
                     script: "/index.php".into(),
                 },
             ),
+            site(
+                6,
+                SiteAction::AbbreviatedHash {
+                    after: "commit".into(),
+                    length: 7,
+                },
+            ),
         ],
         rules: vec![Rule {
             id: format!("{SHAPES_HOST}#1"),
@@ -237,6 +244,10 @@ fn shapes_urls() -> Vec<String> {
         "http://shapes.example/index.php/topic/5?topic=6",
         "http://shapes.example/index.php/topic/5/l/latest",
         "http://shapes.example/index.php/board/3?sid=1",
+        "http://shapes.example/r/commit/f3e1a67f984c504e29c5293461d29721d5924f03",
+        "http://shapes.example/r/commit/f3e1a67/l/latest",
+        "http://shapes.example/index.php/commit/f3e1a67f98?sid=3",
+        "http://shapes.example/r/commit/f3e1a6",
     ]
     .map(str::to_owned)
     .to_vec()
@@ -662,6 +673,16 @@ fn addresses_spelled_in_several_shapes_reach_one_form_and_their_neighbours_stay(
     assert_eq!(
         canonical("http://shapes.example/l/latest"),
         "http://shapes.example/l/latest"
+    );
+    // A commit under its full id, under its abbreviation with a default view's tail after it;
+    // a prefix shorter than the abbreviation names no one commit.
+    assert_eq!(
+        canonical("http://shapes.example/r/commit/f3e1a67f984c504e29c5293461d29721d5924f03"),
+        canonical("http://shapes.example/r/commit/f3e1a67/l/latest")
+    );
+    assert_eq!(
+        canonical("http://shapes.example/r/commit/f3e1a6"),
+        "http://shapes.example/r/commit/f3e1a6"
     );
     for url in shapes_urls() {
         check(f, &url).unwrap_or_else(|message| panic!("{message}"));

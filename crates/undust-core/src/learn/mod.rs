@@ -21,6 +21,7 @@
 //! [`aliases`] learns what patterns cannot: the host's table of per-entity aliases the site
 //! declared itself, kept after its rules (run by [`crate::pipeline::gate::learn_checked`]).
 
+mod abbreviated_hashes;
 pub mod aliases;
 mod config;
 mod context_tails;

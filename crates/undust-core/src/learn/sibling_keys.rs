@@ -11,8 +11,14 @@
 //!   `board=5` as `board=5.0` as it reads `topic=5` as `topic=5.0`. Another key whose values the
 //!   sample shows both bare and with a suffix of the learned kind gets the suffix.
 //!
-//! Boards are far fewer than topics: a 20% sample shows few of them written both ways, too few
-//! for the evidence a scheme needs on its own ([`super::site::MIN_MOVED_ID_VALUES`] values).
+//! - An id written with its title ([`SiteAction::SlugInSegment`]): XenForo's router writes a
+//!   forum as `/forums/a-title.5/` exactly as it writes a thread as `/threads/a-title.123/`.
+//!   Another directory beside the learned one (one parent, one more segment) whose segments
+//!   read as ids titled the same way gets the scheme.
+//!
+//! Boards are far fewer than topics (and forums than threads): a 20% sample shows few of them
+//! written both ways, too few for the evidence a scheme needs on its own
+//! ([`super::site::MIN_MOVED_ID_VALUES`] values).
 //! `learn::site` measures these candidates like every other one, asks for one cluster that
 //! shows the pair, and refuses them on one merge of different pages.
 
@@ -21,7 +27,9 @@ use std::borrow::Cow;
 use rustc_hash::FxHashSet;
 
 use super::segments::{read_by, with_bare_value};
-use crate::canon::rules::site::{is_pair_number, query_safe_segment_value, SegmentTemplate};
+use crate::canon::rules::site::{
+    is_pair_number, query_safe_segment_value, titled_id, SegmentTemplate,
+};
 use crate::canon::rules::SiteAction;
 
 /// A sample's path and query under the accepted actions.
@@ -156,6 +164,60 @@ pub(super) fn sibling_keys(
                     ));
                 }
             }
+            SiteAction::SlugInSegment {
+                prefix,
+                separator,
+                id_first,
+            } => {
+                // `/forum/threads/` -> `/forum/`: the directory's parent, ending with `/`.
+                let Some(parent) = prefix
+                    .strip_suffix('/')
+                    .and_then(|p| p.rfind('/').map(|slash| &prefix[..=slash]))
+                else {
+                    continue;
+                };
+                // Directories beside it whose next segment reads as a titled id.
+                let mut beside: Vec<&str> = Vec::new();
+                for (path, _) in outputs {
+                    let Some(rest) = path.strip_prefix(parent) else {
+                        continue;
+                    };
+                    let Some((dir, after)) = rest.split_once('/') else {
+                        continue;
+                    };
+                    let sibling = &path[..parent.len() + dir.len() + 1];
+                    let segment = after.split('/').next().unwrap_or("");
+                    if sibling != prefix.as_str()
+                        && is_key_word(dir)
+                        && !beside.contains(&sibling)
+                        && titled_id(segment, *separator, *id_first).is_some()
+                    {
+                        beside.push(sibling);
+                    }
+                }
+                beside.sort_unstable();
+                for sibling in beside {
+                    let samples = outputs
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, (path, _))| {
+                            path.strip_prefix(sibling).is_some_and(|rest| {
+                                let segment = rest.split('/').next().unwrap_or("");
+                                titled_id(segment, *separator, *id_first).is_some()
+                            })
+                        })
+                        .map(|(i, _)| i as u32)
+                        .collect();
+                    out.push((
+                        SiteAction::SlugInSegment {
+                            prefix: sibling.to_owned(),
+                            separator: *separator,
+                            id_first: *id_first,
+                        },
+                        samples,
+                    ));
+                }
+            }
             _ => {}
         }
     }
@@ -240,5 +302,51 @@ mod tests {
             )),
             "{actions:?}"
         );
+    }
+
+    /// A XenForo-like forum: many threads written with and without their titles
+    /// (`/threads/a-title.123/`), few forums, one of them shown both ways; `forum_same` says
+    /// whether that pair is one page.
+    fn titled_forum(forum_same: bool) -> Vec<LabelledUrl> {
+        let b = "http://xf.example/community";
+        let mut s = Vec::new();
+        for t in 100..140u64 {
+            s.push(lu(&format!("{b}/threads/word-{t}-title.{t}/"), t));
+            if t % 2 == 0 {
+                s.push(lu(&format!("{b}/threads/{t}/"), t));
+            }
+            s.push(lu(
+                &format!("{b}/threads/word-{t}-title.{t}/page-2"),
+                t + 1000,
+            ));
+        }
+        for f in 1..6u64 {
+            s.push(lu(&format!("{b}/forums/board-{f}-name.{f}/"), 5000 + f));
+            s.push(lu(
+                &format!("{b}/forums/board-{f}-name.{f}/page-2"),
+                5100 + f,
+            ));
+        }
+        let pair = if forum_same { 5003 } else { 5200 };
+        s.push(lu(&format!("{b}/forums/3/"), pair));
+        s
+    }
+
+    #[test]
+    fn a_forum_shown_once_with_and_without_its_title_gets_the_threads_scheme() {
+        let (actions, canon) = learned(&titled_forum(true));
+        let forums = SiteAction::SlugInSegment {
+            prefix: "/community/forums/".into(),
+            separator: '.',
+            id_first: false,
+        };
+        assert!(actions.contains(&forums), "{actions:?}");
+        let b = "http://xf.example/community";
+        assert_eq!(
+            canon(&format!("{b}/forums/other-name.9/")),
+            canon(&format!("{b}/forums/9/"))
+        );
+        let (actions, _) = learned(&titled_forum(false));
+        assert!(!actions.contains(&forums), "{actions:?}");
     }
 }

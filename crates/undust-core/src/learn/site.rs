@@ -55,6 +55,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::abbreviated_hashes::abbreviated_hashes;
 use super::config::LearnConfig;
 use super::context_tails::context_tails;
 use super::keyless_id::{keyless_ids, MIN_THIN_IDS};
@@ -867,6 +868,10 @@ fn waives_type_coverage(candidate: &SiteAction, negative_groups: u64) -> bool {
         // a photo under two sections in few of them, so the guards could never be met on a
         // gallery of many albums (a page of a thread is no section: it merges different pages).
         SiteAction::ContextTail { .. } => true,
+        // An object id's prefix names the object in every repository of the host: each
+        // repository's commits are a page type of their own, and the sample shows one commit
+        // under both spellings in few of them.
+        SiteAction::AbbreviatedHash { .. } => negative_groups == 0,
         // A server's default document is a fact about the host's server, which answers every
         // directory with its index file at any depth: the page types of the other directories
         // need no evidence of their own (a small site shows `/` ≡ `/index.htm` and, of its
@@ -933,6 +938,8 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
     let clusters = small_clusters(&parsed);
     for round_number in 0..MAX_ROUNDS {
         let mut changed = false;
+        // Pagers' first pages the thin evidence shows, accepted once the round settles.
+        let mut first_pages: Vec<(SiteAction, Vec<u32>)> = Vec::new();
         let mut proposed = candidates(&parsed, &rewriter, &accepted, &round, &clusters);
         // Keys of a controller whose sibling already showed a spelling (`super::sibling_keys`):
         // seen is enough, with one cluster showing the pair and none contradicting it.
@@ -1033,6 +1040,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         ..
                     }
                     | SiteAction::StripExtension { .. }
+                    | SiteAction::AbbreviatedHash { .. }
                     | SiteAction::TemplatedSegmentToQuery { .. }
                     | SiteAction::TemplatedPairToQuery { .. }
                     | SiteAction::DefaultValueSuffix { .. }
@@ -1079,6 +1087,12 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             let thin_tail = matches!(&candidate, SiteAction::DefaultViewTail { tail }
                 if route_shows_default(&round.outputs, &clusters, tail));
             let sibling = siblings.contains(&candidate);
+            // An abbreviation was proposed by a prefix of a full object id, which no chance
+            // writes (`super::abbreviated_hashes`): the clusters showing it suffice.
+            let abbreviation = matches!(candidate, SiteAction::AbbreviatedHash { .. });
+            // A pager's first page spelled out (`value_defaults::is_first_page`).
+            let first_page = matches!(&candidate, SiteAction::IgnoreParamValue { name, value, .. }
+                if value_defaults::is_first_page(&round.outputs, name, value));
             // A router's keyless query read as the path ([`MIN_QUERY_ROUTE_VALUES`]).
             let query_route = match &candidate {
                 SiteAction::QueryValueToPath {
@@ -1101,7 +1115,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             // proposed from every spelling the sample could show: fewer clusters suffice, with
             // no contrary group at all.
             let fewer_clusters = [
-                (sibling || shared, 1),
+                (sibling || shared || abbreviation, 1),
                 (candidate == SiteAction::SortQuery, SORT_QUERY_MIN_CLUSTERS),
                 (case_fold, CASE_FOLD_MIN_CLUSTERS),
                 (server_document, SERVER_DOCUMENT_MIN_CLUSTERS),
@@ -1114,6 +1128,17 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             .min();
             let accepts = evidence.accepts(config)
                 || fewer_clusters.is_some_and(|n| evidence.accepts_uncontradicted(config, n));
+            if !contradicted
+                && !accepts
+                && first_page
+                && evidence.accepts_uncontradicted(config, value_defaults::FIRST_PAGE_MIN_CLUSTERS)
+            {
+                // Tested again once the round settles: a template or a route that writes the
+                // pager's value (Discuz!'s `thread-N-M-1.html` for `&page=M`) is found on the
+                // outputs that still spell it, as with more evidence it would be.
+                first_pages.push((candidate, may_change));
+                continue;
+            }
             if !contradicted && accepts && !strays() {
                 rewriter = with;
                 if matches!(
@@ -1130,6 +1155,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                         | SiteAction::IdInSlug { .. }
                         | SiteAction::SlugInSegment { .. }
                         | SiteAction::StripExtension { .. }
+                        | SiteAction::AbbreviatedHash { .. }
                         | SiteAction::TemplatedSegmentToQuery { .. }
                         | SiteAction::TemplatedPairToQuery { .. }
                         | SiteAction::DefaultViewTail { .. }
@@ -1150,6 +1176,31 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         // identical, tested as one: a last resort, once the single actions have settled (a
         // round that accepted one is followed by another anyway), which keeps their cost to a
         // round or two.
+        if !changed {
+            for (candidate, may_change) in first_pages {
+                let mut with = rewriter.clone();
+                with.add(&candidate);
+                let (evidence, moved) = measure(&parsed, &with, &round, &may_change, None, true);
+                let strays = || {
+                    param_strays(
+                        &parsed,
+                        std::slice::from_ref(&candidate),
+                        &rewriter,
+                        &round,
+                        &moved,
+                        &clusters,
+                    )
+                };
+                if evidence.accepts_uncontradicted(config, value_defaults::FIRST_PAGE_MIN_CLUSTERS)
+                    && !strays()
+                {
+                    rewriter = with;
+                    round.update(&moved, &parsed, &rewriter);
+                    accepted.push((candidate, evidence));
+                    changed = true;
+                }
+            }
+        }
         let mut bundles = Vec::new();
         if !changed {
             bundles = titled_moves(&round.outputs, &clusters, &accepted);
@@ -1380,7 +1431,7 @@ fn candidates(
     let distinct = distinct.as_ref().unwrap_or(clusters);
     let crawled_paths: Vec<&str> = parsed.iter().map(|p| p.url.path()).collect();
     type Search<'s> = &'s (dyn Fn() -> Vec<Proposal> + Sync);
-    let searches: [Search<'_>; 15] = [
+    let searches: [Search<'_>; 16] = [
         // First, and tested before the host-wide candidates (below).
         &|| templated_segments(outputs, distinct),
         // Before the folder candidates: copies of one file under several folders
@@ -1408,6 +1459,7 @@ fn candidates(
         &|| routed_ids(outputs, clusters),
         &|| post_pages(outputs, distinct),
         &|| context_tails(outputs, distinct),
+        &|| abbreviated_hashes(outputs, distinct),
     ];
     let ((host_wide, trailing_slash), mut found) = rayon::join(
         || host_wide_candidates(parsed, rewriter, accepted, outputs),

@@ -570,6 +570,17 @@ impl HostRuleSet {
                         ));
                     }
                 }
+                SiteAction::AbbreviatedHash { after, length } => {
+                    if after.is_empty()
+                        || after.contains(['/', '?', '#', ';'])
+                        || !(site::MIN_HASH_ABBREVIATION..=site::MAX_HASH_ABBREVIATION)
+                            .contains(length)
+                    {
+                        return Err(bad(
+                            "an abbreviated hash needs the segment before it (non-empty, without / ? # ;) and a length of 4 to 39 digits",
+                        ));
+                    }
+                }
                 SiteAction::StripExtension { extension } => {
                     if !site::is_extension(extension) {
                         return Err(bad(

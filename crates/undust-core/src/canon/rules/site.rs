@@ -238,6 +238,19 @@ pub enum SiteAction {
         /// The extension with its dot (`.html`).
         extension: String,
     },
+    /// An abbreviated object id names the object its full id names: the path segment after a
+    /// segment `after` (`commit`), lowercase hexadecimal longer than `length` digits (a full
+    /// 40- or 64-digit hash, or a longer abbreviation), is cut to its first `length` digits.
+    /// Git hosts resolve any unambiguous prefix of an object's id and write abbreviations in
+    /// their own links: Gitea's `/o/r/commit/f3e1a67f98` is `/o/r/commit/f3e1a67f98…` in full.
+    /// A prefix of `length` hexadecimal digits shared by two objects of one repository is as
+    /// likely as a collision of a hash that long, which the host itself would refuse.
+    AbbreviatedHash {
+        /// The segment before the object id (`commit`).
+        after: String,
+        /// Hexadecimal digits kept ([`MIN_HASH_ABBREVIATION`] to [`MAX_HASH_ABBREVIATION`]).
+        length: u8,
+    },
     /// A numeric id written with its title in a query value loses the title: the value of
     /// parameter `name`, `N` + `separator` + `title` when `id_first` (or `title` + `separator` +
     /// `N`), becomes `N`, the other parameters kept. Joomla's non-SEF
@@ -598,6 +611,9 @@ impl fmt::Display for SiteAction {
             SiteAction::StripExtension { extension } => {
                 write!(f, "strip the extension {extension}")
             }
+            SiteAction::AbbreviatedHash { after, length } => {
+                write!(f, "{after}/HASH -> {after}/HASH cut to {length} digits")
+            }
             SiteAction::TitledIdInQuery {
                 name,
                 separator,
@@ -795,6 +811,8 @@ pub struct SiteRewriter {
     titled_ids: Vec<(String, char, bool)>,
     /// Extensions of [`SiteAction::StripExtension`], with their dot.
     extensions: Vec<String>,
+    /// (after, length) of [`SiteAction::AbbreviatedHash`].
+    abbreviated_hashes: Vec<(String, u8)>,
     /// (name, separator, id_first) of [`SiteAction::TitledIdInQuery`].
     titled_values: Vec<(String, char, bool)>,
     /// Templates of [`SiteAction::TemplatedSegmentToQuery`].
@@ -940,6 +958,12 @@ impl SiteRewriter {
                     self.extensions.push(extension.clone());
                 }
             }
+            SiteAction::AbbreviatedHash { after, length } => {
+                let entry = (after.clone(), *length);
+                if !self.abbreviated_hashes.contains(&entry) {
+                    self.abbreviated_hashes.push(entry);
+                }
+            }
             SiteAction::TitledIdInQuery {
                 name,
                 separator,
@@ -1055,6 +1079,7 @@ impl SiteRewriter {
             || !self.ids_in_slugs.is_empty()
             || !self.titled_ids.is_empty()
             || !self.extensions.is_empty()
+            || !self.abbreviated_hashes.is_empty()
             || !self.segment_templates.is_empty()
             || !self.view_tails.is_empty()
             || !self.context_dirs.is_empty()
@@ -1085,6 +1110,7 @@ impl SiteRewriter {
             && self.ids_in_slugs.is_empty()
             && self.titled_ids.is_empty()
             && self.extensions.is_empty()
+            && self.abbreviated_hashes.is_empty()
             && self.titled_values.is_empty()
             && self.segment_templates.is_empty()
             && self.value_defaults.is_empty()
@@ -1244,6 +1270,12 @@ impl SiteRewriter {
         if !self.dropped_segments.is_empty() {
             if let Some(dropped) = self.drop_segments(&path) {
                 path = Cow::Owned(dropped);
+                changed = true;
+            }
+        }
+        if !self.abbreviated_hashes.is_empty() {
+            if let Some(cut) = abbreviate_hashes(&self.abbreviated_hashes, &path) {
+                path = Cow::Owned(cut);
                 changed = true;
             }
         }
@@ -1825,6 +1857,57 @@ pub fn slug_id_suffix(last: &str) -> Option<(&str, &str, &str)> {
     let (slug, id) = stem.rsplit_once('-')?;
     (!slug.is_empty() && !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
         .then_some((slug, id, suffix))
+}
+
+/// Fewest hexadecimal digits an [`SiteAction::AbbreviatedHash`] keeps: git's own shortest
+/// abbreviation.
+pub const MIN_HASH_ABBREVIATION: u8 = 4;
+/// Most hexadecimal digits an [`SiteAction::AbbreviatedHash`] keeps: one fewer than a full SHA-1
+/// id, so there is something to cut.
+pub const MAX_HASH_ABBREVIATION: u8 = 39;
+/// Most digits of an object id: a SHA-256 id.
+const MAX_HASH_DIGITS: usize = 64;
+
+/// Whether `segment` is an object id (or a prefix of one) as a git host writes it: lowercase
+/// hexadecimal, at most [`MAX_HASH_DIGITS`] digits.
+pub(crate) fn is_object_id(segment: &str) -> bool {
+    !segment.is_empty()
+        && segment.len() <= MAX_HASH_DIGITS
+        && segment
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// `path` with every object id after a listed segment cut to its listed length
+/// ([`SiteAction::AbbreviatedHash`]), or `None` when none is longer.
+fn abbreviate_hashes(hashes: &[(String, u8)], path: &str) -> Option<String> {
+    let mut out: Option<String> = None;
+    let mut previous: Option<&str> = None;
+    let mut start = 0;
+    for segment in path.split('/') {
+        let end = start + segment.len();
+        let cut = previous.and_then(|before| {
+            hashes
+                .iter()
+                .find(|(after, _)| after == before)
+                .map(|(_, length)| usize::from(*length))
+                .filter(|&length| segment.len() > length && is_object_id(segment))
+        });
+        if let Some(length) = cut {
+            let text = out.get_or_insert_with(|| path[..start].to_owned());
+            text.push_str(&segment[..length]);
+        } else if let Some(text) = out.as_mut() {
+            text.push_str(segment);
+        }
+        if end < path.len() {
+            if let Some(text) = out.as_mut() {
+                text.push('/');
+            }
+        }
+        previous = Some(segment);
+        start = end + 1;
+    }
+    out
 }
 
 /// Whether `ext` is a file extension a page may be reachable without
@@ -2539,6 +2622,87 @@ mod tests {
         }
         let text = serde_json::to_string(&rule).unwrap();
         assert_eq!(serde_json::from_str::<SiteRule>(&text).unwrap(), rule);
+    }
+
+    #[test]
+    fn an_object_id_after_its_segment_is_cut_to_the_abbreviation() {
+        let rule: SiteRule = serde_json::from_str(
+            r#"{"id":"x#s1","op":"abbreviated_hash","after":"commit","length":10,"support":3,"support_clusters":3,"false_positive_rate":0.0}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            rule.action.to_string(),
+            "commit/HASH -> commit/HASH cut to 10 digits"
+        );
+        let rw = SiteRewriter::new([&rule.action]);
+        let b = "https://git.example/owner/repo";
+        let full = "f3e1a67f984c504e29c5293461d29721d5924f03";
+        for (input, want) in [
+            (
+                format!("{b}/commit/{full}"),
+                Some(format!("{b}/commit/f3e1a67f98")),
+            ),
+            // Deeper in the path, with a file after it and a query.
+            (
+                format!("{b}/src/commit/{full}/docs/a.md?display=source"),
+                Some(format!(
+                    "{b}/src/commit/f3e1a67f98/docs/a.md?display=source"
+                )),
+            ),
+            // A longer abbreviation, and a SHA-256 id.
+            (
+                format!("{b}/commit/f3e1a67f984c"),
+                Some(format!("{b}/commit/f3e1a67f98")),
+            ),
+            (
+                format!("{b}/commit/{full}{}", &full[..24]),
+                Some(format!("{b}/commit/f3e1a67f98")),
+            ),
+            // The abbreviation itself, a shorter one, a name that is no id, capitals, an id
+            // after another segment, an id too long to be one: left alone.
+            (format!("{b}/commit/f3e1a67f98"), None),
+            (format!("{b}/commit/f3e1a67"), None),
+            (format!("{b}/commit/feature-branch-name"), None),
+            (
+                format!("{b}/commit/F3E1A67F984C504E29C5293461D29721D5924F03"),
+                None,
+            ),
+            (format!("{b}/commits/{full}"), None),
+            (format!("{b}/commit/{full}{full}"), None),
+        ] {
+            assert_eq!(rw.rewrite(&Url::parse(&input).unwrap()), want, "{input}");
+        }
+        let text = serde_json::to_string(&rule).unwrap();
+        assert_eq!(serde_json::from_str::<SiteRule>(&text).unwrap(), rule);
+        // The rule file refuses a length with nothing to cut, or no segment to follow.
+        for (after, length) in [("commit", 40), ("commit", 3), ("", 10), ("a/b", 10)] {
+            let action = SiteAction::AbbreviatedHash {
+                after: after.into(),
+                length,
+            };
+            let set = crate::canon::rules::HostRuleSet {
+                host: "git.example".into(),
+                version: 1,
+                learned_at_unix_ms: 0,
+                site_rules: vec![SiteRule {
+                    action,
+                    ..rule.clone()
+                }],
+                rules: Vec::new(),
+                aliases: Vec::new(),
+            };
+            let err = set.validate().unwrap_err().to_string();
+            assert!(err.contains("abbreviated hash"), "{err}");
+        }
+        let set = crate::canon::rules::HostRuleSet {
+            host: "git.example".into(),
+            version: 1,
+            learned_at_unix_ms: 0,
+            site_rules: vec![rule.clone()],
+            rules: Vec::new(),
+            aliases: Vec::new(),
+        };
+        assert!(set.validate().is_ok());
     }
 
     /// A query value moved into the path under a script whose pairs are read as the query would

@@ -21,6 +21,14 @@
 //!
 //! Both use the guards of every site action ([`Evidence::accepts`]); a bundle is refused by a
 //! single merge of different pages, as every bundle is.
+//!
+//! A pager's first page is the one default whose shape the sample shows apart from its
+//! duplicates: the parameter takes only numbers, several of them above the value, so the value
+//! is where the pager starts ([`is_first_page`]). A fifth of a site's pages holds a list's page
+//! 1 and its bare address together in one cluster or two, seldom three, so for such a value one
+//! cluster suffices, with no merge of different pages at all (Drupal's and Discourse's pagers
+//! count from 0: their `page=1` is the second page, and any sample pair of it with the bare list
+//! refuses the drop).
 
 use std::borrow::Cow;
 
@@ -36,6 +44,13 @@ use super::{
 pub(super) const MIN_IGNORED_VALUES: usize = 2;
 /// Values of one parameter tested as defaults, the most shown first.
 const MAX_VALUES_TESTED: usize = 2;
+/// Distinct values above a pager's first page that the samples must hold for the parameter to
+/// be read as a pager ([`is_first_page`]): one later page is a coincidence of two numbers, two
+/// are a sequence.
+const MIN_LATER_PAGES: usize = 2;
+/// Duplicate clusters that must show a pager's first page redundant, none contradicting it
+/// ([`is_first_page`]).
+pub(super) const FIRST_PAGE_MIN_CLUSTERS: u32 = 1;
 /// Most parts of one bundle of defaults ([`default_bundles`]): a pager writes a handful of
 /// filters; two queries that differ in more are not one page's defaults.
 const MAX_DEFAULT_PARTS: usize = 8;
@@ -127,7 +142,10 @@ pub(super) fn at_default_value(
             let mut with = rewriter.clone();
             with.add(&action);
             let (evidence, moved) = measure(parsed, &with, round, &part_holders, None, true);
-            if evidence.accepts(config) {
+            if evidence.accepts(config)
+                || (is_first_page(&round.outputs, name, value)
+                    && evidence.accepts_uncontradicted(config, FIRST_PAGE_MIN_CLUSTERS))
+            {
                 return AtDefault::Value(Box::new((action, with, evidence, moved)));
             }
         }
@@ -137,6 +155,46 @@ pub(super) fn at_default_value(
     } else {
         AtDefault::Keep
     }
+}
+
+/// Whether `value` of parameter `name` is a pager's first page: `0` or `1`, every value the
+/// samples hold for `name` a decimal number, and at least [`MIN_LATER_PAGES`] distinct ones
+/// above it. Called for candidates at value `0` or `1` only, so the pass over the samples is
+/// rare.
+pub(super) fn is_first_page(
+    outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+    name: &str,
+    value: &str,
+) -> bool {
+    let first: u64 = match value {
+        "0" => 0,
+        "1" => 1,
+        _ => return false,
+    };
+    let mut later: FxHashSet<u64> = FxHashSet::default();
+    for (_, query) in outputs {
+        let Some(query) = query.as_deref() else {
+            continue;
+        };
+        for part in query.split('&') {
+            let Some(held) = value_of(part, name) else {
+                continue;
+            };
+            // A number as a pager writes it: digits, no sign, no leading zero, no blank.
+            let number = held.filter(|v| {
+                (1..=9).contains(&v.len())
+                    && v.bytes().all(|b| b.is_ascii_digit())
+                    && (*v == "0" || !v.starts_with('0'))
+            });
+            let Some(number) = number.and_then(|v| v.parse::<u64>().ok()) else {
+                return false;
+            };
+            if number > first {
+                later.insert(number);
+            }
+        }
+    }
+    later.len() >= MIN_LATER_PAGES
 }
 
 /// The `most` values shown the most, by count and then by text (the order a full sort of
@@ -297,7 +355,9 @@ mod tests {
     use rustc_hash::FxHashMap;
 
     use super::super::{learn, SiteOutcome};
-    use super::{count_parts, holders_of_part, most_shown_values, sorted_parts, value_of};
+    use super::{
+        count_parts, holders_of_part, is_first_page, most_shown_values, sorted_parts, value_of,
+    };
     use crate::canon::rules::{SiteAction, SiteRewriter};
     use crate::learn::{LabelledUrl, LearnConfig};
     use url::Url;
@@ -417,6 +477,82 @@ mod tests {
             rewriter.rewrite(&open).as_deref(),
             Some("https://f.example/o/r30/issues")
         );
+    }
+
+    /// A shop's category listings, each paged (`p=2`, `p=3`: other pages), and a sample that
+    /// holds a listing both bare and with its first page spelled out (`p=1`) in `shown`
+    /// clusters only: a fifth of the pages seldom shows more. `first_page_is_bare` says whether
+    /// those pairs are one page (PrestaShop) or two (a pager counting from 0, where `p=1` is
+    /// the second page).
+    fn paged_listings(shown: u64, first_page_is_bare: bool) -> Vec<LabelledUrl> {
+        let b = "https://shop.example/index.php?controller=category";
+        let mut s = Vec::new();
+        for c in 1..40u64 {
+            let page = c * 10;
+            s.push(lu(format!("{b}&id_category={c}"), page));
+            s.push(lu(format!("{b}&id_category={c}&p=2"), page + 1));
+            if c % 3 == 0 {
+                s.push(lu(format!("{b}&id_category={c}&p=3"), page + 2));
+            }
+            if c <= shown {
+                let first = if first_page_is_bare { page } else { page + 5 };
+                s.push(lu(format!("{b}&id_category={c}&p=1"), first));
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn a_pagers_first_page_is_dropped_on_thin_evidence() {
+        let out = learn(&paged_listings(1, true), &LearnConfig::default());
+        assert!(ignores_value(&out, "p", "1"), "{:?}", actions(&out));
+        assert!(!ignores_every_value(&out, "p"), "{:?}", actions(&out));
+        let rewriter = SiteRewriter::new(actions(&out));
+        let b = "https://shop.example/index.php?controller=category";
+        let first = Url::parse(&format!("{b}&id_category=77&p=1")).unwrap();
+        assert_eq!(
+            rewriter.rewrite(&first).as_deref(),
+            Some(format!("{b}&id_category=77").as_str())
+        );
+        let second = Url::parse(&format!("{b}&id_category=77&p=2")).unwrap();
+        assert_eq!(rewriter.rewrite(&second), None);
+    }
+
+    #[test]
+    fn a_first_page_shown_as_another_page_is_kept() {
+        // A pager counting from 0: its one pair shows `p=1` to be another page.
+        let out = learn(&paged_listings(1, false), &LearnConfig::default());
+        assert!(!ignores_value(&out, "p", "1"), "{:?}", actions(&out));
+        // Two pairs, one of them different pages: no drop either.
+        let mut s = paged_listings(1, true);
+        let b = "https://shop.example/index.php?controller=category";
+        s.push(lu(format!("{b}&id_category=2&p=1"), 9_999));
+        let out = learn(&s, &LearnConfig::default());
+        assert!(!ignores_value(&out, "p", "1"), "{:?}", actions(&out));
+    }
+
+    #[test]
+    fn a_first_page_is_the_start_of_a_numbered_pager() {
+        let outputs = |queries: &[&str]| -> Vec<(Cow<'static, str>, Option<Cow<'static, str>>)> {
+            queries
+                .iter()
+                .map(|q| (Cow::Borrowed("/list"), Some(Cow::Owned((*q).to_owned()))))
+                .collect()
+        };
+        let pager = outputs(&["p=1", "p=2&x=a", "p=3"]);
+        assert!(is_first_page(&pager, "p", "1"));
+        assert!(!is_first_page(&pager, "p", "2"));
+        assert!(!is_first_page(&pager, "x", "a"));
+        // Counting from 0.
+        assert!(is_first_page(&outputs(&["page=1", "page=2"]), "page", "0"));
+        // One later page is no sequence; a word among the values is no pager.
+        assert!(!is_first_page(&outputs(&["p=1", "p=2"]), "p", "1"));
+        assert!(!is_first_page(
+            &outputs(&["p=1", "p=2", "p=3", "p=all"]),
+            "p",
+            "1"
+        ));
+        assert!(!is_first_page(&outputs(&["p=1", "p=02", "p=3"]), "p", "1"));
     }
 
     /// Discuz!'s threads, routed by `mod`, with the default order spelled out
