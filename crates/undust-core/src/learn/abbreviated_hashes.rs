@@ -72,9 +72,20 @@ pub(super) fn abbreviated_hashes(
     outputs: &[Output<'_>],
     distinct: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
+    // Most hosts write no object id at all: their clusters are passed after one look at each
+    // path.
+    let full_id = |u: u32| {
+        outputs[u as usize]
+            .0
+            .split('/')
+            .any(|segment| segment.len() >= MIN_FULL_ID && is_object_id(segment))
+    };
     // Segment before the id -> (shortest abbreviation, clusters showing one).
     let mut proposals: FxHashMap<&str, (usize, usize)> = FxHashMap::default();
     for members in distinct.values() {
+        if members.len() < 2 || !members.iter().any(|&u| full_id(u)) {
+            continue;
+        }
         let mut shown_here: Vec<&str> = Vec::new();
         for (i, &a) in members.iter().enumerate() {
             let (path_a, query_a) = &outputs[a as usize];

@@ -1090,9 +1090,6 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             // An abbreviation was proposed by a prefix of a full object id, which no chance
             // writes (`super::abbreviated_hashes`): the clusters showing it suffice.
             let abbreviation = matches!(candidate, SiteAction::AbbreviatedHash { .. });
-            // A pager's first page spelled out (`value_defaults::is_first_page`).
-            let first_page = matches!(&candidate, SiteAction::IgnoreParamValue { name, value, .. }
-                if value_defaults::is_first_page(&round.outputs, name, value));
             // A router's keyless query read as the path ([`MIN_QUERY_ROUTE_VALUES`]).
             let query_route = match &candidate {
                 SiteAction::QueryValueToPath {
@@ -1128,10 +1125,16 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             .min();
             let accepts = evidence.accepts(config)
                 || fewer_clusters.is_some_and(|n| evidence.accepts_uncontradicted(config, n));
+            // A pager's first page spelled out (`value_defaults::is_first_page`, which reads
+            // every sample: asked last).
+            let first_page = || {
+                matches!(&candidate, SiteAction::IgnoreParamValue { name, value, .. }
+                    if value_defaults::is_first_page(&round.outputs, name, value))
+            };
             if !contradicted
                 && !accepts
-                && first_page
                 && evidence.accepts_uncontradicted(config, value_defaults::FIRST_PAGE_MIN_CLUSTERS)
+                && first_page()
             {
                 // Tested again once the round settles: a template or a route that writes the
                 // pager's value (Discuz!'s `thread-N-M-1.html` for `&page=M`) is found on the

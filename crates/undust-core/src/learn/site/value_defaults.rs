@@ -143,8 +143,8 @@ pub(super) fn at_default_value(
             with.add(&action);
             let (evidence, moved) = measure(parsed, &with, round, &part_holders, None, true);
             if evidence.accepts(config)
-                || (is_first_page(&round.outputs, name, value)
-                    && evidence.accepts_uncontradicted(config, FIRST_PAGE_MIN_CLUSTERS))
+                || (evidence.accepts_uncontradicted(config, FIRST_PAGE_MIN_CLUSTERS)
+                    && is_first_page(&round.outputs, name, value))
             {
                 return AtDefault::Value(Box::new((action, with, evidence, moved)));
             }
