@@ -7,8 +7,8 @@
 //! one segment only: lowercase hexadecimal in both, one a prefix of the other
 //! ([`abbreviation_of`]). The segment before it (`commit`) and the shorter length are proposed;
 //! the shortest length shown for one segment is kept, so every longer spelling is cut to it.
-//! A prefix of seven or more hexadecimal digits shared by chance is as likely as a collision of
-//! the hash, so one such pair is evidence of the scheme; `learn::site` then measures the
+//! A full id that begins with another segment's seven or more hexadecimal digits by chance is
+//! as unlikely as a collision of that prefix, so one such pair is evidence of the scheme; `learn::site` then measures the
 //! candidate like every site action, and one merge of different pages refuses it.
 
 use std::borrow::Cow;
@@ -16,15 +16,12 @@ use std::borrow::Cow;
 use rustc_hash::FxHashMap;
 
 use super::site::{most_shown_first, SmallClusters};
-use crate::canon::rules::site::{is_object_id, MAX_HASH_ABBREVIATION};
+use crate::canon::rules::site::{is_object_id, MAX_HASH_ABBREVIATION, MIN_HASH_ABBREVIATION};
 use crate::canon::rules::SiteAction;
 
 /// A sample's path and query under the accepted actions.
 type Output<'a> = (Cow<'a, str>, Option<Cow<'a, str>>);
 
-/// Fewest digits of an abbreviation proposed: git's default abbreviation, so that a shorter
-/// number written in hexadecimal digits (`/commit/2024`) is no evidence.
-const MIN_PROPOSED_ABBREVIATION: usize = 7;
 /// Fewest digits of the full id an abbreviation is shown beside: a SHA-1 id.
 const MIN_FULL_ID: usize = 40;
 
@@ -47,7 +44,7 @@ fn abbreviation_of<'p>(a: &'p str, b: &'p str) -> Option<(&'p str, usize)> {
                 (segment_b, segment_a)
             };
             let abbreviated = found.is_none()
-                && short.len() >= MIN_PROPOSED_ABBREVIATION
+                && short.len() >= usize::from(MIN_HASH_ABBREVIATION)
                 && short.len() <= usize::from(MAX_HASH_ABBREVIATION)
                 && long.len() >= MIN_FULL_ID
                 && long.starts_with(short)

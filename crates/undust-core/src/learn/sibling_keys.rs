@@ -27,6 +27,7 @@ use std::borrow::Cow;
 use rustc_hash::FxHashSet;
 
 use super::segments::{read_by, with_bare_value};
+use super::site::titled_id_samples;
 use crate::canon::rules::site::{
     is_pair_number, query_safe_segment_value, titled_id, SegmentTemplate,
 };
@@ -197,17 +198,7 @@ pub(super) fn sibling_keys(
                 }
                 beside.sort_unstable();
                 for sibling in beside {
-                    let samples = outputs
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, (path, _))| {
-                            path.strip_prefix(sibling).is_some_and(|rest| {
-                                let segment = rest.split('/').next().unwrap_or("");
-                                titled_id(segment, *separator, *id_first).is_some()
-                            })
-                        })
-                        .map(|(i, _)| i as u32)
-                        .collect();
+                    let samples = titled_id_samples(outputs, sibling, *separator, *id_first);
                     out.push((
                         SiteAction::SlugInSegment {
                             prefix: sibling.to_owned(),

@@ -1175,12 +1175,15 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 changed = true;
             }
         }
-        // Actions that merge nothing alone but together make two addresses of one page
-        // identical, tested as one: a last resort, once the single actions have settled (a
-        // round that accepted one is followed by another anyway), which keeps their cost to a
-        // round or two.
+        // Pagers' first pages on thin evidence, once the single actions have settled (a round
+        // that accepted one drops the list, and the next round finds them again): each measured
+        // again, as one accepted from the list changes the outputs of the next.
         if !changed {
             for (candidate, may_change) in first_pages {
+                // Two wide candidates may narrow to one value.
+                if accepted.iter().any(|(a, _)| *a == candidate) {
+                    continue;
+                }
                 let mut with = rewriter.clone();
                 with.add(&candidate);
                 let (evidence, moved) = measure(&parsed, &with, &round, &may_change, None, true);
@@ -1204,6 +1207,10 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 }
             }
         }
+        // Actions that merge nothing alone but together make two addresses of one page
+        // identical, tested as one: a last resort, once the single actions have settled (a
+        // round that accepted one is followed by another anyway), which keeps their cost to a
+        // round or two.
         let mut bundles = Vec::new();
         if !changed {
             bundles = titled_moves(&round.outputs, &clusters, &accepted);
@@ -2048,6 +2055,27 @@ fn ids_in_slugs(
     most_shown_first(out)
 }
 
+/// The samples whose segment after `prefix` is an id titled with `separator` on the `id_first`
+/// side ([`SiteAction::SlugInSegment`]'s page type).
+pub(super) fn titled_id_samples(
+    outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
+    prefix: &str,
+    separator: char,
+    id_first: bool,
+) -> Vec<u32> {
+    outputs
+        .iter()
+        .enumerate()
+        .filter(|(_, (path, _))| {
+            path.strip_prefix(prefix).is_some_and(|rest| {
+                let segment = rest.split('/').next().unwrap_or("");
+                titled_id(segment, separator, id_first).is_some()
+            })
+        })
+        .map(|(i, _)| i as u32)
+        .collect()
+}
+
 /// Candidates for an id written with its title in one segment ([`SiteAction::SlugInSegment`]):
 /// inside one duplicate cluster, a URL whose path is `P` + `title.N` + `R` beside a URL whose
 /// path is `P` + `N` + `R` (trailing slashes aside: `/threads/a-title.123/` and `/threads/123`)
@@ -2110,17 +2138,7 @@ fn titled_ids(
         .into_iter()
         .filter(|(_, ids)| ids.len() >= MIN_MOVED_ID_VALUES)
         .map(|((prefix, separator, id_first), ids)| {
-            let samples = outputs
-                .iter()
-                .enumerate()
-                .filter(|(_, (path, _))| {
-                    path.strip_prefix(prefix).is_some_and(|rest| {
-                        let segment = rest.split('/').next().unwrap_or("");
-                        titled_id(segment, separator, id_first).is_some()
-                    })
-                })
-                .map(|(i, _)| i as u32)
-                .collect();
+            let samples = titled_id_samples(outputs, prefix, separator, id_first);
             (
                 ids.len(),
                 SiteAction::SlugInSegment {

@@ -577,7 +577,7 @@ impl HostRuleSet {
                             .contains(length)
                     {
                         return Err(bad(
-                            "an abbreviated hash needs the segment before it (non-empty, without / ? # ;) and a length of 4 to 39 digits",
+                            "an abbreviated hash needs the segment before it (non-empty, without / ? # ;) and a length of 7 to 39 digits",
                         ));
                     }
                 }

@@ -243,8 +243,9 @@ pub enum SiteAction {
     /// 40- or 64-digit hash, or a longer abbreviation), is cut to its first `length` digits.
     /// Git hosts resolve any unambiguous prefix of an object's id and write abbreviations in
     /// their own links: Gitea's `/o/r/commit/f3e1a67f98` is `/o/r/commit/f3e1a67f98…` in full.
-    /// A prefix of `length` hexadecimal digits shared by two objects of one repository is as
-    /// likely as a collision of a hash that long, which the host itself would refuse.
+    /// Two objects of one repository of `n` share a prefix of `length` digits in about
+    /// `n² / 2 / 16^length` pairs (a handful at 7 digits in 100,000 commits, none at Gitea's 10),
+    /// so the length is the one the host links, never shorter than git's default.
     AbbreviatedHash {
         /// The segment before the object id (`commit`).
         after: String,
@@ -1859,9 +1860,10 @@ pub fn slug_id_suffix(last: &str) -> Option<(&str, &str, &str)> {
         .then_some((slug, id, suffix))
 }
 
-/// Fewest hexadecimal digits an [`SiteAction::AbbreviatedHash`] keeps: git's own shortest
-/// abbreviation.
-pub const MIN_HASH_ABBREVIATION: u8 = 4;
+/// Fewest hexadecimal digits an [`SiteAction::AbbreviatedHash`] keeps: git's default
+/// abbreviation. Shorter prefixes are shared by different objects of a large repository, and a
+/// shorter number written in hexadecimal digits (`/commit/2024`) is no abbreviation.
+pub const MIN_HASH_ABBREVIATION: u8 = 7;
 /// Most hexadecimal digits an [`SiteAction::AbbreviatedHash`] keeps: one fewer than a full SHA-1
 /// id, so there is something to cut.
 pub const MAX_HASH_ABBREVIATION: u8 = 39;
@@ -2675,7 +2677,7 @@ mod tests {
         let text = serde_json::to_string(&rule).unwrap();
         assert_eq!(serde_json::from_str::<SiteRule>(&text).unwrap(), rule);
         // The rule file refuses a length with nothing to cut, or no segment to follow.
-        for (after, length) in [("commit", 40), ("commit", 3), ("", 10), ("a/b", 10)] {
+        for (after, length) in [("commit", 40), ("commit", 6), ("", 10), ("a/b", 10)] {
             let action = SiteAction::AbbreviatedHash {
                 after: after.into(),
                 length,
