@@ -8,15 +8,18 @@
 //! ([`abbreviation_of`]). The segment before it (`commit`) and the shorter length are proposed;
 //! the shortest length shown for one segment is kept, so every longer spelling is cut to it.
 //! A full id that begins with another segment's seven or more hexadecimal digits by chance is
-//! as unlikely as a collision of that prefix, so one such pair is evidence of the scheme; `learn::site` then measures the
-//! candidate like every site action, and one merge of different pages refuses it.
+//! as unlikely as a collision of that prefix, so one such pair is evidence of the scheme;
+//! `learn::site` then measures the candidate like every site action, and one merge of different
+//! pages refuses it.
 
 use std::borrow::Cow;
 
 use rustc_hash::FxHashMap;
 
 use super::site::{most_shown_first, SmallClusters};
-use crate::canon::rules::site::{is_object_id, MAX_HASH_ABBREVIATION, MIN_HASH_ABBREVIATION};
+use crate::canon::rules::site::{
+    abbreviate_hashes, is_object_id, MAX_HASH_ABBREVIATION, MIN_HASH_ABBREVIATION,
+};
 use crate::canon::rules::SiteAction;
 
 /// A sample's path and query under the accepted actions.
@@ -106,25 +109,19 @@ pub(super) fn abbreviated_hashes(
     let out = proposals
         .into_iter()
         .map(|(after, (length, clusters))| {
-            let holds_an_id = |path: &str| {
-                let mut previous = None;
-                path.split('/').any(|segment| {
-                    let hit =
-                        previous == Some(after) && segment.len() > length && is_object_id(segment);
-                    previous = Some(segment);
-                    hit
-                })
-            };
+            // At most MAX_HASH_ABBREVIATION (39): checked in `abbreviation_of`.
+            let length = u8::try_from(length).unwrap_or(MAX_HASH_ABBREVIATION);
+            // The samples the engine's own cut changes.
+            let rule = [(after.to_owned(), length)];
             let samples = outputs
                 .iter()
                 .enumerate()
-                .filter(|(_, (path, _))| holds_an_id(path))
+                .filter(|(_, (path, _))| abbreviate_hashes(&rule, path).is_some())
                 .map(|(i, _)| i as u32)
                 .collect();
             let action = SiteAction::AbbreviatedHash {
                 after: after.to_owned(),
-                // At most MAX_HASH_ABBREVIATION (39): checked in `abbreviation_of`.
-                length: u8::try_from(length).unwrap_or(MAX_HASH_ABBREVIATION),
+                length,
             };
             (clusters, action, samples)
         })

@@ -1053,20 +1053,8 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             // A parameter that names another view of the page somewhere is no decoration of it
             // (checked last, on a candidate otherwise accepted: it reads every moved sample's
             // cluster, and most candidates are refused before that).
-            let strays = || {
-                matches!(
-                    candidate,
-                    SiteAction::IgnoreParam { .. } | SiteAction::IgnoreParamValue { .. }
-                ) && param_strays(
-                    &parsed,
-                    std::slice::from_ref(&candidate),
-                    &rewriter,
-                    &round,
-                    &moved,
-                    &clusters,
-                ) || matches!(&candidate, SiteAction::IgnoreParam { name, beside: None }
-                        if names_the_page(name, &round, &parsed, &moved, &clusters))
-            };
+            let strays =
+                || names_another_view(&candidate, &parsed, &rewriter, &round, &moved, &clusters);
             if let SiteAction::DefaultDocument { name } = &candidate {
                 evidence.negative_groups +=
                     document_shown_elsewhere(&parsed, &clusters, &round.outputs, name, &may_change);
@@ -1187,18 +1175,10 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 let mut with = rewriter.clone();
                 with.add(&candidate);
                 let (evidence, moved) = measure(&parsed, &with, &round, &may_change, None, true);
-                let strays = || {
-                    param_strays(
-                        &parsed,
-                        std::slice::from_ref(&candidate),
-                        &rewriter,
-                        &round,
-                        &moved,
-                        &clusters,
-                    )
-                };
                 if evidence.accepts_uncontradicted(config, value_defaults::FIRST_PAGE_MIN_CLUSTERS)
-                    && !strays()
+                    && !names_another_view(
+                        &candidate, &parsed, &rewriter, &round, &moved, &clusters,
+                    )
                 {
                     rewriter = with;
                     round.update(&moved, &parsed, &rewriter);
@@ -3004,6 +2984,32 @@ fn measure(
             .iter()
             .any(|&(u, _)| round.routes[u as usize].hash != 0);
     (e, moved)
+}
+
+/// Whether `candidate`, a parameter dropped (or dropped at one value), names another view of
+/// the page somewhere ([`param_strays`]), or a page itself ([`names_the_page`], for a parameter
+/// dropped everywhere); `false` for any other action. `moved` are the samples it changes under
+/// `rewriter`, the accepted actions.
+fn names_another_view(
+    candidate: &SiteAction,
+    parsed: &[Parsed],
+    rewriter: &SiteRewriter,
+    round: &Round<'_>,
+    moved: &[(u32, u64)],
+    clusters: &SmallClusters,
+) -> bool {
+    matches!(
+        candidate,
+        SiteAction::IgnoreParam { .. } | SiteAction::IgnoreParamValue { .. }
+    ) && param_strays(
+        parsed,
+        std::slice::from_ref(candidate),
+        rewriter,
+        round,
+        moved,
+        clusters,
+    ) || matches!(candidate, SiteAction::IgnoreParam { name, beside: None }
+            if names_the_page(name, round, parsed, moved, clusters))
 }
 
 /// Whether dropping a parameter sends a sample away from its page to another view of it: the

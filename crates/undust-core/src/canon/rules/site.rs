@@ -1882,7 +1882,7 @@ pub(crate) fn is_object_id(segment: &str) -> bool {
 
 /// `path` with every object id after a listed segment cut to its listed length
 /// ([`SiteAction::AbbreviatedHash`]), or `None` when none is longer.
-fn abbreviate_hashes(hashes: &[(String, u8)], path: &str) -> Option<String> {
+pub(crate) fn abbreviate_hashes(hashes: &[(String, u8)], path: &str) -> Option<String> {
     let mut out: Option<String> = None;
     let mut previous: Option<&str> = None;
     let mut start = 0;
