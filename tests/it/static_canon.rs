@@ -285,8 +285,8 @@ fn is_http(s: &str) -> bool {
 
 /// Our documented extra normalizations, re-implemented independently on a WHATWG href (which is
 /// already parsed and serialized): fragment dropped, hex digits uppercased, unreserved escapes
-/// decoded, stray `%` encoded, host trailing dots stripped, empty parameters and an empty `?`
-/// dropped.
+/// decoded, stray `%` and the bytes RFC 3986 allows in neither path nor query encoded, host
+/// trailing dots stripped, empty parameters and an empty `?` dropped.
 fn whatwg_modulo_ours(href: &str) -> String {
     let href = without_fragment(href);
     let (scheme, rest) = href.split_once("://").unwrap_or(("", href));
@@ -329,6 +329,9 @@ fn whatwg_modulo_ours(href: &str) -> String {
                         i += 1;
                     }
                 }
+            } else if b"[]{}|^`\\".contains(&b[i]) {
+                out.push_str(&format!("%{:02X}", b[i]));
+                i += 1;
             } else {
                 out.push(b[i] as char);
                 i += 1;
@@ -925,6 +928,16 @@ fn percent_encoding_never_decodes_reserved_characters() {
         (
             "http://a.example/?utm%5Fsource=x&k=1",
             "http://a.example/?k=1",
+        ),
+        // Bytes the WHATWG parser leaves raw but RFC 3986 allows in neither path nor query are
+        // written escaped, as form decoders read them: `f[0]` and `f%5B0%5D` are one key.
+        (
+            "http://a.example/p[1]/?f[0]=a&g={b}|c^d`e",
+            "http://a.example/p%5B1%5D/?f%5B0%5D=a&g=%7Bb%7D%7Cc%5Ed%60e",
+        ),
+        (
+            "http://a.example/p%5b1%5d/?f%5b0%5d=a",
+            "http://a.example/p%5B1%5D/?f%5B0%5D=a",
         ),
     ];
     for (input, expected) in cases {

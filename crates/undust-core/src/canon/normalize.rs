@@ -11,8 +11,9 @@
 //!    configured to keep it, and drop the fragment (never sent to the server),
 //! 2. strip trailing dots from the host, and `www.` when configured,
 //! 3. normalize percent-encoding in path and query: hex digits uppercase, escapes of unreserved
-//!    characters (`A-Z a-z 0-9 - . _ ~`) decoded, a stray `%` encoded as `%25`; reserved
-//!    characters are never decoded, so their meaning never changes,
+//!    characters (`A-Z a-z 0-9 - . _ ~`) decoded, a stray `%` encoded as `%25`, and the bytes
+//!    the parser leaves raw though RFC 3986 allows them nowhere there (`[ ] { } | ^` and the
+//!    backtick) encoded; reserved characters are never decoded, so their meaning never changes,
 //! 4. remove session ids (`;jsessionid=` path parameters, `PHPSESSID`, `ASPSESSIONID*`,
 //!    `CFID`/`CFTOKEN`, `sid`-like names only when the value is a random token, ASP.NET cookieless
 //!    `(S(...))` segments),
@@ -304,7 +305,8 @@ struct ScanParts<'a> {
     fragment: bool,
     /// The host when it is a domain name (IP addresses have no dots or `www.` to strip).
     domain: Option<&'a str>,
-    /// Whether the path holds an escape that may not be normal (`%`).
+    /// Whether the path holds an escape that may not be normal (`%`) or a byte the percent step
+    /// encodes.
     path_percent: bool,
     /// Whether every escape in path and query is known to be normal (the fast path checked
     /// them): then the percent step's trigger is not looked for.
@@ -740,7 +742,7 @@ impl StaticNormalizer {
             userinfo: !url.username().is_empty() || url.password().is_some(),
             fragment: url.fragment().is_some(),
             domain,
-            path_percent: path.contains(&b'%'),
+            path_percent: needs_percent_step(path),
             escapes_normal: false,
             path_session_marker: path.iter().any(|&b| b == b';' || b == b'('),
             query: url.query(),
@@ -859,7 +861,10 @@ impl StaticNormalizer {
             return scan;
         };
         scan.empty_query = query.is_empty();
-        scan.percent |= !url.escapes_normal && query.as_bytes().contains(&b'%');
+        // Parts whose escapes are normal come from the fast path, which never passes a byte the
+        // percent step encodes (`crate::canon::fast`'s plain bytes are RFC 3986's), so only the
+        // parser's parts are read again.
+        scan.percent |= !url.escapes_normal && needs_percent_step(query.as_bytes());
         let mut previous: Option<&str> = None;
         for param in split_byte(query, b'&') {
             if param.is_empty() {
@@ -1065,43 +1070,83 @@ fn escape_at(bytes: &[u8], i: usize) -> (bool, Option<u8>) {
     }
 }
 
-/// Uppercases escape hex digits, decodes escapes of unreserved characters and encodes stray `%`
-/// signs. `None` when `s` is already normal.
+/// Bytes the WHATWG parser leaves raw in a path or a query although RFC 3986 allows them in
+/// neither: `[`, `]`, `{`, `}`, `|`, `^`, `` ` `` and `\`. A server decodes escapes before it
+/// maps a path or reads a parameter, so `?f[0]=a` and `?f%5B0%5D=a` are one request to it (the
+/// array keys of PHP's and every other form decoder, which TYPO3, Drupal's facets and shop
+/// filters write both ways). The percent step writes them escaped: the spelling RFC 3986 asks
+/// for, PHP's `http_build_query` writes and w3lib's `canonicalize_url` (Scrapy's request
+/// fingerprints) produces.
+const fn is_raw_disallowed(b: u8) -> bool {
+    matches!(b, b'[' | b']' | b'{' | b'}' | b'|' | b'^' | b'`' | b'\\')
+}
+
+/// `%` and the bytes of [`is_raw_disallowed`], by byte value: one lookup a byte where nine
+/// comparisons cost 6% of `static_canon/normalize_default` (measured: BENCHMARKS.md, stop 53).
+const PERCENT_STEP_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = b as u8 == b'%' || is_raw_disallowed(b as u8);
+        b += 1;
+    }
+    table
+};
+
+/// Whether the percent step may change a path or a query: it holds an escape or a byte RFC 3986
+/// does not allow raw ([`is_raw_disallowed`]).
+fn needs_percent_step(s: &[u8]) -> bool {
+    s.iter().any(|&b| PERCENT_STEP_BYTES[usize::from(b)])
+}
+
+/// Appends `%XX` (uppercase hex digits) for `value`.
+fn push_escape(out: &mut String, value: u8) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.push('%');
+    out.push(char::from(HEX[usize::from(value >> 4)]));
+    out.push(char::from(HEX[usize::from(value & 15)]));
+}
+
+/// Uppercases escape hex digits, decodes escapes of unreserved characters, encodes stray `%`
+/// signs and the bytes RFC 3986 does not allow raw ([`is_raw_disallowed`]). `None` when `s` is
+/// already normal.
 fn normalize_escapes(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
-    let mut i = bytes.iter().position(|&b| b == b'%')?;
-    // Find the first escape that needs work without allocating.
+    // Find the first byte that needs work without allocating.
+    let mut i = 0;
     let first = loop {
-        if i >= bytes.len() {
-            return None;
-        }
+        i += bytes[i..]
+            .iter()
+            .position(|&b| PERCENT_STEP_BYTES[usize::from(b)])?;
         if bytes[i] != b'%' {
-            i += 1;
-            continue;
+            break i;
         }
         match escape_at(bytes, i) {
             (true, _) => break i,
             (false, _) => i += 3,
         }
     };
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let mut out = String::with_capacity(s.len() + 4);
     out.push_str(&s[..first]);
     let mut i = first;
     let mut copied_from = first;
     while i < bytes.len() {
-        if bytes[i] != b'%' {
+        let b = bytes[i];
+        if is_raw_disallowed(b) {
+            out.push_str(&s[copied_from..i]);
+            push_escape(&mut out, b);
+            i += 1;
+            copied_from = i;
+            continue;
+        }
+        if b != b'%' {
             i += 1;
             continue;
         }
         out.push_str(&s[copied_from..i]);
         match escape_at(bytes, i) {
             (_, Some(value)) if is_unreserved(value) => out.push(char::from(value)),
-            (_, Some(value)) => {
-                out.push('%');
-                out.push(char::from(HEX[usize::from(value >> 4)]));
-                out.push(char::from(HEX[usize::from(value & 15)]));
-            }
+            (_, Some(value)) => push_escape(&mut out, value),
             (_, None) => {
                 out.push_str("%25");
                 i += 1;
@@ -1282,6 +1327,28 @@ mod tests {
             "http://example.com/a%25zz%25"
         );
         assert_eq!(norm("http://bücher.de./x"), "http://xn--bcher-kva.de/x");
+    }
+
+    #[test]
+    fn brackets_and_other_bytes_rfc_3986_forbids_are_escaped_in_path_and_query() {
+        // TYPO3 v9+ links write `tx_news_pi1%5Bnews%5D`, older typolinks and hand-written links
+        // `tx_news_pi1[news]`: one key to PHP, one form here.
+        let raw = norm("http://a.example/p[1]?tx_news_pi1[news]=5&f={a}|b^c`d");
+        assert_eq!(
+            raw,
+            "http://a.example/p%5B1%5D?tx_news_pi1%5Bnews%5D=5&f=%7Ba%7D%7Cb%5Ec%60d"
+        );
+        assert_eq!(
+            norm("http://a.example/p%5b1%5d?tx_news_pi1%5bnews%5d=5&f=%7Ba%7D%7Cb%5Ec%60d"),
+            raw
+        );
+        assert_eq!(norm(&raw), raw, "a fixpoint");
+        // Reserved characters and sub-delimiters keep their spelling: `(`, `,` and `;` may
+        // mean something to the server, and `%2C` stays apart from `,`.
+        assert_eq!(
+            norm("http://a.example/a(b),c;d?q=(x),y;z&r=%2C"),
+            "http://a.example/a(b),c;d?q=(x),y;z&r=%2C"
+        );
     }
 
     #[test]
