@@ -245,6 +245,20 @@ fn case_fold_accepted(evidence: &Evidence, config: &LearnConfig) -> bool {
     evidence.accepts(config) || evidence.accepts_uncontradicted(config, CASE_FOLD_MIN_CLUSTERS)
 }
 
+/// Suffixes that git forges read as the repository they end: GitHub, GitLab, Gitea and
+/// Forgejo, Gogs and Bitbucket answer a repository's clone URL (`/owner/repo.git`) opened in a
+/// browser with the repository's page (Gitea's repository middleware trims the suffix; GitHub
+/// and GitLab redirect). The suffix is the forge's, not the site's, so one repository showing
+/// both spellings is evidence for the host, as a server's default document is
+/// ([`SERVER_DOCUMENT_MIN_CLUSTERS`], no contrary group at all). A host has a handful of
+/// repositories, and a fifth of its pages holds both spellings of one of them at most.
+const FORGE_CLONE_SUFFIXES: [&str; 1] = [".git"];
+
+/// Whether stripping `extension` is a forge's clone suffix ([`FORGE_CLONE_SUFFIXES`]).
+fn is_forge_clone_suffix(extension: &str) -> bool {
+    FORGE_CLONE_SUFFIXES.contains(&extension)
+}
+
 /// Whether `name` is one of [`SERVER_DEFAULT_DOCUMENTS`].
 fn is_server_default_document(name: &str) -> bool {
     SERVER_DEFAULT_DOCUMENTS
@@ -1062,10 +1076,11 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             if waives_type_coverage(&candidate, evidence.negative_groups) {
                 evidence.waive_type_coverage();
             }
-            let server_document = matches!(
-                &candidate,
-                SiteAction::DefaultDocument { name } if is_server_default_document(name)
-            );
+            let server_document = match &candidate {
+                SiteAction::DefaultDocument { name } => is_server_default_document(name),
+                SiteAction::StripExtension { extension } => is_forge_clone_suffix(extension),
+                _ => false,
+            };
             let shared = matches!(candidate, SiteAction::SharedFiles { .. });
             // A keyless id was proposed on every pair of spellings the sample could show
             // (`super::keyless_id`): that many clusters support it, none contradicting.
@@ -2147,8 +2162,8 @@ fn extension_of(path: &str) -> Option<(&str, &str)> {
 /// Candidates for a page reachable with and without its file extension
 /// ([`SiteAction::StripExtension`]): inside one duplicate cluster, a URL whose path is `P` +
 /// `.ext` beside a URL whose path is `P` or `P/` (the folder form), the query equal, proposes
-/// `.ext`; a proposal made by at least [`MIN_MOVED_ID_VALUES`] distinct paths is a candidate,
-/// the most shown first. Each comes with every sample whose last segment has that extension,
+/// `.ext`; a proposal made by at least [`MIN_MOVED_ID_VALUES`] distinct paths is a candidate
+/// (one path for a forge's clone suffix, [`FORGE_CLONE_SUFFIXES`]), the most shown first. Each comes with every sample whose last segment has that extension,
 /// so the measure pools the evidence of every page type that carries it.
 fn extensions_shown(
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
@@ -2180,7 +2195,7 @@ fn extensions_shown(
     }
     let out: Vec<(usize, SiteAction, Vec<u32>)> = proposals
         .into_iter()
-        .filter(|(_, stems)| stems.len() >= MIN_MOVED_ID_VALUES)
+        .filter(|(ext, stems)| stems.len() >= MIN_MOVED_ID_VALUES || is_forge_clone_suffix(ext))
         .map(|(ext, stems)| {
             let samples = outputs
                 .iter()
@@ -5070,6 +5085,53 @@ mod tests {
         assert_eq!(
             rewrite("https://d.example/data/table3.json"),
             "https://d.example/data/table3.json"
+        );
+    }
+
+    /// A forge's sample: repositories, their issues and commits, and one repository shown
+    /// under its clone URL too; `clone_is_another_page` makes a second repository's clone URL
+    /// other content (not what a forge does: the refusal case).
+    fn forge_sample(clone_is_another_page: bool) -> Vec<LabelledUrl> {
+        let mut s = Vec::new();
+        for r in 0..6u64 {
+            let repo = format!("https://git.example/owner{r}/repo{r}");
+            s.push(lu(&repo, r));
+            for i in 0..40u64 {
+                s.push(lu(&format!("{repo}/issues/{i}"), 1000 * (r + 1) + i));
+                s.push(lu(
+                    &format!("{repo}/commit/{r}{i:039x}"),
+                    100_000 * (r + 1) + i,
+                ));
+            }
+        }
+        s.push(lu("https://git.example/owner0/repo0.git", 0));
+        if clone_is_another_page {
+            s.push(lu("https://git.example/owner1/repo1.git", 99));
+        }
+        s
+    }
+
+    #[test]
+    fn a_forges_clone_suffix_shown_once_is_stripped_for_every_repository() {
+        let out = learn(&forge_sample(false), &LearnConfig::default());
+        let strip = SiteAction::StripExtension {
+            extension: ".git".into(),
+        };
+        assert!(has_rule(&out, |a| *a == strip), "{:?}", out.rules);
+        let rewrite = rewriting(&out);
+        assert_eq!(
+            rewrite("https://git.example/owner5/repo5.git"),
+            rewrite("https://git.example/owner5/repo5")
+        );
+    }
+
+    #[test]
+    fn a_clone_suffix_shown_as_another_page_is_kept() {
+        let out = learn(&forge_sample(true), &LearnConfig::default());
+        assert!(
+            !has_rule(&out, |a| matches!(a, SiteAction::StripExtension { .. })),
+            "{:?}",
+            out.rules
         );
     }
 
