@@ -12,8 +12,9 @@
 //! 2. strip trailing dots from the host, and `www.` when configured,
 //! 3. normalize percent-encoding in path and query: hex digits uppercase, escapes of unreserved
 //!    characters (`A-Z a-z 0-9 - . _ ~`) decoded, a stray `%` encoded as `%25`, and the bytes
-//!    the parser leaves raw though RFC 3986 allows them nowhere there (`[ ] { } | ^` and the
-//!    backtick) encoded; reserved characters are never decoded, so their meaning never changes,
+//!    the parser leaves raw though RFC 3986 allows them nowhere there (`[ ] { } | ^`, the
+//!    backtick and `\`) encoded; reserved characters are never decoded, so their meaning never
+//!    changes,
 //! 4. remove session ids (`;jsessionid=` path parameters, `PHPSESSID`, `ASPSESSIONID*`,
 //!    `CFID`/`CFTOKEN`, `sid`-like names only when the value is a random token, ASP.NET cookieless
 //!    `(S(...))` segments),

@@ -1076,7 +1076,9 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             if waives_type_coverage(&candidate, evidence.negative_groups) {
                 evidence.waive_type_coverage();
             }
-            let server_document = match &candidate {
+            // A spelling the server's or the forge's software fixes for every host running it
+            // (a default document, a clone suffix): one cluster suffices, none contradicting.
+            let softwares_spelling = match &candidate {
                 SiteAction::DefaultDocument { name } => is_server_default_document(name),
                 SiteAction::StripExtension { extension } => is_forge_clone_suffix(extension),
                 _ => false,
@@ -1118,7 +1120,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 (sibling || shared || abbreviation, 1),
                 (candidate == SiteAction::SortQuery, SORT_QUERY_MIN_CLUSTERS),
                 (case_fold, CASE_FOLD_MIN_CLUSTERS),
-                (server_document, SERVER_DOCUMENT_MIN_CLUSTERS),
+                (softwares_spelling, SERVER_DOCUMENT_MIN_CLUSTERS),
                 (keyless, MIN_THIN_IDS as u32),
                 (thin_tail, MIN_THIN_TAIL_PAGES as u32),
                 (query_route, MIN_QUERY_ROUTE_VALUES as u32),
@@ -2163,8 +2165,9 @@ fn extension_of(path: &str) -> Option<(&str, &str)> {
 /// ([`SiteAction::StripExtension`]): inside one duplicate cluster, a URL whose path is `P` +
 /// `.ext` beside a URL whose path is `P` or `P/` (the folder form), the query equal, proposes
 /// `.ext`; a proposal made by at least [`MIN_MOVED_ID_VALUES`] distinct paths is a candidate
-/// (one path for a forge's clone suffix, [`FORGE_CLONE_SUFFIXES`]), the most shown first. Each comes with every sample whose last segment has that extension,
-/// so the measure pools the evidence of every page type that carries it.
+/// (one path for a forge's clone suffix, [`FORGE_CLONE_SUFFIXES`]), the most shown first. Each
+/// comes with every sample whose last segment has that extension, so the measure pools the
+/// evidence of every page type that carries it.
 fn extensions_shown(
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
     clusters: &SmallClusters,
