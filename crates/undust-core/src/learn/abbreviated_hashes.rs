@@ -16,7 +16,7 @@ use std::borrow::Cow;
 
 use rustc_hash::FxHashMap;
 
-use super::site::{most_shown_first, SmallClusters};
+use super::site::{most_shown_first, path_pairs_with_one_query, SmallClusters};
 use crate::canon::rules::site::{
     abbreviate_hashes, is_object_id, MAX_HASH_ABBREVIATION, MIN_HASH_ABBREVIATION,
 };
@@ -87,22 +87,15 @@ pub(super) fn abbreviated_hashes(
             continue;
         }
         let mut shown_here: Vec<&str> = Vec::new();
-        for (i, &a) in members.iter().enumerate() {
-            let (path_a, query_a) = &outputs[a as usize];
-            for &b in &members[i + 1..] {
-                let (path_b, query_b) = &outputs[b as usize];
-                if query_a != query_b {
-                    continue;
-                }
-                let Some((after, length)) = abbreviation_of(path_a, path_b) else {
-                    continue;
-                };
-                let entry = proposals.entry(after).or_insert((length, 0));
-                entry.0 = entry.0.min(length);
-                if !shown_here.contains(&after) {
-                    shown_here.push(after);
-                    entry.1 += 1;
-                }
+        for (path_a, path_b) in path_pairs_with_one_query(outputs, members) {
+            let Some((after, length)) = abbreviation_of(path_a, path_b) else {
+                continue;
+            };
+            let entry = proposals.entry(after).or_insert((length, 0));
+            entry.0 = entry.0.min(length);
+            if !shown_here.contains(&after) {
+                shown_here.push(after);
+                entry.1 += 1;
             }
         }
     }

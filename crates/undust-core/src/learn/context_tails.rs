@@ -16,7 +16,9 @@ use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::site::{most_shown_first, SmallClusters, MIN_MOVED_ID_VALUES};
+use super::site::{
+    most_shown_first, path_pairs_with_one_query, SmallClusters, MIN_MOVED_ID_VALUES,
+};
 use crate::canon::rules::site::{context_item_end, is_context_tail};
 use crate::canon::rules::SiteAction;
 
@@ -65,18 +67,11 @@ pub(super) fn context_tails(
     // dir -> distinct items shown with two spellings.
     let mut proposals: FxHashMap<&str, FxHashSet<&str>> = FxHashMap::default();
     for members in distinct.values() {
-        for (i, &a) in members.iter().enumerate() {
-            let (path_a, query_a) = &outputs[a as usize];
-            for &b in &members[i + 1..] {
-                let (path_b, query_b) = &outputs[b as usize];
-                if query_a != query_b {
-                    continue;
-                }
-                if let Some((dir, item)) =
-                    shared_item(path_a, path_b).or_else(|| shared_item(path_b, path_a))
-                {
-                    proposals.entry(dir).or_default().insert(item);
-                }
+        for (path_a, path_b) in path_pairs_with_one_query(outputs, members) {
+            if let Some((dir, item)) =
+                shared_item(path_a, path_b).or_else(|| shared_item(path_b, path_a))
+            {
+                proposals.entry(dir).or_default().insert(item);
             }
         }
     }

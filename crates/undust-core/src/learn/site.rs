@@ -1762,6 +1762,22 @@ fn document_shown_elsewhere(
     shown
 }
 
+/// Every pair of one cluster's `members` whose outputs carry the same query, as their two paths:
+/// two spellings of one page that differ in the path only, what the path searches read
+/// (`super::abbreviated_hashes`, `super::context_tails`).
+pub(super) fn path_pairs_with_one_query<'o>(
+    outputs: &'o [Output<'_>],
+    members: &'o [u32],
+) -> impl Iterator<Item = (&'o str, &'o str)> {
+    members.iter().enumerate().flat_map(move |(i, &a)| {
+        let (path_a, query_a) = &outputs[a as usize];
+        members[i + 1..].iter().filter_map(move |&b| {
+            let (path_b, query_b) = &outputs[b as usize];
+            (query_a == query_b).then_some((path_a.as_ref(), path_b.as_ref()))
+        })
+    })
+}
+
 /// Candidates `(times shown, action, samples)` ordered by how often they were shown, most first,
 /// ties by their text so the order does not depend on hashing: the majority form of a site is
 /// tested (and written) first.
