@@ -149,6 +149,26 @@ fn from_pages_and_labels(
                     .as_ref()
                     .map_or(normal.clone(), |rules| canonicalize(rules, &normal))
             });
+            if std::env::var("LEARN_DEBUG").is_ok() {
+                // Forms the rules learned from pages give to different contents (false merges).
+                let mut by_form: BTreeMap<String, BTreeMap<u64, &str>> = BTreeMap::new();
+                for p in &site.pages {
+                    let normal = static_form(&normalizer, &p.url);
+                    let form = from_pages
+                        .as_ref()
+                        .map_or(normal.clone(), |rules| canonicalize(rules, &normal));
+                    by_form
+                        .entry(form)
+                        .or_default()
+                        .insert(p.content_id, p.url.as_str());
+                }
+                for (form, ids) in by_form.iter().filter(|(_, ids)| ids.len() > 1).take(5) {
+                    eprintln!(
+                        "  false merge into {form}: {:?}",
+                        ids.values().collect::<Vec<_>>()
+                    );
+                }
+            }
             eprintln!(
                 "pages seed {seed} {:>18} {:>5} urls {:>5} fetched: labels {:.3} / {:.3} fp {:>4}, \
                  pages {:.3} fp {:>4} ({} site rules, {} rules, {} aliases)",

@@ -317,9 +317,10 @@ struct Evidence {
     largest_unevidenced_type: u64,
     /// Changed samples, in page types without such evidence, that a parameter candidate leaves
     /// with their front-controller route alone ([`page_routes`]): the parameter was the route's
-    /// one argument, which names the page (`route=product/manufacturer/info&manufacturer_id=5`
-    /// is one brand; without it, every brand is one URL). Samples elsewhere show nothing about
-    /// this route, so one such sample refuses the candidate.
+    /// one argument, or its one record beside decoration (`&from=mail`), which names the page
+    /// (`route=product/manufacturer/info&manufacturer_id=5` is one brand; without it, every
+    /// brand is one URL). Samples elsewhere show nothing about this route, so one such sample
+    /// refuses the candidate.
     emptied_routes: u64,
     /// A dropped parameter changes no page of the host's front controller, while that controller
     /// answers the host's other paths too ([`Round::controller_twins`]): a friendly URL hands its
@@ -689,10 +690,12 @@ fn page_routes(outputs: &[Output<'_>]) -> (Vec<Route>, Vec<String>) {
             };
             let mut route: Vec<(&str, &str)> = Vec::new();
             let mut arguments: Vec<&str> = Vec::new();
+            let mut record_arguments = 0;
             for (name, value) in parts(q) {
                 if !route_key(path, name) {
                     if !arguments.contains(&name) {
                         arguments.push(name);
+                        record_arguments += usize::from(names_a_record(value));
                     }
                     continue;
                 }
@@ -717,6 +720,7 @@ fn page_routes(outputs: &[Output<'_>]) -> (Vec<Route>, Vec<String>) {
             Route {
                 hash: h.digest(),
                 arguments: arguments.len(),
+                record_arguments,
             }
         })
         .collect();
@@ -749,6 +753,8 @@ struct Route {
     hash: u64,
     /// Query parameters of the sample other than the route keys.
     arguments: usize,
+    /// Of those, the ones whose value names a record ([`names_a_record`]).
+    record_arguments: usize,
 }
 
 /// The bytes of one output, hashed at once with [`xxh3_64`] (the same value the streaming
@@ -2788,7 +2794,9 @@ fn narrow_param(
         return None;
     };
     let wide_holds = wide.accepts(config) && wide.changed_in_evidenced_types == wide.changed;
-    if held_by_every_change && !(wide_holds && refers_to_entities(name, wide, round, parsed)) {
+    if held_by_every_change
+        && !(wide_holds && refers_to_entities(name, wide, round, parsed, may_change))
+    {
         return None;
     }
     // Evidence shown only on pages a front controller routes speaks for those routes, not for
@@ -2858,29 +2866,51 @@ fn narrow_param(
 }
 
 /// Whether parameter `name` refers to things the site may list on pages of their own: its
-/// values in the samples that showed it irrelevant are numbers, or paths of numbers joined by
-/// `_` (osCommerce's category path `cPath=3_10`), and one value stands beside different pages
-/// (`manufacturers_id=5` on two products of one brand, `f=2` on two topics of one forum). A
-/// session or visit id is unique to its page, and a campaign names no page of the site
-/// (`utm_source=newsletter`, `from=mail`).
-fn refers_to_entities(name: &str, wide: &Evidence, round: &Round<'_>, parsed: &[Parsed]) -> bool {
-    let mut clusters_of: FxHashMap<&str, u64> = FxHashMap::default();
-    let mut shared = false;
-    for &u in &wide.positive_samples {
-        let query = round.outputs[u as usize].1.as_deref().unwrap_or("");
-        for part in query.split('&').filter(|p| param_name(p) == name) {
-            let value = part.split_once('=').map_or("", |(_, v)| v);
-            let numbers = value
-                .split('_')
-                .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-            if !numbers {
-                return false;
-            }
-            let cluster = parsed[u as usize].cluster;
-            shared |= *clusters_of.entry(value).or_insert(cluster) != cluster;
-        }
+/// values in the samples that showed it irrelevant name records ([`names_a_record`]), and one
+/// value stands beside different pages among the samples it changes (`may_change`):
+/// `manufacturers_id=5` on two products of one brand, `f=2` on two topics of one forum. Those
+/// two need not be a merged pair: a 20% sample seldom shows one brand's products each beside
+/// its decorated twin. A session or visit id is unique to its page, and a campaign names no
+/// page of the site (`utm_source=newsletter`, `from=mail`).
+fn refers_to_entities(
+    name: &str,
+    wide: &Evidence,
+    round: &Round<'_>,
+    parsed: &[Parsed],
+    may_change: &[u32],
+) -> bool {
+    let value_of = |u: u32| param_value(round.outputs[u as usize].1.as_deref(), name);
+    if !wide
+        .positive_samples
+        .iter()
+        .filter_map(|&u| value_of(u))
+        .all(names_a_record)
+    {
+        return false;
     }
-    shared
+    let mut clusters_of: FxHashMap<&str, u64> = FxHashMap::default();
+    may_change.iter().any(|&u| {
+        value_of(u).is_some_and(|value| {
+            let cluster = parsed[u as usize].cluster;
+            *clusters_of.entry(value).or_insert(cluster) != cluster
+        })
+    })
+}
+
+/// The value of the first part of `query` naming parameter `name` (empty for a bare flag).
+fn param_value<'q>(query: Option<&'q str>, name: &str) -> Option<&'q str> {
+    query?
+        .split('&')
+        .find(|p| param_name(p) == name)
+        .map(|part| part.split_once('=').map_or("", |(_, v)| v))
+}
+
+/// Whether a query value has the shape of a record's key: a number, or a path of numbers
+/// joined by `_` (osCommerce's category path `cPath=3_10`).
+fn names_a_record(value: &str) -> bool {
+    value
+        .split('_')
+        .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Evidence for adding one action to the accepted ones (`round`), giving `after`; `may_change`
@@ -2988,7 +3018,15 @@ fn measure(
         } else {
             *unevidenced.entry(t).or_default() += 1;
             let route = round.routes[u as usize];
-            e.emptied_routes += u64::from(param_guards && route.hash != 0 && route.arguments == 1);
+            // The route's one argument, or its one record beside decoration
+            // (`manufacturer_id=7&from=mail`): without it the route names no page.
+            let emptied = route.arguments == 1
+                || (route.record_arguments == 1
+                    && dropped.is_some_and(|(name, _)| {
+                        param_value(round.outputs[u as usize].1.as_deref(), name)
+                            .is_some_and(names_a_record)
+                    }));
+            e.emptied_routes += u64::from(param_guards && route.hash != 0 && emptied);
         }
     }
     if unevidenced
@@ -5454,6 +5492,127 @@ mod tests {
         let out = learn(&friendly, &LearnConfig::default());
         let rewriter = SiteRewriter::new(out.rules.iter().map(|r| &r.action));
         assert_eq!(rewriter.rewrite(&url), None, "{:?}", out.rules);
+    }
+
+    #[test]
+    fn a_record_beside_decoration_still_names_its_route() {
+        // OpenCart's friendly product paths carry `manufacturer_id` as context, and the brand
+        // page `index.php?route=product/manufacturer/info&manufacturer_id=7` is that brand's
+        // listing. A 20% sample shows one brand page, reached by links with a tracker: the
+        // tracker is no record, so the brand id is still what names the route's page, and
+        // dropping it everywhere would make every brand one URL.
+        let mut s = Vec::new();
+        for n in 0..40u64 {
+            // Slugs of words: no number ties a path to its product id.
+            let slug: String = [b'a' + (n % 26) as u8, b'-', b'a' + (n / 26) as u8, b'x']
+                .map(char::from)
+                .iter()
+                .collect();
+            s.push(lu(&format!("http://o.example/{slug}"), n));
+            s.push(lu(
+                &format!("http://o.example/{slug}?manufacturer_id={}", 3 + n % 4),
+                n,
+            ));
+            s.push(lu(
+                &format!("http://o.example/index.php?route=product/product&product_id={n}"),
+                n,
+            ));
+        }
+        for tracker in ["mail", "feed"] {
+            s.push(lu(
+                &format!(
+                    "http://o.example/index.php?route=product/manufacturer/info&manufacturer_id=7&from={tracker}"
+                ),
+                107,
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let rewrite = rewriting(&out);
+        for brand in [5, 7] {
+            let url = format!(
+                "http://o.example/index.php?route=product/manufacturer/info&manufacturer_id={brand}"
+            );
+            assert_eq!(rewrite(&url), url, "{:?}", out.rules);
+        }
+    }
+
+    #[test]
+    fn an_id_shown_irrelevant_beside_other_ids_is_no_default() {
+        // osCommerce: `cPath` is breadcrumb context on product pages, and names the category's
+        // listing on `index.php`. The sample shows it irrelevant on products of several
+        // categories, of category 22 more than any other but not half; review pages of other
+        // categories, without a twin, carry it too, and the listings show each category once.
+        // Dropping `cPath` is refused for what it would reach unshown; `cPath=22` is no default
+        // either: the evidence showed other ids irrelevant as well, so it is context wherever
+        // it was shown, at any id.
+        let mut s = Vec::new();
+        for n in 0..40u64 {
+            s.push(lu(
+                &format!("http://c.example/product_info.php?products_id={n}"),
+                n,
+            ));
+            let category = if n < 14 {
+                22
+            } else {
+                [20, 21, 23][n as usize % 3]
+            };
+            s.push(lu(
+                &format!("http://c.example/product_info.php?cPath={category}&products_id={n}"),
+                n,
+            ));
+            if category != 22 && n % 2 == 0 {
+                s.push(lu(
+                    &format!(
+                        "http://c.example/product_reviews.php?cPath={category}&products_id={n}"
+                    ),
+                    200 + n,
+                ));
+            }
+        }
+        for category in 20..30u64 {
+            s.push(lu(
+                &format!("http://c.example/index.php?cPath={category}"),
+                100 + category,
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        let rewrite = rewriting(&out);
+        assert_eq!(
+            rewrite("http://c.example/index.php?cPath=22"),
+            "http://c.example/index.php?cPath=22",
+            "{:?}",
+            out.rules
+        );
+    }
+
+    #[test]
+    fn a_default_id_holds_most_of_the_evidence() {
+        // A shop's default language id spelled out (`lang=1`) is the page without it; another
+        // language (`lang=2`) is another page, except where an item has no translation and
+        // falls back to the default. The evidence shows two ids irrelevant, but most of it at
+        // one of them: that one is the default, dropped at that value only.
+        let mut s = Vec::new();
+        for n in 0..30u64 {
+            s.push(lu(&format!("http://l.example/shop.php?item={n}"), n));
+            s.push(lu(&format!("http://l.example/shop.php?item={n}&lang=1"), n));
+        }
+        for n in 30..45u64 {
+            let translated = n >= 33;
+            s.push(lu(&format!("http://l.example/shop.php?item={n}"), n));
+            s.push(lu(
+                &format!("http://l.example/shop.php?item={n}&lang=2"),
+                if translated { 100 + n } else { n },
+            ));
+        }
+        let out = learn(&s, &LearnConfig::default());
+        assert_eq!(
+            out.rules.iter().map(|r| &r.action).collect::<Vec<_>>(),
+            [&SiteAction::IgnoreParamValue {
+                name: "lang".into(),
+                value: "1".into(),
+                beside: None,
+            }]
+        );
     }
 
     #[test]

@@ -35,8 +35,8 @@ use std::borrow::Cow;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{
-    holds_beside, measure, param_name, Evidence, LearnConfig, Parsed, Round, SiteAction,
-    SiteRewriter, SmallClusters, Tested, MAX_BUNDLE_CANDIDATES, MIN_MOVED_ID_VALUES,
+    holds_beside, measure, names_a_record, param_name, Evidence, LearnConfig, Parsed, Round,
+    SiteAction, SiteRewriter, SmallClusters, Tested, MAX_BUNDLE_CANDIDATES, MIN_MOVED_ID_VALUES,
 };
 
 /// Distinct values at which a parameter must be shown irrelevant (duplicates merged by dropping
@@ -122,7 +122,25 @@ pub(super) fn at_default_value(
     if shown.is_empty() || (shown.len() >= MIN_IGNORED_VALUES && wide_accepted) {
         return AtDefault::Keep;
     }
-    let values = most_shown_values(shown, MAX_VALUES_TESTED);
+    // A number shown irrelevant beside other numbers, and at no more than half of the merges,
+    // is an id among ids: the parameter is context where it was shown, at any id, and no id is
+    // its default (osCommerce's `cPath` beside products of several categories: `cPath=22` is
+    // no default on `index.php`, where it is that category's listing). A default holds most of
+    // the evidence (PrestaShop's `id_lang=1`, seldom beside another language's id on paths
+    // that name the language), and a pager's first page is a default wherever it is written.
+    let numbers = shown.keys().filter(|v| names_a_record(v)).count();
+    let merges: usize = shown.values().sum();
+    let held_by_most: FxHashSet<&str> = shown
+        .iter()
+        .filter(|&(_, &n)| 2 * n > merges)
+        .map(|(&v, _)| v)
+        .collect();
+    let mut values = most_shown_values(shown, MAX_VALUES_TESTED);
+    if numbers >= MIN_IGNORED_VALUES {
+        values.retain(|v| {
+            !names_a_record(v) || held_by_most.contains(v) || is_first_page(&round.outputs, name, v)
+        });
+    }
     // The value on every route first; then, for a candidate scoped beside another parameter,
     // the value in that scope (a default that other page types carry without the sample showing
     // it redundant there).
