@@ -14,7 +14,9 @@ use undust::learn::eval::{canonicalize, measure, Metrics};
 use undust::learn::{learn_host, LabelledUrl, LearnConfig};
 
 use crate::learn::family_seed;
-use crate::support::learned_site::{fetched_in_a_fifth, learn_from_pages, truth};
+use crate::support::learned_site::{
+    fetched_in_a_fifth, learn_from_pages, print_false_merges, truth,
+};
 
 /// Pages of each generated site, as in the family runs.
 const PAGES: (usize, usize) = (1500, 5000);
@@ -143,31 +145,15 @@ fn from_pages_and_labels(
             let by_labels = measure(&truth, |u| {
                 canonicalize(&from_labels, &static_form(&normalizer, u))
             });
-            let by_pages = measure(&truth, |u| {
+            let by_rules_from_pages = |u: &str| {
                 let normal = static_form(&normalizer, u);
                 from_pages
                     .as_ref()
                     .map_or(normal.clone(), |rules| canonicalize(rules, &normal))
-            });
+            };
+            let by_pages = measure(&truth, by_rules_from_pages);
             if std::env::var("LEARN_DEBUG").is_ok() {
-                // Forms the rules learned from pages give to different contents (false merges).
-                let mut by_form: BTreeMap<String, BTreeMap<u64, &str>> = BTreeMap::new();
-                for p in &site.pages {
-                    let normal = static_form(&normalizer, &p.url);
-                    let form = from_pages
-                        .as_ref()
-                        .map_or(normal.clone(), |rules| canonicalize(rules, &normal));
-                    by_form
-                        .entry(form)
-                        .or_default()
-                        .insert(p.content_id, p.url.as_str());
-                }
-                for (form, ids) in by_form.iter().filter(|(_, ids)| ids.len() > 1).take(5) {
-                    eprintln!(
-                        "  false merge into {form}: {:?}",
-                        ids.values().collect::<Vec<_>>()
-                    );
-                }
+                print_false_merges(site, by_rules_from_pages, 5, "  ");
             }
             eprintln!(
                 "pages seed {seed} {:>18} {:>5} urls {:>5} fetched: labels {:.3} / {:.3} fp {:>4}, \

@@ -833,19 +833,12 @@ fn family_run_on(
                 for f in forms.values().filter(|f| f.len() > 1).take(unmerged) {
                     eprintln!("    unmerged: {f:?}");
                 }
-                let mut by_form: BTreeMap<String, BTreeMap<u64, &str>> = BTreeMap::new();
-                for p in &site.pages {
-                    by_form
-                        .entry(rules.canonical(&p.url))
-                        .or_default()
-                        .insert(p.content_id, p.url.as_str());
-                }
-                for (form, ids) in by_form.iter().filter(|(_, ids)| ids.len() > 1).take(3) {
-                    eprintln!(
-                        "    false merge into {form}: {:?}",
-                        ids.values().collect::<Vec<_>>()
-                    );
-                }
+                crate::support::learned_site::print_false_merges(
+                    &site,
+                    |u| rules.canonical(u),
+                    3,
+                    "    ",
+                );
             }
             per_host.push(m);
             families.push(site.kind.name());

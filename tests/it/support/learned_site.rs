@@ -4,6 +4,7 @@
 //! normalization followed by the learned rules. One place, so the tests cannot drift apart in
 //! how they learn.
 
+use std::collections::BTreeMap;
 use std::process::Command;
 
 use undust::canon::engine::HostRules;
@@ -102,6 +103,29 @@ fn static_form(normalizer: &StaticNormalizer, url: &str) -> String {
     normalizer
         .normalize(url)
         .map_or_else(|_| url.to_owned(), |normal| normal.to_string())
+}
+
+/// Prints up to `limit` forms `canonical` gives to pages of different contents (false merges),
+/// each with one URL per content, under `indent`: what a `LEARN_DEBUG` run shows of a host.
+pub fn print_false_merges(
+    site: &Site,
+    canonical: impl Fn(&str) -> String,
+    limit: usize,
+    indent: &str,
+) {
+    let mut by_form: BTreeMap<String, BTreeMap<u64, &str>> = BTreeMap::new();
+    for p in &site.pages {
+        by_form
+            .entry(canonical(&p.url))
+            .or_default()
+            .insert(p.content_id, p.url.as_str());
+    }
+    for (form, ids) in by_form.iter().filter(|(_, ids)| ids.len() > 1).take(limit) {
+        eprintln!(
+            "{indent}false merge into {form}: {:?}",
+            ids.values().collect::<Vec<_>>()
+        );
+    }
 }
 
 /// The site's URLs labelled with their true content (what a canonicalization is scored on).
