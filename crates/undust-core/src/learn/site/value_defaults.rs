@@ -13,7 +13,9 @@
 //!   ([`SiteAction::IgnoreParamValue`]); dropping it at every value needs duplicates shown at
 //!   [`MIN_IGNORED_VALUES`] values (a session id, a tracking tag: a new value on every link).
 //!   The same holds when dropping it everywhere is refused because other values name other
-//!   pages: the value the duplicates showed is tested alone ([`at_default_value`]);
+//!   pages: the value the duplicates showed is tested alone ([`at_default_value`]). A record's
+//!   id shown irrelevant beside other ids is context, not a default: an id is tried alone only
+//!   when most of the merged samples hold it, or when it is a pager's first page;
 //! - **defaults written together are one bundle**: two addresses of one page whose queries
 //!   differ by several parts present in one only, every one `name=value`, propose dropping
 //!   those parts at those values, tested together ([`default_bundles`]): none of them merges
