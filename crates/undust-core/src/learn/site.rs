@@ -3020,13 +3020,17 @@ fn measure(
             let route = round.routes[u as usize];
             // The route's one argument, or its one record beside decoration
             // (`manufacturer_id=7&from=mail`): without it the route names no page.
-            let emptied = route.arguments == 1
-                || (route.record_arguments == 1
-                    && dropped.is_some_and(|(name, _)| {
-                        param_value(round.outputs[u as usize].1.as_deref(), name)
-                            .is_some_and(names_a_record)
-                    }));
-            e.emptied_routes += u64::from(param_guards && route.hash != 0 && emptied);
+            // Asked only of a parameter candidate's samples on a route: the query is read
+            // for the last condition alone.
+            let emptied = param_guards
+                && route.hash != 0
+                && (route.arguments == 1
+                    || (route.record_arguments == 1
+                        && dropped.is_some_and(|(name, _)| {
+                            param_value(round.outputs[u as usize].1.as_deref(), name)
+                                .is_some_and(names_a_record)
+                        })));
+            e.emptied_routes += u64::from(emptied);
         }
     }
     if unevidenced

@@ -132,15 +132,15 @@ pub(super) fn at_default_value(
     // that name the language), and a pager's first page is a default wherever it is written.
     let numbers = shown.keys().filter(|v| names_a_record(v)).count();
     let merges: usize = shown.values().sum();
-    let held_by_most: FxHashSet<&str> = shown
+    // At most one value holds more than half of the merges.
+    let held_by_most = shown
         .iter()
-        .filter(|&(_, &n)| 2 * n > merges)
-        .map(|(&v, _)| v)
-        .collect();
+        .find(|&(_, &n)| 2 * n > merges)
+        .map(|(&v, _)| v);
     let mut values = most_shown_values(shown, MAX_VALUES_TESTED);
     if numbers >= MIN_IGNORED_VALUES {
-        values.retain(|v| {
-            !names_a_record(v) || held_by_most.contains(v) || is_first_page(&round.outputs, name, v)
+        values.retain(|&v| {
+            !names_a_record(v) || held_by_most == Some(v) || is_first_page(&round.outputs, name, v)
         });
     }
     // The value on every route first; then, for a candidate scoped beside another parameter,
