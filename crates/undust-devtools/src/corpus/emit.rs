@@ -187,6 +187,11 @@ pub(crate) struct Emitter {
     by_url: UrlIndex,
     /// Case-folded path + query → content, on case-insensitive sites.
     by_folded: Option<UrlIndex>,
+    /// The plain URL of each form a content was emitted under (case-folded as `by_folded`
+    /// folds) → that content. A decorated URL (a tracker, a highlight, another case) names
+    /// the resource its plain URL names, so a content whose plain form another content owns
+    /// is refused that form, decorated or not.
+    by_plain: UrlIndex,
     pub hard_negatives: Vec<(String, String)>,
     pub rules: Vec<ExpectedDust>,
     pub extras: Vec<Extra>,
@@ -231,6 +236,7 @@ impl Emitter {
             pages: Vec::with_capacity(cap.min(1 << 20)),
             by_url: UrlIndex::with_capacity_and_hasher(cap.min(1 << 20), Xxh3DefaultBuilder),
             by_folded: None,
+            by_plain: UrlIndex::default(),
             hard_negatives: Vec::new(),
             rules: Vec::new(),
             extras: Vec::new(),
@@ -409,6 +415,9 @@ impl Emitter {
         kind: PageKind,
     ) -> (Added, String) {
         let url = self.build(forms, d);
+        if !self.claim_plain_form(forms, d.form, id) {
+            return (Added::Refused, url);
+        }
         let is_alias = d.form != 0 && forms.get(d.form).is_some_and(|f| f.rule.is_some());
         let final_url = (self.redirects_aliases && is_alias).then(|| {
             let mut to = d.clone();
@@ -419,6 +428,32 @@ impl Emitter {
             self.add_labelled(url.clone(), id, id, kind, None, final_url),
             url,
         )
+    }
+
+    /// Claims the plain URL of every form of content `id` as it is created, so the forms two
+    /// contents share belong to the first of them, whichever of its forms it emits.
+    fn claim_plain_forms(&mut self, forms: &[Form], id: u64) {
+        for form in 0..forms.len() {
+            self.claim_plain_form(forms, form, id);
+        }
+    }
+
+    /// Claims the plain URL of `forms[form]` for content `id`; false when another content
+    /// owns it. Without this, two contents given one address by a generator (two sections
+    /// drawn with one name) would each keep the decorated URLs the other had not taken, and
+    /// a correct merge of them would be scored false.
+    fn claim_plain_form(&mut self, forms: &[Form], form: usize, id: u64) -> bool {
+        let plain = self.build(forms, &Decoration::plain(form));
+        let identity = match (&self.by_folded, self.case_query) {
+            (None, _) => plain,
+            (Some(_), true) => fold_all_case(&plain, self.origin.len()),
+            (Some(_), false) => fold_path_case(&plain, self.origin.len()),
+        };
+        *self
+            .by_plain
+            .entry(xxh3_64(identity.as_bytes()))
+            .or_insert(id)
+            == id
     }
 
     /// Adds one URL with all its attributes.
@@ -525,6 +560,7 @@ impl Emitter {
     /// crawled URLs, plus example pairs for expected rules that still lack them.
     pub fn content(&mut self, rng: &mut ChaCha8Rng, forms: &[Form], kind: PageKind) -> Emitted {
         let id = self.new_id();
+        self.claim_plain_forms(forms, id);
         self.set_canonical(forms);
         let k = if self.dust { self.zipf.sample(rng) } else { 1 };
         let first = self.variants(rng, id, forms, kind, k, None);
@@ -545,6 +581,7 @@ impl Emitter {
         kind: PageKind,
     ) -> Emitted {
         let id = self.new_id();
+        self.claim_plain_forms(forms, id);
         self.set_canonical(forms);
         let mut first = None;
         if let Some((d, url_a)) = &of.first {
@@ -857,6 +894,76 @@ mod tests {
         assert_eq!(
             em.build(&forms, &d),
             "http://h/index.php?/category/5&b=2&a=1"
+        );
+    }
+
+    #[test]
+    fn a_decorated_address_belongs_to_the_content_owning_it_plain() {
+        let mut em = Emitter::new("http://h".into(), 0, 10, Zipf::new(3, 2.0), true);
+        em.set_case_insensitive(0.5);
+        em.add_extra(
+            DustRule::IgnoreQueryKey { key: "sid".into() },
+            "sid".into(),
+            Extra {
+                rule: 0,
+                name: "sid".into(),
+                place: ExtraPlace::Query,
+                prob: 0.5,
+                values: vec!["abc".into()],
+            },
+        );
+        // Two contents a generator gave one folder, the second spelled in another case.
+        let first = [Form {
+            parts: UrlParts::new("/Opinion/"),
+            rule: None,
+        }];
+        let second = [Form {
+            parts: UrlParts::new("/opinion/"),
+            rule: None,
+        }];
+        let tracked = Decoration {
+            form: 0,
+            extras: vec![(0, 0)],
+            case: Case::Original,
+            reorder: false,
+        };
+        let (a, b) = (em.new_id(), em.new_id());
+        assert_eq!(
+            em.add_decorated(&first, &tracked, a, PageKind::Listing).0,
+            Added::New
+        );
+        // Neither the plain URL, which `a` never emitted, nor a decoration of it is `b`'s.
+        let plain = Decoration::plain(0);
+        assert_eq!(
+            em.add_decorated(&second, &plain, b, PageKind::Listing).0,
+            Added::Refused
+        );
+        let mut upper = tracked.clone();
+        upper.case = Case::Upper;
+        assert_eq!(
+            em.add_decorated(&second, &upper, b, PageKind::Listing).0,
+            Added::Refused
+        );
+        assert_eq!(
+            em.add_decorated(&first, &plain, a, PageKind::Listing).0,
+            Added::New
+        );
+        // A content owns every form it was created with, emitted or not: a namespace's start
+        // page drawn twice keeps its script form for the first, whichever came to emit it.
+        let canonical = Form {
+            parts: UrlParts::new("/change/start"),
+            rule: None,
+        };
+        let script = Form {
+            parts: UrlParts::new("/doku.php").q("id", "change:start"),
+            rule: Some(0),
+        };
+        let (c, d) = (em.new_id(), em.new_id());
+        em.claim_plain_forms(&[canonical.clone(), script.clone()], c);
+        em.claim_plain_forms(&[canonical, script.clone()], d);
+        assert_eq!(
+            em.add_decorated(&[script], &plain, d, PageKind::Article).0,
+            Added::Refused
         );
     }
 

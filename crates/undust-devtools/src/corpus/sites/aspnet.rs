@@ -62,6 +62,8 @@ impl AspNet {
             "Article.aspx",
         ];
         let keys = ["ID", "Id", "ItemID", "ArticleId", "pid"];
+        // Folder names are distinct case-insensitively: one folder is one section on IIS.
+        let mut folders = HashSet::new();
         let sections = (0..rng.random_range(2..=5))
             .map(|_| {
                 (
@@ -70,6 +72,7 @@ impl AspNet {
                     pick(rng, &keys, "ID").to_string(),
                 )
             })
+            .filter(|(folder, _, _)| folders.insert(folder.to_ascii_lowercase()))
             .collect();
         AspNet {
             base: base.to_string(),

@@ -44,13 +44,17 @@ impl DokuWiki {
             _ => 2,
         };
         let slash = rewrite != 0 && rng.random_bool(0.4);
+        // Namespace names are distinct: one name is one namespace, with one start page.
+        let mut names = HashSet::new();
+        let namespaces = (0..rng.random_range(2..=6))
+            .map(|_| word(rng).to_string())
+            .filter(|name| names.insert(name.clone()))
+            .collect();
         let mut wiki = DokuWiki {
             base: base.to_string(),
             rewrite,
             slash,
-            namespaces: (0..rng.random_range(2..=6))
-                .map(|_| word(rng).to_string())
-                .collect(),
+            namespaces,
             rules: [0; 4],
             next_rev: rng.random_range(1_200_000_000..1_700_000_000),
             used: HashSet::new(),
@@ -157,12 +161,14 @@ impl DokuWiki {
         for _ in 0..8 {
             let ns = &self.namespaces[rng.random_range(0..self.namespaces.len())];
             let page = join_words(rng, 1..=3, "_");
+            // `ns:start` is the namespace's start page, emitted on its own.
+            let is_start = page == "start";
             let id = if rng.random_bool(0.15) {
                 page
             } else {
                 format!("{ns}:{page}")
             };
-            if id != "start" && self.used.insert(id.clone()) {
+            if !is_start && self.used.insert(id.clone()) {
                 return id;
             }
         }
