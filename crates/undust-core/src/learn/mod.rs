@@ -1156,6 +1156,48 @@ mod tests {
         }
     }
 
+    /// OpenCart names a subcategory by its path of ids or by its own id alone
+    /// (`path=25_28` ≡ `path=28`), so a 20% sample holds sorted listings merged under two
+    /// values of `path`. Those values nest: one value written two ways, not `path` shown
+    /// irrelevant, and two categories' listings in one order must stay two pages.
+    #[test]
+    fn a_value_written_two_ways_is_no_evidence_its_key_is_irrelevant() {
+        let listing = |path: &str, sort: &str, order: &str| {
+            format!(
+                "http://store.example/index.php?route=product/category&path={path}\
+                 &sort={sort}&order={order}"
+            )
+        };
+        // A fifth of a shop: each category's listing in one order, under both spellings.
+        let sorts = ["p.price", "pd.name", "p.model", "p.rating", "p.sort_order"];
+        let mut samples = Vec::new();
+        for (n, sort) in sorts.iter().enumerate() {
+            for (m, order) in ["ASC", "DESC"].iter().enumerate() {
+                let parent = 20 + n as u64;
+                let child = 100 + 10 * parent + m as u64;
+                let c = 10 * parent + m as u64;
+                samples.push(lu(listing(&format!("{parent}_{child}"), sort, order), c));
+                samples.push(lu(listing(&child.to_string(), sort, order), c));
+            }
+        }
+        for product in 0..40u64 {
+            samples.push(lu(
+                format!(
+                    "http://store.example/index.php?route=product/product&product_id={product}"
+                ),
+                10_000 + product,
+            ));
+        }
+        let out = learn_host("store.example", &samples, &LearnConfig::default()).unwrap();
+        let canonical = canonicalizer(&out.rules);
+        assert_ne!(
+            canonical(&listing("57", "p.price", "ASC")),
+            canonical(&listing("58", "p.price", "ASC")),
+            "{:#?}",
+            out.rules
+        );
+    }
+
     /// The same repository, where the documents keep their `details` rule: its `*` is fenced
     /// off files (`Rule::not_files`) instead of the rule being refused because files sit
     /// beside the documents (stop 23 refused it, and Plone's documents lost their `/view`).

@@ -32,6 +32,7 @@ use super::config::LearnConfig;
 use super::key::{fold, pair_hash, KeyId, Samples, ValId};
 use super::operations::Op;
 use super::tree::Cond;
+use crate::canon::rules::key::Component;
 use crate::canon::rules::Extract;
 
 /// Evidence about one merged key.
@@ -451,6 +452,34 @@ impl<'a> Proofer<'a> {
         })
     }
 
+    /// Whether `key` is a query parameter, every URL of one cluster holds it with a value, and
+    /// its values nest, one inside the other (OpenCart's category path `path=25_28` beside its
+    /// last id `path=28`): one value written two ways, not a key shown irrelevant. `run` holds
+    /// (cluster, value) pairs. Path segments are left out: a folder's names nest by chance
+    /// (`w` in `wiki`).
+    fn values_nest(&self, key: KeyId, run: &[(u32, u32)]) -> bool {
+        if !matches!(self.samples.key_comp[key as usize], Component::Query) {
+            return false;
+        }
+        let values: Option<Vec<String>> = run
+            .iter()
+            .map(|&(_, v)| {
+                self.samples
+                    .values
+                    .get(v as usize)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| s.to_ascii_lowercase())
+            })
+            .collect();
+        values.is_some_and(|values| {
+            values.iter().all(|a| {
+                values
+                    .iter()
+                    .all(|b| a.contains(b.as_str()) || b.contains(a.as_str()))
+            })
+        })
+    }
+
     /// Hash of the lower-cased value (`u32::MAX`: absent, hashed as [`ABSENT_HASH`]).
     fn lower_hash(&self, v: u32) -> u64 {
         match self.samples.values.get(v as usize) {
@@ -842,7 +871,7 @@ impl<'a> Proofer<'a> {
                     // key is irrelevant: compare lower-cased.
                     let run = &by_cv[i..i + j];
                     let lowered: Vec<u64> = run.iter().map(|x| self.lower_hash(x.1)).collect();
-                    if lowered.iter().any(|h| *h != lowered[0]) {
+                    if lowered.iter().any(|h| *h != lowered[0]) && !self.values_nest(k, run) {
                         positive_values[ki].extend(lowered);
                     }
                     i += j;
