@@ -834,9 +834,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn build_places_extras() {
-        let mut em = Emitter::new("http://h".into(), 0, 100, Zipf::new(3, 2.0), true);
+    /// Adds a session id `sid=abc` as the site's first extra.
+    fn add_session_id(em: &mut Emitter) {
         em.add_extra(
             DustRule::IgnoreQueryKey { key: "sid".into() },
             "sid".into(),
@@ -848,6 +847,12 @@ mod tests {
                 values: vec!["abc".into()],
             },
         );
+    }
+
+    #[test]
+    fn build_places_extras() {
+        let mut em = Emitter::new("http://h".into(), 0, 100, Zipf::new(3, 2.0), true);
+        add_session_id(&mut em);
         em.add_extra(
             DustRule::IgnorePathParameter {
                 name: "jsessionid".into(),
@@ -901,17 +906,7 @@ mod tests {
     fn a_decorated_address_belongs_to_the_content_owning_it_plain() {
         let mut em = Emitter::new("http://h".into(), 0, 10, Zipf::new(3, 2.0), true);
         em.set_case_insensitive(0.5);
-        em.add_extra(
-            DustRule::IgnoreQueryKey { key: "sid".into() },
-            "sid".into(),
-            Extra {
-                rule: 0,
-                name: "sid".into(),
-                place: ExtraPlace::Query,
-                prob: 0.5,
-                values: vec!["abc".into()],
-            },
-        );
+        add_session_id(&mut em);
         // Two contents a generator gave one folder, the second spelled in another case.
         let first = [Form {
             parts: UrlParts::new("/Opinion/"),
