@@ -355,13 +355,29 @@ impl Evidence {
         self.negative_groups == 0 && self.accepts_with_support(config, min_support_clusters)
     }
 
+    /// Whether the evidence shows a pager's first page redundant
+    /// ([`value_defaults::is_first_page`], asked by the caller): one cluster suffices, with no
+    /// merge of different pages. The guard for a parameter shown only off a front controller's
+    /// routes ([`Evidence::beside_the_routes`]) is waived: it keeps an argument that may name
+    /// the page on routes the sample lacks (a brand's id), and a pager's first page names no
+    /// page of its own on any route (TYPO3 spells out its default page type `type=0` on pages,
+    /// while only its news plugin's URLs are routes).
+    fn accepts_as_first_page(&self, config: &LearnConfig) -> bool {
+        self.negative_groups == 0
+            && self.accepts_whatever_the_routes(config, value_defaults::FIRST_PAGE_MIN_CLUSTERS)
+    }
+
     /// [`Evidence::accepts`] with `min_support_clusters` in place of the configured one.
     fn accepts_with_support(&self, config: &LearnConfig, min_support_clusters: u32) -> bool {
+        !self.beside_the_routes && self.accepts_whatever_the_routes(config, min_support_clusters)
+    }
+
+    /// [`Evidence::accepts_with_support`] without [`Evidence::beside_the_routes`].
+    fn accepts_whatever_the_routes(&self, config: &LearnConfig, min_support_clusters: u32) -> bool {
         let groups = self.positive_groups + self.negative_groups;
         groups > 0
             && self.contrary_types == 0
             && self.emptied_routes == 0
-            && !self.beside_the_routes
             && self.changed_in_evidenced_types as f64 >= MIN_TYPE_COVERAGE * self.changed as f64
             && (self.largest_unevidenced_type < MIN_UNEVIDENCED_TYPE_SAMPLES
                 || self.largest_unevidenced_type as f64
@@ -1142,11 +1158,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 matches!(&candidate, SiteAction::IgnoreParamValue { name, value, .. }
                     if value_defaults::is_first_page(&round.outputs, name, value))
             };
-            if !contradicted
-                && !accepts
-                && evidence.accepts_uncontradicted(config, value_defaults::FIRST_PAGE_MIN_CLUSTERS)
-                && first_page()
-            {
+            if !contradicted && !accepts && evidence.accepts_as_first_page(config) && first_page() {
                 // Tested again once the round settles: a template or a route that writes the
                 // pager's value (Discuz!'s `thread-N-M-1.html` for `&page=M`) is found on the
                 // outputs that still spell it, as with more evidence it would be.
@@ -1198,7 +1210,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 let mut with = rewriter.clone();
                 with.add(&candidate);
                 let (evidence, moved) = measure(&parsed, &with, &round, &may_change, None, true);
-                if evidence.accepts_uncontradicted(config, value_defaults::FIRST_PAGE_MIN_CLUSTERS)
+                if evidence.accepts_as_first_page(config)
                     && !names_another_view(
                         &candidate, &parsed, &rewriter, &round, &moved, &clusters,
                     )

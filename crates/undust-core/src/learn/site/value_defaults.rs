@@ -28,7 +28,8 @@
 //! duplicates: the parameter takes only numbers, several of them above the value, so the value
 //! is where the pager starts ([`is_first_page`]). A fifth of a site's pages holds a list's page
 //! 1 and its bare address together in one cluster or two, seldom three, so for such a value one
-//! cluster suffices, with no merge of different pages at all (Drupal's and Discourse's pagers
+//! cluster suffices, with no merge of different pages at all, on a front controller's routes as
+//! off them ([`Evidence::accepts_as_first_page`]) (Drupal's and Discourse's pagers
 //! count from 0: their `page=1` is the second page, and any sample pair of it with the bare list
 //! refuses the drop).
 
@@ -163,7 +164,7 @@ pub(super) fn at_default_value(
             with.add(&action);
             let (evidence, moved) = measure(parsed, &with, round, &part_holders, None, true);
             if evidence.accepts(config)
-                || (evidence.accepts_uncontradicted(config, FIRST_PAGE_MIN_CLUSTERS)
+                || (evidence.accepts_as_first_page(config)
                     && is_first_page(&round.outputs, name, value))
             {
                 return AtDefault::Value(Box::new((action, with, evidence, moved)));
@@ -536,6 +537,43 @@ mod tests {
         );
         let second = Url::parse(&format!("{b}&id_category=77&p=2")).unwrap();
         assert_eq!(rewriter.rewrite(&second), None);
+    }
+
+    /// TYPO3: pages by id, a few written with the default page type `type=0`, others in the
+    /// print and feed types (`type=98`, `type=9818`, pages of their own), and a news plugin
+    /// whose detail URLs are a front controller's routes (`action=detail`) written also as
+    /// friendly paths. `type` changes no routed page, yet its `0` starts the type's numbers
+    /// as a pager's first page does: a default on any route, dropped on thin evidence.
+    #[test]
+    fn a_first_value_is_a_default_beside_a_controllers_routes() {
+        let mut samples = Vec::new();
+        for n in 0..12u64 {
+            samples.push(lu(
+                format!(
+                    "https://t.example/news/detail?action=detail&controller=News&news={n}&cHash=c{n}"
+                ),
+                1000 + n,
+            ));
+            samples.push(lu(
+                format!("https://t.example/news/detail/story-{n}"),
+                1000 + n,
+            ));
+        }
+        for n in 0..40u64 {
+            samples.push(lu(format!("https://t.example/index.php?id={n}"), n));
+            if n < 3 {
+                samples.push(lu(format!("https://t.example/index.php?id={n}&type=0"), n));
+            }
+        }
+        for (n, page_type) in [(10u64, 98), (11, 98), (12, 9818), (13, 9818)] {
+            samples.push(lu(
+                format!("https://t.example/index.php?id={n}&type={page_type}"),
+                2000 + n,
+            ));
+        }
+        let out = learn(&samples, &LearnConfig::default());
+        assert!(ignores_value(&out, "type", "0"), "{:?}", actions(&out));
+        assert!(!ignores_every_value(&out, "type"), "{:?}", actions(&out));
     }
 
     #[test]
