@@ -452,11 +452,11 @@ impl<'a> Proofer<'a> {
         })
     }
 
-    /// Whether `key` is a query parameter, every URL of one cluster holds it with a value, and
-    /// its values nest, one inside the other (OpenCart's category path `path=25_28` beside its
-    /// last id `path=28`): one value written two ways, not a key shown irrelevant. `run` holds
-    /// (cluster, value) pairs. Path segments are left out: a folder's names nest by chance
-    /// (`w` in `wiki`).
+    /// Whether `key` is a query parameter, every URL of one cluster in a merged group holds it
+    /// with a value, and those values nest, one inside the other (OpenCart's category path
+    /// `path=25_28` beside its last id `path=28`): one value written two ways, not a key shown
+    /// irrelevant. `run` holds the cluster's (cluster, value) pairs in the group. Path segments
+    /// are left out: a folder's names nest by chance (`w` in `wiki`).
     fn values_nest(&self, key: KeyId, run: &[(u32, u32)]) -> bool {
         if !matches!(self.samples.key_comp[key as usize], Component::Query) {
             return false;

@@ -28,10 +28,10 @@
 //! duplicates: the parameter takes only numbers, several of them above the value, so the value
 //! is where the pager starts ([`is_first_page`]). A fifth of a site's pages holds a list's page
 //! 1 and its bare address together in one cluster or two, seldom three, so for such a value one
-//! cluster suffices, with no merge of different pages at all, on a front controller's routes as
-//! off them ([`Evidence::accepts_as_first_page`]) (Drupal's and Discourse's pagers
+//! cluster suffices, with no merge of different pages at all, on a front controller's routes or
+//! off them ([`Evidence::accepts_as_first_page`]). Drupal's and Discourse's pagers
 //! count from 0: their `page=1` is the second page, and any sample pair of it with the bare list
-//! refuses the drop).
+//! refuses the drop.
 
 use std::borrow::Cow;
 
