@@ -144,6 +144,20 @@ pub(crate) fn names_a_position(view: &str) -> bool {
     view.bytes().any(|b| b.is_ascii_digit())
 }
 
+/// Whether the values one page was shown with nest, each inside every other: one value written
+/// two ways (OpenCart's category path `path=25_28` beside its last id `path=28`), not a
+/// parameter shown irrelevant. Shared by the site-rule search (`site`'s
+/// `values_written_two_ways`) and the pattern tree's proofing (`Proofer::values_nest`).
+pub(crate) fn values_nest<S: AsRef<str>>(values: &[S]) -> bool {
+    values.iter().all(|a| {
+        let a = a.as_ref();
+        values.iter().all(|b| {
+            let b = b.as_ref();
+            a.contains(b) || b.contains(a)
+        })
+    })
+}
+
 fn check_config(c: &LearnConfig) -> Result<(), LearnError> {
     let unit = [
         ("o_min", c.o_min),

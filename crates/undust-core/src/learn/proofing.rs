@@ -471,13 +471,7 @@ impl<'a> Proofer<'a> {
                     .map(|s| s.to_ascii_lowercase())
             })
             .collect();
-        values.is_some_and(|values| {
-            values.iter().all(|a| {
-                values
-                    .iter()
-                    .all(|b| a.contains(b.as_str()) || b.contains(a.as_str()))
-            })
-        })
+        values.is_some_and(|values| super::values_nest(&values))
     }
 
     /// Hash of the lower-cased value (`u32::MAX`: absent, hashed as [`ABSENT_HASH`]).

@@ -3511,10 +3511,7 @@ fn values_written_two_ways(
         if values.len() < *size {
             return false;
         }
-        let nested = values
-            .iter()
-            .all(|a| values.iter().all(|b| a.contains(b) || b.contains(a)));
-        if !nested {
+        if !super::values_nest(values) {
             return false;
         }
         shown = true;
