@@ -15,7 +15,7 @@ use undust::learn::{learn_host, LabelledUrl, LearnConfig};
 
 use crate::learn::family_seed;
 use crate::support::learned_site::{
-    fetched_in_a_fifth, learn_from_pages, print_false_merges, truth,
+    fetched_in_a_fifth, learn_from_pages, print_false_merges, print_unmerged, truth,
 };
 
 /// Pages of each generated site, as in the family runs.
@@ -154,6 +154,7 @@ fn from_pages_and_labels(
             let by_pages = measure(&truth, by_rules_from_pages);
             if std::env::var("LEARN_DEBUG").is_ok() {
                 print_false_merges(site, by_rules_from_pages, 5, "  ");
+                print_unmerged(site, by_rules_from_pages, 3, "  ");
             }
             eprintln!(
                 "pages seed {seed} {:>18} {:>5} urls {:>5} fetched: labels {:.3} / {:.3} fp {:>4}, \

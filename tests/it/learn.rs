@@ -558,16 +558,12 @@ fn corpus_run(
             );
             if std::env::var("LEARN_DEBUG").is_ok() {
                 eprintln!("    {:?}", out.report);
-                let mut forms: BTreeMap<u64, std::collections::BTreeSet<String>> = BTreeMap::new();
-                for p in &site.pages {
-                    forms
-                        .entry(p.content_id)
-                        .or_default()
-                        .insert(canonicalize(&engine, &p.url));
-                }
-                for f in forms.values().filter(|f| f.len() > 1).take(4) {
-                    eprintln!("    unmerged: {f:?}");
-                }
+                crate::support::learned_site::print_unmerged(
+                    &site,
+                    |u| canonicalize(&engine, u),
+                    4,
+                    "    ",
+                );
                 for e in &site.expected {
                     eprintln!("    expected: {e:?}");
                 }
@@ -803,13 +799,6 @@ fn family_run_on(
                         }
                     );
                 }
-                let mut forms: BTreeMap<u64, std::collections::BTreeSet<String>> = BTreeMap::new();
-                for p in &site.pages {
-                    forms
-                        .entry(p.content_id)
-                        .or_default()
-                        .insert(rules.canonical(&p.url));
-                }
                 // Which of the site's documented DUST forms the rules reach (by its examples).
                 for e in &site.expected {
                     let reached = e
@@ -824,15 +813,12 @@ fn family_run_on(
                         e.description
                     );
                 }
-                // `LEARN_DEBUG_UNMERGED=N` lists N groups instead of 3 (every group, to sort
-                // the misses by kind).
-                let unmerged = std::env::var("LEARN_DEBUG_UNMERGED")
-                    .ok()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(3);
-                for f in forms.values().filter(|f| f.len() > 1).take(unmerged) {
-                    eprintln!("    unmerged: {f:?}");
-                }
+                crate::support::learned_site::print_unmerged(
+                    &site,
+                    |u| rules.canonical(u),
+                    3,
+                    "    ",
+                );
                 crate::support::learned_site::print_false_merges(
                     &site,
                     |u| rules.canonical(u),

@@ -105,6 +105,27 @@ fn static_form(normalizer: &StaticNormalizer, url: &str) -> String {
         .map_or_else(|_| url.to_owned(), |normal| normal.to_string())
 }
 
+/// Prints up to `limit` contents whose pages `canonical` leaves under more than one form (the
+/// compression missed), each as its set of forms, under `indent`: the rest of what a
+/// `LEARN_DEBUG` run shows of a host. `LEARN_DEBUG_UNMERGED=N` asks for N instead (every
+/// content, to sort the misses by kind).
+pub fn print_unmerged(site: &Site, canonical: impl Fn(&str) -> String, limit: usize, indent: &str) {
+    let limit = std::env::var("LEARN_DEBUG_UNMERGED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(limit);
+    let mut forms: BTreeMap<u64, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for p in &site.pages {
+        forms
+            .entry(p.content_id)
+            .or_default()
+            .insert(canonical(&p.url));
+    }
+    for f in forms.values().filter(|f| f.len() > 1).take(limit) {
+        eprintln!("{indent}unmerged: {f:?}");
+    }
+}
+
 /// Prints up to `limit` forms `canonical` gives to pages of different contents (false merges),
 /// each with one URL per content, under `indent`: what a `LEARN_DEBUG` run shows of a host.
 pub fn print_false_merges(

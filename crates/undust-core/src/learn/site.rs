@@ -94,6 +94,10 @@ const MAX_UNEVIDENCED_TYPE_SHARE: f64 = 0.05;
 /// `viewforum.php`, though it is redundant on `viewtopic.php`), so no site-wide rule; the
 /// pattern tree may still learn it for the page types that show it.
 const MIN_CONTRARY_GROUPS: u64 = 2;
+/// Page types a parameter is shown irrelevant on before it reads as decorating links, not as
+/// standing for another view of a page ([`names_another_view`]): more than the two spellings of
+/// one kind of page a view may be shown on.
+const MIN_DECORATED_TYPES: u64 = 3;
 /// A query parameter held by at least this share of a script's samples is the script's
 /// dispatch, and its values name page types ([`page_routes`]): a dispatch key is on nearly
 /// every URL of its script (the home page may lack it), while an option of some pages
@@ -333,6 +337,8 @@ struct Evidence {
     /// Page types where the candidate merged only different pages, at least
     /// [`MIN_CONTRARY_GROUPS`] times.
     contrary_types: u64,
+    /// Page types where the candidate merged duplicates ([`names_another_view`]).
+    evidenced_types: u64,
     /// Samples in groups that merged duplicates.
     positive_samples: Vec<u32>,
 }
@@ -1089,8 +1095,18 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             // A parameter that names another view of the page somewhere is no decoration of it
             // (checked last, on a candidate otherwise accepted: it reads every moved sample's
             // cluster, and most candidates are refused before that).
-            let strays =
-                || names_another_view(&candidate, &parsed, &rewriter, &round, &moved, &clusters);
+            let evidenced_types = evidence.evidenced_types;
+            let strays = || {
+                names_another_view(
+                    &candidate,
+                    evidenced_types,
+                    &parsed,
+                    &rewriter,
+                    &round,
+                    &moved,
+                    &clusters,
+                )
+            };
             if let SiteAction::DefaultDocument { name } = &candidate {
                 evidence.negative_groups +=
                     document_shown_elsewhere(&parsed, &clusters, &round.outputs, name, &may_change);
@@ -1212,7 +1228,13 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 let (evidence, moved) = measure(&parsed, &with, &round, &may_change, None, true);
                 if evidence.accepts_as_first_page(config)
                     && !names_another_view(
-                        &candidate, &parsed, &rewriter, &round, &moved, &clusters,
+                        &candidate,
+                        evidence.evidenced_types,
+                        &parsed,
+                        &rewriter,
+                        &round,
+                        &moved,
+                        &clusters,
                     )
                 {
                     rewriter = with;
@@ -3017,6 +3039,7 @@ fn measure(
             }
         }
     }
+    e.evidenced_types = evidenced_types.len() as u64;
     e.contrary_types = negative_by_type
         .iter()
         .filter(|(t, &n)| n >= MIN_CONTRARY_GROUPS && !evidenced_types.contains(*t))
@@ -3077,9 +3100,19 @@ fn measure(
 /// Whether `candidate`, a parameter dropped (or dropped at one value), names another view of
 /// the page somewhere ([`param_strays`]), or a page itself ([`names_the_page`], for a parameter
 /// dropped everywhere); `false` for any other action. `moved` are the samples it changes under
-/// `rewriter`, the accepted actions.
+/// `rewriter`, the accepted actions, and `evidenced_types` the page types where it merged
+/// duplicates ([`Evidence::evidenced_types`]).
+///
+/// A view belongs to one kind of page (a thread's last post, its printable form), or to the two
+/// spellings of one (MyBB's `showthread.php?tid=5` and `thread-5.html`). A parameter shown
+/// irrelevant on [`MIN_DECORATED_TYPES`] kinds of page decorates the links to all of them, and a
+/// cluster that holds another view beside it and no bare URL holds a default spelled out that
+/// the thin sample never showed merged (NodeBB's `?from=x` beside `?sort=recently_replied`,
+/// Discuz!'s `?fromuid=5` beside `?do=profile`): the stray reading is not asked. Whether the
+/// parameter names the page itself still is.
 fn names_another_view(
     candidate: &SiteAction,
+    evidenced_types: u64,
     parsed: &[Parsed],
     rewriter: &SiteRewriter,
     round: &Round<'_>,
@@ -3089,14 +3122,16 @@ fn names_another_view(
     matches!(
         candidate,
         SiteAction::IgnoreParam { .. } | SiteAction::IgnoreParamValue { .. }
-    ) && param_strays(
-        parsed,
-        std::slice::from_ref(candidate),
-        rewriter,
-        round,
-        moved,
-        clusters,
-    ) || matches!(candidate, SiteAction::IgnoreParam { name, beside: None }
+    ) && evidenced_types < MIN_DECORATED_TYPES
+        && param_strays(
+            parsed,
+            std::slice::from_ref(candidate),
+            rewriter,
+            round,
+            moved,
+            clusters,
+        )
+        || matches!(candidate, SiteAction::IgnoreParam { name, beside: None }
             if names_the_page(name, round, parsed, moved, clusters))
 }
 
@@ -3949,6 +3984,45 @@ mod tests {
         assert!(has_rule(&first, cmp), "{:#?}", first.rules);
         let later = shop("page=2");
         assert!(!has_rule(&later, cmp), "{:#?}", later.rules);
+    }
+
+    /// NodeBB from a fifth of its pages (draws 101 to 140): a forum decorates links with `from`
+    /// on topics, users and tags, shown irrelevant on each, but one category's cluster held
+    /// `?from=mail` beside the default order spelled out (`?sort=recently_replied`) and no bare
+    /// URL, and `sort` names pages at its other values: `from` read as standing for that view
+    /// and was kept everywhere. Shown irrelevant on three kinds of page, it decorates links; on
+    /// two, a view of one kind of page written two ways may still be what it stood for.
+    #[test]
+    fn a_parameter_shown_irrelevant_on_three_kinds_of_page_stands_for_no_view() {
+        let forum = |kinds: &[&str]| {
+            let mut samples = Vec::new();
+            let mut cluster = 0u64;
+            for kind in kinds {
+                for n in 0..8u64 {
+                    cluster += 1;
+                    let page = format!("https://forum.example/{kind}/{}/item", 100 * cluster);
+                    samples.push(lu(&page, cluster));
+                    let from = ["mail", "feed", "digest"][n as usize % 3];
+                    samples.push(lu(&format!("{page}?from={from}"), cluster));
+                }
+            }
+            for k in 10..14u64 {
+                let category = format!("https://forum.example/category/{k}/news");
+                samples.push(lu(&category, 1000 + k));
+                samples.push(lu(&format!("{category}?sort=most_posts"), 2000 + k));
+                samples.push(lu(&format!("{category}?sort=most_votes"), 3000 + k));
+            }
+            let listing = "https://forum.example/category";
+            samples.push(lu(&format!("{listing}/8/news?sort=recently_replied"), 4008));
+            samples.push(lu(&format!("{listing}/9/news?from=mail"), 4009));
+            samples.push(lu(&format!("{listing}/9/news?sort=recently_replied"), 4009));
+            learn(&samples, &LearnConfig::default())
+        };
+        let from = |a: &SiteAction| matches!(a, SiteAction::IgnoreParam { name, beside: None } if name == "from");
+        let three = forum(&["topic", "user", "tags"]);
+        assert!(has_rule(&three, from), "{:#?}", three.rules);
+        let two = forum(&["topic", "user"]);
+        assert!(!has_rule(&two, from), "{:#?}", two.rules);
     }
 
     /// A bundle of parameters dropped together was accepted without the check a single dropped
