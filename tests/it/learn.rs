@@ -559,7 +559,7 @@ fn corpus_run(
             if std::env::var("LEARN_DEBUG").is_ok() {
                 eprintln!("    {:?}", out.report);
                 crate::support::learned_site::print_unmerged(
-                    &site,
+                    site,
                     |u| canonicalize(&engine, u),
                     4,
                     "    ",

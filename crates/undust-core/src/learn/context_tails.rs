@@ -7,8 +7,11 @@
 //!
 //! Found in pairs of addresses of one duplicate cluster, with one query, whose paths share a
 //! directory and an item segment starting with a digit and differ after it, each continuing
-//! with a tail that names a section or ending there ([`context_item_end`]). A directory is
-//! proposed when at least [`MIN_MOVED_ID_VALUES`] distinct items show it, then measured by
+//! with a tail that names a section or ending there ([`context_item_end`]). A section is a name
+//! the site uses for many items: a tail whose first segment the pairs show beside one item only
+//! is the item's own (NodeBB's `/topic/5/its-title/27`, the title and the position of post 27,
+//! which is the topic's first page only while the topic is short). A directory is proposed when
+//! at least [`MIN_MOVED_ID_VALUES`] distinct items show it with sections, then measured by
 //! `learn::site` like every other site action; one merge of different pages refuses it (a
 //! thread's `/threads/5/page-2` is its second page, not thread 5 reached from `page-2`).
 
@@ -58,25 +61,49 @@ fn shared_item<'p>(a: &'p str, b: &'p str) -> Option<(&'p str, &'p str)> {
     }
 }
 
+/// The first segment of the tail of `path` after its item (which ends at byte `at`), empty
+/// when nothing follows the item.
+fn section(path: &str, at: usize) -> &str {
+    path[at..].split('/').nth(1).unwrap_or("")
+}
+
 /// Candidates for sections dropped after an item's segment, each with the samples the action
 /// reads ([`context_item_end`]): searched in the clusters' distinct outputs.
 pub(super) fn context_tails(
     outputs: &[Output<'_>],
     distinct: &SmallClusters,
 ) -> Vec<(SiteAction, Vec<u32>)> {
-    // dir -> distinct items shown with two spellings.
-    let mut proposals: FxHashMap<&str, FxHashSet<&str>> = FxHashMap::default();
+    // dir -> (item, the first segment of each of the two tails, empty for none) of each pair.
+    let mut pairs: FxHashMap<&str, Vec<(&str, [&str; 2])>> = FxHashMap::default();
     for members in distinct.values() {
         for (path_a, path_b) in path_pairs_with_one_query(outputs, members) {
-            if let Some((dir, item)) =
+            let Some((dir, item)) =
                 shared_item(path_a, path_b).or_else(|| shared_item(path_b, path_a))
-            {
-                proposals.entry(dir).or_default().insert(item);
-            }
+            else {
+                continue;
+            };
+            let at = dir.len() + item.len();
+            pairs
+                .entry(dir)
+                .or_default()
+                .push((item, [section(path_a, at), section(path_b, at)]));
         }
     }
     let mut out: Vec<(usize, SiteAction, Vec<u32>)> = Vec::new();
-    for (dir, items) in proposals {
+    for (dir, pairs) in pairs {
+        // A section is shown beside two items at least.
+        let mut items_of: FxHashMap<&str, FxHashSet<&str>> = FxHashMap::default();
+        for &(item, sections) in &pairs {
+            for section in sections.into_iter().filter(|s| !s.is_empty()) {
+                items_of.entry(section).or_default().insert(item);
+            }
+        }
+        let is_section = |s: &str| s.is_empty() || items_of.get(s).is_some_and(|i| i.len() >= 2);
+        let items: FxHashSet<&str> = pairs
+            .iter()
+            .filter(|(_, sections)| sections.iter().all(|s| is_section(s)))
+            .map(|&(item, _)| item)
+            .collect();
         if items.len() < MIN_MOVED_ID_VALUES {
             continue;
         }
@@ -120,6 +147,44 @@ mod tests {
             shared_item("/g/picture.php/123/tags/4-sea", "/g/picture.php/123"),
             Some(("/g/picture.php/", "123"))
         );
+    }
+
+    /// NodeBB seed 122 from a fifth of its pages: a topic's title and a post's position
+    /// (`/topic/5/its-title/27`) were read as a section the topic was reached from, because
+    /// short topics show them beside the topic; the topic's first page and its second were
+    /// merged (78 pairs of different pages). Sections are shared by items, titles are not.
+    #[test]
+    fn a_tail_beside_one_item_only_is_the_items_own_not_a_section() {
+        let propose = |paths: &[(String, u64)]| {
+            let outputs: Vec<Output<'_>> = paths
+                .iter()
+                .map(|(p, _)| (Cow::Borrowed(p.as_str()), None))
+                .collect();
+            let mut distinct: SmallClusters = FxHashMap::default();
+            for (i, (_, cluster)) in paths.iter().enumerate() {
+                distinct.entry(*cluster).or_default().push(i as u32);
+            }
+            context_tails(&outputs, &distinct)
+                .into_iter()
+                .map(|(action, _)| action)
+                .collect::<Vec<_>>()
+        };
+        let mut gallery = Vec::new();
+        let mut topics = Vec::new();
+        for n in 11..15u64 {
+            let section = ["category/5", "most_visited"][n as usize % 2];
+            gallery.push((format!("/g/picture.php/{n}"), n));
+            gallery.push((format!("/g/picture.php/{n}/{section}"), n));
+            topics.push((format!("/forum/topic/{n}"), n));
+            topics.push((format!("/forum/topic/{n}/title-of-{n}/27"), n));
+        }
+        assert_eq!(
+            propose(&gallery),
+            vec![SiteAction::ContextTail {
+                dir: "/g/picture.php/".into()
+            }]
+        );
+        assert_eq!(propose(&topics), vec![]);
     }
 
     #[test]

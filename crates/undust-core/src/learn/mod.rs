@@ -1332,6 +1332,37 @@ mod tests {
         }
     }
 
+    /// NodeBB seed 122 from a fifth of its pages: `/topic/N/its-title/27` opens topic N at its
+    /// 27th post, which is the topic's first page on the short topics most of the sample holds
+    /// and a later page on longer ones. The tree learned `/topic/*/*/*` -> `/topic/*`, merging
+    /// first and later pages of every long topic (78 pairs of different pages), though one
+    /// cluster held a post's address beside the topic's `?page=2` and not beside the topic: the
+    /// number dropped stood for that page there, as a view's word does.
+    #[test]
+    fn a_position_dropped_off_the_path_stood_for_the_page_it_opens() {
+        let mut samples = Vec::new();
+        let topic = |t: u64| format!("http://forum.example/topic/{t}");
+        for t in 100..140u64 {
+            samples.push(lu(topic(t), t));
+            samples.push(lu(format!("{}/title-of-{t}/{}", topic(t), 2 + t % 9), t));
+        }
+        for t in 200..203u64 {
+            samples.push(lu(format!("{}?page=2", topic(t)), t));
+            samples.push(lu(format!("{}/title-of-{t}/{}", topic(t), 21 + t % 5), t));
+        }
+        // A longer topic's pages, each a page of its own.
+        samples.push(lu(topic(300), 300));
+        samples.push(lu(format!("{}?page=2", topic(300)), 301));
+        let out = learn_with_the_tree_alone("forum.example", &samples);
+        let canonical = canonicalizer(&out.rules);
+        assert_ne!(
+            canonical(&format!("{}/title-of-999/27", topic(999))),
+            canonical(&topic(999)),
+            "{:#?}",
+            out.rules
+        );
+    }
+
     /// Two-page threads of a MyBB-like board at `script`: three whose last post's link sits
     /// with their second page, and one whose two pages are both in the sample (`page` names
     /// pages).

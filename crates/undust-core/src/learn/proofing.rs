@@ -89,7 +89,9 @@ pub(crate) struct Proof {
     /// its first on a one-page thread), and the rule is refused, as a default view tail is
     /// (`learn::segments`' `stray_tails`). The merge of different pages that would refuse it
     /// needs both of a thread's pages in a 20% sample; the last page's cluster alone shows the
-    /// same, and is as common as the tail.
+    /// same, and is as common as the tail. A number dropped as the source's last segment is read
+    /// the same way, as the position of a post (NodeBB's `/topic/5/its-title/27` opens the
+    /// topic at post 27: its first page while the topic is short, its `?page=2` beside it).
     pub strays_from_duplicates: bool,
     /// The rule reads a number out of a value (`Extract`), its merges showed that value in one
     /// spelling shared by many values (MyBB's `thread-#.html`: a type word, not a title), and
@@ -279,8 +281,10 @@ impl<'a> Proofer<'a> {
     /// segment or a query parameter (`/threads/*/latest` -> `/threads/*`,
     /// `showthread.php?action=lastpost&tid=*` -> `showthread.php?tid=*`), or writes after the
     /// source's last segment (`/threads/*` -> `/threads/*/latest`), when the value is a word and
-    /// no file (a default document is a file's rule): see [`Proof::strays_from_duplicates`].
-    fn dropped_view(&self, source: &[(KeyId, Cond)], ops: &[Op]) -> Option<(KeyId, ValId)> {
+    /// no file (a default document is a file's rule); else the source's last segment with no
+    /// value (`None`) when the rule drops it whatever it holds, whose numbers are positions
+    /// (`/topic/*/*/*` -> `/topic/*`): see [`Proof::strays_from_duplicates`].
+    fn dropped_view(&self, source: &[(KeyId, Cond)], ops: &[Op]) -> Option<(KeyId, Option<ValId>)> {
         use crate::canon::rules::key::Key;
         let index = |k: KeyId| match self.samples.keys[k as usize] {
             Key::Path(i) => Some(i),
@@ -331,15 +335,29 @@ impl<'a> Proofer<'a> {
             });
             (last_source.is_none_or(|last| i > last) || over_empty).then_some((key, value))
         };
-        let (key, value) = dropped.or_else(written)?;
+        // A position dropped: the source's last segment, any value, dropped.
+        let position = || {
+            source.iter().find_map(|&(key, cond)| {
+                (cond == Cond::Any
+                    && index(key).is_some()
+                    && index(key) == last_source
+                    && ops
+                        .iter()
+                        .any(|op| matches!(*op, Op::Ignore { key: k, fill: None } if k == key)))
+                .then_some((key, None))
+            })
+        };
+        let Some((key, value)) = dropped.or_else(written) else {
+            return position();
+        };
         let name = &self.samples.values[value as usize];
         (name.bytes().any(|b| b.is_ascii_alphabetic())
             && !crate::canon::rules::files::names_a_file(name))
-        .then_some((key, value))
+        .then_some((key, Some(value)))
     }
 
     /// Whether a training URL that is the rule's source page (`source`, `shape`) with the
-    /// `view` in it shares its cluster with another view of the page the rule writes it as (a
+    /// `view` in it (its literal, or any number where the view has none) shares its cluster with another view of the page the rule writes it as (a
     /// URL holding all of that page's parts and more: `P/page-3`, `P&page=3`) and not with that
     /// page itself: see [`Proof::strays_from_duplicates`]. The page is the rule's output, so a
     /// rule that also renames the script's mode (Discuz!'s `mod=redirect&goto=lastpost&tid=T`
@@ -349,15 +367,22 @@ impl<'a> Proofer<'a> {
         &self,
         source: &[(KeyId, Cond)],
         shape: u32,
-        view: (KeyId, ValId),
+        view: (KeyId, Option<ValId>),
         ops: &[Op],
     ) -> bool {
         let s = self.samples;
-        let (key, value) = view;
+        let (key, literal) = view;
         let page_keys = &s.shapes[shape as usize];
+        // The view's value on `u`: the literal, or a position (a number) at the key.
+        let view_of = |u: u32| {
+            s.get(u, key).filter(|&v| match literal {
+                Some(value) => v == value,
+                None => is_digits(&s.values[v as usize]),
+            })
+        };
         let with_view = |u: u32| {
             let keys = &s.shapes[s.urls[u as usize].shape as usize];
-            s.get(u, key) == Some(value)
+            view_of(u).is_some()
                 && keys.len() == page_keys.len() + usize::from(!page_keys.contains(&key))
                 && keys.iter().all(|k| *k == key || page_keys.contains(k))
                 && source.iter().all(|&(k, c)| match c {
@@ -388,7 +413,7 @@ impl<'a> Proofer<'a> {
             let another_view = mates.iter().any(|&w| {
                 w != u
                     && s.urls[w as usize].len as usize > page.len()
-                    && s.get(w, key) != Some(value)
+                    && s.get(w, key) != view_of(u)
                     && page.iter().all(|&pair| holds(w, pair))
                     && s.pairs_of(w).iter().any(|&(k, v)| {
                         !page.iter().any(|&(pk, _)| pk == k)
