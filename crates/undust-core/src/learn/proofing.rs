@@ -357,9 +357,10 @@ impl<'a> Proofer<'a> {
     }
 
     /// Whether a training URL that is the rule's source page (`source`, `shape`) with the
-    /// `view` in it (its literal, or any number where the view has none) shares its cluster with another view of the page the rule writes it as (a
-    /// URL holding all of that page's parts and more: `P/page-3`, `P&page=3`) and not with that
-    /// page itself: see [`Proof::strays_from_duplicates`]. The page is the rule's output, so a
+    /// `view` in it (its literal, or any number where the view has none) shares its cluster
+    /// with another view of the page the rule writes it as (a URL holding all of that page's
+    /// parts and more: `P/page-3`, `P&page=3`) and not with that page itself: see
+    /// [`Proof::strays_from_duplicates`]. The page is the rule's output, so a
     /// rule that also renames the script's mode (Discuz!'s `mod=redirect&goto=lastpost&tid=T`
     /// -> `mod=viewthread&tid=T`) or moves the id is judged on the page it writes. One pass over
     /// the training URLs, for the few rules that drop or write a view.
