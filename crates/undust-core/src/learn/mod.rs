@@ -144,6 +144,39 @@ pub(crate) fn names_a_position(view: &str) -> bool {
     view.bytes().any(|b| b.is_ascii_digit())
 }
 
+/// Distinct values above a pager's first page that a parameter must take for it to be read as
+/// a pager ([`starts_a_pager`]): one later page is a coincidence of two numbers, two are a
+/// sequence.
+const MIN_LATER_PAGES: usize = 2;
+
+/// Whether `first` is a pager's first page among `values`, every value its parameter takes on
+/// the host: `0` or `1`, every value a decimal number as a pager writes it (digits, no sign, no
+/// leading zero), and at least [`MIN_LATER_PAGES`] distinct ones above it. Shared by the
+/// site-rule search (`site::value_defaults::is_first_page`) and the pattern tree's proofing
+/// (`Proofer::view_strays`): a first page is the page itself spelled out, no other view of it.
+pub(crate) fn starts_a_pager<'v>(first: &str, values: impl IntoIterator<Item = &'v str>) -> bool {
+    let first: u64 = match first {
+        "0" => 0,
+        "1" => 1,
+        _ => return false,
+    };
+    let mut later: FxHashSet<u64> = FxHashSet::default();
+    for v in values {
+        let number = ((1..=9).contains(&v.len())
+            && v.bytes().all(|b| b.is_ascii_digit())
+            && (v == "0" || !v.starts_with('0')))
+        .then(|| v.parse::<u64>().ok())
+        .flatten();
+        let Some(number) = number else {
+            return false;
+        };
+        if number > first {
+            later.insert(number);
+        }
+    }
+    later.len() >= MIN_LATER_PAGES
+}
+
 /// Whether the values one page was shown with nest, each inside every other: one value written
 /// two ways (OpenCart's category path `path=25_28` beside its last id `path=28`), not a
 /// parameter shown irrelevant. Shared by the site-rule search (`site`'s
@@ -1361,6 +1394,39 @@ mod tests {
             "{:#?}",
             out.rules
         );
+    }
+
+    /// PrestaShop seed 138 from a fifth of its pages, the tree's side: `?cmp=front` was shown
+    /// irrelevant on many category listings, but one listing's cluster held it beside
+    /// `?page=1` and not beside the bare listing, and the check for a dropped view read the
+    /// first page as another page of the listing. A pager's first page is the listing itself
+    /// spelled out; a later page is another page, and keeps the refusal.
+    #[test]
+    fn a_first_page_beside_a_dropped_view_is_the_page_itself() {
+        let shop = |beside: &str| {
+            let category = |k: u64| format!("http://shop.example/c/{k}");
+            let mut samples = Vec::new();
+            for k in 0..12u64 {
+                samples.push(lu(category(k), k));
+                samples.push(lu(format!("{}?cmp=front", category(k)), k));
+            }
+            for k in 20..24u64 {
+                samples.push(lu(category(k), k));
+                samples.push(lu(format!("{}?page=2", category(k)), 100 + k));
+                samples.push(lu(format!("{}?page=3", category(k)), 200 + k));
+            }
+            samples.push(lu(format!("{}?cmp=front", category(50)), 50));
+            samples.push(lu(format!("{}?{beside}", category(50)), 50));
+            let out = learn_with_the_tree_alone("shop.example", &samples);
+            let canonical = canonicalizer(&out.rules);
+            let merged =
+                canonical(&format!("{}?cmp=front", category(999))) == canonical(&category(999));
+            (merged, out.rules)
+        };
+        let (merged, rules) = shop("page=1");
+        assert!(merged, "{rules:#?}");
+        let (merged, rules) = shop("page=2");
+        assert!(!merged, "{rules:#?}");
     }
 
     /// Two-page threads of a MyBB-like board at `script`: three whose last post's link sits

@@ -391,6 +391,19 @@ impl<'a> Proofer<'a> {
                     _ => true,
                 })
         };
+        // Whether value `v` of key `k` is a pager's first page, by every value the key takes
+        // (one pass over the samples per key, for `0` and `1` only).
+        let first_pages: std::cell::RefCell<FxHashMap<(KeyId, u32), bool>> = Default::default();
+        let first_page = |k: KeyId, v: u32| {
+            let value: &str = &s.values[v as usize];
+            matches!(value, "0" | "1")
+                && *first_pages.borrow_mut().entry((k, v)).or_insert_with(|| {
+                    let held = (0..s.urls.len() as u32)
+                        .filter_map(|x| s.get(x, k))
+                        .map(|x| &*s.values[x as usize]);
+                    super::starts_a_pager(value, held)
+                })
+        };
         (0..s.urls.len() as u32).filter(|&u| with_view(u)).any(|u| {
             let sample = &s.urls[u as usize];
             let mates = s.cluster(sample.cluster);
@@ -409,8 +422,9 @@ impl<'a> Proofer<'a> {
             };
             // Another page of the item in the cluster (`P/page-3` beside `P/latest`), and not
             // the page: the view stood for that other one there. Other addresses of the page
-            // (Plone's `/other-folder/x/view` beside `/folder/x/view`) and other names of the
-            // view (`P/folder_listing`: no number) say nothing of it.
+            // (Plone's `/other-folder/x/view` beside `/folder/x/view`), other names of the
+            // view (`P/folder_listing`: no number) and the page's first page spelled out
+            // (`P?page=1`) say nothing of it.
             let another_view = mates.iter().any(|&w| {
                 w != u
                     && s.urls[w as usize].len as usize > page.len()
@@ -419,6 +433,7 @@ impl<'a> Proofer<'a> {
                     && s.pairs_of(w).iter().any(|&(k, v)| {
                         !page.iter().any(|&(pk, _)| pk == k)
                             && super::names_a_position(&s.values[v as usize])
+                            && !first_page(k, v)
                     })
             });
             another_view

@@ -37,6 +37,8 @@ use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::learn::starts_a_pager;
+
 use super::{
     holds_beside, measure, names_a_record, param_name, Evidence, LearnConfig, Parsed, Round,
     SiteAction, SiteRewriter, SmallClusters, Tested, MAX_BUNDLE_CANDIDATES, MIN_MOVED_ID_VALUES,
@@ -47,10 +49,6 @@ use super::{
 pub(super) const MIN_IGNORED_VALUES: usize = 2;
 /// Values of one parameter tested as defaults, the most shown first.
 const MAX_VALUES_TESTED: usize = 2;
-/// Distinct values above a pager's first page that the samples must hold for the parameter to
-/// be read as a pager ([`is_first_page`]): one later page is a coincidence of two numbers, two
-/// are a sequence.
-const MIN_LATER_PAGES: usize = 2;
 /// Duplicate clusters that must show a pager's first page redundant, none contradicting it
 /// ([`is_first_page`]).
 pub(super) const FIRST_PAGE_MIN_CLUSTERS: u32 = 1;
@@ -178,44 +176,24 @@ pub(super) fn at_default_value(
     }
 }
 
-/// Whether `value` of parameter `name` is a pager's first page: `0` or `1`, every value the
-/// samples hold for `name` a decimal number, and at least [`MIN_LATER_PAGES`] distinct ones
-/// above it. Called for candidates at value `0` or `1` only, so the pass over the samples is
-/// rare.
+/// Whether `value` of parameter `name` is a pager's first page ([`starts_a_pager`] over every
+/// value the samples hold for `name`). Called for candidates at value `0` or `1` only, so the
+/// pass over the samples is rare.
 pub(super) fn is_first_page(
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
     name: &str,
     value: &str,
 ) -> bool {
-    let first: u64 = match value {
-        "0" => 0,
-        "1" => 1,
-        _ => return false,
-    };
-    let mut later: FxHashSet<u64> = FxHashSet::default();
-    for (_, query) in outputs {
-        let Some(query) = query.as_deref() else {
-            continue;
-        };
-        for part in query.split('&') {
-            let Some(held) = value_of(part, name) else {
-                continue;
-            };
-            // A number as a pager writes it: digits, no sign, no leading zero, no blank.
-            let number = held.filter(|v| {
-                (1..=9).contains(&v.len())
-                    && v.bytes().all(|b| b.is_ascii_digit())
-                    && (*v == "0" || !v.starts_with('0'))
-            });
-            let Some(number) = number.and_then(|v| v.parse::<u64>().ok()) else {
-                return false;
-            };
-            if number > first {
-                later.insert(number);
-            }
-        }
+    if !matches!(value, "0" | "1") {
+        return false;
     }
-    later.len() >= MIN_LATER_PAGES
+    let held = outputs
+        .iter()
+        .filter_map(|(_, query)| query.as_deref())
+        .flat_map(|query| query.split('&'))
+        // A part without a value is no number.
+        .filter_map(|part| value_of(part, name).map(|held| held.unwrap_or("")));
+    starts_a_pager(value, held)
 }
 
 /// The `most` values shown the most, by count and then by text (the order a full sort of
