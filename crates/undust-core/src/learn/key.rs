@@ -244,6 +244,11 @@ impl Samples {
             .map(|(_, v)| *v)
     }
 
+    /// The shape whose key set is `keys` (sorted key ids), when a sample has it.
+    pub fn shape_of(&self, keys: &[KeyId]) -> Option<u32> {
+        self.shape_ids.get(keys).copied()
+    }
+
     /// URLs of cluster `c`.
     pub fn cluster(&self, c: u32) -> &[u32] {
         let (a, b) = (

@@ -381,11 +381,22 @@ impl<'a> Proofer<'a> {
                 None => is_digits(&s.values[v as usize]),
             })
         };
+        // The URLs holding the view have the page's keys and the view's key: one shape, whose
+        // URLs are read instead of every training URL (a rule dropping its last segment asks
+        // for each candidate).
+        let view_shape = if page_keys.contains(&key) {
+            Some(shape)
+        } else {
+            let mut keys = page_keys.clone();
+            keys.push(key);
+            keys.sort_unstable();
+            s.shape_of(&keys)
+        };
+        let Some(view_shape) = view_shape else {
+            return false;
+        };
         let with_view = |u: u32| {
-            let keys = &s.shapes[s.urls[u as usize].shape as usize];
             view_of(u).is_some()
-                && keys.len() == page_keys.len() + usize::from(!page_keys.contains(&key))
-                && keys.iter().all(|k| *k == key || page_keys.contains(k))
                 && source.iter().all(|&(k, c)| match c {
                     Cond::Lit(v) => k == key || s.get(u, k) == Some(v),
                     _ => true,
@@ -404,43 +415,47 @@ impl<'a> Proofer<'a> {
                     super::starts_a_pager(value, held)
                 })
         };
-        (0..s.urls.len() as u32).filter(|&u| with_view(u)).any(|u| {
-            let sample = &s.urls[u as usize];
-            let mates = s.cluster(sample.cluster);
-            // The page the rule writes `u` as, without the view, pair by pair (values by hash:
-            // a moved value need not be one the sample holds). A rule that writes the view
-            // (`/threads/*` -> `/threads/*/latest`) is judged on the page it writes it after.
-            let Some(mut page) = self.output_pairs(u, ops) else {
-                return false;
-            };
-            page.retain(|&(k, _)| k != key);
-            let page_ident = page.iter().fold(0u64, |h, &(k, vh)| {
-                fold(h, pair_hash(s.key_hash[k as usize], vh))
-            });
-            let holds = |w: u32, (k, vh): (KeyId, u64)| {
-                s.get(w, k).is_some_and(|v| s.value_hash[v as usize] == vh)
-            };
-            // Another page of the item in the cluster (`P/page-3` beside `P/latest`), and not
-            // the page: the view stood for that other one there. Other addresses of the page
-            // (Plone's `/other-folder/x/view` beside `/folder/x/view`), other names of the
-            // view (`P/folder_listing`: no number) and the page's first page spelled out
-            // (`P?page=1`) say nothing of it.
-            let another_view = mates.iter().any(|&w| {
-                w != u
-                    && s.urls[w as usize].len as usize > page.len()
-                    && s.get(w, key) != view_of(u)
-                    && page.iter().all(|&pair| holds(w, pair))
-                    && s.pairs_of(w).iter().any(|&(k, v)| {
-                        !page.iter().any(|&(pk, _)| pk == k)
-                            && super::names_a_position(&s.values[v as usize])
-                            && !first_page(k, v)
-                    })
-            });
-            another_view
-                && !mates
-                    .iter()
-                    .any(|&w| s.urls[w as usize].ident == page_ident)
-        })
+        s.by_shape[view_shape as usize]
+            .iter()
+            .copied()
+            .filter(|&u| with_view(u))
+            .any(|u| {
+                let sample = &s.urls[u as usize];
+                let mates = s.cluster(sample.cluster);
+                // The page the rule writes `u` as, without the view, pair by pair (values by hash:
+                // a moved value need not be one the sample holds). A rule that writes the view
+                // (`/threads/*` -> `/threads/*/latest`) is judged on the page it writes it after.
+                let Some(mut page) = self.output_pairs(u, ops) else {
+                    return false;
+                };
+                page.retain(|&(k, _)| k != key);
+                let page_ident = page.iter().fold(0u64, |h, &(k, vh)| {
+                    fold(h, pair_hash(s.key_hash[k as usize], vh))
+                });
+                let holds = |w: u32, (k, vh): (KeyId, u64)| {
+                    s.get(w, k).is_some_and(|v| s.value_hash[v as usize] == vh)
+                };
+                // Another page of the item in the cluster (`P/page-3` beside `P/latest`), and not
+                // the page: the view stood for that other one there. Other addresses of the page
+                // (Plone's `/other-folder/x/view` beside `/folder/x/view`), other names of the
+                // view (`P/folder_listing`: no number) and the page's first page spelled out
+                // (`P?page=1`) say nothing of it.
+                let another_view = mates.iter().any(|&w| {
+                    w != u
+                        && s.urls[w as usize].len as usize > page.len()
+                        && s.get(w, key) != view_of(u)
+                        && page.iter().all(|&pair| holds(w, pair))
+                        && s.pairs_of(w).iter().any(|&(k, v)| {
+                            !page.iter().any(|&(pk, _)| pk == k)
+                                && super::names_a_position(&s.values[v as usize])
+                                && !first_page(k, v)
+                        })
+                });
+                another_view
+                    && !mates
+                        .iter()
+                        .any(|&w| s.urls[w as usize].ident == page_ident)
+            })
     }
 
     /// Whether the rule overwrites a literal of its source with another literal where one names

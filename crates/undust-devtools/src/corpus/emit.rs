@@ -444,10 +444,9 @@ impl Emitter {
     /// a correct merge of them would be scored false.
     fn claim_plain_form(&mut self, forms: &[Form], form: usize, id: u64) -> bool {
         let plain = self.build(forms, &Decoration::plain(form));
-        let identity = match (&self.by_folded, self.case_query) {
-            (None, _) => plain,
-            (Some(_), true) => fold_all_case(&plain, self.origin.len()),
-            (Some(_), false) => fold_path_case(&plain, self.origin.len()),
+        let identity = match &self.by_folded {
+            None => plain,
+            Some(_) => fold_as_server(&plain, self.origin.len(), self.case_query),
         };
         *self
             .by_plain
@@ -480,11 +479,7 @@ impl Emitter {
         if let Some(folded_index) = &mut self.by_folded {
             // On a case-insensitive server two URLs that differ only in path case are one
             // resource: never let them denote different contents.
-            let folded = if self.case_query {
-                fold_all_case(&url, self.origin.len())
-            } else {
-                fold_path_case(&url, self.origin.len())
-            };
+            let folded = fold_as_server(&url, self.origin.len(), self.case_query);
             let folded_key = xxh3_64(folded.as_bytes());
             match folded_index.get(&folded_key) {
                 Some(&existing) if existing != id => return Added::Refused,
@@ -775,6 +770,16 @@ fn apply_case(path: &str, case: Case) -> String {
             }
             out
         }
+    }
+}
+
+/// `url` as a case-insensitive server reads it: its path folded, and its query too when the
+/// server folds that (`case_query`).
+fn fold_as_server(url: &str, origin_len: usize, case_query: bool) -> String {
+    if case_query {
+        fold_all_case(url, origin_len)
+    } else {
+        fold_path_case(url, origin_len)
     }
 }
 
