@@ -15,9 +15,11 @@
 //! (none, or `.html`), so a page type written under the same routes with another one (a shop's
 //! category `/fr/5-shoes` beside its product `/fr/5-red-boots.html`) is left alone too. Of the
 //! directories the same pairs show, the deepest
-//! is kept (the routes are then the shortest names of the menu items). A shape shown under one
-//! route only is a directory (`/threads/5-title`), which the tree's rules and the moved ids
-//! learn for every id under it; a menu is at least [`MIN_ROUTES`] routes.
+//! is kept (the routes are then the shortest names of the menu items). An id directly under
+//! the directory is the empty route (a shop's product outside any category folder, or once
+//! another action dropped the folder: the route, proposed on the outputs, is read after it). A
+//! shape shown under one route only is a directory (`/threads/5-title`), which the tree's rules
+//! and the moved ids learn for every id under it; a menu is at least [`MIN_ROUTES`] routes.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -97,10 +99,11 @@ pub(super) fn routed_ids(
     // routes show the most (route, id) pairs, then the deepest. Every path under a deeper
     // directory is under the shallower one too, with a route one segment longer, so the
     // shallower shows more pairs only where it reads paths the deeper cannot: a shop's product
-    // under its category folder and directly under the language folder (`/en/shoes/5-x.html`,
-    // `/en/5-x.html`) is read at `/` (routes `en/shoes` and `en`), not only at `/en/`. Where
-    // both read the same pairs (Joomla's `/index.php/news/5-x`), the deepest gives the
-    // shortest route names.
+    // under a language folder and directly under the root (`/en/shoes/5-x.html`, `/5-x.html`)
+    // is read at `/` (routes `en/shoes` and the empty route), not at `/en/`. Where both read
+    // the same pairs (Joomla's `/index.php/news/5-x`; a product under its category folder and
+    // directly under the language folder, `/en/shoes/5-x.html` and `/en/5-x.html`), the
+    // deepest gives the shortest route names.
     type Form<'s> = (&'s str, String, &'s str, usize, &'s str);
     type Best<'s> = (usize, usize, &'s str, Vec<&'s str>);
     let mut best: FxHashMap<Form<'_>, Best<'_>> = FxHashMap::default();
@@ -228,7 +231,8 @@ mod tests {
     #[test]
     fn the_directory_read_is_the_one_whose_routes_show_the_most_pairs() {
         // A product is linked under its category folder and directly under the language
-        // folder: `/en/` reads the first only, `/` reads both (routes `en/shoes`, `en`).
+        // folder: `/en/` reads both as `/` does, with the shorter routes (`shoes`, and the
+        // empty route for `/en/11-red-boots.html`).
         let p = |id: u32| format!("/index.php?id_product={id}&controller=product");
         let (p1, p2, p3) = (p(11), p(12), p(13));
         let (outputs, clusters) = host(&[
@@ -241,8 +245,27 @@ mod tests {
         let SiteAction::RoutedIdToQuery { dir, routes, .. } = &got[0].0 else {
             panic!("{got:?}");
         };
+        assert_eq!(dir, "/en/");
+        assert_eq!(routes, &["", "hats", "shoes"]);
+    }
+
+    #[test]
+    fn a_product_outside_any_folder_is_read_under_the_empty_route() {
+        // Under the root and under category folders: only `/` reads them all.
+        let p = |id: u32| format!("/index.php?id_product={id}&controller=product");
+        let (p1, p2, p3) = (p(11), p(12), p(13));
+        let (outputs, clusters) = host(&[
+            &[&p1, "/11-red-boots.html"],
+            &[&p2, "/hats/12-blue-cap.html"],
+            &[&p3, "/13-green-boots.html", "/en/shoes/13-green-boots.html"],
+        ]);
+        let got = routed_ids(&outputs, &clusters);
+        assert_eq!(got.len(), 1, "{got:?}");
+        let SiteAction::RoutedIdToQuery { dir, routes, .. } = &got[0].0 else {
+            panic!("{got:?}");
+        };
         assert_eq!(dir, "/");
-        assert_eq!(routes, &["en", "en/hats", "en/shoes"]);
+        assert_eq!(routes, &["", "en/shoes", "hats"]);
     }
 
     #[test]

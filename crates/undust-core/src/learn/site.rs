@@ -3986,6 +3986,58 @@ mod tests {
         assert!(!has_rule(&later, cmp), "{:#?}", later.rules);
     }
 
+    /// PrestaShop from a fifth of its pages (seed 160): a product is written under its
+    /// category's folder or under none (`/shoes/5-red-boots.html`, `/5-red-boots.html`), and
+    /// the front controller answers `index.php?id_product=5&controller=product`. The folder
+    /// drops, shown by combinations (`/shoes/5-505-red-boots.html` beside
+    /// `/5-505-red-boots.html`), are tested first and accepted; the id's move, proposed on
+    /// the paths under a folder, then met paths under none, which no route read, and was
+    /// refused while 12 clusters showed it. An id directly under the directory is the empty
+    /// route, shown by the products under no folder.
+    #[test]
+    fn a_routed_id_is_read_once_its_folder_is_dropped() {
+        let base = "https://shop.example";
+        let folders = ["shoes", "hats", "bags"];
+        let mut samples = Vec::new();
+        for n in 1..=12u64 {
+            let folder = folders[n as usize % 3];
+            let product = format!("{base}/index.php?id_product={n}&controller=product");
+            samples.push(lu(&product, n));
+            // A product without a default category is written under no folder.
+            let folder = if n % 4 == 0 {
+                String::new()
+            } else {
+                format!("/{folder}")
+            };
+            samples.push(lu(&format!("{base}{folder}/{n}-red-thing.html"), n));
+            let folder = folders[n as usize % 3];
+            let combination = format!("{n}-{}-red-thing.html", 500 + n);
+            samples.push(lu(&format!("{base}/{folder}/{combination}"), 1000 + n));
+            samples.push(lu(&format!("{base}/{combination}"), 1000 + n));
+        }
+        let out = learn(&samples, &LearnConfig::default());
+        let dropped = |a: &SiteAction| matches!(a, SiteAction::DropSegment { .. });
+        assert!(has_rule(&out, dropped), "{:#?}", out.rules);
+        let rewrite = rewriting(&out);
+        let query_form = rewrite(&format!(
+            "{base}/index.php?id_product=77&controller=product"
+        ));
+        for path in ["/shoes/77-blue-thing.html", "/77-blue-thing.html"] {
+            assert_eq!(
+                rewrite(&format!("{base}{path}")),
+                query_form,
+                "{:#?}",
+                out.rules
+            );
+        }
+        // A combination is its own page, and a category (no extension) is not product 77.
+        assert_ne!(
+            rewrite(&format!("{base}/77-577-blue-thing.html")),
+            query_form
+        );
+        assert_ne!(rewrite(&format!("{base}/77-blue-things")), query_form);
+    }
+
     /// NodeBB from a fifth of its pages (draws 101 to 140): a forum decorates links with `from`
     /// on topics, users and tags, shown irrelevant on each, but one category's cluster held
     /// `?from=mail` beside the default order spelled out (`?sort=recently_replied`) and no bare

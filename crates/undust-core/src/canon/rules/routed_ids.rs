@@ -10,6 +10,11 @@
 //! same way. The query form is the canonical one: it is computable from the route form (the id
 //! is all the query needs) while the route cannot be computed from the query.
 //!
+//! PrestaShop writes a product's category folder only when the product has a default
+//! category (`/shoes/5-red-boots.html`, else `/5-red-boots.html`), and a host may drop the
+//! folder altogether (another site action): the id directly under the directory is the empty
+//! route, listed as `""` beside the others when the sample showed it there.
+//!
 //! A rule names the routes the sample showed it on, so a route of another component written the
 //! same way (`/contact-us/5-jane`, a contact, not article 5) is never read as an article unless
 //! the sample showed it there. It also names the file extension its segments were shown with
@@ -113,15 +118,19 @@ impl RoutedId {
 }
 
 /// The route, the id and the segment's file extension (empty for none, [`file_extension`]) of
-/// `path` under `dir`: `dir` + route + `/` + segment, the route one or more non-empty segments
-/// and the segment an id before a title ([`titled_id`]). The software writes the title; a bare
-/// number is not read, so a path another action writes with the id alone (a moved id's
-/// `/news/5`) is never a route again and the rewrite stays a fixpoint.
+/// `path` under `dir`: `dir` + route + `/` + segment, the route one or more non-empty segments,
+/// or `dir` + segment, the empty route; the segment is an id before a title ([`titled_id`]).
+/// The software writes the title; a bare number is not read, so a path another action writes
+/// with the id alone (a moved id's `/news/5`) is never a route again and the rewrite stays a
+/// fixpoint.
 pub fn routed_id<'p>(dir: &str, path: &'p str) -> Option<(&'p str, &'p str, &'p str)> {
     let rest = path.strip_prefix(dir)?;
-    let slash = rest.rfind('/')?;
-    let (route, segment) = (&rest[..slash], &rest[slash + 1..]);
-    if route.is_empty() || route.split('/').any(str::is_empty) {
+    let (route, segment) = match rest.rfind('/') {
+        Some(slash) => (&rest[..slash], &rest[slash + 1..]),
+        None => ("", rest),
+    };
+    // A slash before the segment leaves a route of non-empty segments.
+    if segment.len() < rest.len() && route.split('/').any(str::is_empty) {
         return None;
     }
     let extension = file_extension(segment).unwrap_or("");
@@ -145,9 +154,9 @@ pub fn routed_id_error(
         return Some("a routed id lists between 1 and 256 routes");
     }
     let route_ok =
-        |r: &String| !r.is_empty() && !r.contains(['?', '#']) && !r.split('/').any(str::is_empty);
+        |r: &String| r.is_empty() || (!r.contains(['?', '#']) && !r.split('/').any(str::is_empty));
     if !routes.iter().all(route_ok) {
-        return Some("a route is one or more non-empty segments without ? or #");
+        return Some("a route is empty, or one or more non-empty segments without ? or #");
     }
     if !script.starts_with('/') || script.contains(['?', '#']) {
         return Some("a routed id's script starts with / and has no ? or #");
@@ -204,10 +213,36 @@ mod tests {
         // Not a listed route, not an id, no route at all, a typed reference or a date.
         assert_eq!(form("/index.php/contact-us/5-jane", None), None);
         assert_eq!(form("/index.php/news/a-title", None), None);
+        // The empty route is read only where listed.
         assert_eq!(form("/index.php/1607-a-title", None), None);
         assert_eq!(form("/index.php/news/2024-05", None), None);
         assert_eq!(form("/index.php//news/5-five-things", None), None);
         assert_eq!(form("/other/news/5-five-things", None), None);
+    }
+
+    #[test]
+    fn an_id_directly_under_the_directory_is_the_empty_route_where_listed() {
+        // A shop's product under its category's folder, or under none.
+        let shop = RoutedId::new(
+            "/",
+            &["".into(), "shoes".into()],
+            "/index.php",
+            &["controller=product".into()],
+            "id_product",
+            0,
+            Some(".html"),
+        );
+        let q = |p: &str| shop.apply(p, None).map(|(_, q)| q);
+        let want = Some("id_product=5&controller=product".to_owned());
+        assert_eq!(q("/5-red-boots.html"), want);
+        assert_eq!(q("/shoes/5-red-boots.html"), want);
+        assert_eq!(q("/boots/5-red-boots.html"), None);
+        assert_eq!(q("/5-red-boots"), None);
+        assert_eq!(q("/"), None);
+        assert_eq!(q("//5-red-boots.html"), None);
+        assert!(routed_id_error("/", &["".into()], "/index.php", &[], "id", 0, None).is_none());
+        // The script itself never reads as a route and an id.
+        assert_eq!(routed_id("/", "/index.php"), None);
     }
 
     #[test]
@@ -272,6 +307,7 @@ mod tests {
         assert!(!ok("index.php/", &["news"], "/index.php", &[], 0));
         assert!(!ok("/", &[], "/index.php", &[], 0));
         assert!(!ok("/", &["news/"], "/index.php", &[], 0));
+        assert!(!ok("/", &["/news"], "/index.php", &[], 0));
         assert!(!ok("/", &["news"], "index.php", &[], 0));
         assert!(!ok("/", &["news"], "/news/5-five-things", &[], 0));
         assert!(!ok("/", &["news"], "/index.php", &["a&b"], 0));
