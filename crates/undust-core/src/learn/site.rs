@@ -1113,6 +1113,13 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             }
             if waives_type_coverage(&candidate, evidence.negative_groups) {
                 evidence.waive_type_coverage();
+            } else if !free_text_params(std::slice::from_ref(&candidate), &moved, &round).is_empty()
+            {
+                // Free text (a highlighted search term) on a page type where its drop merged
+                // nothing: the type's pages stay apart without it, which is no evidence either
+                // way, while a query that names the page (a search's own terms) merges that
+                // type's different pages and is refused by them.
+                evidence.largest_unevidenced_type = 0;
             }
             // A spelling the server's or the forge's software fixes for every host running it
             // (a default document, a clone suffix): one cluster suffices, none contradicting.
@@ -3984,6 +3991,67 @@ mod tests {
         assert!(has_rule(&first, cmp), "{:#?}", first.rules);
         let later = shop("page=2");
         assert!(!has_rule(&later, cmp), "{:#?}", later.rules);
+    }
+
+    /// MyBB from a fifth of its pages (seed 156): a search term highlighted on the page
+    /// (`highlight=word`) was shown irrelevant on threads and post links in six clusters, and
+    /// refused because three member profiles carried it too and merged nothing without it.
+    /// Free text on a page type where its drop merges nothing is no evidence either way; a
+    /// search's own terms, which name its pages, merge that type's different pages and are
+    /// still refused.
+    #[test]
+    fn free_text_on_a_page_type_that_merged_nothing_is_no_evidence_against_it() {
+        let words = [
+            "apple", "river", "stone", "cloud", "maple", "ocean", "tiger", "amber", "lemon",
+            "frost", "cedar", "delta",
+        ];
+        let forum = |name: &str, searches: bool| {
+            let mut samples = Vec::new();
+            for (n, word) in words.iter().enumerate() {
+                // A thread, or the page a post link opens.
+                let key = ["tid", "pid"][n % 2];
+                let thread = format!("https://forum.example/showthread.php?{key}={n}");
+                samples.push(lu(&thread, n as u64));
+                samples.push(lu(&format!("{thread}&{name}={word}"), n as u64));
+            }
+            for (k, word) in words.iter().rev().take(4).enumerate() {
+                samples.push(lu(
+                    &format!(
+                        "https://forum.example/member.php?action=profile&uid={k}&{name}={word}"
+                    ),
+                    100 + k as u64,
+                ));
+            }
+            if searches {
+                for (k, word) in words.iter().take(4).enumerate() {
+                    samples.push(lu(
+                        &format!("https://forum.example/search.php?{name}={word}"),
+                        200 + k as u64,
+                    ));
+                }
+            }
+            learn(&samples, &LearnConfig::default())
+        };
+        let dropped = |name: &'static str| move |a: &SiteAction| matches!(a, SiteAction::IgnoreParam { name: n, .. } if n == name);
+        let highlight = forum("highlight", false);
+        let profile = "https://forum.example/member.php?action=profile&uid=9";
+        assert_eq!(
+            rewriting(&highlight)(&format!("{profile}&highlight=zebra")),
+            profile
+        );
+        assert!(
+            has_rule(&highlight, dropped("highlight")),
+            "{:#?}",
+            highlight.rules
+        );
+        let keywords = forum("keywords", true);
+        let search = "https://forum.example/search.php?keywords=zebra";
+        assert_eq!(
+            rewriting(&keywords)(search),
+            search,
+            "{:#?}",
+            keywords.rules
+        );
     }
 
     /// PrestaShop from a fifth of its pages (seed 160): a product is written under its
