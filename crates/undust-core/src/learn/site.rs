@@ -1502,7 +1502,7 @@ fn candidates(
         // Searches in which two equal outputs propose nothing read each output of a cluster
         // once (`distinct_outputs`); the moved-id search keeps every member (a script may end
         // in its own value, so a sample's twin can show its move).
-        &|| moved_ids(outputs, clusters),
+        &|| moved_ids(outputs, clusters, rewriter),
         &|| ids_in_slugs(outputs, distinct),
         &|| titled_ids(outputs, distinct),
         &|| extensions_shown(outputs, distinct),
@@ -1926,11 +1926,13 @@ fn moved_value(part: &str) -> Option<(&str, &str)> {
 /// majority form of the site's paths is the one written). A value whose namespaces the path
 /// writes as segments (`doku.php?id=ns:page` beside `/ns/page`) proposes the same with its
 /// [`NAMESPACE_SEPARATORS`] character; such a proposal needs as many values that show the
-/// separator, and then counts the plain values of its script too (it moves them alike). Each
-/// comes with the samples of path `S` carrying `n`.
+/// separator, and then counts the plain values of its script too (it moves them alike). A
+/// keyless route is also compared once the accepted actions (`rewriter`) have read it
+/// ([`keyless_routes_read`]). Each comes with the samples of path `S` carrying `n`.
 fn moved_ids(
     outputs: &[(Cow<'_, str>, Option<Cow<'_, str>>)],
     clusters: &SmallClusters,
+    rewriter: &SiteRewriter,
 ) -> Vec<(SiteAction, Vec<u32>)> {
     // (path, name, prefix, namespace separator) -> distinct values shown.
     let mut proposals: FxHashMap<(&str, &str, &str, Option<char>), FxHashSet<&str>> =
@@ -1990,6 +1992,7 @@ fn moved_ids(
             }
         }
     }
+    keyless_routes_read(outputs, clusters, rewriter, &mut proposals);
     let plain: Vec<_> = proposals
         .iter()
         .filter(|(key, _)| key.3.is_none())
@@ -2051,6 +2054,48 @@ fn moved_ids(
         })
         .collect();
     most_shown_first(out)
+}
+
+/// Keyless routes ([`moved_value`] with an empty name) whose path, written under the script's
+/// directory and read by the accepted actions, is another member's output: XenForo's
+/// `index.php?threads/a-title.5/` beside `/threads/a-title.5` (no trailing slash) or, once the
+/// title beside the id is dropped, `/threads/5`. The move is a fact about the router, and the
+/// accepted actions read both spellings alike once it is made, so a cluster whose friendly
+/// member the other rules already respelled shows it as well as an identical pair does; the
+/// exact comparison ([`moved_ids`]) misses it. One rewrite per routed member of a cluster.
+fn keyless_routes_read<'o>(
+    outputs: &'o [(Cow<'_, str>, Option<Cow<'_, str>>)],
+    clusters: &SmallClusters,
+    rewriter: &SiteRewriter,
+    proposals: &mut FxHashMap<(&'o str, &'o str, &'o str, Option<char>), FxHashSet<&'o str>>,
+) {
+    for members in clusters.values() {
+        for &a in members {
+            let (script, query) = &outputs[a as usize];
+            let Some(route) = query.as_deref() else {
+                continue;
+            };
+            if route.contains(['&', '=']) || !route_safe_value(route) {
+                continue;
+            }
+            let Some(slash) = script.rfind('/') else {
+                continue;
+            };
+            let dir = &script[..=slash];
+            let written = format!("{dir}{route}");
+            let (path, rest, _) = rewriter.rewrite_parts(&written, None);
+            let read_alike = members.iter().any(|&b| {
+                let (other, other_query) = &outputs[b as usize];
+                b != a && other_query.is_none() && rest.is_none() && *other == path
+            });
+            if read_alike {
+                proposals
+                    .entry((script, "", dir, None))
+                    .or_default()
+                    .insert(route);
+            }
+        }
+    }
 }
 
 /// Candidates for an id at the end of a slug that is also the site's short link
@@ -3991,6 +4036,43 @@ mod tests {
         assert!(has_rule(&first, cmp), "{:#?}", first.rules);
         let later = shop("page=2");
         assert!(!has_rule(&later, cmp), "{:#?}", later.rules);
+    }
+
+    /// XenForo from a fifth of its pages (seed 148): links use the router's query form
+    /// (`index.php?threads/a-title.5/`) beside the friendly path, which the sample shows
+    /// without the trailing slash (`/threads/a-title.5`) or, once the title rule is accepted,
+    /// as `/threads/5`. Compared as written, one cluster showed the move; read by the accepted
+    /// actions, four did.
+    #[test]
+    fn a_keyless_route_is_compared_as_the_accepted_actions_read_it() {
+        let words = [
+            "apple", "river", "stone", "cloud", "maple", "ocean", "tiger", "amber",
+        ];
+        let base = "https://forum.example/forum";
+        let mut samples = Vec::new();
+        for (n, word) in words.iter().enumerate() {
+            let thread = format!("{base}/threads/{word}-talk.{n}");
+            samples.push(lu(&thread, n as u64));
+            let other = if n < 4 {
+                format!("{thread}/")
+            } else {
+                format!("{base}/index.php?threads/{word}-talk.{n}/")
+            };
+            samples.push(lu(&other, n as u64));
+            // Later pages linked in the query form only: the script routes by its query.
+            samples.push(lu(
+                &format!("{base}/index.php?threads/{word}-talk.{n}/page-2"),
+                100 + n as u64,
+            ));
+        }
+        let out = learn(&samples, &LearnConfig::default());
+        let rewrite = rewriting(&out);
+        assert_eq!(
+            rewrite(&format!("{base}/index.php?threads/lemon-talk.77/")),
+            rewrite(&format!("{base}/threads/lemon-talk.77")),
+            "{:#?}",
+            out.rules
+        );
     }
 
     /// MyBB from a fifth of its pages (seed 156): a search term highlighted on the page
