@@ -1113,7 +1113,8 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             }
             if waives_type_coverage(&candidate, evidence.negative_groups) {
                 evidence.waive_type_coverage();
-            } else if !free_text_params(std::slice::from_ref(&candidate), &moved, &round).is_empty()
+            } else if evidence.largest_unevidenced_type >= MIN_UNEVIDENCED_TYPE_SAMPLES
+                && !free_text_params(std::slice::from_ref(&candidate), &moved, &round).is_empty()
             {
                 // Free text (a highlighted search term) on a page type where its drop merged
                 // nothing: the type's pages stay apart without it, which is no evidence either
@@ -2084,9 +2085,12 @@ fn keyless_routes_read<'o>(
             let dir = &script[..=slash];
             let written = format!("{dir}{route}");
             let (path, rest, _) = rewriter.rewrite_parts(&written, None);
+            if rest.is_some() {
+                continue;
+            }
             let read_alike = members.iter().any(|&b| {
                 let (other, other_query) = &outputs[b as usize];
-                b != a && other_query.is_none() && rest.is_none() && *other == path
+                b != a && other_query.is_none() && *other == path
             });
             if read_alike {
                 proposals
@@ -3299,6 +3303,8 @@ fn param_strays(
 /// link) says nothing against dropping it. A view is named by a few values used again and again
 /// (`action=lastpost`, `view=print`), and an entity by an id (`pid=77` opens the page its post is
 /// on), so values with a digit, and values repeated on more than half the samples, are not free.
+/// Nor is a page type whose pages stay apart without such a value evidence against dropping it
+/// (the page-type guards of `learn`).
 fn free_text_params<'c>(
     candidate: &'c [SiteAction],
     moved: &[(u32, u64)],
