@@ -1362,6 +1362,37 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         // The other proposals were read on the outputs before this one (the same table read
         // the other way among them): proposed again on the new outputs.
     }
+    // Parameter order asked again once a table is accepted: its alias now meets the spelling
+    // it replaced, whose arguments may come in another order (TYPO3's
+    // `index.php?id=3&tx_news_pi1[news]=5&tx_news_pi1[action]=detail` beside
+    // `/news/detail?tx_news_pi1[action]=detail&tx_news_pi1[news]=5`), which no output showed
+    // before. The engine sorts the alias's query with the other actions, as here.
+    let sort = SiteAction::SortQuery;
+    if accepted
+        .iter()
+        .any(|(a, _)| matches!(a, SiteAction::Vocabulary { .. }))
+        && !accepted.iter().any(|(a, _)| *a == sort)
+    {
+        let unsorted: Vec<u32> = (0..round.outputs.len() as u32)
+            .filter(|&i| {
+                round.outputs[i as usize]
+                    .1
+                    .as_deref()
+                    .is_some_and(|q| !is_sorted_query(q))
+            })
+            .collect();
+        let mut with = rewriter.clone();
+        with.add(&sort);
+        let (mut evidence, _) = measure(&parsed, &with, &round, &unsorted, None, false);
+        if waives_type_coverage(&sort, evidence.negative_groups) {
+            evidence.waive_type_coverage();
+        }
+        if !unsorted.is_empty() && evidence.accepts_uncontradicted(config, SORT_QUERY_MIN_CLUSTERS)
+        {
+            rewriter = with;
+            accepted.push((sort, evidence));
+        }
+    }
     let rules = accepted
         .into_iter()
         .map(|(action, e)| SiteRule {
@@ -1537,6 +1568,20 @@ fn candidates(
     out
 }
 
+/// Whether the parameters of `query` are in the order [`SiteAction::SortQuery`] writes: by name
+/// (parts without a name are ordered too, the rewriter sorts every part).
+fn is_sorted_query(query: &str) -> bool {
+    let mut names = query
+        .split('&')
+        .map(|part| part.split_once('=').map_or(part, |(n, _)| n));
+    let mut prev = names.next();
+    names.all(|name| {
+        let ordered = prev.is_none_or(|p| p <= name);
+        prev = Some(name);
+        ordered
+    })
+}
+
 /// The host-wide candidates of [`candidates`]: the scheme, query order, path and query case,
 /// default documents and parameters; and apart, the trailing slash, tested after the mappings.
 fn host_wide_candidates(
@@ -1585,23 +1630,18 @@ fn host_wide_candidates(
             }
         }
         if let Some(q) = query.as_deref() {
-            let mut prev: Option<&str> = None;
             let mut names: Vec<&str> = Vec::new();
-            let mut sorted = true;
+            if !is_sorted_query(q) {
+                unsorted.push(i);
+            }
             for part in q.split('&') {
                 let name = part.split_once('=').map_or(part, |(n, _)| n);
-                // Parts without a name are ordered too: the rewriter sorts every part.
-                sorted &= prev.is_none_or(|pr| pr <= name);
-                prev = Some(name);
                 if name.is_empty() {
                     continue;
                 }
                 if !names.contains(&name) {
                     names.push(name);
                 }
-            }
-            if !sorted {
-                unsorted.push(i);
             }
             for name in names {
                 params.entry(name).or_default().push(i);
@@ -4370,6 +4410,78 @@ mod tests {
             .filter_map(|r| dropped(&r.action))
             .collect();
         assert_eq!(rules, [Some("products_id".to_owned())]);
+    }
+
+    /// TYPO3's news items on the detail page's path and on its id (`index.php?id=3&…`), the
+    /// arguments in one order or the other. The table names the page; only then do two
+    /// addresses of one item differ in nothing but order, and those items sort the query.
+    #[test]
+    fn parameter_order_is_asked_again_once_a_table_names_a_page() {
+        let args = |n: u64, reversed: bool| {
+            let (action, news) = (
+                "tx_news_pi1%5Baction%5D=detail",
+                format!("tx_news_pi1%5Bnews%5D={n}"),
+            );
+            if reversed {
+                format!("{news}&{action}&cHash=h{n}")
+            } else {
+                format!("{action}&cHash=h{n}&{news}")
+            }
+        };
+        let host = |reversed: u64| {
+            let mut s = Vec::new();
+            // Every page has an id and a path, each shown once.
+            for n in 0..40u64 {
+                s.push(lu(
+                    &format!("https://t3.example/index.php?id={}", 100 + n),
+                    n,
+                ));
+                s.push(lu(&format!("https://t3.example/page-{n}"), 100 + n));
+            }
+            for n in 0..30u64 {
+                let c = 1000 + n;
+                s.push(lu(
+                    &format!("https://t3.example/index.php?id=3&{}", args(n, false)),
+                    c,
+                ));
+                if n < 3 {
+                    s.push(lu(
+                        &format!("https://t3.example/news/detail?{}", args(n, false)),
+                        c,
+                    ));
+                } else if n < 3 + reversed {
+                    s.push(lu(
+                        &format!("https://t3.example/news/detail?{}", args(n, true)),
+                        c,
+                    ));
+                }
+            }
+            learn(&s, &LearnConfig::default())
+        };
+        let table =
+            |a: &SiteAction| matches!(a, SiteAction::Vocabulary { name, .. } if name == "id");
+        let sorted = |a: &SiteAction| *a == SiteAction::SortQuery;
+        let out = host(2);
+        assert!(
+            has_rule(&out, table) && has_rule(&out, sorted),
+            "{:?}",
+            out.rules
+        );
+        let canonical = rewriting(&out);
+        assert_eq!(
+            canonical(&format!(
+                "https://t3.example/index.php?id=3&{}",
+                args(7, false)
+            )),
+            canonical(&format!("https://t3.example/news/detail?{}", args(7, true)))
+        );
+        // One item in another order is one coincidence.
+        let out = host(1);
+        assert!(
+            has_rule(&out, table) && !has_rule(&out, sorted),
+            "{:?}",
+            out.rules
+        );
     }
 
     #[test]

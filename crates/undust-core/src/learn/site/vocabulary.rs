@@ -22,11 +22,14 @@
 //!   all of the host's samples, shown or not, and at most one per [`MIN_PAGES_PER_NAME`] pages
 //!   of the sample (a page's own alias, Drupal's `/node/7607` ≡
 //!   `/stories/harbor-special-history`, is one entry per page: no table learned from a sample
-//!   covers the pages it did not fetch);
+//!   covers the pages it did not fetch). Of a larger id form, only the ids that at least
+//!   [`MIN_PAGES_PER_NAME`] distinct addresses carry are names: TYPO3 gives every page an id
+//!   (`index.php?id=N`), and its news plugin's detail page holds every item
+//!   (`index.php?id=3&tx_news_pi1[news]=N` ≡ `/news/detail?tx_news_pi1[news]=N`);
 //! - it is never contradicted: one alias per id, one id per alias, one new name per renamed
 //!   parameter, over every cluster;
-//! - it is shown by at least [`MIN_VOCABULARY_ENTRIES`] entries, so one coincidence is not a
-//!   scheme.
+//! - it is shown by at least [`MIN_VOCABULARY_ENTRIES`] entries, or one entry by
+//!   [`MIN_ENTRY_CLUSTERS`] clusters, so one coincidence is not a scheme.
 //!
 //! The proposal is then measured like any site action, and one merge of different pages
 //! refuses it (`learn::site`).
@@ -40,6 +43,12 @@ use crate::canon::rules::SiteAction;
 /// Entries a table must show before it is proposed: two names of the host written both ways
 /// are a scheme, one is a coincidence.
 pub(super) const MIN_VOCABULARY_ENTRIES: usize = 2;
+
+/// Distinct pages (clusters) that must show one entry for it to be a scheme on its own: three
+/// records under one name written both ways are no coincidence, where one page is (a TYPO3 site's
+/// news detail page, `index.php?id=3&tx_news_pi1[news]=N` ≡ `/news/detail?tx_news_pi1[news]=N`
+/// for every item N, shown by three items).
+const MIN_ENTRY_CLUSTERS: usize = 3;
 
 /// Vocabularies proposed at once (the most entries first), so learning stays linear.
 const MAX_VOCABULARY_CANDIDATES: usize = 4;
@@ -66,6 +75,8 @@ struct Shown<'o> {
     aliases: FxHashMap<&'o str, FxHashSet<&'o str>>,
     /// Renamed parameters shown: id form's name to the alias form's names.
     renamed: FxHashMap<&'o str, FxHashSet<&'o str>>,
+    /// Id to the clusters that showed an entry for it.
+    clusters: FxHashMap<&'o str, FxHashSet<u64>>,
 }
 
 /// Vocabularies the clusters show under the accepted actions (`outputs`), each with the samples
@@ -81,13 +92,18 @@ pub(super) fn proposals(
         return Vec::new();
     }
     let mut shown: FxHashMap<IdForm<'_>, Shown<'_>> = FxHashMap::default();
-    for members in clusters.values() {
+    for (&cluster, members) in clusters {
         for &a in members {
             for &b in members {
                 if a == b || outputs[a as usize] == outputs[b as usize] {
                     continue;
                 }
-                show_pair(&outputs[a as usize], &outputs[b as usize], &mut shown);
+                show_pair(
+                    &outputs[a as usize],
+                    &outputs[b as usize],
+                    cluster,
+                    &mut shown,
+                );
             }
         }
     }
@@ -95,11 +111,27 @@ pub(super) fn proposals(
     // the id form is.
     let mut values: FxHashMap<IdForm<'_>, FxHashSet<&str>> =
         shown.keys().map(|k| (*k, FxHashSet::default())).collect();
+    // Distinct addresses that carry each shown id, up to [`MIN_PAGES_PER_NAME`]: an id that
+    // many addresses carry names a group of pages (a plugin's page holding every record), where
+    // a page's own id is carried by its few spellings.
+    let mut carriers: FxHashMap<(IdForm<'_>, &str), FxHashSet<&Output<'_>>> = shown
+        .iter()
+        .flat_map(|(form, s)| {
+            s.aliases
+                .keys()
+                .map(|id| ((*form, *id), FxHashSet::default()))
+        })
+        .collect();
     for output in outputs {
         for (form, id) in id_forms(output) {
             if let Some(set) = values.get_mut(&form) {
                 if set.len() <= most_names {
                     set.insert(id);
+                }
+            }
+            if let Some(set) = carriers.get_mut(&(form, id)) {
+                if set.len() < MIN_PAGES_PER_NAME {
+                    set.insert(output);
                 }
             }
         }
@@ -125,13 +157,25 @@ pub(super) fn proposals(
     }
     let few = |set: Option<&FxHashSet<&str>>| set.is_some_and(|v| v.len() <= most_names);
     let mut tables: Vec<(IdForm<'_>, Entries, Entries)> = Vec::new();
-    for (form, s) in shown {
+    for (form, mut s) in shown {
+        if !few(values.get(&form)) {
+            // An id form with a value for every few pages: only the ids that group pages are
+            // names of a vocabulary (the others are pages' own aliases, which cover only the
+            // pages the sample fetched).
+            s.aliases.retain(|id, _| {
+                carriers
+                    .get(&(form, *id))
+                    .is_some_and(|c| c.len() >= MIN_PAGES_PER_NAME)
+            });
+            let kept = &s.aliases;
+            s.clusters.retain(|id, _| kept.contains_key(id));
+        }
         let few_aliases = s
             .aliases
             .values()
             .flatten()
             .all(|alias| few(alias_dirs.get(alias_form(alias).0)));
-        if !few(values.get(&form)) || !few_aliases {
+        if s.aliases.is_empty() || !few_aliases {
             continue;
         }
         if let Some((entries, renamed)) = table_of(&s) {
@@ -172,10 +216,18 @@ pub(super) fn proposals(
 
 /// The table an id form's evidence shows: entries sorted by id and renamed parameters, or
 /// `None` when it is contradicted (an id with two aliases, an alias of two ids, a parameter
-/// renamed two ways) or shows fewer than [`MIN_VOCABULARY_ENTRIES`] entries.
+/// renamed two ways) or shows fewer than [`MIN_VOCABULARY_ENTRIES`] entries and no entry shown by
+/// [`MIN_ENTRY_CLUSTERS`].
 #[allow(clippy::type_complexity)]
 fn table_of(s: &Shown<'_>) -> Option<(Entries, Entries)> {
-    if s.aliases.len() < MIN_VOCABULARY_ENTRIES || s.aliases.len() > MAX_VOCABULARY_ENTRIES {
+    let one_shown_enough = || {
+        s.clusters
+            .values()
+            .any(|showing| showing.len() >= MIN_ENTRY_CLUSTERS)
+    };
+    if (s.aliases.len() < MIN_VOCABULARY_ENTRIES && !one_shown_enough())
+        || s.aliases.len() > MAX_VOCABULARY_ENTRIES
+    {
         return None;
     }
     let mut entries = Vec::with_capacity(s.aliases.len());
@@ -235,10 +287,12 @@ fn is_numeric_id(value: &str) -> bool {
     !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// Records the entries `a` and `b`, two addresses of one page, show with `a` as the id form.
+/// Records the entries `a` and `b`, two addresses of one page of `cluster`, show with `a` as the
+/// id form.
 fn show_pair<'o>(
     a: &'o Output<'_>,
     b: &'o Output<'_>,
+    cluster: u64,
     shown: &mut FxHashMap<IdForm<'o>, Shown<'o>>,
 ) {
     let (a_path, a_query) = a;
@@ -274,6 +328,7 @@ fn show_pair<'o>(
         };
         let entry = shown.entry((dir_or_script, name)).or_default();
         entry.aliases.entry(id).or_default().insert(b_path);
+        entry.clusters.entry(id).or_default().insert(cluster);
         for (from, to) in renames {
             entry.renamed.entry(from).or_default().insert(to);
         }
@@ -375,6 +430,56 @@ mod tests {
         assert!(got.iter().all(
             |(a, _)| matches!(a, SiteAction::Vocabulary { entries, .. } if entries.len() == 8)
         ));
+    }
+
+    /// TYPO3 gives every page an id (`index.php?id=N` beside its path), so the id form is no
+    /// small vocabulary; its news plugin's detail page (`id=3`) holds every item, and three
+    /// items written both ways make that one page a name of the table, without the pages'
+    /// own ids the sample showed once each.
+    #[test]
+    fn a_page_holding_many_records_is_a_name_of_a_large_id_form() {
+        let item = |n: u32| format!("tx_news_pi1%5Bnews%5D={n}&cHash=h{n}");
+        let mut urls: Vec<Vec<String>> = Vec::new();
+        for n in 0..12 {
+            urls.push(vec![
+                format!("/index.php?id={}", 100 + n),
+                format!("/page-{n}"),
+            ]);
+        }
+        let with_items_shown = |shown: u32| {
+            let mut urls = urls.clone();
+            for n in 0..20 {
+                let mut group = vec![format!("/index.php?id=3&{}", item(n))];
+                if n < shown {
+                    group.push(format!("/news/detail?{}", item(n)));
+                }
+                urls.push(group);
+            }
+            urls
+        };
+        let propose = |urls: &[Vec<String>]| {
+            let groups: Vec<Vec<&str>> = urls
+                .iter()
+                .map(|g| g.iter().map(String::as_str).collect())
+                .collect();
+            let groups: Vec<&[&str]> = groups.iter().map(|g| &g[..]).collect();
+            let (outputs, clusters) = host(&groups);
+            proposals(&outputs, &clusters, 100, &[])
+                .into_iter()
+                .map(|(a, _)| a)
+                .collect::<Vec<_>>()
+        };
+        let want = SiteAction::Vocabulary {
+            path: "/index.php".into(),
+            name: "id".into(),
+            entries: vec![("3".into(), "/news/detail".into())],
+            renamed: Vec::new(),
+        };
+        assert_eq!(propose(&with_items_shown(3)), vec![want]);
+        // Two items are two clusters: one name shown twice may be a coincidence.
+        assert_eq!(propose(&with_items_shown(2)), Vec::new());
+        // The pages' own ids alone are aliases of single pages, too many for a table.
+        assert_eq!(propose(&urls), Vec::new());
     }
 
     #[test]
