@@ -1114,9 +1114,20 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             if waives_type_coverage(&candidate, evidence.negative_groups) {
                 evidence.waive_type_coverage();
             } else if evidence.largest_unevidenced_type >= MIN_UNEVIDENCED_TYPE_SAMPLES
-                && !free_text_params(std::slice::from_ref(&candidate), &moved, &round).is_empty()
+                // A parameter shown irrelevant on `MIN_DECORATED_TYPES` kinds of page decorates
+                // the links to every kind (a campaign's `civitrk`, carried onto forum listings
+                // the sample shows only with it), as for the stray-view check: a kind where
+                // its drop merged nothing is no evidence against it, while a kind where it
+                // merged different pages still is (`Evidence::contrary_types`).
+                && ((evidence.evidenced_types >= MIN_DECORATED_TYPES
+                    && matches!(
+                        candidate,
+                        SiteAction::IgnoreParam { .. } | SiteAction::IgnoreParamValue { .. }
+                    ))
+                    || !free_text_params(std::slice::from_ref(&candidate), &moved, &round)
+                        .is_empty())
             {
-                // Free text (a highlighted search term) on a page type where its drop merged
+                // Or free text (a highlighted search term) on a page type where its drop merged
                 // nothing: the type's pages stay apart without it, which is no evidence either
                 // way, while a query that names the page (a search's own terms) merges that
                 // type's different pages and is refused by them.
@@ -4271,6 +4282,52 @@ mod tests {
         assert!(has_rule(&three, from), "{:#?}", three.rules);
         let two = forum(&["topic", "user"]);
         assert!(!has_rule(&two, from), "{:#?}", two.rules);
+    }
+
+    /// A campaign parameter (`src=mail7`) shown irrelevant on three kinds of page, and carried
+    /// by links to a fourth whose pages the sample shows only with it: that kind merged nothing
+    /// either way, and a parameter decorating the links to three kinds decorates the fourth's
+    /// too. Shown on two kinds, the fourth still refuses it; and a fourth kind where its drop
+    /// merges different pages refuses it whatever the others show.
+    #[test]
+    fn a_parameter_decorating_three_kinds_of_page_is_no_argument_of_a_silent_fourth() {
+        let site = |kinds: &[&str], contrary: bool| {
+            let mut samples = Vec::new();
+            let mut cluster = 0u64;
+            for kind in kinds {
+                for n in 0..8u64 {
+                    cluster += 1;
+                    let key = &kind[..1];
+                    let page = format!("https://site.example/{kind}.php?{key}={}", 100 * cluster);
+                    samples.push(lu(&page, cluster));
+                    samples.push(lu(&format!("{page}&src=mail{}", n % 3), cluster));
+                }
+            }
+            // The fourth kind: listings, those with the parameter seen only with it, each its
+            // own page.
+            for k in 0..24u64 {
+                let listing = format!("https://site.example/list.php?cat={k}");
+                if k < 12 {
+                    samples.push(lu(&format!("{listing}&src=mail{}", k % 3), 1000 + k));
+                } else {
+                    samples.push(lu(&listing, 1000 + k));
+                }
+            }
+            if contrary {
+                for k in 0..3u64 {
+                    let board = format!("https://site.example/board.php?src=feed{k}");
+                    samples.push(lu(&board, 2000 + k));
+                }
+            }
+            learn(&samples, &LearnConfig::default())
+        };
+        let src = |a: &SiteAction| matches!(a, SiteAction::IgnoreParam { name, beside: None } if name == "src");
+        let three = site(&["topic", "user", "post"], false);
+        assert!(has_rule(&three, src), "{:#?}", three.rules);
+        let two = site(&["topic", "user"], false);
+        assert!(!has_rule(&two, src), "{:#?}", two.rules);
+        let named = site(&["topic", "user", "post"], true);
+        assert!(!has_rule(&named, src), "{:#?}", named.rules);
     }
 
     /// A bundle of parameters dropped together was accepted without the check a single dropped
