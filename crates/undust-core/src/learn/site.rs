@@ -1119,11 +1119,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 // the sample shows only with it), as for the stray-view check: a kind where
                 // its drop merged nothing is no evidence against it, while a kind where it
                 // merged different pages still is (`Evidence::contrary_types`).
-                && ((evidence.evidenced_types >= MIN_DECORATED_TYPES
-                    && matches!(
-                        candidate,
-                        SiteAction::IgnoreParam { .. } | SiteAction::IgnoreParamValue { .. }
-                    ))
+                && (decorates_links(&candidate, evidence.evidenced_types)
                     || !free_text_params(std::slice::from_ref(&candidate), &moved, &round)
                         .is_empty())
             {
@@ -1392,16 +1388,17 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                     .is_some_and(|q| !is_sorted_query(q))
             })
             .collect();
-        let mut with = rewriter.clone();
-        with.add(&sort);
-        let (mut evidence, _) = measure(&parsed, &with, &round, &unsorted, None, false);
-        if waives_type_coverage(&sort, evidence.negative_groups) {
-            evidence.waive_type_coverage();
-        }
-        if !unsorted.is_empty() && evidence.accepts_uncontradicted(config, SORT_QUERY_MIN_CLUSTERS)
-        {
-            rewriter = with;
-            accepted.push((sort, evidence));
+        if !unsorted.is_empty() {
+            let mut with = rewriter.clone();
+            with.add(&sort);
+            let (mut evidence, _) = measure(&parsed, &with, &round, &unsorted, None, false);
+            if waives_type_coverage(&sort, evidence.negative_groups) {
+                evidence.waive_type_coverage();
+            }
+            if evidence.accepts_uncontradicted(config, SORT_QUERY_MIN_CLUSTERS) {
+                rewriter = with;
+                accepted.push((sort, evidence));
+            }
         }
     }
     let rules = accepted
@@ -3204,6 +3201,17 @@ fn measure(
     (e, moved)
 }
 
+/// Whether `candidate` drops a parameter (at any value or at one) shown irrelevant on
+/// [`MIN_DECORATED_TYPES`] kinds of page: a decoration of the links to every kind, which stands
+/// for no view of one ([`names_another_view`]) and names no argument of a kind where its drop
+/// merged nothing (the unevidenced-type guard of [`learn`]).
+fn decorates_links(candidate: &SiteAction, evidenced_types: u64) -> bool {
+    matches!(
+        candidate,
+        SiteAction::IgnoreParam { .. } | SiteAction::IgnoreParamValue { .. }
+    ) && evidenced_types >= MIN_DECORATED_TYPES
+}
+
 /// Whether `candidate`, a parameter dropped (or dropped at one value), names another view of
 /// the page somewhere ([`param_strays`]), or a page itself ([`names_the_page`], for a parameter
 /// dropped everywhere); `false` for any other action. `moved` are the samples it changes under
@@ -3229,7 +3237,7 @@ fn names_another_view(
     matches!(
         candidate,
         SiteAction::IgnoreParam { .. } | SiteAction::IgnoreParamValue { .. }
-    ) && evidenced_types < MIN_DECORATED_TYPES
+    ) && !decorates_links(candidate, evidenced_types)
         && param_strays(
             parsed,
             std::slice::from_ref(candidate),
