@@ -10,8 +10,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use rayon::prelude::*;
-
 use super::canonicalize::StaticArgs;
 use super::index::index_training_sets;
 use super::mirrors::{learn_mirrors, learn_mirrors_of, Crawl, HostPages};
@@ -22,8 +20,9 @@ use super::{output_failed, EXIT_NO_INPUT, EXIT_SOFTWARE, EXIT_USAGE};
 use crate::canon::rules::RuleFile;
 use crate::cluster::DeclaredPair;
 use crate::content::ContentConfig;
+use crate::learn::shared_evidence::learn_beside_each_other;
 use crate::learn::{LabelledUrl, LearnConfig, Strategy};
-use crate::pipeline::{labelled, learn_checked, GatePolicy, HostClusters};
+use crate::pipeline::{labelled, learn_checked, Beside, GatePolicy, HostClusters};
 
 /// Flags of `undust learn`.
 #[derive(Debug, clap::Args)]
@@ -255,14 +254,27 @@ pub fn run(args: LearnArgs) -> ExitCode {
         strategy: args.strategy.into(),
         ..LearnConfig::default()
     };
-    // Hosts learn independently: on all cores, reported and written in host order.
-    let learned: Vec<_> = hosts
-        .par_iter()
-        .map(|(host, training, declared)| {
-            // The same learning and the same gate as the sidecar's relearn jobs.
-            learn_checked(host, training, declared, &config, &GatePolicy::default())
-        })
-        .collect();
+    // Hosts learn beside each other (what one's sample shows thinly, the others' may make up:
+    // `learn::shared_evidence`), on all cores, reported and written in host order.
+    let names: Vec<&str> = hosts.iter().map(|(host, _, _)| host.as_str()).collect();
+    let learned = learn_beside_each_other(&names, config.min_support_clusters, |i, read| {
+        let (host, training, declared) = &hosts[i];
+        let mut findings = Vec::new();
+        let beside = Beside {
+            read,
+            findings: &mut findings,
+        };
+        // The same learning and the same gate as the sidecar's relearn jobs.
+        let learned = learn_checked(
+            host,
+            training,
+            declared,
+            &config,
+            &GatePolicy::default(),
+            Some(beside),
+        );
+        (learned, findings)
+    });
     let mut sets = Vec::new();
     for (index, ((host, training, _), learned)) in hosts.iter().zip(learned).enumerate() {
         let clusters = training

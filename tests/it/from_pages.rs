@@ -46,7 +46,16 @@ fn families_learned_from_a_fifth_of_their_pages() {
         .split(',')
         .map(|s| s.trim().parse().expect("UNDUST_SEEDS: numbers"))
         .collect();
-    from_pages_and_labels(&kinds, &seeds);
+    // `UNDUST_FLEET=k`: the sites of k draws in one crawl, learned by one `undust learn` (k hosts
+    // of every family, as a crawl meets many sites of one software), each scored on its own.
+    let fleet: usize = std::env::var("UNDUST_FLEET").map_or(1, |k| {
+        k.trim()
+            .parse()
+            .ok()
+            .filter(|&k| k > 0)
+            .expect("UNDUST_FLEET: a positive number")
+    });
+    from_pages_and_labels(&kinds, &seeds, fleet);
 }
 
 /// The held-out families on a draw no change was looked at on, learned from their pages, lose
@@ -55,7 +64,7 @@ fn families_learned_from_a_fifth_of_their_pages() {
 /// short page's two fetches were two clusters, and one such pair refused a host-wide rule.
 #[test]
 fn held_out_families_learned_from_their_pages_lose_little_to_their_labels() {
-    let (held_out, _) = from_pages_and_labels(&SiteKind::HELD_OUT_FAMILIES, &[50]);
+    let (held_out, _) = from_pages_and_labels(&SiteKind::HELD_OUT_FAMILIES, &[50], 1);
     let (labels, pages) = held_out;
     let share = |m: &Metrics| m.compression_rate() / m.best_compression_rate();
     assert!(
@@ -73,25 +82,36 @@ fn held_out_families_learned_from_their_pages_lose_little_to_their_labels() {
 
 /// Learns every family of `kinds` on each draw of `seeds` from the fetched fifth's labels and
 /// from its pages, prints a line per host and per family, and returns the pooled metrics of the
-/// held-out and of the tuning families: (from labels, from pages).
+/// held-out and of the tuning families: (from labels, from pages). The draws are learned
+/// `fleet` at a time: their sites in one crawl.
 fn from_pages_and_labels(
     kinds: &[SiteKind],
     seeds: &[u64],
+    fleet: usize,
 ) -> ((Metrics, Metrics), (Metrics, Metrics)) {
     let normalizer = StaticNormalizer::new(StaticConfig::default()).expect("default config");
     let mut totals: BTreeMap<&str, (Metrics, Metrics)> = BTreeMap::new();
-    for &seed in seeds {
-        let sites: Vec<_> = kinds
+    for draws in seeds.chunks(fleet) {
+        let seed = draws[0];
+        // Each site with the draw it was generated for.
+        let (site_seeds, sites): (Vec<u64>, Vec<_>) = draws
             .iter()
-            .flat_map(|&kind| {
-                generate(
-                    &CorpusConfig::new(family_seed(seed, kind), 1)
-                        .with_kinds(&[kind])
-                        .with_pages(PAGES.0, PAGES.1),
-                )
-                .sites
+            .flat_map(|&seed| {
+                kinds.iter().flat_map(move |&kind| {
+                    generate(
+                        &CorpusConfig::new(family_seed(seed, kind), 1)
+                            .with_kinds(&[kind])
+                            .with_pages(PAGES.0, PAGES.1),
+                    )
+                    .sites
+                    .into_iter()
+                    .map(move |site| (seed, site))
+                })
             })
-            .collect();
+            .unzip();
+        let hosts: std::collections::HashSet<&str> =
+            sites.iter().map(|s| s.host.as_str()).collect();
+        assert_eq!(hosts.len(), sites.len(), "two draws gave one host name");
         let mut fetched = Corpus {
             seed,
             sites: sites.clone(),
@@ -113,7 +133,7 @@ fn from_pages_and_labels(
                 .collect();
             std::fs::write(format!("{dir}/labels-{seed}.tsv"), labels).expect("write");
         }
-        for (site, sample) in sites.iter().zip(&fetched.sites) {
+        for ((site, sample), &seed) in sites.iter().zip(&fetched.sites).zip(&site_seeds) {
             let labelled: Vec<LabelledUrl> = sample
                 .pages
                 .iter()

@@ -273,3 +273,128 @@ async fn the_cli_and_the_sidecar_judge_cluster_learn_and_canonicalize_alike() {
     );
     server.stop().await;
 }
+
+/// Pages of a forum whose crawl fetched its default post order spelled out
+/// (`?sort=oldest_to_newest`, the plain topic) beside one topic only, and other orders (other
+/// pages) beside many: each forum's sample shows the spelling in one duplicate cluster, under
+/// the three a site rule needs.
+fn forum_pages(host: &str, seed: u64) -> Vec<ObservedPage> {
+    let page = |url: String, text: String| ObservedPage {
+        url,
+        http_status: 200,
+        content_type: "text/html; charset=utf-8".into(),
+        body: format!(
+            "<html><head><title>Forum</title></head><body><nav>Home Categories Recent \
+             Popular Users</nav><main><article>{text}</article></main><footer>Powered by \
+             the forum software</footer></body></html>"
+        )
+        .into_bytes(),
+        ..ObservedPage::default()
+    };
+    let mut pages = Vec::new();
+    for t in 0..60u64 {
+        let topic = format!("http://{host}/topic/{}/title-{t}", 100 + t);
+        let text = |order: u64| crate::support::prose(seed * 10_000 + t * 10 + order, 150);
+        pages.push(page(topic.clone(), text(0)));
+        if t % 2 == 0 {
+            pages.push(page(format!("{topic}?sort=newest_to_oldest"), text(1)));
+        }
+        if t % 3 == 0 {
+            pages.push(page(format!("{topic}?sort=most_votes"), text(2)));
+        }
+        if t == 1 {
+            pages.push(page(format!("{topic}?sort=oldest_to_newest"), text(0)));
+        }
+    }
+    pages
+}
+
+/// Whether a rule file (or GetRules answer) drops the default order on `host`.
+fn drops_default_order(file: &serde_json::Value, host: &str) -> bool {
+    file["hosts"].as_array().is_some_and(|sets| {
+        sets.iter().filter(|s| s["host"] == host).any(|set| {
+            set["site_rules"].as_array().is_some_and(|rules| {
+                rules.iter().any(|r| {
+                    r["op"] == "ignore_param_value"
+                        && r["name"] == "sort"
+                        && r["value"] == "oldest_to_newest"
+                })
+            })
+        })
+    })
+}
+
+/// A spelling the forum software fixes, shown once by each of three forums' samples, is learned
+/// for all three by both shells, and by neither for one forum crawled alone: hosts are learned
+/// beside each other (`learn::shared_evidence`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_forums_make_up_the_evidence_each_shows_too_thinly() {
+    let hosts = [
+        "one.forum.example",
+        "two.forum.example",
+        "three.forum.example",
+    ];
+    let pages: Vec<ObservedPage> = hosts
+        .iter()
+        .zip(1u64..)
+        .flat_map(|(host, seed)| forum_pages(host, seed))
+        .collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let learned = |name: &str, pages: &[ObservedPage]| -> serde_json::Value {
+        let pages_path = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&pages_path, json_lines(pages)).expect("write pages");
+        let rules_path = dir.path().join(format!("{name}-rules.json"));
+        undust(
+            &[
+                "learn",
+                "--pages",
+                pages_path.to_str().expect("utf-8"),
+                "--out",
+                rules_path.to_str().expect("utf-8"),
+            ],
+            b"",
+        );
+        serde_json::from_slice(&std::fs::read(&rules_path).expect("rule file")).expect("JSON")
+    };
+    let alone = learned("alone", &forum_pages(hosts[0], 1));
+    assert!(
+        !drops_default_order(&alone, hosts[0]),
+        "one forum's one cluster is too thin: {alone}"
+    );
+    let together = learned("together", &pages);
+    for host in hosts {
+        assert!(drops_default_order(&together, host), "{host}: {together}");
+    }
+
+    let server = TestServer::start_with(
+        None,
+        Knobs {
+            relearn_min_new_samples: Some(1_000_000),
+            relearn_interval_secs: Some(86_400),
+            ..Knobs::default()
+        },
+    )
+    .await;
+    let mut ingest = server.ingest().await;
+    ingest
+        .observe_pages(tokio_stream::iter(pages.clone()))
+        .await
+        .expect("observe");
+    let mut admin = server.admin().await;
+    let job = relearn(&mut admin, "", true).await.job.expect("job");
+    assert_eq!(job.state, JobState::Succeeded as i32, "{job:?}");
+    for host in hosts {
+        let response = admin
+            .get_rules(GetRulesRequest {
+                host: host.to_owned(),
+                ..Default::default()
+            })
+            .await
+            .expect("get rules")
+            .into_inner();
+        let file: serde_json::Value =
+            serde_json::from_str(&response.rules_json).expect("rules JSON");
+        assert!(drops_default_order(&file, host), "{host}: {file}");
+    }
+    server.stop().await;
+}

@@ -177,78 +177,26 @@ impl Learning {
         job.record.lock().state = JobState::Running as i32;
         let job_id = job.record.lock().job_id.clone();
         let (mut failed, mut rejected) = (false, false);
-        for (index, host) in hosts.iter().enumerate() {
-            let Ok(_permit) = Arc::clone(&self.permits).acquire_owned().await else {
-                break;
-            };
-            if let Some(entry) = job.record.lock().hosts.get_mut(index) {
-                entry.state = JobState::Running as i32;
+        // Each host once, then again each host the others' findings lift (what its sample
+        // showed too thinly, theirs made up: `learn::shared_evidence`), as `undust learn`
+        // learns a crawl's hosts beside each other.
+        let mut order: Vec<usize> = (0..hosts.len()).collect();
+        for pass in 0..2 {
+            if pass == 1 {
+                let lifted = self.shared_evidence.lifted(self.learn.min_support_clusters);
+                order.retain(|&index| lifted.contains(&hosts[index]));
             }
-            let learning = Arc::clone(&self);
-            let learn_host_name = host.clone();
-            let started = tokio::time::Instant::now();
-            let outcome = match self.sidecar.fleet.clone() {
-                Some(fleet) => learning.relearn_in_fleet(&fleet, host).await,
-                None => {
-                    tokio::task::spawn_blocking(move || learning.relearn_host(&learn_host_name))
-                        .await
-                        .unwrap_or_else(|err| {
-                            Err(RelearnError::DoesNotCompile(format!(
-                                "learning panicked: {err}"
-                            )))
-                        })
+            for &index in &order {
+                match self
+                    .learn_job_host(&job, &job_id, index, &hosts[index])
+                    .await
+                {
+                    Some(Ended::Succeeded) => {}
+                    Some(Ended::Rejected) => rejected = true,
+                    Some(Ended::Failed) => failed = true,
+                    // Shutting down: no permit to learn with.
+                    None => break,
                 }
-            };
-            metrics::histogram!(telemetry::RELEARN_DURATION)
-                .record(started.elapsed().as_secs_f64());
-            self.sidecar
-                .totals
-                .relearn_runs
-                .fetch_add(1, Ordering::Relaxed);
-            let mut record = job.record.lock();
-            if let Some(entry) = record.hosts.get_mut(index) {
-                match outcome {
-                    Ok(result) => {
-                        metrics::counter!(telemetry::RELEARN_RUNS, "outcome" => "succeeded")
-                            .increment(1);
-                        *entry = HostRelearn {
-                            state: JobState::Succeeded as i32,
-                            ..result
-                        };
-                    }
-                    Err(error) => {
-                        let outcome = error.outcome();
-                        if matches!(error, RelearnError::Refused(_)) {
-                            rejected = true;
-                        } else {
-                            failed = true;
-                        }
-                        self.sidecar
-                            .totals
-                            .relearn_failures
-                            .fetch_add(1, Ordering::Relaxed);
-                        metrics::counter!(telemetry::RELEARN_RUNS, "outcome" => outcome)
-                            .increment(1);
-                        tracing::warn!(host, %error, outcome, "relearn did not put new rules live; the previous rules stay live");
-                        entry.state = if matches!(error, RelearnError::Refused(_)) {
-                            JobState::Rejected
-                        } else {
-                            JobState::Failed
-                        } as i32;
-                        entry.rules_version = self
-                            .sidecar
-                            .canonicalizer
-                            .rules()
-                            .get(host)
-                            .map_or(0, |r| r.version());
-                        entry.error = error.to_string();
-                    }
-                }
-            }
-            drop(record);
-            let mut jobs = self.jobs.lock();
-            if jobs.running.get(host) == Some(&job_id) {
-                jobs.running.remove(host);
             }
         }
         if mirror_pass {
@@ -281,6 +229,95 @@ impl Learning {
         job.mark_done();
         self.publish_gauges();
     }
+
+    /// Learns host `index` of `job` and records how it ended in the job; `None` when the
+    /// sidecar is shutting down (no permit to learn with).
+    async fn learn_job_host(
+        self: &Arc<Self>,
+        job: &Job,
+        job_id: &str,
+        index: usize,
+        host: &str,
+    ) -> Option<Ended> {
+        let Ok(_permit) = Arc::clone(&self.permits).acquire_owned().await else {
+            return None;
+        };
+        if let Some(entry) = job.record.lock().hosts.get_mut(index) {
+            entry.state = JobState::Running as i32;
+        }
+        let learning = Arc::clone(self);
+        let learn_host_name = host.to_owned();
+        let started = tokio::time::Instant::now();
+        let outcome = match self.sidecar.fleet.clone() {
+            Some(fleet) => learning.relearn_in_fleet(&fleet, host).await,
+            None => tokio::task::spawn_blocking(move || learning.relearn_host(&learn_host_name))
+                .await
+                .unwrap_or_else(|err| {
+                    Err(RelearnError::DoesNotCompile(format!(
+                        "learning panicked: {err}"
+                    )))
+                }),
+        };
+        metrics::histogram!(telemetry::RELEARN_DURATION).record(started.elapsed().as_secs_f64());
+        self.sidecar
+            .totals
+            .relearn_runs
+            .fetch_add(1, Ordering::Relaxed);
+        let ended = match &outcome {
+            Ok(_) => Ended::Succeeded,
+            Err(RelearnError::Refused(_)) => Ended::Rejected,
+            Err(_) => Ended::Failed,
+        };
+        let mut record = job.record.lock();
+        if let Some(entry) = record.hosts.get_mut(index) {
+            match outcome {
+                Ok(result) => {
+                    metrics::counter!(telemetry::RELEARN_RUNS, "outcome" => "succeeded")
+                        .increment(1);
+                    *entry = HostRelearn {
+                        state: JobState::Succeeded as i32,
+                        ..result
+                    };
+                }
+                Err(error) => {
+                    let outcome = error.outcome();
+                    self.sidecar
+                        .totals
+                        .relearn_failures
+                        .fetch_add(1, Ordering::Relaxed);
+                    metrics::counter!(telemetry::RELEARN_RUNS, "outcome" => outcome).increment(1);
+                    tracing::warn!(host, %error, outcome, "relearn did not put new rules live; the previous rules stay live");
+                    entry.state = if ended == Ended::Rejected {
+                        JobState::Rejected
+                    } else {
+                        JobState::Failed
+                    } as i32;
+                    entry.rules_version = self
+                        .sidecar
+                        .canonicalizer
+                        .rules()
+                        .get(host)
+                        .map_or(0, |r| r.version());
+                    entry.error = error.to_string();
+                }
+            }
+        }
+        drop(record);
+        let mut jobs = self.jobs.lock();
+        if jobs.running.get(host).map(String::as_str) == Some(job_id) {
+            jobs.running.remove(host);
+        }
+        Some(ended)
+    }
+}
+
+/// How learning one host of a job ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Succeeded,
+    /// The gate refused the rules.
+    Rejected,
+    Failed,
 }
 
 #[cfg(test)]

@@ -18,7 +18,9 @@
 //!   host is learned or several.
 //! - [`relearn`]: one host relearned: samples → clusters → rules through the live-rule gate
 //!   ([`crate::pipeline::learn_checked`]), stored, then swapped live; failures are a typed
-//!   [`RelearnError`](crate::pipeline::RelearnError).
+//!   [`RelearnError`](crate::pipeline::RelearnError). Each host is learned beside the hosts
+//!   learned before it ([`crate::learn::shared_evidence`]): what their samples showed may make
+//!   up what its own shows too thinly.
 //! - [`versions`]: each host's last [`versions::KEPT_VERSIONS`] rule sets, rollback, and the reads
 //!   the admin API makes of them.
 //! - [`fleet`]: with `--fleet`, relearns through the host's lease from the whole fleet's samples,
@@ -52,7 +54,7 @@ use tokio::sync::{watch, Semaphore};
 use super::state::Sidecar;
 use crate::content::{ContentConfig, TemplateModel};
 use crate::ingest::sample::{ReservoirSampler, SamplerConfig};
-use crate::learn::LearnConfig;
+use crate::learn::{LearnConfig, SharedEvidence};
 use crate::pipeline::{AcceptPolicy, GatePolicy};
 use crate::store::{SampleBatch, Store, StoreError};
 use crate::telemetry;
@@ -132,6 +134,10 @@ pub struct Learning {
     mirror_pass: Mutex<()>,
     /// In a fleet: when recent passes fetched other sidecars' origins ([`fleet_mirrors`]).
     fleet_fetches: Mutex<fleet_mirrors::FetchRotation>,
+    /// What each host's learning found, read by the next hosts learned
+    /// ([`crate::learn::shared_evidence`]): in memory, bounded, rebuilt by relearns after a
+    /// restart.
+    shared_evidence: SharedEvidence,
 }
 
 impl Learning {
@@ -193,6 +199,7 @@ impl Learning {
             mirror_book: Mutex::default(),
             mirror_pass: Mutex::new(()),
             fleet_fetches: Mutex::default(),
+            shared_evidence: SharedEvidence::new(),
             sidecar,
             store,
         });

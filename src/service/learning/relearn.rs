@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::Learning;
 use crate::pb::{HostRelearn, JobState};
-use crate::pipeline::{cluster_pages, labelled, learn_checked, RelearnError};
+use crate::pipeline::{cluster_pages, labelled, learn_checked, Beside, RelearnError};
 
 impl Learning {
     /// Learns one host from its samples and puts the result live.
@@ -82,9 +82,24 @@ impl Learning {
         let duplicate_clusters = clusters.duplicate_clusters() as u64;
         let training = labelled(host, &clusters.clustering);
         let declared = clusters.clustering.declared();
+        // Beside the hosts learned before it: what they recorded may make up this host's thin
+        // evidence, and its own findings are recorded for the hosts learned after it.
+        let mut findings = Vec::new();
         let checked = self.on_learn_threads(|| {
-            learn_checked(host, &training, declared, &self.learn, &self.gate)
-        })?;
-        Ok((checked, duplicate_clusters))
+            let beside = Beside {
+                read: &self.shared_evidence,
+                findings: &mut findings,
+            };
+            learn_checked(
+                host,
+                &training,
+                declared,
+                &self.learn,
+                &self.gate,
+                Some(beside),
+            )
+        });
+        self.shared_evidence.record(host, &findings);
+        Ok((checked?, duplicate_clusters))
     }
 }

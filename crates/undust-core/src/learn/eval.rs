@@ -25,7 +25,8 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::aliases::learn_aliases;
-use super::{learn_host, LabelledUrl, LearnConfig, LearnError, Strategy};
+use super::shared_evidence::learn_beside_each_other;
+use super::{learn_host_with, LabelledUrl, LearnConfig, LearnError, Strategy};
 use crate::canon::engine::HostRules;
 use crate::canon::normalize::StaticNormalizer;
 use crate::canon::rules::HostRuleSet;
@@ -435,21 +436,37 @@ pub fn evaluate(
         let learn = config.learn.clone().with_strategy(strategy);
         let mut per_host = Vec::with_capacity(hosts.len());
         let mut rules = 0;
-        for (i, h) in hosts.iter().enumerate() {
-            let train = split_training(
-                &h.urls,
-                config.train_fraction,
-                config.seed ^ (i as u64).wrapping_mul(0x9e37),
-                config.max_train_urls,
-            );
-            let train: Vec<LabelledUrl> = train
+        let trains: Vec<Vec<LabelledUrl>> = hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                split_training(
+                    &h.urls,
+                    config.train_fraction,
+                    config.seed ^ (i as u64).wrapping_mul(0x9e37),
+                    config.max_train_urls,
+                )
                 .into_iter()
                 .map(|l| LabelledUrl {
                     url: statically(&l.url),
                     cluster: l.cluster,
                 })
-                .collect();
-            let mut set = learn_host(&h.host, &train, &learn)?.rules;
+                .collect()
+            })
+            .collect();
+        // As `undust learn` learns them: beside each other (`super::shared_evidence`).
+        let names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
+        let learned = learn_beside_each_other(&names, learn.min_support_clusters, |i, read| {
+            match learn_host_with(&hosts[i].host, &trains[i], &learn, Some(read)) {
+                Ok(mut outcome) => {
+                    let findings = std::mem::take(&mut outcome.findings);
+                    (Ok(outcome.rules), findings)
+                }
+                Err(err) => (Err(err), Vec::new()),
+            }
+        });
+        for ((h, train), learned) in hosts.iter().zip(&trains).zip(learned) {
+            let mut set = learned?;
             set.host.clone_from(&h.host);
             rules += set.len();
             let compile = |set: &HostRuleSet| {
@@ -458,7 +475,7 @@ pub fn evaluate(
                 })
             };
             let mut engine = compile(&set)?;
-            let declared = declared_in(&h.declared, &train, statically);
+            let declared = declared_in(&h.declared, train, statically);
             set.aliases = learn_aliases(&h.host, &engine, &declared);
             if !set.aliases.is_empty() {
                 engine = compile(&set)?;

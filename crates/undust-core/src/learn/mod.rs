@@ -37,6 +37,7 @@ mod query_path;
 mod routed_ids;
 mod segments;
 pub(crate) mod select;
+pub mod shared_evidence;
 mod shared_files;
 mod sibling_keys;
 pub(crate) mod site;
@@ -54,6 +55,7 @@ use thiserror::Error;
 use url::Url;
 
 pub use config::*;
+pub use shared_evidence::{Finding, SharedEvidence};
 
 use crate::canon::engine::{self, HostRules};
 use crate::canon::rules::{HostRuleSet, Operation, Pattern, Rule, ValuePattern};
@@ -79,6 +81,9 @@ pub struct LearnOutcome {
     pub rules: HostRuleSet,
     /// How learning went.
     pub report: LearnReport,
+    /// What the site-rule search measured of each action it tested, for the other hosts of the
+    /// crawl ([`shared_evidence`]); empty when learning alone ([`learn_host`]).
+    pub findings: Vec<Finding>,
 }
 
 /// Counts and timings of one learning run.
@@ -378,6 +383,19 @@ pub fn learn_host(
     samples: &[LabelledUrl],
     config: &LearnConfig,
 ) -> Result<LearnOutcome, LearnError> {
+    learn_host_with(host, samples, config, None)
+}
+
+/// [`learn_host`] beside the other hosts of a crawl: a site action this host's sample shows in
+/// too few clusters is accepted when the hosts that recorded it in `shared` make up the count,
+/// none of them contradicting it, and the outcome's findings are what to record for this host
+/// ([`shared_evidence`]).
+pub fn learn_host_with(
+    host: &str,
+    samples: &[LabelledUrl],
+    config: &LearnConfig,
+    shared: Option<&SharedEvidence>,
+) -> Result<LearnOutcome, LearnError> {
     if host.is_empty() {
         return Err(LearnError::EmptyHost);
     }
@@ -385,7 +403,7 @@ pub fn learn_host(
     let t0 = Instant::now();
     // Host-wide properties first; the tree learns from the samples they rewrite.
     let site = if config.site_rules {
-        site::learn(samples, config)
+        site::learn_with(samples, config, shared.map(|shared| (host, shared)))
     } else {
         let mut unchanged = Vec::with_capacity(samples.len().min(config.max_samples));
         let mut urls = Vec::with_capacity(unchanged.capacity());
@@ -404,6 +422,7 @@ pub fn learn_host(
             urls,
             clusters,
             unchanged,
+            findings: Vec::new(),
         }
     };
     let site_us = t0.elapsed().as_micros() as u64;
@@ -570,7 +589,11 @@ pub fn learn_host(
     report.deployed = set.rules.len();
     report.site_rules = set.site_rules.len();
     report.selection_us = t2.elapsed().as_micros() as u64;
-    Ok(LearnOutcome { rules: set, report })
+    Ok(LearnOutcome {
+        rules: set,
+        report,
+        findings: site.findings,
+    })
 }
 
 /// Figure 8d-e: follows each rule's chain to its destination and replaces it by the direct

@@ -46,6 +46,11 @@
 //! repeats until nothing changes, a bounded number of rounds. The samples rewritten by the
 //! accepted actions are what the pattern tree then learns from, and the engine applies the
 //! same [`SiteRewriter`] before the pattern rules, so learning and serving agree.
+//!
+//! Learned beside the other hosts of a crawl ([`learn_with`]), an action of the software's URL
+//! scheme ([`software_scheme`]) that passes every guard here but the support count, merging no
+//! different pages, is accepted when the other hosts' findings make up the count
+//! ([`super::shared_evidence`]); what each action showed here is the host's findings for them.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -62,13 +67,14 @@ use super::keyless_id::{keyless_ids, MIN_THIN_IDS};
 use super::post_pages::post_pages;
 use super::routed_ids::routed_ids;
 use super::segments::{default_value_suffixes, default_view_tails, templated_segments};
+use super::shared_evidence::{Finding, SharedEvidence};
 use super::shared_files::shared_files;
 use super::sibling_keys::sibling_keys;
 use super::thin_tails::{route_shows_default, MIN_THIN_TAIL_PAGES};
 use super::LabelledUrl;
 use super::PARALLEL_SAMPLES;
 use distinct_outputs::distinct_outputs;
-use value_defaults::AtDefault;
+use value_defaults::{AtDefault, ThinValues};
 
 mod case_scope;
 mod distinct_outputs;
@@ -295,6 +301,9 @@ pub(crate) struct SiteOutcome {
     /// For each of the first `max_samples` training samples, the index in `urls` of its parsed
     /// URL when the rules leave it as it is, so interning does not parse it again.
     pub unchanged: Vec<Option<u32>>,
+    /// What the search measured of each action it tested, for the other hosts of the crawl
+    /// ([`super::shared_evidence`]).
+    pub findings: Vec<Finding>,
 }
 
 /// One parsed sample.
@@ -882,6 +891,23 @@ fn query_without<'q>(
     Some(any_text.then_some(Cow::Owned(out)))
 }
 
+/// Whether an action is a URL scheme of the software a site runs, which every host running it
+/// shares (a parameter's name and default value, an id's two shapes, parameters in any order,
+/// as nearly every framework reads its query into a map), rather than a property of one
+/// server's configuration (case-insensitive paths, https, trailing slashes, mirror folders):
+/// only the former pools evidence across hosts ([`super::shared_evidence`]).
+fn software_scheme(action: &SiteAction) -> bool {
+    !matches!(
+        action,
+        SiteAction::LowercasePath
+            | SiteAction::LowercaseSegments { .. }
+            | SiteAction::LowercasePathAndQuery
+            | SiteAction::UseHttps
+            | SiteAction::StripTrailingSlash
+            | SiteAction::SegmentAlias { .. }
+    )
+}
+
 /// Whether a candidate's evidence holds wherever it applies, so that the page-type coverage
 /// guards ([`MIN_TYPE_COVERAGE`], [`MAX_UNEVIDENCED_TYPE_SHARE`]) are waived for it.
 /// `negative_groups` are the groups of different pages it merged. Waived or not, they still
@@ -941,7 +967,29 @@ fn waives_type_coverage(candidate: &SiteAction, negative_groups: u64) -> bool {
 }
 
 /// Finds the site rules of one host's samples (already statically normalized).
+#[cfg(test)]
 pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcome {
+    learn_with(samples, config, None)
+}
+
+/// [`learn`], reading what the other hosts of the crawl found (`others`, with this host's
+/// name): an action this sample shows too thinly is accepted when theirs bring it to the support
+/// threshold ([`super::shared_evidence`]).
+pub(crate) fn learn_with(
+    samples: &[LabelledUrl],
+    config: &LearnConfig,
+    others: Option<(&str, &SharedEvidence)>,
+) -> SiteOutcome {
+    // This host's findings, the last measurement of each action.
+    let mut findings: FxHashMap<SiteAction, Finding> = FxHashMap::default();
+    // Whether the other hosts make up an action this sample shows in `clusters` clusters.
+    let lifts = |action: &SiteAction, clusters: u32| {
+        others.is_some_and(|(host, others)| {
+            others
+                .pooled(host, action)
+                .is_some_and(|p| clusters + p.clusters >= config.min_support_clusters)
+        })
+    };
     let parsed: Vec<Parsed> = samples[..samples.len().min(config.max_samples)]
         .par_iter()
         .with_min_len(PARALLEL_SAMPLES)
@@ -1038,13 +1086,29 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 (candidate, with, evidence, moved) = tested;
             }
             // A parameter shown irrelevant at one value only is dropped at that value only.
-            match value_defaults::at_default_value(
+            let mut thin_values = ThinValues {
+                lifts: &lifts,
+                found: Vec::new(),
+            };
+            let at_default = value_defaults::at_default_value(
                 &candidate,
                 &evidence,
                 config,
                 (&parsed, &rewriter, &round),
                 &may_change,
-            ) {
+                others.is_some().then_some(&mut thin_values),
+            );
+            for (action, clusters) in thin_values.found {
+                findings.insert(
+                    action.clone(),
+                    Finding {
+                        action,
+                        clusters,
+                        contradicted: false,
+                    },
+                );
+            }
+            match at_default {
                 AtDefault::Keep => {}
                 AtDefault::Refuse => continue,
                 AtDefault::Value(tested) => (candidate, with, evidence, moved) = *tested,
@@ -1181,8 +1245,17 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
             .into_iter()
             .filter_map(|(applies, clusters)| applies.then_some(clusters))
             .min();
-            let accepts = evidence.accepts(config)
+            let mut accepts = evidence.accepts(config)
                 || fewer_clusters.is_some_and(|n| evidence.accepts_uncontradicted(config, n));
+            // Passes every guard but the support count, merging no different pages: what the
+            // other hosts of the crawl showed of it may make up the count (asked only when
+            // learning beside them).
+            let thin = others.is_some()
+                && software_scheme(&candidate)
+                && !contradicted
+                && !accepts
+                && evidence.accepts_uncontradicted(config, 1);
+            let own_clusters = evidence.clusters.len() as u32;
             // A pager's first page spelled out (`value_defaults::is_first_page`, which reads
             // every sample: asked last).
             let first_page = || {
@@ -1196,7 +1269,48 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
                 first_pages.push((candidate, may_change));
                 continue;
             }
-            if !contradicted && accepts && !strays() {
+            // Asked after a pager's first page, which the round's end accepts on this host's
+            // evidence alone, so the others' findings do not change the order it is accepted in.
+            if thin {
+                accepts = lifts(&candidate, own_clusters);
+            }
+            let stray = !contradicted && (accepts || thin) && strays();
+            if others.is_none() {
+                // Nobody to tell.
+            } else if !contradicted && (accepts || thin) && !stray {
+                findings.insert(
+                    candidate.clone(),
+                    Finding {
+                        action: candidate.clone(),
+                        clusters: own_clusters,
+                        contradicted: false,
+                    },
+                );
+            } else if contradicted || evidence.negative_groups > 0 || evidence.contrary_types > 0 {
+                findings.insert(
+                    candidate.clone(),
+                    Finding {
+                        action: candidate.clone(),
+                        clusters: own_clusters,
+                        contradicted: true,
+                    },
+                );
+                if let SiteAction::IgnoreParam { name, .. } = &candidate {
+                    let values = value_defaults::contradicted_values(
+                        name,
+                        (&parsed, &rewriter, &round),
+                        &may_change,
+                    );
+                    for action in values {
+                        findings.entry(action.clone()).or_insert(Finding {
+                            action,
+                            clusters: 0,
+                            contradicted: true,
+                        });
+                    }
+                }
+            }
+            if !contradicted && accepts && !stray {
                 rewriter = with;
                 if matches!(
                     candidate,
@@ -1444,6 +1558,7 @@ pub(crate) fn learn(samples: &[LabelledUrl], config: &LearnConfig) -> SiteOutcom
         urls,
         clusters,
         unchanged,
+        findings: findings.into_values().collect(),
     }
 }
 

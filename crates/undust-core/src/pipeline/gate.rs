@@ -25,7 +25,9 @@ use crate::canon::rules::HostRuleSet;
 use crate::cluster::DeclaredPair;
 use crate::learn::aliases::learn_aliases;
 use crate::learn::eval::{canonicalize, measure, Metrics};
-use crate::learn::{learn_host, LabelledUrl, LearnConfig, LearnError, LearnReport};
+use crate::learn::{
+    learn_host_with, Finding, LabelledUrl, LearnConfig, LearnError, LearnReport, SharedEvidence,
+};
 
 /// Largest share of support pairs a live rule set may merge across different clusters.
 pub const DEFAULT_MAX_LIVE_FALSE_POSITIVE_RATE: f64 = 0.01;
@@ -168,15 +170,26 @@ pub struct CheckedRules {
     pub metrics: Metrics,
 }
 
+/// The other hosts of a crawl a host is learned beside ([`crate::learn::shared_evidence`]).
+pub struct Beside<'a> {
+    /// What they recorded, read by the host's learning.
+    pub read: &'a SharedEvidence,
+    /// Where the host's own findings go, to be recorded by the caller: learned before the gate,
+    /// they are given whether or not the gate passes its rules.
+    pub findings: &'a mut Vec<Finding>,
+}
+
 /// Learns `host`'s rules from its labelled evidence and checks them, then its alias table from
 /// `declared`, the declared pairs its clustering applied ([`crate::cluster::Clustering::declared`];
-/// empty when the evidence has none, as pre-labelled clusters do). See the module docs.
+/// empty when the evidence has none, as pre-labelled clusters do). With `beside`, the host is
+/// learned beside the other hosts of its crawl. See the module docs.
 pub fn learn_checked(
     host: &str,
     labelled: &[LabelledUrl],
     declared: &[DeclaredPair],
     config: &LearnConfig,
     policy: &GatePolicy,
+    beside: Option<Beside<'_>>,
 ) -> Result<CheckedRules, RelearnError> {
     if labelled.len() < policy.min_samples {
         return Err(RelearnError::TooFewSamples {
@@ -184,7 +197,11 @@ pub fn learn_checked(
             need: policy.min_samples,
         });
     }
-    let outcome = learn_host(host, labelled, config)?;
+    let read = beside.as_ref().map(|b| b.read);
+    let mut outcome = learn_host_with(host, labelled, config, read)?;
+    if let Some(beside) = beside {
+        *beside.findings = std::mem::take(&mut outcome.findings);
+    }
     let mut set = outcome.rules;
     set.host = host.to_owned();
     let compiled =
@@ -275,6 +292,7 @@ mod tests {
             &[],
             &LearnConfig::default(),
             &GatePolicy::default(),
+            None,
         )
         .expect_err("too few");
         assert!(matches!(

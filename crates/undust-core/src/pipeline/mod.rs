@@ -29,4 +29,4 @@ pub mod gate;
 
 pub use accept::{judge, url_evidence, AcceptPolicy, Evidence, Rejection, SkipReason, Verdict};
 pub use evidence::{analyze, cluster_pages, labelled, AnalyzedPage, EvidencePage, HostClusters};
-pub use gate::{learn_checked, CheckedRules, GatePolicy, RelearnError};
+pub use gate::{learn_checked, Beside, CheckedRules, GatePolicy, RelearnError};

@@ -49,12 +49,25 @@ use super::{
 pub(super) const MIN_IGNORED_VALUES: usize = 2;
 /// Values of one parameter tested as defaults, the most shown first.
 const MAX_VALUES_TESTED: usize = 2;
+/// Values of a parameter refused as a whole measured one by one to tell the other hosts which of
+/// them name pages here ([`contradicted_values`]): a sort or a view takes a handful of values,
+/// and each is one measure over the samples carrying it.
+const MAX_VALUES_TOLD: usize = 8;
 /// Duplicate clusters that must show a pager's first page redundant, none contradicting it
 /// ([`is_first_page`]).
 pub(super) const FIRST_PAGE_MIN_CLUSTERS: u32 = 1;
 /// Most parts of one bundle of defaults ([`default_bundles`]): a pager writes a handful of
 /// filters; two queries that differ in more are not one page's defaults.
 const MAX_DEFAULT_PARTS: usize = 8;
+
+/// Values shown too thinly for a rule of their own, when learning beside other hosts
+/// ([`at_default_value`]).
+pub(super) struct ThinValues<'a> {
+    /// Whether what the other hosts showed of an action makes up the clusters this host showed.
+    pub lifts: &'a dyn Fn(&SiteAction, u32) -> bool,
+    /// The thin values measured, with the clusters each merged: findings to tell the others.
+    pub found: Vec<(SiteAction, u32)>,
+}
 
 /// What [`at_default_value`] makes of a parameter candidate.
 pub(super) enum AtDefault {
@@ -89,12 +102,17 @@ fn value_of<'p>(part: &'p str, name: &str) -> Option<Option<&'p str>> {
 /// value names is the software's. Where that fails, it is tried held to the candidate's scope:
 /// other page types may carry the value without the sample showing it redundant there
 /// (PrestaShop's manufacturer and CMS pages, always written with `id_lang=1`).
+///
+/// Learning beside other hosts (`super::super::shared_evidence`), a value that passes every
+/// guard but the support count, merging no different pages, is told to them (`thin`), and given
+/// when no value passes on its own and what they showed makes up the count.
 pub(super) fn at_default_value(
     candidate: &SiteAction,
     wide: &Evidence,
     config: &LearnConfig,
     (parsed, rewriter, round): (&[Parsed], &SiteRewriter, &Round<'_>),
     may_change: &[u32],
+    mut thin: Option<&mut ThinValues<'_>>,
 ) -> AtDefault {
     let SiteAction::IgnoreParam { name, beside } = candidate else {
         return AtDefault::Keep;
@@ -146,6 +164,7 @@ pub(super) fn at_default_value(
     // the value in that scope (a default that other page types carry without the sample showing
     // it redundant there).
     let scopes = std::iter::once(None).chain(beside.is_some().then(|| beside.clone()));
+    let mut lifted: Option<Box<Tested>> = None;
     for scope in scopes {
         for &value in &values {
             let action = SiteAction::IgnoreParamValue {
@@ -167,13 +186,68 @@ pub(super) fn at_default_value(
             {
                 return AtDefault::Value(Box::new((action, with, evidence, moved)));
             }
+            if let Some(thin) = thin.as_deref_mut() {
+                if evidence.accepts_uncontradicted(config, 1) {
+                    let clusters = evidence.clusters.len() as u32;
+                    thin.found.push((action.clone(), clusters));
+                    if lifted.is_none() && (thin.lifts)(&action, clusters) {
+                        lifted = Some(Box::new((action, with, evidence, moved)));
+                    }
+                }
+            }
         }
+    }
+    if let Some(lifted) = lifted {
+        return AtDefault::Value(lifted);
     }
     if wide_accepted {
         AtDefault::Refuse
     } else {
         AtDefault::Keep
     }
+}
+
+/// Values a parameter carries most often ([`MAX_VALUES_TOLD`] of them, records left out)
+/// whose drop merges different pages on this host: told to the other hosts of the crawl
+/// ([`super::super::shared_evidence`]) with a parameter refused as a whole, so that a value this
+/// sample shows naming its own pages (`sort=oldest_to_newest` where it is not the default) is
+/// not dropped on another host on that host's thin evidence.
+pub(super) fn contradicted_values(
+    name: &str,
+    (parsed, rewriter, round): (&[Parsed], &SiteRewriter, &Round<'_>),
+    may_change: &[u32],
+) -> Vec<SiteAction> {
+    let mut carried: FxHashMap<&str, usize> = FxHashMap::default();
+    for &u in may_change {
+        let query = round.outputs[u as usize].1.as_deref().unwrap_or("");
+        for part in query.split('&') {
+            if let Some(Some(v)) = value_of(part, name) {
+                if !names_a_record(v) {
+                    *carried.entry(v).or_default() += 1;
+                }
+            }
+        }
+    }
+    most_shown_values(carried, MAX_VALUES_TOLD)
+        .into_iter()
+        .map(|value| SiteAction::IgnoreParamValue {
+            name: name.to_owned(),
+            value: value.to_owned(),
+            beside: None,
+        })
+        .filter(|action| {
+            let SiteAction::IgnoreParamValue { value, .. } = action else {
+                return false;
+            };
+            let holders = holders_of_part(&round.outputs, may_change, name, value);
+            let mut with = rewriter.clone();
+            with.add(action);
+            measure(parsed, &with, round, &holders, None, true)
+                .0
+                .negative_groups
+                > 0
+        })
+        .collect()
 }
 
 /// Whether `value` of parameter `name` is a pager's first page ([`starts_a_pager`] over every
