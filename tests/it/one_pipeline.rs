@@ -133,6 +133,19 @@ fn rules_of(file: &serde_json::Value) -> BTreeMap<String, (serde_json::Value, se
         .collect()
 }
 
+/// A sidecar with no scheduled relearn racing the one a test asks for.
+async fn sidecar_without_schedule() -> TestServer {
+    TestServer::start_with(
+        None,
+        Knobs {
+            relearn_min_new_samples: Some(1_000_000),
+            relearn_interval_secs: Some(86_400),
+            ..Knobs::default()
+        },
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cli_and_the_sidecar_judge_cluster_learn_and_canonicalize_alike() {
     let (corpus, pages) = crawl();
@@ -165,16 +178,8 @@ async fn the_cli_and_the_sidecar_judge_cluster_learn_and_canonicalize_alike() {
         .map(str::to_owned)
         .collect();
 
-    // The sidecar shell, with no scheduled relearn racing the one asked for.
-    let server = TestServer::start_with(
-        None,
-        Knobs {
-            relearn_min_new_samples: Some(1_000_000),
-            relearn_interval_secs: Some(86_400),
-            ..Knobs::default()
-        },
-    )
-    .await;
+    // The sidecar shell.
+    let server = sidecar_without_schedule().await;
     let mut ingest = server.ingest().await;
     let observed = ingest
         .observe_pages(tokio_stream::iter(pages.clone()))
@@ -366,15 +371,7 @@ async fn three_forums_make_up_the_evidence_each_shows_too_thinly() {
         assert!(drops_default_order(&together, host), "{host}: {together}");
     }
 
-    let server = TestServer::start_with(
-        None,
-        Knobs {
-            relearn_min_new_samples: Some(1_000_000),
-            relearn_interval_secs: Some(86_400),
-            ..Knobs::default()
-        },
-    )
-    .await;
+    let server = sidecar_without_schedule().await;
     let mut ingest = server.ingest().await;
     ingest
         .observe_pages(tokio_stream::iter(pages.clone()))
