@@ -891,6 +891,24 @@ fn query_without<'q>(
     Some(any_text.then_some(Cow::Owned(out)))
 }
 
+/// Records what this host's sample showed of `action` as its finding for the other hosts, in
+/// place of an earlier measurement of it.
+fn tell(
+    findings: &mut FxHashMap<SiteAction, Finding>,
+    action: SiteAction,
+    clusters: u32,
+    contradicted: bool,
+) {
+    findings.insert(
+        action.clone(),
+        Finding {
+            action,
+            clusters,
+            contradicted,
+        },
+    );
+}
+
 /// Whether an action is a URL scheme of the software a site runs, which every host running it
 /// shares (a parameter's name and default value, an id's two shapes, parameters in any order,
 /// as nearly every framework reads its query into a map), rather than a property of one
@@ -1099,14 +1117,7 @@ pub(crate) fn learn_with(
                 others.is_some().then_some(&mut thin_values),
             );
             for (action, clusters) in thin_values.found {
-                findings.insert(
-                    action.clone(),
-                    Finding {
-                        action,
-                        clusters,
-                        contradicted: false,
-                    },
-                );
+                tell(&mut findings, action, clusters, false);
             }
             match at_default {
                 AtDefault::Keep => {}
@@ -1278,23 +1289,9 @@ pub(crate) fn learn_with(
             if others.is_none() {
                 // Nobody to tell.
             } else if !contradicted && (accepts || thin) && !stray {
-                findings.insert(
-                    candidate.clone(),
-                    Finding {
-                        action: candidate.clone(),
-                        clusters: own_clusters,
-                        contradicted: false,
-                    },
-                );
+                tell(&mut findings, candidate.clone(), own_clusters, false);
             } else if contradicted || evidence.negative_groups > 0 || evidence.contrary_types > 0 {
-                findings.insert(
-                    candidate.clone(),
-                    Finding {
-                        action: candidate.clone(),
-                        clusters: own_clusters,
-                        contradicted: true,
-                    },
-                );
+                tell(&mut findings, candidate.clone(), own_clusters, true);
                 if let SiteAction::IgnoreParam { name, .. } = &candidate {
                     let values = value_defaults::contradicted_values(
                         name,
