@@ -33,6 +33,7 @@ pub(crate) mod operations;
 mod path_pairs;
 mod post_pages;
 pub(crate) mod proofing;
+mod query_files;
 mod query_path;
 mod routed_ids;
 mod segments;

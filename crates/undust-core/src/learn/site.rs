@@ -65,6 +65,7 @@ use super::config::LearnConfig;
 use super::context_tails::context_tails;
 use super::keyless_id::{keyless_ids, MIN_THIN_IDS};
 use super::post_pages::post_pages;
+use super::query_files::query_file_bundles;
 use super::routed_ids::routed_ids;
 use super::segments::{default_value_suffixes, default_view_tails, templated_segments};
 use super::shared_evidence::{Finding, SharedEvidence};
@@ -1377,6 +1378,9 @@ pub(crate) fn learn_with(
         let mut bundles = Vec::new();
         if !changed {
             bundles = titled_moves(&round.outputs, &clusters, &accepted);
+            bundles.extend(query_file_bundles(&round.outputs, &clusters, |a| {
+                accepted.iter().any(|(b, _)| b == a)
+            }));
             bundles.extend(query_bundles(&round.outputs, &clusters, &accepted));
             let distinct = distinct_outputs(&clusters, &round);
             bundles.extend(value_defaults::default_bundles(
