@@ -24,7 +24,7 @@ use std::borrow::Cow;
 
 use rustc_hash::FxHashMap;
 
-use super::segments::templated_segments;
+use super::segments::{query_without_part, templated_segments};
 use super::site::SmallClusters;
 use crate::canon::rules::site::{keyless_id, route_safe_value};
 use crate::canon::rules::SiteAction;
@@ -32,11 +32,11 @@ use crate::canon::rules::SiteAction;
 /// A sample's path and query under the accepted actions.
 type Output<'a> = (Cow<'a, str>, Option<Cow<'a, str>>);
 
-/// The part of `query` that is a file name written as the query string, and the rest of the
-/// query: one part without `=`, readable as one path segment ([`route_safe_value`], no `/`:
-/// a route with folders is `super::query_path`'s), holding a digit (an id for a template to
-/// read), and not an id followed by a title (`?142097-Title`, [`keyless_id`]'s).
-fn file_in_query(query: &str) -> Option<(&str, Option<String>)> {
+/// The part of `query` that is a file name written as the query string, with its position:
+/// one part without `=`, readable as one path segment ([`route_safe_value`], no `/`: a route
+/// with folders is `super::query_path`'s), holding a digit (an id for a template to read), and
+/// not an id followed by a title (`?142097-Title`, [`keyless_id`]'s).
+fn file_in_query(query: &str) -> Option<(usize, &str)> {
     let mut found = None;
     for (i, part) in query.split('&').enumerate() {
         if part.contains('=') || part.is_empty() {
@@ -52,16 +52,7 @@ fn file_in_query(query: &str) -> Option<(&str, Option<String>)> {
         && route_safe_value(part)
         && part.bytes().any(|b| b.is_ascii_digit())
         && keyless_id(part).is_none();
-    if !file {
-        return None;
-    }
-    let rest: Vec<&str> = query
-        .split('&')
-        .enumerate()
-        .filter(|&(i, _)| i != at)
-        .map(|(_, p)| p)
-        .collect();
-    Some((part, (!rest.is_empty()).then(|| rest.join("&"))))
+    file.then_some((at, part))
 }
 
 /// Where a script's query-string file names are written as a path: under the script when it is
@@ -86,34 +77,47 @@ pub(super) fn query_file_bundles(
     // Directory written -> script whose query-string file names it holds, `None` when two
     // scripts write into one directory (`/a/` and `/a`'s path info): no move names both.
     let mut scripts: FxHashMap<String, Option<&str>> = FxHashMap::default();
-    let mut read: Vec<Output<'_>> = Vec::with_capacity(outputs.len());
-    for (path, query) in outputs {
-        let moved = query
-            .as_deref()
-            .and_then(file_in_query)
-            .map(|(file, rest)| {
-                let dir = file_directory(path);
-                let written = format!("{dir}{file}");
-                let script: &str = path;
-                scripts
-                    .entry(dir)
-                    .and_modify(|held| {
-                        if *held != Some(script) {
-                            *held = None;
-                        }
-                    })
-                    .or_insert(Some(script));
-                (Cow::Owned(written), rest.map(Cow::Owned))
-            });
-        read.push(moved.unwrap_or_else(|| {
+    // Samples with such a file name, read with it moved (most hosts have none: nothing is
+    // copied for them).
+    let mut moved: Vec<(usize, Output<'_>)> = Vec::new();
+    for (i, (path, query)) in outputs.iter().enumerate() {
+        let Some(q) = query.as_deref() else { continue };
+        let Some((at, file)) = file_in_query(q) else {
+            continue;
+        };
+        let script: &str = path;
+        let dir = file_directory(script);
+        let rest = query_without_part(q, at);
+        moved.push((
+            i,
+            (
+                Cow::Owned(format!("{dir}{file}")),
+                (!rest.is_empty()).then_some(Cow::Owned(rest)),
+            ),
+        ));
+        scripts
+            .entry(dir)
+            .and_modify(|held| {
+                if *held != Some(script) {
+                    *held = None;
+                }
+            })
+            .or_insert(Some(script));
+    }
+    if moved.is_empty() {
+        return Vec::new();
+    }
+    let mut read: Vec<Output<'_>> = outputs
+        .iter()
+        .map(|(path, query)| {
             (
                 Cow::Borrowed(path.as_ref()),
                 query.as_deref().map(Cow::Borrowed),
             )
-        }));
-    }
-    if scripts.is_empty() {
-        return Vec::new();
+        })
+        .collect();
+    for (i, output) in moved {
+        read[i] = output;
     }
     templated_segments(&read, clusters)
         .into_iter()
@@ -225,17 +229,11 @@ mod tests {
 
     #[test]
     fn a_file_name_is_the_one_part_without_a_value() {
-        assert_eq!(
-            file_in_query("tid-5.html&page=2"),
-            Some(("tid-5.html", Some("page=2".to_owned())))
-        );
-        assert_eq!(
-            file_in_query("page=2&tid-5.html"),
-            Some(("tid-5.html", Some("page=2".to_owned())))
-        );
+        assert_eq!(file_in_query("tid-5.html&page=2"), Some((0, "tid-5.html")));
+        assert_eq!(file_in_query("page=2&tid-5.html"), Some((1, "tid-5.html")));
         assert_eq!(
             file_in_query("thread-5401.html"),
-            Some(("thread-5401.html", None))
+            Some((0, "thread-5401.html"))
         );
         // No id, two names, a route with folders, an id with its title: not a file name.
         assert_eq!(file_in_query("print"), None);
