@@ -607,8 +607,24 @@ fn site_rule_json(rule: &pb::SiteRule) -> Value {
         "id": rule.id,
         "action": rule.action,
         "support": rule.support,
+        "support_clusters": rule.support_clusters,
         "false_positive_rate": rule.false_positive_rate,
+        "pooled_clusters": rule.pooled_clusters,
+        "pooled_hosts": rule.pooled_hosts,
     })
+}
+
+/// What other hosts lent a site rule, for the text views (empty when nothing was pooled).
+fn pooled_text(rule: &pb::SiteRule) -> String {
+    if rule.pooled_hosts == 0 {
+        return String::new();
+    }
+    format!(
+        ", with {} clusters of {} other host{}",
+        rule.pooled_clusters,
+        rule.pooled_hosts,
+        if rule.pooled_hosts == 1 { "" } else { "s" }
+    )
 }
 
 fn rules_json(rules: &pb::GetRulesResponse) -> Value {
@@ -649,8 +665,13 @@ fn rules_text(rules: &pb::GetRulesResponse) -> String {
     );
     for rule in &rules.site_rules {
         out.push_str(&format!(
-            "  site {}: {} (support {}, false positives {:.3})\n",
-            rule.id, rule.action, rule.support, rule.false_positive_rate
+            "  site {}: {} (support {} in {} clusters{}, false positives {:.3})\n",
+            rule.id,
+            rule.action,
+            rule.support,
+            rule.support_clusters,
+            pooled_text(rule),
+            rule.false_positive_rate
         ));
     }
     for rule in &rules.rules {
@@ -785,7 +806,15 @@ fn explain_text(explained: &pb::ExplainResponse) -> String {
         ));
     }
     for rule in &explained.site_rules {
-        out.push_str(&format!("  site rule {}: {}\n", rule.id, rule.action));
+        out.push_str(&format!(
+            "  site rule {}: {}{}\n",
+            rule.id,
+            rule.action,
+            match pooled_text(rule).strip_prefix(", ") {
+                Some(pooled) => format!(" (learned {pooled})"),
+                None => String::new(),
+            }
+        ));
     }
     match &explained.rule {
         Some(rule) => out.push_str(&format!(
@@ -930,6 +959,72 @@ mod tests {
             "{plain}"
         );
         assert!(!explain_text(&pb::ExplainResponse::default()).contains("alias"));
+    }
+
+    /// A site rule other hosts lent support to says so in `admin rules` and `admin explain`, as
+    /// text and as JSON; one learned on the host's own evidence says nothing of it.
+    #[test]
+    fn site_rules_say_what_other_hosts_lent_them() {
+        let lent = pb::SiteRule {
+            id: "forum.test#s2".into(),
+            action: "ignore query:sort=oldest_to_newest on every URL".into(),
+            support: 1,
+            support_clusters: 1,
+            pooled_clusters: 4,
+            pooled_hosts: 3,
+            ..pb::SiteRule::default()
+        };
+        let own = pb::SiteRule {
+            id: "forum.test#s1".into(),
+            action: "ignore query:page=1 on every URL".into(),
+            support: 9,
+            support_clusters: 6,
+            ..pb::SiteRule::default()
+        };
+        let rules = pb::GetRulesResponse {
+            host: "forum.test".into(),
+            version: 1,
+            site_rules: vec![own.clone(), lent.clone()],
+            ..pb::GetRulesResponse::default()
+        };
+        let text = rules_text(&rules);
+        assert!(
+            text.contains(
+                "  site forum.test#s2: ignore query:sort=oldest_to_newest on every URL \
+                 (support 1 in 1 clusters, with 4 clusters of 3 other hosts, false positives 0.000)\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  site forum.test#s1: ignore query:page=1 on every URL (support 9 in 6 clusters, \
+                 false positives 0.000)\n"
+            ),
+            "{text}"
+        );
+        let json = rules_json(&rules);
+        assert_eq!(json["site_rules"][1]["pooled_clusters"], 4);
+        assert_eq!(json["site_rules"][1]["pooled_hosts"], 3);
+        assert_eq!(json["site_rules"][0]["pooled_hosts"], 0);
+        let explained = pb::ExplainResponse {
+            input: "http://forum.test/topic/5?sort=oldest_to_newest".into(),
+            canonical: "http://forum.test/topic/5".into(),
+            site_rules: vec![lent],
+            ..pb::ExplainResponse::default()
+        };
+        let text = explain_text(&explained);
+        assert!(
+            text.contains(
+                "  site rule forum.test#s2: ignore query:sort=oldest_to_newest on every URL \
+                 (learned with 4 clusters of 3 other hosts)\n"
+            ),
+            "{text}"
+        );
+        let alone = pb::ExplainResponse {
+            site_rules: vec![own],
+            ..explained
+        };
+        assert!(!explain_text(&alone).contains("other host"));
     }
 
     /// `admin rules` counts the declared aliases and lists the first few as text, all as JSON.

@@ -23,6 +23,7 @@ use tonic::{Request, Response, Status};
 
 use super::auth::{AuthThrottle, Role, Tokens};
 use super::learning::Learning;
+use super::rules_pb::site_rule_to_pb;
 use super::state::Sidecar;
 use crate::canon::seen::{key_of, Seen};
 use crate::pb;
@@ -156,13 +157,16 @@ impl AdminService {
             .flat_map(|m| &m.site_rules)
             .map(|(id, action)| {
                 let learned = self.learning.live_site_rule(&host, id);
-                pb::SiteRule {
-                    id: id.clone(),
-                    action: action.clone(),
-                    support: learned.as_ref().map_or(0, |rule| rule.support),
-                    false_positive_rate: learned
-                        .as_ref()
-                        .map_or(0.0, |rule| rule.false_positive_rate),
+                match learned {
+                    Some(rule) => pb::SiteRule {
+                        action: action.clone(),
+                        ..site_rule_to_pb(&rule)
+                    },
+                    None => pb::SiteRule {
+                        id: id.clone(),
+                        action: action.clone(),
+                        ..Default::default()
+                    },
                 }
             })
             .collect();

@@ -22,6 +22,9 @@ pub fn site_rule_to_pb(rule: &SiteRule) -> pb::SiteRule {
         action: rule.action.to_string(),
         support: rule.support,
         false_positive_rate: rule.false_positive_rate,
+        support_clusters: rule.support_clusters,
+        pooled_clusters: rule.pooled.map_or(0, |p| p.clusters),
+        pooled_hosts: rule.pooled.map_or(0, |p| p.hosts),
     }
 }
 

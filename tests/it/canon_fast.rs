@@ -351,6 +351,7 @@ fn fixtures() -> (Canonicalizer, Canonicalizer, Vec<String>) {
             support: 3,
             support_clusters: 3,
             false_positive_rate: 0.0,
+            pooled: None,
         })
         .collect(),
         rules: Vec::new(),

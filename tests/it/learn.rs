@@ -1451,6 +1451,12 @@ fn rule_file_strategy() -> impl proptest::strategy::Strategy<Value = undust::can
                 for rule in &mut set.site_rules {
                     rule.support = support;
                     rule.false_positive_rate = bad.min(pairs) as f64 / pairs as f64;
+                    // Some rules accepted on support other hosts lent.
+                    rule.pooled =
+                        (support % 2 == 1).then_some(undust::canon::rules::PooledSupport {
+                            clusters: support / 2,
+                            hosts: support % 16,
+                        });
                 }
                 set
             })

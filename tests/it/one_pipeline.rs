@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 
 use undust::config::Knobs;
 use undust::corpus::{self, CorpusConfig, SiteKind};
-use undust::pb::{GetRulesRequest, JobState, ObservedPage};
+use undust::pb::{ExplainRequest, GetRulesRequest, JobState, ObservedPage};
 
 use crate::support::{canonicalize_all, observed_pages, relearn, TestServer};
 
@@ -315,23 +315,31 @@ fn forum_pages(host: &str, seed: u64) -> Vec<ObservedPage> {
 }
 
 /// Whether a rule file (or GetRules answer) drops the default order on `host`.
-fn drops_default_order(file: &serde_json::Value, host: &str) -> bool {
-    file["hosts"].as_array().is_some_and(|sets| {
-        sets.iter().filter(|s| s["host"] == host).any(|set| {
-            set["site_rules"].as_array().is_some_and(|rules| {
-                rules.iter().any(|r| {
-                    r["op"] == "ignore_param_value"
-                        && r["name"] == "sort"
-                        && r["value"] == "oldest_to_newest"
-                })
-            })
+/// The rule file's site rule of `host` dropping the topic's default order, if learned.
+fn default_order_rule<'f>(
+    file: &'f serde_json::Value,
+    host: &str,
+) -> Option<&'f serde_json::Value> {
+    file["hosts"]
+        .as_array()?
+        .iter()
+        .filter(|s| s["host"] == host)
+        .flat_map(|set| set["site_rules"].as_array().into_iter().flatten())
+        .find(|r| {
+            r["op"] == "ignore_param_value"
+                && r["name"] == "sort"
+                && r["value"] == "oldest_to_newest"
         })
-    })
+}
+
+fn drops_default_order(file: &serde_json::Value, host: &str) -> bool {
+    default_order_rule(file, host).is_some()
 }
 
 /// A spelling the forum software fixes, shown once by each of three forums' samples, is learned
 /// for all three by both shells, and by neither for one forum crawled alone: hosts are learned
-/// beside each other (`learn::shared_evidence`).
+/// beside each other (`learn::shared_evidence`). The rule says what the other two forums lent
+/// it, in the rule file, in GetRules and in Explain.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_forums_make_up_the_evidence_each_shows_too_thinly() {
     let hosts = [
@@ -367,8 +375,25 @@ async fn three_forums_make_up_the_evidence_each_shows_too_thinly() {
         "one forum's one cluster is too thin: {alone}"
     );
     let together = learned("together", &pages);
+    let lent = serde_json::json!({"clusters": 2, "hosts": 2});
     for host in hosts {
-        assert!(drops_default_order(&together, host), "{host}: {together}");
+        let rule = default_order_rule(&together, host);
+        assert!(rule.is_some(), "{host}: {together}");
+        assert_eq!(
+            rule.map(|r| &r["pooled"]),
+            Some(&lent),
+            "{host}: {together}"
+        );
+    }
+    // Rules the host's own sample showed say nothing was lent.
+    let own_evidence = together["hosts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|set| set["site_rules"].as_array().into_iter().flatten())
+        .filter(|r| r["name"] != "sort");
+    for rule in own_evidence {
+        assert!(rule.get("pooled").is_none(), "{rule}");
     }
 
     let server = sidecar_without_schedule().await;
@@ -391,7 +416,44 @@ async fn three_forums_make_up_the_evidence_each_shows_too_thinly() {
             .into_inner();
         let file: serde_json::Value =
             serde_json::from_str(&response.rules_json).expect("rules JSON");
-        assert!(drops_default_order(&file, host), "{host}: {file}");
+        assert_eq!(
+            default_order_rule(&file, host).map(|r| &r["pooled"]),
+            Some(&lent),
+            "{host}: {file}"
+        );
+        let shown = response
+            .site_rules
+            .iter()
+            .find(|r| r.action.contains("sort=oldest_to_newest"))
+            .expect("GetRules shows the rule");
+        assert_eq!(
+            (shown.pooled_clusters, shown.pooled_hosts),
+            (2, 2),
+            "{shown:?}"
+        );
+        assert_eq!(shown.support_clusters, 1, "{shown:?}");
+        let explained = admin
+            .explain(ExplainRequest {
+                url: format!("http://{host}/topic/900/title?sort=oldest_to_newest"),
+            })
+            .await
+            .expect("explain")
+            .into_inner();
+        let applied = explained
+            .site_rules
+            .iter()
+            .find(|r| r.action.contains("sort=oldest_to_newest"))
+            .expect("Explain names the rule");
+        assert_eq!(
+            (applied.pooled_clusters, applied.pooled_hosts),
+            (2, 2),
+            "{applied:?}"
+        );
+        assert_eq!(
+            explained.canonical,
+            format!("http://{host}/topic/900/title"),
+            "{explained:?}"
+        );
     }
     server.stop().await;
 }

@@ -93,6 +93,7 @@ fn case_rules() -> HostRuleSet {
             support: 2,
             support_clusters: 1,
             false_positive_rate: 0.0,
+            pooled: None,
         }],
         rules: vec![
             rule(
@@ -148,6 +149,7 @@ fn shapes_rules() -> HostRuleSet {
         support: 2,
         support_clusters: 1,
         false_positive_rate: 0.0,
+        pooled: None,
     };
     HostRuleSet {
         host: SHAPES_HOST.into(),

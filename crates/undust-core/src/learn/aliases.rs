@@ -205,6 +205,7 @@ mod tests {
                 support: 10,
                 support_clusters: 3,
                 false_positive_rate: 0.0,
+                pooled: None,
             }],
             rules: Vec::new(),
             aliases: Vec::new(),

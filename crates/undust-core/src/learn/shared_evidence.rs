@@ -319,11 +319,17 @@ mod tests {
         samples
     }
 
+    fn is_the_default_order(action: &SiteAction) -> bool {
+        matches!(action, SiteAction::IgnoreParamValue { name, value, .. }
+            if name == "sort" && value == "oldest_to_newest")
+    }
+
     fn drops_the_default_order(outcome: &crate::learn::LearnOutcome) -> bool {
-        outcome.rules.site_rules.iter().any(|r| {
-            matches!(&r.action, SiteAction::IgnoreParamValue { name, value, .. }
-                if name == "sort" && value == "oldest_to_newest")
-        })
+        outcome
+            .rules
+            .site_rules
+            .iter()
+            .any(|r| is_the_default_order(&r.action))
     }
 
     fn learned(hosts: &[(&str, Vec<LabelledUrl>)]) -> Vec<crate::learn::LearnOutcome> {
@@ -358,6 +364,17 @@ mod tests {
                 "{:?}",
                 outcome.rules.site_rules
             );
+            // The rule says what the other two lent it; the rules the host showed on its own
+            // say nothing was lent.
+            for rule in &outcome.rules.site_rules {
+                let expected = is_the_default_order(&rule.action).then_some(
+                    crate::canon::rules::PooledSupport {
+                        clusters: 2,
+                        hosts: 2,
+                    },
+                );
+                assert_eq!(rule.pooled, expected, "{rule:?}");
+            }
         }
         // A fourth forum whose sample shows `oldest_to_newest` as another page refuses it to all.
         let mut four = three.to_vec();

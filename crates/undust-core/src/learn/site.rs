@@ -85,7 +85,7 @@ use crate::canon::rules::site::{
     any_byte_outside_escapes, holds_beside, is_extension, path_safe_value, route_safe_value,
     slug_id_suffix, titled_id, TITLE_SEPARATORS,
 };
-use crate::canon::rules::{SiteAction, SiteRewriter, SiteRule};
+use crate::canon::rules::{PooledSupport, SiteAction, SiteRewriter, SiteRule};
 
 /// Share of the samples a candidate changes that must lie in page types where it merged
 /// duplicates: absence of contrary evidence in a page type is not evidence, so a parameter
@@ -351,6 +351,8 @@ struct Evidence {
     evidenced_types: u64,
     /// Samples in groups that merged duplicates.
     positive_samples: Vec<u32>,
+    /// What the other hosts showed of it, when their findings made up its count.
+    pooled: Option<PooledSupport>,
 }
 
 impl Evidence {
@@ -1285,6 +1287,15 @@ pub(crate) fn learn_with(
             // evidence alone, so the others' findings do not change the order it is accepted in.
             if thin {
                 accepts = lifts(&candidate, own_clusters);
+                if accepts {
+                    evidence.pooled = others.and_then(|(host, others)| {
+                        let pooled = others.pooled(host, &candidate)?;
+                        Some(PooledSupport {
+                            clusters: u64::from(pooled.clusters),
+                            hosts: u64::from(pooled.hosts),
+                        })
+                    });
+                }
             }
             let stray = !contradicted && (accepts || thin) && strays();
             if others.is_none() {
@@ -1528,6 +1539,7 @@ pub(crate) fn learn_with(
             } else {
                 (e.cross_pairs - e.same_pairs) as f64 / e.cross_pairs as f64
             },
+            pooled: e.pooled,
         })
         .collect::<Vec<_>>();
     let mut unchanged = vec![None; samples.len().min(config.max_samples)];

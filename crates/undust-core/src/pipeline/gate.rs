@@ -266,6 +266,7 @@ mod tests {
             support: 10,
             support_clusters: 3,
             false_positive_rate: 0.0,
+            pooled: None,
         };
         let rules = set_with(vec![ignore_page]);
         let paginated: Vec<LabelledUrl> = (0..20)

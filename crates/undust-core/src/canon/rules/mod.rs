@@ -75,7 +75,7 @@ pub use aliases::{Alias, MAX_ALIASES_PER_HOST};
 pub use key::{decompose, Component, Key, KeyRef};
 pub use mirror::{MirrorAlias, MirrorEvidence, MirrorSet, MirrorSite};
 pub use pattern::{Pattern, PatternError, ValuePattern};
-pub use site::{SiteAction, SiteRewriter, SiteRule};
+pub use site::{PooledSupport, SiteAction, SiteRewriter, SiteRule};
 
 /// The `format` marker of rule files.
 pub const RULE_FILE_FORMAT: &str = "undust-rules";
@@ -1168,6 +1168,7 @@ mod tests {
             support: 5,
             support_clusters: 3,
             false_positive_rate: 0.0,
+            pooled: None,
         };
         let template = SiteAction::TemplatedSegmentToQuery {
             dir: "/forum/index.php/".into(),
@@ -1416,6 +1417,7 @@ mod tests {
                 support: 5,
                 support_clusters: 3,
                 false_positive_rate: 0.0,
+                pooled: None,
             }],
             rules: Vec::new(),
             aliases: Vec::new(),
@@ -1527,6 +1529,7 @@ mod tests {
                 support: 3,
                 support_clusters: 3,
                 false_positive_rate: 0.0,
+                pooled: None,
             }],
             rules: Vec::new(),
             aliases: Vec::new(),

@@ -765,6 +765,20 @@ pub struct SiteRule {
     /// Pairs the rule made identical that the clusters say differ, over all pairs it made
     /// identical (Lei et al., eq. 3).
     pub false_positive_rate: f64,
+    /// What the other hosts of the crawl showed of the action, when this host's own clusters
+    /// were too few and theirs made up the count (`learn::shared_evidence`); absent when the
+    /// host's own evidence sufficed, and from rule files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooled: Option<PooledSupport>,
+}
+
+/// The support other hosts lent a site rule ([`SiteRule::pooled`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PooledSupport {
+    /// Duplicate clusters of the other hosts' samples the action merged, none contradicting it.
+    pub clusters: u64,
+    /// Hosts they came from.
+    pub hosts: u64,
 }
 
 /// A compiled [`SiteAction::QueryValueToPath`].
@@ -3112,6 +3126,7 @@ mod tests {
             support: 12,
             support_clusters: 5,
             false_positive_rate: 0.0,
+            pooled: None,
         };
         let text = serde_json::to_string(&rule).unwrap();
         assert!(text.contains("\"op\":\"ignore_param\""), "{text}");
@@ -3135,6 +3150,7 @@ mod tests {
                 support: 4,
                 support_clusters: 3,
                 false_positive_rate: 0.0,
+                pooled: None,
             };
             let text = serde_json::to_string(&rule).unwrap();
             assert_eq!(

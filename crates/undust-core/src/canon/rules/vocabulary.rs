@@ -253,6 +253,7 @@ mod tests {
             support: 4,
             support_clusters: 2,
             false_positive_rate: 0.0,
+            pooled: None,
         };
         let text = serde_json::to_string(&rule).unwrap();
         assert!(text.contains("\"op\":\"vocabulary\""), "{text}");
