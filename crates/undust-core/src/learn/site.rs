@@ -1003,14 +1003,17 @@ pub(crate) fn learn_with(
 ) -> SiteOutcome {
     // This host's findings, the last measurement of each action.
     let mut findings: FxHashMap<SiteAction, Finding> = FxHashMap::default();
-    // Whether the other hosts make up an action this sample shows in `clusters` clusters.
-    let lifts = |action: &SiteAction, clusters: u32| {
-        others.is_some_and(|(host, others)| {
-            others
-                .pooled(host, action)
-                .is_some_and(|p| clusters + p.clusters >= config.min_support_clusters)
+    // What the other hosts lend an action this sample shows in `clusters` clusters, when it
+    // makes up the count.
+    let lent = |action: &SiteAction, clusters: u32| {
+        let (host, others) = others?;
+        let pooled = others.pooled(host, action)?;
+        (clusters + pooled.clusters >= config.min_support_clusters).then_some(PooledSupport {
+            clusters: u64::from(pooled.clusters),
+            hosts: u64::from(pooled.hosts),
         })
     };
+    let lifts = |action: &SiteAction, clusters: u32| lent(action, clusters).is_some();
     let parsed: Vec<Parsed> = samples[..samples.len().min(config.max_samples)]
         .par_iter()
         .with_min_len(PARALLEL_SAMPLES)
@@ -1286,16 +1289,8 @@ pub(crate) fn learn_with(
             // Asked after a pager's first page, which the round's end accepts on this host's
             // evidence alone, so the others' findings do not change the order it is accepted in.
             if thin {
-                accepts = lifts(&candidate, own_clusters);
-                if accepts {
-                    evidence.pooled = others.and_then(|(host, others)| {
-                        let pooled = others.pooled(host, &candidate)?;
-                        Some(PooledSupport {
-                            clusters: u64::from(pooled.clusters),
-                            hosts: u64::from(pooled.hosts),
-                        })
-                    });
-                }
+                evidence.pooled = lent(&candidate, own_clusters);
+                accepts = evidence.pooled.is_some();
             }
             let stray = !contradicted && (accepts || thin) && strays();
             if others.is_none() {
